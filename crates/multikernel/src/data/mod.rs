@@ -1,0 +1,78 @@
+//! Data sets and their readers. Readers never learn; learners never read files.
+
+mod matrix;
+pub use matrix::{dot, sq_dist, Matrix};
+
+pub mod csv;
+pub mod libsvm;
+pub mod split;
+pub mod standardize;
+
+use serde::{Deserialize, Serialize};
+
+/// What is predicted for each row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Targets {
+    /// Class labels as indices into `classes` (labels are strings, even when they look
+    /// like numbers).
+    Classes { classes: Vec<String>, y: Vec<usize> },
+    /// Real-valued targets (regression).
+    Real(Vec<f64>),
+}
+
+impl Targets {
+    pub fn len(&self) -> usize {
+        match self {
+            Targets::Classes { y, .. } => y.len(),
+            Targets::Real(y) => y.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The targets of the rows whose indices are given (class list kept whole).
+    pub fn select(&self, idx: &[usize]) -> Targets {
+        match self {
+            Targets::Classes { classes, y } => Targets::Classes {
+                classes: classes.clone(),
+                y: idx.iter().map(|&i| y[i]).collect(),
+            },
+            Targets::Real(y) => Targets::Real(idx.iter().map(|&i| y[i]).collect()),
+        }
+    }
+}
+
+/// A table of real features with one target per row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dataset {
+    /// `n x d` features.
+    pub x: Matrix,
+    pub targets: Targets,
+    /// One name per feature column.
+    pub feature_names: Vec<String>,
+}
+
+impl Dataset {
+    pub fn len(&self) -> usize {
+        self.x.rows
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.x.rows == 0
+    }
+
+    pub fn n_features(&self) -> usize {
+        self.x.cols
+    }
+
+    /// The rows whose indices are given.
+    pub fn select(&self, idx: &[usize]) -> Dataset {
+        Dataset {
+            x: self.x.select_rows(idx),
+            targets: self.targets.select(idx),
+            feature_names: self.feature_names.clone(),
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! # multikernel
+//!
+//! Learns predictors together with the weights of many kernels or feature groups
+//! (multiple kernel learning). Families of learners over one objective
+//!
+//! ```text
+//! min_theta  lambda * Omega(theta) + (1/N) sum_i L(theta; x_i, y_i)
+//! ```
+//!
+//! with `Omega` a block norm over groups (one group per kernel):
+//! - online proximal learning (SPOM; Martins et al. 2011, Alg. 1-3) in [`solver::online`];
+//! - regularizers and their proximity operators in [`prox`];
+//! - kernels, normalizations and Gram matrices in [`kernel`];
+//! - data readers in [`data`].
+//!
+//! Algorithms never read files and never print; progress goes through callbacks.
+
+pub mod data;
+pub mod error;
+pub mod kernel;
+pub mod metrics;
+pub mod model;
+pub mod prox;
+pub mod reproduce;
+pub mod solver;
+pub mod task;
+
+pub use error::{Error, Result};
