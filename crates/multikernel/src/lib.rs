@@ -17,9 +17,11 @@
 
 pub mod data;
 pub mod error;
+pub mod io;
 pub mod kernel;
 pub mod metrics;
 pub mod model;
+pub mod plot;
 pub mod prox;
 pub mod reproduce;
 pub mod solver;

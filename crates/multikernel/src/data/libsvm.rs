@@ -1,1 +1,335 @@
-//! (in progress)
+//! libsvm / svmlight reader.
+//!
+//! One example a line: `label index:value index:value ... [# comment]`, whitespace
+//! separated, indices 1-based and strictly increasing; absent indices are zero. An svmlight
+//! `qid:N` token right after the label is accepted and ignored. Blank lines and lines that
+//! start with `#` are skipped. The file may be gzip-compressed (detected by its magic bytes).
+//! Rows are stored dense (`n x d`, `d` the largest index or the model's feature count), with
+//! features named `x1, x2, ...` after their indices.
+//!
+//! Class labels are kept as strings and indexed in natural order (see [`super::read`]), so
+//! for the usual `-1/+1` labels the positive class `+1` has index 1.
+
+use super::read::{
+    check_dense_size, finish_dataset, parse_err, parse_number, read_bytes, utf8_err, Lines,
+    TargetCollector, TargetKind,
+};
+use super::{Dataset, Matrix};
+use crate::error::Result;
+use std::path::Path;
+
+/// Reads a libsvm file (module docs). `classes`: `None` collects the classes of a training
+/// file; `Some(list)` maps labels to a model's training classes and rejects unseen labels.
+/// `n_features`: `None` takes the largest index in the file as the feature count; `Some(d)`
+/// pads rows to `d` features and rejects an index beyond `d`.
+pub fn read_libsvm(
+    path: &Path,
+    target: TargetKind,
+    classes: Option<&[String]>,
+    n_features: Option<usize>,
+) -> Result<Dataset> {
+    let bytes = read_bytes(path)?;
+    parse_libsvm(path, &bytes, target, classes, n_features)
+}
+
+/// Parses libsvm `bytes` read from `path` (see [`read_libsvm`]).
+pub(crate) fn parse_libsvm(
+    path: &Path,
+    bytes: &[u8],
+    target: TargetKind,
+    classes: Option<&[String]>,
+    n_features: Option<usize>,
+) -> Result<Dataset> {
+    let mut targets = TargetCollector::new(path, target, classes);
+    // Sparse rows: (feature index from 0, value), then the row starts.
+    let mut entries: Vec<(usize, f64)> = Vec::new();
+    let mut starts: Vec<usize> = Vec::new();
+    let mut max_index = 0usize;
+    let mut last_line = 0;
+    for (no, line) in Lines::new(bytes) {
+        last_line = no;
+        let line = line.map_err(|()| utf8_err(path, no))?;
+        let content = line.split_once('#').map_or(line, |(c, _)| c);
+        let mut tokens = content.split_ascii_whitespace().peekable();
+        let Some(label) = tokens.next() else {
+            continue; // blank or comment line
+        };
+        targets.push(label, no, "the label")?;
+        if tokens.peek().is_some_and(|t| t.starts_with("qid:")) {
+            tokens.next();
+        }
+        starts.push(entries.len());
+        let mut prev = 0usize;
+        for tok in tokens {
+            let err = |m: String| parse_err(path, no, m);
+            let (i, v) = tok
+                .split_once(':')
+                .ok_or_else(|| err(format!("'{tok}' is not index:value")))?;
+            let index: usize = i.parse().map_err(|_| {
+                err(format!(
+                    "'{tok}' is not index:value (the index '{i}' is not a positive integer)"
+                ))
+            })?;
+            if index == 0 {
+                return Err(err(format!("'{tok}': feature indices start at 1")));
+            }
+            if index <= prev {
+                return Err(err(format!(
+                    "'{tok}': feature index {index} after {prev}, indices must increase"
+                )));
+            }
+            if let Some(d) = n_features {
+                if index > d {
+                    return Err(err(format!(
+                        "'{tok}': feature index {index} is beyond the {d} features expected"
+                    )));
+                }
+            }
+            let value = parse_number(v, &format!("the value of feature {index}")).map_err(err)?;
+            prev = index;
+            max_index = max_index.max(index);
+            entries.push((index - 1, value));
+        }
+    }
+    let d = n_features.unwrap_or(max_index);
+    let n = starts.len();
+    check_dense_size(path, n, d)?;
+    let mut x = Matrix::zeros(n, d);
+    starts.push(entries.len());
+    for r in 0..n {
+        let row = x.row_mut(r);
+        for &(j, v) in &entries[starts[r]..starts[r + 1]] {
+            row[j] = v;
+        }
+    }
+    let names = (1..=d).map(|j| format!("x{j}")).collect();
+    finish_dataset(path, x, targets, names, last_line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::Targets;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn parse(text: &str, n_features: Option<usize>) -> Result<Dataset> {
+        parse_libsvm(
+            Path::new("t.svm"),
+            text.as_bytes(),
+            TargetKind::Classes,
+            None,
+            n_features,
+        )
+    }
+
+    #[test]
+    fn reads_sparse_rows() {
+        let ds = parse(
+            "# header comment\n+1 1:0.5 3:-2 # note\n-1 qid:3 2:1e2\n\n-1\n",
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            ds.x,
+            Matrix::from_rows(&[vec![0.5, 0.0, -2.0], vec![0.0, 100.0, 0.0], vec![0.0; 3]])
+        );
+        assert_eq!(ds.feature_names, vec!["x1", "x2", "x3"]);
+        assert_eq!(
+            ds.targets,
+            Targets::Classes {
+                classes: vec!["-1".into(), "+1".into()],
+                y: vec![1, 0, 0]
+            }
+        );
+        let ds = parse("1 2:1\n", Some(5)).unwrap();
+        assert_eq!(ds.x.row(0), &[0.0, 1.0, 0.0, 0.0, 0.0]);
+        let ds = parse_libsvm(
+            Path::new("r.svm"),
+            b"2.5 1:1\n-0.5 2:1\n",
+            TargetKind::Real,
+            None,
+            None,
+        )
+        .unwrap();
+        assert_eq!(ds.targets, Targets::Real(vec![2.5, -0.5]));
+    }
+
+    #[test]
+    fn fixed_classes_match_numerically() {
+        let train = vec!["-1".to_string(), "+1".to_string()];
+        let ds = parse_libsvm(
+            Path::new("t.svm"),
+            b"1 1:1\n-1 1:2\n",
+            TargetKind::Classes,
+            Some(&train),
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            ds.targets,
+            Targets::Classes {
+                classes: train.clone(),
+                y: vec![1, 0]
+            }
+        );
+        let e = parse_libsvm(
+            Path::new("t.svm"),
+            b"1 1:1\n3 1:2\n",
+            TargetKind::Classes,
+            Some(&train),
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("t.svm:2:") && e.contains("'3'"), "{e}");
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        let cases: &[(&str, Option<usize>, &str)] = &[
+            ("", None, "t.svm:1: no data rows"),
+            ("# only a comment\n\n", None, "t.svm:2: no data rows"),
+            (
+                "+1 1:1\n-1 1-2\n",
+                None,
+                "t.svm:2: '1-2' is not index:value",
+            ),
+            (
+                "+1 1:1\n-1 a:2\n",
+                None,
+                "t.svm:2: 'a:2' is not index:value",
+            ),
+            (
+                "+1 1:1\n-1 -3:2\n",
+                None,
+                "t.svm:2: '-3:2' is not index:value",
+            ),
+            (
+                "+1 0:1\n",
+                None,
+                "t.svm:1: '0:1': feature indices start at 1",
+            ),
+            (
+                "+1 1:1\n-1 3:1 2:1\n",
+                None,
+                "t.svm:2: '2:1': feature index 2 after 3, indices must increase",
+            ),
+            (
+                "+1 1:1\n-1 3:1 3:1\n",
+                None,
+                "t.svm:2: '3:1': feature index 3 after 3",
+            ),
+            (
+                "+1 1:1 9:1\n",
+                Some(4),
+                "t.svm:1: '9:1': feature index 9 is beyond the 4 features expected",
+            ),
+            (
+                "+1 1:x\n",
+                None,
+                "t.svm:1: the value of feature 1 'x' is not a number",
+            ),
+            ("+1 1:\n", None, "t.svm:1: the value of feature 1 is empty"),
+            (
+                "+1 1:nan\n",
+                None,
+                "t.svm:1: the value of feature 1 'nan' is not a finite number",
+            ),
+            (
+                "+1 1:1\n\n-1 2:Infinity\n",
+                None,
+                "t.svm:3: the value of feature 2 'Infinity' is not a finite number",
+            ),
+        ];
+        for (text, nf, want) in cases {
+            let e = parse(text, *nf).unwrap_err().to_string();
+            assert!(e.contains(want), "input {text:?}: got '{e}', want '{want}'");
+        }
+        let e = parse_libsvm(
+            Path::new("t.svm"),
+            b"1 1:1\nabc 1:1\n",
+            TargetKind::Real,
+            None,
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("t.svm:2: the label 'abc' is not a number"),
+            "{e}"
+        );
+        let e = parse_libsvm(
+            Path::new("t.svm"),
+            b"1 1:1\n\xC3\x28 1:1\n",
+            TargetKind::Classes,
+            None,
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("t.svm:2:") && e.contains("UTF-8"), "{e}");
+    }
+
+    #[test]
+    fn huge_index_is_refused_not_allocated() {
+        let e = parse("1 1:1 99999999999:1\n-1 1:2\n", None).unwrap_err();
+        assert!(matches!(e, crate::error::Error::Memory(_)), "{e}");
+        assert!(e.to_string().contains("t.svm"));
+        // An index too large for usize is a parse error.
+        let e = parse("1 1:1 999999999999999999999999:1\n", None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("t.svm:1:"), "{e}");
+    }
+
+    /// Garbage bytes and random lines of plausible tokens: Ok or Err, never a panic.
+    #[test]
+    fn never_panics_on_garbage() {
+        let mut rng = ChaCha8Rng::seed_from_u64(23);
+        let tokens = [
+            "1", "-1", "+1", "1:1", "2:0.5", "3:-1e3", "0:1", "1:", ":1", ":", "2:nan", "qid:4",
+            "#", "7:1", "999:1", "a:b", "1:1:1", "", "\t", "é", "1e5",
+        ];
+        let train = vec!["-1".to_string(), "+1".to_string()];
+        let (mut oks, mut errs) = (0usize, 0usize);
+        for case in 0..3000 {
+            let bytes: Vec<u8> = if case % 3 == 0 {
+                (0..rng.gen_range(0..200))
+                    .map(|_| rng.gen::<u8>())
+                    .collect()
+            } else {
+                let mut s = String::new();
+                for _ in 0..rng.gen_range(0..8) {
+                    for _ in 0..rng.gen_range(0..6) {
+                        s.push_str(tokens[rng.gen_range(0..tokens.len())]);
+                        s.push(' ');
+                    }
+                    s.push('\n');
+                }
+                s.into_bytes()
+            };
+            for kind in [TargetKind::Classes, TargetKind::Real] {
+                for cl in [None, Some(train.as_slice())] {
+                    let nf = if rng.gen_bool(0.5) {
+                        None
+                    } else {
+                        Some(rng.gen_range(0..10))
+                    };
+                    match parse_libsvm(Path::new("g.svm"), &bytes, kind, cl, nf) {
+                        Err(_) => errs += 1,
+                        Ok(ds) => {
+                            oks += 1;
+                            assert!(
+                                !ds.is_empty() && ds.x.data.len() == ds.len() * ds.n_features()
+                            );
+                            assert_eq!(ds.targets.len(), ds.len());
+                            assert!(nf.is_none_or(|d| d == ds.n_features()));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(oks > 50 && errs > 50, "ok {oks}, err {errs}");
+    }
+}

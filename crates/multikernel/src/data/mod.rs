@@ -5,8 +5,13 @@ pub use matrix::{dot, sq_dist, Matrix};
 
 pub mod csv;
 pub mod libsvm;
+pub mod read;
 pub mod split;
 pub mod standardize;
+
+pub use csv::read_csv;
+pub use libsvm::read_libsvm;
+pub use read::{read_table, Format, TargetKind};
 
 use serde::{Deserialize, Serialize};
 
@@ -76,3 +81,6 @@ impl Dataset {
         }
     }
 }
+
+pub mod ocr;
+pub mod synthetic;

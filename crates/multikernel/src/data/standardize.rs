@@ -1,1 +1,299 @@
-//! (in progress)
+//! Feature standardization (z-scores) and regression-target scaling.
+//!
+//! Afkanpour et al. (2013), Sec. 5: "the inputs and output are normalized to have zero mean
+//! and unit variance". [`Standardizer`] does this for the inputs and [`TargetScaler`] for a
+//! regression output; both are fitted on the training split only and then applied unchanged
+//! to validation and test rows. Statistics are *population* moments (divide by `n`, not
+//! `n - 1`).
+//!
+//! A column whose values do not vary (ionosphere's second column is identically zero) gets
+//! scale 1, so it is only centered: there is never a division by zero.
+
+use super::Matrix;
+use serde::{Deserialize, Serialize};
+
+/// A spread this small relative to the column's largest magnitude is rounding noise: the
+/// column is treated as constant (scale 1).
+const CONSTANT_TOL: f64 = 1e-12;
+
+/// Mean and population standard deviation of `v` by two passes, and the scale that
+/// standardization divides by (1 for a constant or empty column).
+fn moments(v: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
+    let mut n = 0usize;
+    let mut sum = 0.0;
+    let mut max_abs: f64 = 0.0;
+    for x in v.clone() {
+        n += 1;
+        sum += x;
+        max_abs = max_abs.max(x.abs());
+    }
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let mean = sum / n as f64;
+    let ss: f64 = v.map(|x| (x - mean) * (x - mean)).sum();
+    let std = (ss / n as f64).sqrt();
+    let scale = if std > CONSTANT_TOL * max_abs && std > 0.0 && std.is_finite() {
+        std
+    } else {
+        1.0
+    };
+    (mean, scale)
+}
+
+/// Per-column affine map `x_j -> (x_j - mean_j) / scale_j`, fitted on training features.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Standardizer {
+    /// Column means of the training features.
+    pub mean: Vec<f64>,
+    /// Column population standard deviations (1 for constant columns).
+    pub scale: Vec<f64>,
+}
+
+impl Standardizer {
+    /// Fits column means and population standard deviations of `x` (`n x d`). An empty
+    /// matrix gives mean 0 and scale 1 for every column.
+    pub fn fit(x: &Matrix) -> Standardizer {
+        let (mut mean, mut scale) = (Vec::with_capacity(x.cols), Vec::with_capacity(x.cols));
+        for j in 0..x.cols {
+            let (m, s) = moments((0..x.rows).map(|i| x.get(i, j)));
+            mean.push(m);
+            scale.push(s);
+        }
+        Standardizer { mean, scale }
+    }
+
+    /// Number of feature columns the standardizer was fitted on.
+    pub fn n_features(&self) -> usize {
+        self.mean.len()
+    }
+
+    /// Standardizes one row in place.
+    ///
+    /// Panics if `row.len() != self.n_features()` (a programming error: readers check the
+    /// feature count of a file against the model's before predicting).
+    pub fn apply_row(&self, row: &mut [f64]) {
+        assert_eq!(
+            row.len(),
+            self.mean.len(),
+            "Standardizer::apply_row: row has {} features, fitted on {}",
+            row.len(),
+            self.mean.len()
+        );
+        for ((v, m), s) in row.iter_mut().zip(&self.mean).zip(&self.scale) {
+            *v = (*v - m) / s;
+        }
+    }
+
+    /// A standardized copy of `x` (same panics as [`Standardizer::apply_row`]).
+    pub fn apply(&self, x: &Matrix) -> Matrix {
+        let mut out = x.clone();
+        for i in 0..out.rows {
+            self.apply_row(out.row_mut(i));
+        }
+        out
+    }
+
+    /// Maps one standardized row back to the original units, in place.
+    pub fn invert_row(&self, row: &mut [f64]) {
+        assert_eq!(
+            row.len(),
+            self.mean.len(),
+            "Standardizer::invert_row: row has {} features, fitted on {}",
+            row.len(),
+            self.mean.len()
+        );
+        for ((v, m), s) in row.iter_mut().zip(&self.mean).zip(&self.scale) {
+            *v = *v * s + m;
+        }
+    }
+}
+
+/// Affine map `y -> (y - mean) / scale` of regression targets; predictions are mapped back
+/// with [`TargetScaler::invert`].
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TargetScaler {
+    pub mean: f64,
+    /// Population standard deviation of the training targets (1 if they are constant).
+    pub scale: f64,
+}
+
+impl TargetScaler {
+    /// Fits mean and population standard deviation of `y` (mean 0, scale 1 when empty).
+    pub fn fit(y: &[f64]) -> TargetScaler {
+        let (mean, scale) = moments(y.iter().copied());
+        TargetScaler { mean, scale }
+    }
+
+    /// Scales one target.
+    #[inline]
+    pub fn apply(&self, y: f64) -> f64 {
+        (y - self.mean) / self.scale
+    }
+
+    /// Maps one scaled value (e.g. a prediction) back to the original units.
+    #[inline]
+    pub fn invert(&self, z: f64) -> f64 {
+        z * self.scale + self.mean
+    }
+
+    /// Scales every target.
+    pub fn apply_all(&self, y: &[f64]) -> Vec<f64> {
+        y.iter().map(|&v| self.apply(v)).collect()
+    }
+
+    /// Maps every scaled value back.
+    pub fn invert_all(&self, z: &[f64]) -> Vec<f64> {
+        z.iter().map(|&v| self.invert(v)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Obviously-correct twin: population mean and variance from the textbook definitions,
+    /// with plain indexing and no shared helper.
+    fn naive(col: &[f64]) -> (f64, f64) {
+        let n = col.len() as f64;
+        let mut mean = 0.0;
+        for v in col {
+            mean += v / n;
+        }
+        let mut var = 0.0;
+        for v in col {
+            var += (v - mean).powi(2) / n;
+        }
+        (mean, var.sqrt())
+    }
+
+    fn random_matrix(rows: usize, cols: usize, seed: u64) -> Matrix {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut m = Matrix::zeros(rows, cols);
+        for j in 0..cols {
+            let (loc, spread) = (rng.gen_range(-50.0..50.0), rng.gen_range(0.01..20.0));
+            for i in 0..rows {
+                m.set(i, j, loc + spread * rng.gen_range(-1.0..1.0));
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn fit_matches_naive_moments() {
+        let x = random_matrix(37, 6, 1);
+        let s = Standardizer::fit(&x);
+        for j in 0..x.cols {
+            let (m, sd) = naive(&x.col(j));
+            assert!(
+                (s.mean[j] - m).abs() < 1e-9 * (1.0 + m.abs()),
+                "mean col {j}"
+            );
+            assert!((s.scale[j] - sd).abs() < 1e-9 * sd, "scale col {j}");
+        }
+    }
+
+    #[test]
+    fn applied_columns_have_zero_mean_unit_population_variance() {
+        let x = random_matrix(50, 5, 2);
+        let z = Standardizer::fit(&x).apply(&x);
+        for j in 0..z.cols {
+            let (m, sd) = naive(&z.col(j));
+            assert!(m.abs() < 1e-12, "mean {m}");
+            assert!((sd - 1.0).abs() < 1e-12, "std {sd}");
+        }
+    }
+
+    #[test]
+    fn constant_columns_get_scale_one_and_no_division_by_zero() {
+        // Column 1 is identically zero (as ionosphere's), column 2 constant 0.1 (whose
+        // computed mean may differ from 0.1 by rounding), column 0 varies.
+        let rows: Vec<Vec<f64>> = (0..7).map(|i| vec![i as f64, 0.0, 0.1]).collect();
+        let x = Matrix::from_rows(&rows);
+        let s = Standardizer::fit(&x);
+        assert_eq!(s.scale[1], 1.0);
+        assert_eq!(s.scale[2], 1.0);
+        assert!((s.scale[0] - 2.0).abs() < 1e-12); // population std of 0..=6 is 2
+        let z = s.apply(&x);
+        assert!(z.data.iter().all(|v| v.is_finite()));
+        for i in 0..z.rows {
+            assert_eq!(z.get(i, 1), 0.0);
+            assert!(z.get(i, 2).abs() < 1e-15);
+        }
+    }
+
+    #[test]
+    fn empty_matrix_and_row_roundtrip() {
+        let s = Standardizer::fit(&Matrix::zeros(0, 3));
+        assert_eq!(s.mean, vec![0.0; 3]);
+        assert_eq!(s.scale, vec![1.0; 3]);
+
+        let x = random_matrix(10, 4, 3);
+        let s = Standardizer::fit(&x);
+        let mut r = x.row(4).to_vec();
+        s.apply_row(&mut r);
+        assert_eq!(r.as_slice(), s.apply(&x).row(4));
+        s.invert_row(&mut r);
+        for (a, b) in r.iter().zip(x.row(4)) {
+            assert!((a - b).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn serde_roundtrip() {
+        // serde_json without its `float_roundtrip` feature may be off by one ulp on reading,
+        // hence the tolerance instead of exact equality.
+        let s = Standardizer::fit(&random_matrix(9, 3, 4));
+        let back: Standardizer = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        let close = |a: &[f64], b: &[f64]| {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(x, y)| (x - y).abs() <= 1e-15 * x.abs().max(1.0) * 4.0)
+        };
+        assert!(
+            close(&s.mean, &back.mean) && close(&s.scale, &back.scale),
+            "{s:?} vs {back:?}"
+        );
+    }
+
+    #[test]
+    fn target_scaler_matches_naive_and_inverts() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let y: Vec<f64> = (0..40).map(|_| rng.gen_range(5.0..50.0)).collect();
+        let t = TargetScaler::fit(&y);
+        let (m, sd) = naive(&y);
+        assert!((t.mean - m).abs() < 1e-9);
+        assert!((t.scale - sd).abs() < 1e-9);
+        let z = t.apply_all(&y);
+        let (zm, zsd) = naive(&z);
+        assert!(zm.abs() < 1e-12 && (zsd - 1.0).abs() < 1e-12);
+        for (a, b) in t.invert_all(&z).iter().zip(&y) {
+            assert!((a - b).abs() < 1e-12);
+        }
+        assert!((t.invert(t.apply(3.25)) - 3.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn target_scaler_degenerate_inputs() {
+        let t = TargetScaler::fit(&[4.0, 4.0, 4.0]);
+        assert_eq!(
+            t,
+            TargetScaler {
+                mean: 4.0,
+                scale: 1.0
+            }
+        );
+        assert_eq!(t.apply(5.0), 1.0);
+        let e = TargetScaler::fit(&[]);
+        assert_eq!(
+            e,
+            TargetScaler {
+                mean: 0.0,
+                scale: 1.0
+            }
+        );
+    }
+}

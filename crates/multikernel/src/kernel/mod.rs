@@ -1,1 +1,30 @@
-//! Kernels.
+//! Kernels, normalizations and Gram matrices.
+//!
+//! - [`KernelSpec`] (parsed from `--kernel` strings such as `rbf:norm=diag` or
+//!   `perfeature:linear`) says what the user asked for; [`expand_specs`] turns per-feature
+//!   specs into one spec per input column.
+//! - [`FittedKernel::fit`] resolves every data-dependent choice on the training rows (the
+//!   median heuristic for the Gaussian width, the B1-spline support for a target sparsity,
+//!   the trace / variance factors of FORMULAS.md "Kernel helpers") so the same function is
+//!   applied to test rows.
+//! - [`FittedKernel::gram`] / [`FittedKernel::gram_sym`] compute [`Gram`] matrices: dense ones
+//!   through a matrix product per row block (faer) and an elementwise map, in parallel over
+//!   row blocks (rayon); B1-spline Grams sparse (CSR). Sizes are checked against a
+//!   [`MemoryLimit`] before allocating.
+
+mod compute;
+mod fitted;
+mod gram;
+mod heuristics;
+mod memory;
+mod spec;
+
+#[cfg(test)]
+mod tests;
+
+pub use compute::clear_upper_simd_state;
+pub use fitted::{fit_all, FittedKernel, FittedKind, VARIANCE_MAX_POINTS};
+pub use gram::{Gram, SparseGram};
+pub use heuristics::{bspline_h_for_zeros, median_sigma2, HEURISTIC_MAX_POINTS};
+pub use memory::MemoryLimit;
+pub use spec::{expand_specs, KernelKind, KernelSpec, Normalization, DEFAULT_BSPLINE_ZEROS};

@@ -1,1 +1,9 @@
-//! Models.
+//! Grouped parameters and trained models.
+
+pub mod file;
+pub mod kernel_machine;
+pub mod scaled;
+pub use file::{load, save, AnyModel};
+pub use kernel_machine::{KernelMachine, Prediction, TaskKind};
+pub use scaled::ScaledVec;
+pub mod sequence_model;

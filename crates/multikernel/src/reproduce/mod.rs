@@ -96,3 +96,4 @@ impl Report {
         serde_json::to_string_pretty(self).expect("report rows are plain JSON values")
     }
 }
+pub mod uci;

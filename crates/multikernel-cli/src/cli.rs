@@ -1,0 +1,218 @@
+//! Command-line grammar (clap). Every learner and experiment is reached from here; the
+//! library does the work.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "multikernel",
+    version,
+    about = "Multiple kernel learning: online proximal MKL (SPOM), randomized mirror descent, \
+             MKL-GOMP and lp-MKL",
+    long_about = None
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Train a model and write it to --out.
+    Train(TrainArgs),
+    /// Evaluate a model on labelled data; the last line is `METRIC VALUE`.
+    Eval(EvalArgs),
+    /// Write one prediction per line.
+    Predict(PredictArgs),
+    /// List a model's kernels with their weights.
+    Inspect(InspectArgs),
+    /// Reproduce a paper's experiments.
+    #[command(subcommand)]
+    Reproduce(ReproduceCommand),
+    /// Train and evaluate on data shipped in the repository.
+    Demo(DemoArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct DataArgs {
+    /// Data file (CSV with a header and the target last, or LIBSVM; .gz allowed).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// csv, libsvm or ocr (default: from the file extension).
+    #[arg(long)]
+    pub format: Option<String>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct TrainArgs {
+    /// binary, multiclass, regression or sequence.
+    #[arg(long, default_value = "binary")]
+    pub task: String,
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Learner: online (Alg. 1 / SPOM), mirror-descent, ucd, lp-mkl or gomp.
+    #[arg(long, default_value = "online")]
+    pub algo: String,
+    /// Kernel SPEC, repeatable: NAME[:key=value,...], NAME in linear, poly, rbf, bspline,
+    /// const, perfeature:linear, perfeature:rbf; keys degree, offset, sigma2, zeros, h,
+    /// norm=none|diag|trace|variance.
+    #[arg(long = "kernel", value_name = "SPEC")]
+    pub kernels: Vec<String>,
+    /// Regularizer: l2, l1, l21, l21sq (default with several kernels), l2q:q=Q,
+    /// elastic:sigma=S, sparse-group:sigma=S.
+    #[arg(long)]
+    pub reg: Option<String>,
+    /// C = 1 / (lambda N); give --C or --lambda.
+    #[arg(long = "C", value_name = "C", conflicts_with = "lambda")]
+    pub c: Option<f64>,
+    /// Regularization constant lambda.
+    #[arg(long)]
+    pub lambda: Option<f64>,
+    /// Loss: hinge, logistic, multiclass-hinge, multiclass-logistic, squared (sequence:
+    /// hinge or crf).
+    #[arg(long)]
+    pub loss: Option<String>,
+    #[arg(long, default_value_t = 20)]
+    pub epochs: usize,
+    /// Initial learning rate eta0.
+    #[arg(long, default_value_t = 1.0)]
+    pub eta0: f64,
+    /// Learning-rate schedule: sqrt (eta0/sqrt(t)), const, inv (1/(lambda t)).
+    #[arg(long, default_value = "sqrt")]
+    pub schedule: String,
+    /// Return the average of the iterates instead of the last one.
+    #[arg(long)]
+    pub average: bool,
+    /// Skip the projection onto the ball of radius sqrt(2 L(0) / lambda).
+    #[arg(long)]
+    pub no_projection: bool,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// No unregularized bias.
+    #[arg(long)]
+    pub no_bias: bool,
+    /// Do not standardize the features.
+    #[arg(long)]
+    pub no_standardize: bool,
+    /// Refuse allocations above this many GiB.
+    #[arg(long, default_value_t = 8.0)]
+    pub memory_limit_gb: f64,
+    /// Where to write the model.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Degree D of the polynomial kernel learned by mirror-descent / ucd.
+    #[arg(long, default_value_t = 3)]
+    pub poly_degree: u32,
+    /// Kernel-weight norm P of lp-mkl: 1, 4/3, 2, 4 or inf.
+    #[arg(long)]
+    pub p: Option<String>,
+    /// GOMP: largest number of kernels.
+    #[arg(long, default_value_t = 20)]
+    pub max_kernels: usize,
+    /// GOMP: stop when the best improvement is at most this.
+    #[arg(long, default_value_t = 1e-4)]
+    pub eps: f64,
+    /// GOMP: a validation file that chooses the number of kernels on the path.
+    #[arg(long)]
+    pub validation: Option<PathBuf>,
+    /// Mirror descent / UCD: seconds of training.
+    #[arg(long, default_value_t = 10.0)]
+    pub seconds: f64,
+    /// Sequence data: folds to train on (e.g. 0 or 0,3 or 1-9).
+    #[arg(long)]
+    pub train_folds: Option<String>,
+    /// Sequence: learn the weight beta0 of the label-pair group inside the MKL prox.
+    #[arg(long)]
+    pub learn_beta0: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct EvalArgs {
+    #[arg(long)]
+    pub model: PathBuf,
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Sequence data: folds to test on (e.g. 1-9).
+    #[arg(long)]
+    pub test_folds: Option<String>,
+    #[arg(long, default_value_t = 8.0)]
+    pub memory_limit_gb: f64,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PredictArgs {
+    #[arg(long)]
+    pub model: PathBuf,
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Sequence data: folds to predict.
+    #[arg(long)]
+    pub test_folds: Option<String>,
+    /// Output file (default: standard output).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[arg(long, default_value_t = 8.0)]
+    pub memory_limit_gb: f64,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct InspectArgs {
+    #[arg(long)]
+    pub model: PathBuf,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ReproduceCommon {
+    /// Write the rows as JSON here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Directory for CSV and SVG files.
+    #[arg(long)]
+    pub out_dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ReproduceCommand {
+    /// UCI tables: single kernels, their average, sparse and non-sparse MKL (online, Alg. 1).
+    Uci(UciArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct UciArgs {
+    #[command(flatten)]
+    pub common: ReproduceCommon,
+    /// Number of random 70/30 splits.
+    #[arg(long, default_value_t = 10)]
+    pub splits: usize,
+    /// Directory holding the UCI CSV files.
+    #[arg(long, default_value = "data/uci")]
+    pub data_dir: PathBuf,
+    /// Only these data sets (comma separated).
+    #[arg(long)]
+    pub datasets: Option<String>,
+    #[arg(long, default_value_t = 20)]
+    pub epochs: usize,
+    /// Grid of C searched by validation (comma separated; default: the recorded grid).
+    #[arg(long, value_delimiter = ',')]
+    pub c_grid: Option<Vec<f64>>,
+    /// Grid of eta0 searched by validation (comma separated).
+    #[arg(long, value_delimiter = ',')]
+    pub eta0_grid: Option<Vec<f64>>,
+    /// Use the averaged iterate.
+    #[arg(long)]
+    pub average: bool,
+    /// Seed of the splits.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Do not try the step rule 1/(lambda t); only eta0/sqrt(t).
+    #[arg(long)]
+    pub no_inv: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct DemoArgs {
+    /// Directory holding the shipped data.
+    #[arg(long, default_value = "data")]
+    pub data_dir: PathBuf,
+}

@@ -1,0 +1,508 @@
+//! Reader for the OCR handwriting data of Taskar, Guestrin & Koller (2003) (`letter.data`),
+//! the sequence-labeling data set of Sec. 4.1 / Table 1 of Martins et al. (2011).
+//!
+//! One character a line, tab-separated (plain text or gzip):
+//!
+//! ```text
+//! id  letter  next_id  word_id  position  fold  p_0_0 ... p_15_7
+//! ```
+//!
+//! `letter` is `a`-`z`; `next_id` is `-1` at the last character of a word, else the id of the
+//! next line; `position` counts from 1 within the word; `fold` is 0-9; then 128 pixels of a
+//! 16x8 binary image, row-major. Words are the chains of consecutive lines linked by
+//! `next_id`.
+
+use crate::data::Matrix;
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::io::Read;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+/// Pixels per character image (16 x 8).
+pub const N_PIXELS: usize = 128;
+/// Labels: the letters a-z.
+pub const N_LETTERS: usize = 26;
+/// Folds of the data set (Taskar et al.'s split).
+pub const N_FOLDS: usize = 10;
+/// Fields before the pixels: id, letter, next_id, word_id, position, fold.
+const N_META: usize = 6;
+
+/// The letter of label `y` (0 -> 'a'); `'?'` beyond the alphabet.
+pub fn label_char(y: usize) -> char {
+    if y < N_LETTERS {
+        (b'a' + y as u8) as char
+    } else {
+        '?'
+    }
+}
+
+/// The label of a letter a-z.
+pub fn char_label(c: char) -> Option<usize> {
+    c.is_ascii_lowercase().then(|| (c as u8 - b'a') as usize)
+}
+
+/// Handwritten words: characters as rows of `x` (words are runs of consecutive rows).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OcrData {
+    /// `n_chars x 128` pixels (0/1).
+    pub x: Matrix,
+    /// Label (0-25) of each character.
+    pub labels: Vec<usize>,
+    /// The characters (rows of `x`) of each word.
+    pub words: Vec<Range<usize>>,
+    /// Fold of each word.
+    pub folds: Vec<usize>,
+    /// The file's word id of each word.
+    pub word_ids: Vec<usize>,
+}
+
+impl OcrData {
+    pub fn n_words(&self) -> usize {
+        self.words.len()
+    }
+
+    pub fn n_chars(&self) -> usize {
+        self.x.rows
+    }
+
+    /// The labels of word `w`.
+    pub fn word_labels(&self, w: usize) -> &[usize] {
+        &self.labels[self.words[w].clone()]
+    }
+
+    /// Word `w` spelled out.
+    pub fn word_string(&self, w: usize) -> String {
+        self.word_labels(w).iter().map(|&y| label_char(y)).collect()
+    }
+
+    /// The words whose indices are given, in that order, with their characters re-packed
+    /// into consecutive rows.
+    pub fn select_words(&self, idx: &[usize]) -> OcrData {
+        let n_chars: usize = idx.iter().map(|&w| self.words[w].len()).sum();
+        let mut data = Vec::with_capacity(n_chars * self.x.cols);
+        let mut labels = Vec::with_capacity(n_chars);
+        let mut words = Vec::with_capacity(idx.len());
+        for &w in idx {
+            let r = self.words[w].clone();
+            let start = labels.len();
+            data.extend_from_slice(&self.x.data[r.start * self.x.cols..r.end * self.x.cols]);
+            labels.extend_from_slice(&self.labels[r]);
+            words.push(start..labels.len());
+        }
+        OcrData {
+            x: Matrix::from_vec(n_chars, self.x.cols, data),
+            labels,
+            words,
+            folds: idx.iter().map(|&w| self.folds[w]).collect(),
+            word_ids: idx.iter().map(|&w| self.word_ids[w]).collect(),
+        }
+    }
+
+    /// Indices of the words in any of `folds`.
+    pub fn fold_word_indices(&self, folds: &[usize]) -> Vec<usize> {
+        (0..self.n_words())
+            .filter(|&w| folds.contains(&self.folds[w]))
+            .collect()
+    }
+
+    /// The words in any of `folds`.
+    pub fn select_folds(&self, folds: &[usize]) -> OcrData {
+        self.select_words(&self.fold_word_indices(folds))
+    }
+
+    /// The words of no fold in `folds`.
+    pub fn exclude_folds(&self, folds: &[usize]) -> OcrData {
+        let idx: Vec<usize> = (0..self.n_words())
+            .filter(|&w| !folds.contains(&self.folds[w]))
+            .collect();
+        self.select_words(&idx)
+    }
+
+    /// The folds present, sorted.
+    pub fn fold_list(&self) -> Vec<usize> {
+        let mut f = self.folds.clone();
+        f.sort_unstable();
+        f.dedup();
+        f
+    }
+}
+
+/// Parses a fold list: `3`, `0,4,7`, `1-9`, or a mix (`0-2,5`). Folds are 0-9; the result
+/// is sorted without repeats.
+pub fn parse_folds(list: &str) -> Result<Vec<usize>> {
+    let bad = |why: String| {
+        Error::invalid(format!(
+            "invalid fold list '{list}': {why} (expected folds 0-{} as e.g. 3, 0,4,7 or 1-9)",
+            N_FOLDS - 1
+        ))
+    };
+    let fold = |t: &str| -> Result<usize> {
+        let t = t.trim();
+        let f: usize = t
+            .parse()
+            .map_err(|_| bad(format!("'{t}' is not a fold number")))?;
+        if f >= N_FOLDS {
+            return Err(bad(format!("fold {f} does not exist")));
+        }
+        Ok(f)
+    };
+    let mut out = Vec::new();
+    for part in list.split(',') {
+        let part = part.trim();
+        if part.is_empty() {
+            return Err(bad("empty item".into()));
+        }
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (fold(a)?, fold(b)?);
+                if a > b {
+                    return Err(bad(format!("range {a}-{b} is decreasing")));
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(fold(part)?),
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Reads `letter.data` (plain, or gzip: detected from the magic bytes).
+pub fn read_ocr(path: &Path) -> Result<OcrData> {
+    let io_err = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let raw = std::fs::read(path).map_err(io_err)?;
+    let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        flate2::read::MultiGzDecoder::new(&raw[..])
+            .read_to_end(&mut out)
+            .map_err(io_err)?;
+        out
+    } else {
+        raw
+    };
+    parse_ocr(path, &bytes)
+}
+
+/// One parsed line.
+struct Line {
+    id: i64,
+    label: usize,
+    next: i64,
+    word: usize,
+    pos: usize,
+    fold: usize,
+}
+
+/// Parses the text of a `letter.data` file; `path` only names the file in errors.
+pub fn parse_ocr(path: &Path, bytes: &[u8]) -> Result<OcrData> {
+    let text = std::str::from_utf8(bytes).map_err(|e| Error::Parse {
+        path: path.to_path_buf(),
+        line: 1 + bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count(),
+        msg: "not UTF-8 text (is this letter.data?)".into(),
+    })?;
+    let perr = |line: usize, msg: String| Error::Parse {
+        path: PathBuf::from(path),
+        line,
+        msg,
+    };
+    let mut data: Vec<f64> = Vec::new();
+    let mut labels = Vec::new();
+    let mut words = Vec::new();
+    let mut folds = Vec::new();
+    let mut word_ids = Vec::new();
+    // The word being read: (its first row, the line it started on, the previous line).
+    let mut open: Option<(usize, usize, Line)> = None;
+    for (k, raw_line) in text.lines().enumerate() {
+        let lineno = k + 1;
+        let line = raw_line.trim_end();
+        if line.trim().is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = line.split('\t').map(str::trim).collect();
+        if fields.len() != N_META + N_PIXELS {
+            return Err(perr(
+                lineno,
+                format!(
+                    "expected {} tab-separated fields (id, letter, next_id, word_id, position, \
+                     fold, then {N_PIXELS} pixels), found {}",
+                    N_META + N_PIXELS,
+                    fields.len()
+                ),
+            ));
+        }
+        let int = |i: usize, name: &str| -> Result<i64> {
+            fields[i].parse::<i64>().map_err(|_| {
+                perr(
+                    lineno,
+                    format!(
+                        "field {} ({name}): '{}' is not an integer",
+                        i + 1,
+                        fields[i]
+                    ),
+                )
+            })
+        };
+        let nonneg = |i: usize, name: &str| -> Result<usize> {
+            let v = int(i, name)?;
+            usize::try_from(v)
+                .map_err(|_| perr(lineno, format!("field {} ({name}): {v} is negative", i + 1)))
+        };
+        let mut letter = fields[1].chars();
+        let label = match (letter.next().and_then(char_label), letter.next()) {
+            (Some(y), None) => y,
+            _ => {
+                return Err(perr(
+                    lineno,
+                    format!("field 2 (letter): '{}' is not a letter a-z", fields[1]),
+                ))
+            }
+        };
+        let cur = Line {
+            id: int(0, "id")?,
+            label,
+            next: int(2, "next_id")?,
+            word: nonneg(3, "word_id")?,
+            pos: nonneg(4, "position")?,
+            fold: nonneg(5, "fold")?,
+        };
+        if cur.fold >= N_FOLDS {
+            return Err(perr(
+                lineno,
+                format!(
+                    "field 6 (fold): {} is not a fold 0-{}",
+                    cur.fold,
+                    N_FOLDS - 1
+                ),
+            ));
+        }
+        if cur.next < -1 {
+            return Err(perr(
+                lineno,
+                format!("field 3 (next_id): {} is neither -1 nor an id", cur.next),
+            ));
+        }
+        for (j, f) in fields[N_META..].iter().enumerate() {
+            let v: f64 = f
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite())
+                .ok_or_else(|| {
+                    perr(
+                        lineno,
+                        format!(
+                            "field {} (pixel {j}): '{f}' is not a number",
+                            N_META + j + 1
+                        ),
+                    )
+                })?;
+            data.push(v);
+        }
+        let row = labels.len();
+        labels.push(cur.label);
+        // Check the chain against the previous character of the open word.
+        let start = match open.take() {
+            Some((start, _, prev)) => {
+                if cur.id != prev.next {
+                    return Err(perr(
+                        lineno,
+                        format!(
+                            "the previous character's next_id is {}, but this line's id is {}",
+                            prev.next, cur.id
+                        ),
+                    ));
+                }
+                if cur.word != prev.word || cur.fold != prev.fold || cur.pos != prev.pos + 1 {
+                    return Err(perr(
+                        lineno,
+                        format!(
+                            "continues word {} (position {}, fold {}) but has word_id {}, \
+                             position {}, fold {}",
+                            prev.word, prev.pos, prev.fold, cur.word, cur.pos, cur.fold
+                        ),
+                    ));
+                }
+                start
+            }
+            None => row,
+        };
+        if cur.next == -1 {
+            words.push(start..row + 1);
+            folds.push(cur.fold);
+            word_ids.push(cur.word);
+        } else {
+            if cur.next == cur.id {
+                return Err(perr(
+                    lineno,
+                    format!("next_id {} points to itself", cur.next),
+                ));
+            }
+            open = Some((start, lineno, cur));
+        }
+    }
+    if let Some((_, started, prev)) = open {
+        return Err(perr(
+            started,
+            format!(
+                "word {} starting here never ends: the file stops before the character with id {}",
+                prev.word, prev.next
+            ),
+        ));
+    }
+    if labels.is_empty() {
+        return Err(Error::invalid(format!(
+            "{}: no characters (empty OCR file)",
+            path.display()
+        )));
+    }
+    Ok(OcrData {
+        x: Matrix::from_vec(labels.len(), N_PIXELS, data),
+        labels,
+        words,
+        folds,
+        word_ids,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn line(
+        id: i64,
+        letter: &str,
+        next: i64,
+        word: usize,
+        pos: usize,
+        fold: usize,
+        px: u8,
+    ) -> String {
+        let mut s = format!("{id}\t{letter}\t{next}\t{word}\t{pos}\t{fold}");
+        for j in 0..N_PIXELS {
+            s.push_str(if (j as u8 % 7) == px { "\t1" } else { "\t0" });
+        }
+        s.push('\n');
+        s
+    }
+
+    fn sample() -> String {
+        // "ab" (fold 3), "c" (fold 0), "dd" (fold 3)
+        [
+            line(1, "a", 2, 1, 1, 3, 0),
+            line(2, "b", -1, 1, 2, 3, 1),
+            line(3, "c", -1, 2, 1, 0, 2),
+            line(4, "d", 5, 3, 1, 3, 3),
+            line(5, "d", -1, 3, 2, 3, 4),
+        ]
+        .concat()
+    }
+
+    #[test]
+    fn reads_words_labels_folds_and_pixels() {
+        let d = parse_ocr(Path::new("t"), sample().as_bytes()).unwrap();
+        assert_eq!(d.n_chars(), 5);
+        assert_eq!(d.n_words(), 3);
+        assert_eq!(d.words, vec![0..2, 2..3, 3..5]);
+        assert_eq!(d.folds, vec![3, 0, 3]);
+        assert_eq!(d.word_string(0), "ab");
+        assert_eq!(d.word_string(2), "dd");
+        assert_eq!(d.labels, vec![0, 1, 2, 3, 3]);
+        // Pixel j of row r is 1 iff j % 7 == r's marker.
+        assert_eq!(d.x.get(1, 1), 1.0);
+        assert_eq!(d.x.get(1, 8), 1.0);
+        assert_eq!(d.x.get(1, 2), 0.0);
+        let f3 = d.select_folds(&[3]);
+        assert_eq!(f3.n_words(), 2);
+        assert_eq!(f3.words, vec![0..2, 2..4]);
+        assert_eq!(f3.word_string(1), "dd");
+        assert_eq!(f3.x.row(2), d.x.row(3));
+        let rest = d.exclude_folds(&[3]);
+        assert_eq!(rest.n_chars(), 1);
+        assert_eq!(rest.word_string(0), "c");
+        assert_eq!(d.fold_list(), vec![0, 3]);
+    }
+
+    #[test]
+    fn reads_gzip_and_trailing_tabs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("letter.data.gz");
+        // Taskar's original file ends each line with a tab.
+        let text = sample().replace('\n', "\t\n");
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(text.as_bytes()).unwrap();
+        std::fs::write(&path, enc.finish().unwrap()).unwrap();
+        let d = read_ocr(&path).unwrap();
+        assert_eq!(d.n_words(), 3);
+        assert_eq!(d.word_string(0), "ab");
+    }
+
+    fn parse_err(text: &str) -> (usize, String) {
+        match parse_ocr(Path::new("letter.data"), text.as_bytes()) {
+            Err(Error::Parse { line, msg, .. }) => (line, msg),
+            other => panic!("expected a parse error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn malformed_lines_are_reported_with_line_numbers() {
+        let good = sample();
+        let lines: Vec<&str> = good.lines().collect();
+        // Bad letter on line 2.
+        let t = good.replacen("\tb\t", "\tB\t", 1);
+        let (l, m) = parse_err(&t);
+        assert_eq!(l, 2);
+        assert!(m.contains("letter"), "{m}");
+        // Too few fields on line 3.
+        let short = lines[2].rsplit_once('\t').unwrap().0;
+        let t = [lines[0], lines[1], short, lines[3], lines[4]].join("\n");
+        let (l, m) = parse_err(&t);
+        assert_eq!(l, 3);
+        assert!(m.contains("134"), "{m}");
+        // Non-numeric pixel.
+        let t = good.replacen("\t0\n", "\tx\n", 1);
+        let (l, m) = parse_err(&t);
+        assert_eq!(l, 1);
+        assert!(m.contains("pixel"), "{m}");
+        // Broken chain: line 2 does not have the id line 1 announces.
+        let t = [lines[0], &lines[3].replacen("4\t", "9\t", 1)].join("\n");
+        let (l, m) = parse_err(&t);
+        assert_eq!(l, 2);
+        assert!(m.contains("next_id"), "{m}");
+        // A word cut off at the end of the file.
+        let t = [lines[0]].join("\n");
+        let (l, m) = parse_err(&t);
+        assert_eq!(l, 1);
+        assert!(m.contains("never ends"), "{m}");
+        // Fold out of range.
+        let t = good.replacen("\t1\t3\t", "\t1\t12\t", 1);
+        let (_, m) = parse_err(&t);
+        assert!(m.contains("fold"), "{m}");
+    }
+
+    #[test]
+    fn fold_lists_parse() {
+        assert_eq!(parse_folds("3").unwrap(), vec![3]);
+        assert_eq!(parse_folds("0,4,7").unwrap(), vec![0, 4, 7]);
+        assert_eq!(parse_folds("1-9").unwrap(), (1..10).collect::<Vec<_>>());
+        assert_eq!(parse_folds(" 7, 0-2 ,1").unwrap(), vec![0, 1, 2, 7]);
+        for bad in ["", "10", "a", "3-1", "1,,2", "-1", "0-10"] {
+            assert!(parse_folds(bad).is_err(), "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn letters_round_trip() {
+        for y in 0..N_LETTERS {
+            assert_eq!(char_label(label_char(y)), Some(y));
+        }
+        assert_eq!(char_label('A'), None);
+    }
+}

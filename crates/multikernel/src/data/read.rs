@@ -1,0 +1,494 @@
+//! Shared machinery of the table readers: file formats, transparent gzip, line splitting,
+//! number parsing and the mapping of class labels to indices; and [`read_table`], which picks
+//! the reader for a file.
+//!
+//! # Class order
+//! When the classes are collected from a training file, they are sorted in *natural* order:
+//! numerically if every label is a finite number (`-1 < 1`, `2 < 10`; ties between spellings
+//! such as `1` and `1.0` broken by the string), otherwise lexicographically by bytes
+//! (`M < R`, `bad < good`, `benign < malignant`, `neg < pos`). The order does not depend on
+//! the order of the rows. For a binary task the class with index 1 (the second in this order)
+//! is the "positive" class: `+1` for libsvm `-1/+1` or `0/1` labels, `R` for sonar, `good`
+//! for ionosphere, `malignant` for breast-cancer, `pos` for pima.
+//!
+//! When a model's training classes are given, each label is looked up by its exact string;
+//! failing that, a numeric label matches the one class with the same numeric value (so `1`
+//! matches a training class `+1`). A label matching no training class is an error naming the
+//! file and line.
+
+use super::{Dataset, Matrix, Targets};
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// File format of a feature table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Comma-separated values with a header row, features first and the target last.
+    Csv,
+    /// libsvm / svmlight sparse format: `label index:value ...` with 1-based increasing indices.
+    Libsvm,
+}
+
+impl FromStr for Format {
+    type Err = Error;
+
+    /// `csv`, or `libsvm` / `svmlight` (case-insensitive).
+    fn from_str(s: &str) -> Result<Format> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "csv" => Ok(Format::Csv),
+            "libsvm" | "svmlight" => Ok(Format::Libsvm),
+            _ => Err(Error::invalid(format!(
+                "unknown data format '{s}': expected one of csv, libsvm (or svmlight)"
+            ))),
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Format::Csv => "csv",
+            Format::Libsvm => "libsvm",
+        })
+    }
+}
+
+impl Format {
+    /// The format implied by a file name: `.csv` is CSV, `.libsvm`, `.svm` and `.svmlight`
+    /// are libsvm, also behind a `.gz` (`train.csv.gz`); anything else is `None`.
+    pub fn from_path(path: &Path) -> Option<Format> {
+        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+        let name = name.strip_suffix(".gz").unwrap_or(&name);
+        let (_, ext) = name.rsplit_once('.')?;
+        match ext {
+            "csv" => Some(Format::Csv),
+            "libsvm" | "svm" | "svmlight" => Some(Format::Libsvm),
+            _ => None,
+        }
+    }
+}
+
+/// What the target column holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetKind {
+    /// Class labels (strings, even when they look like numbers).
+    Classes,
+    /// Real values (regression); they must be finite numbers.
+    Real,
+}
+
+/// Reads a feature table in `format`, or in the format implied by the file name
+/// ([`Format::from_path`]), or, failing that, the format its first data line looks like
+/// (an `index:value` token after the label means libsvm, a comma means CSV).
+///
+/// `classes`: `None` collects the classes of a training file (order: see the module docs);
+/// `Some(list)` maps labels to the given training classes and rejects unseen labels.
+/// `n_features`: the number of features a model expects. libsvm rows are padded to it and an
+/// index beyond it is an error; a CSV file must have exactly that many feature columns.
+pub fn read_table(
+    path: &Path,
+    format: Option<Format>,
+    target: TargetKind,
+    classes: Option<&[String]>,
+    n_features: Option<usize>,
+) -> Result<Dataset> {
+    let bytes = read_bytes(path)?;
+    let format = match format.or_else(|| Format::from_path(path)) {
+        Some(f) => f,
+        None => sniff(&bytes).ok_or_else(|| {
+            Error::invalid(format!(
+                "{}: cannot tell the data format from the file name or its first line; \
+                 give it explicitly (csv or libsvm)",
+                path.display()
+            ))
+        })?,
+    };
+    match format {
+        Format::Csv => super::csv::parse_csv(path, &bytes, target, classes, n_features),
+        Format::Libsvm => super::libsvm::parse_libsvm(path, &bytes, target, classes, n_features),
+    }
+}
+
+/// Guesses the format from the first non-blank, non-comment line.
+fn sniff(bytes: &[u8]) -> Option<Format> {
+    let first = Lines::new(bytes)
+        .filter_map(|(_, l)| l.ok())
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))?;
+    let mut tokens = first.split_ascii_whitespace();
+    tokens.next();
+    if tokens.next().is_some_and(|t| t.contains(':')) {
+        Some(Format::Libsvm)
+    } else if first.contains(',') {
+        Some(Format::Csv)
+    } else {
+        None
+    }
+}
+
+/// The whole content of `path`, gunzipped when it starts with the gzip magic bytes.
+pub(crate) fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let raw = std::fs::read(path).map_err(io)?;
+    if raw.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        flate2::read::MultiGzDecoder::new(raw.as_slice())
+            .read_to_end(&mut out)
+            .map_err(io)?;
+        Ok(out)
+    } else {
+        Ok(raw)
+    }
+}
+
+/// Lines of a byte buffer with 1-based numbers; `\r\n` endings and a leading UTF-8 byte
+/// order mark are removed; a line that is not UTF-8 yields `Err(())`.
+pub(crate) struct Lines<'a> {
+    rest: Option<&'a [u8]>,
+    line: usize,
+}
+
+impl<'a> Lines<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        Lines {
+            rest: if bytes.is_empty() { None } else { Some(bytes) },
+            line: 0,
+        }
+    }
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = (usize, std::result::Result<&'a str, ()>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let rest = self.rest?;
+        let (mut line, tail) = match rest.iter().position(|&b| b == b'\n') {
+            Some(p) => (&rest[..p], &rest[p + 1..]),
+            None => (rest, &rest[rest.len()..]),
+        };
+        self.rest = if tail.is_empty() { None } else { Some(tail) };
+        if let Some(l) = line.strip_suffix(b"\r") {
+            line = l;
+        }
+        self.line += 1;
+        Some((self.line, std::str::from_utf8(line).map_err(|_| ())))
+    }
+}
+
+/// A parse error at `line` of `path`.
+pub(crate) fn parse_err(path: &Path, line: usize, msg: impl Into<String>) -> Error {
+    Error::Parse {
+        path: path.to_path_buf(),
+        line,
+        msg: msg.into(),
+    }
+}
+
+/// The error for a line that is not UTF-8.
+pub(crate) fn utf8_err(path: &Path, line: usize) -> Error {
+    parse_err(path, line, "the line is not valid UTF-8 text")
+}
+
+/// Parses a finite number; `what` names it in the message (e.g. "field 3").
+pub(crate) fn parse_number(s: &str, what: &str) -> std::result::Result<f64, String> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err(format!(
+            "{what} is empty (missing values are not supported)"
+        ));
+    }
+    match t.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err(format!("{what} '{t}' is not a finite number")),
+        Err(_) => Err(format!("{what} '{t}' is not a number")),
+    }
+}
+
+/// Collects the targets of data rows and turns them into [`Targets`].
+pub(crate) struct TargetCollector<'a> {
+    path: PathBuf,
+    kind: TargetKind,
+    /// Training classes and their lookup tables, when given.
+    fixed: Option<Fixed<'a>>,
+    /// Labels seen so far (training mode), indexed in order of first appearance.
+    seen: HashMap<String, usize>,
+    y: Vec<usize>,
+    real: Vec<f64>,
+}
+
+struct Fixed<'a> {
+    classes: &'a [String],
+    exact: HashMap<&'a str, usize>,
+    /// Numeric value of each class that is a finite number.
+    numeric: Vec<(f64, usize)>,
+}
+
+impl<'a> TargetCollector<'a> {
+    pub(crate) fn new(path: &Path, kind: TargetKind, classes: Option<&'a [String]>) -> Self {
+        let fixed = classes.filter(|_| kind == TargetKind::Classes).map(|c| {
+            let mut exact = HashMap::new();
+            let mut numeric = Vec::new();
+            for (i, name) in c.iter().enumerate() {
+                exact.entry(name.as_str()).or_insert(i);
+                if let Ok(v) = name.trim().parse::<f64>() {
+                    if v.is_finite() {
+                        numeric.push((v, i));
+                    }
+                }
+            }
+            Fixed {
+                classes: c,
+                exact,
+                numeric,
+            }
+        });
+        TargetCollector {
+            path: path.to_path_buf(),
+            kind,
+            fixed,
+            seen: HashMap::new(),
+            y: Vec::new(),
+            real: Vec::new(),
+        }
+    }
+
+    /// Records the target `raw` of the data row at `line`; `what` names its place in the
+    /// line for messages (e.g. "field 61 (the label)").
+    pub(crate) fn push(&mut self, raw: &str, line: usize, what: &str) -> Result<()> {
+        let label = raw.trim();
+        match self.kind {
+            TargetKind::Real => {
+                let v = parse_number(label, what).map_err(|m| parse_err(&self.path, line, m))?;
+                self.real.push(v);
+            }
+            TargetKind::Classes => {
+                if label.is_empty() {
+                    return Err(parse_err(&self.path, line, format!("{what} is empty")));
+                }
+                let idx = match &self.fixed {
+                    Some(f) => lookup(f, label).ok_or_else(|| {
+                        parse_err(
+                            &self.path,
+                            line,
+                            format!(
+                                "label '{label}' was not seen in training (classes: {})",
+                                f.classes.join(", ")
+                            ),
+                        )
+                    })?,
+                    None => {
+                        let next = self.seen.len();
+                        *self.seen.entry(label.to_string()).or_insert(next)
+                    }
+                };
+                self.y.push(idx);
+            }
+        }
+        Ok(())
+    }
+
+    /// The collected targets; training classes are sorted in natural order (module docs).
+    pub(crate) fn finish(self) -> Targets {
+        match (self.kind, self.fixed) {
+            (TargetKind::Real, _) => Targets::Real(self.real),
+            (TargetKind::Classes, Some(f)) => Targets::Classes {
+                classes: f.classes.to_vec(),
+                y: self.y,
+            },
+            (TargetKind::Classes, None) => {
+                let mut by_first: Vec<(String, usize)> = self.seen.into_iter().collect();
+                by_first.sort_by_key(|(_, i)| *i);
+                let names: Vec<String> = by_first.into_iter().map(|(s, _)| s).collect();
+                let order = natural_order(&names);
+                // order[r] = first-appearance index of the class ranked r.
+                let mut rank = vec![0; names.len()];
+                for (r, &i) in order.iter().enumerate() {
+                    rank[i] = r;
+                }
+                Targets::Classes {
+                    classes: order.iter().map(|&i| names[i].clone()).collect(),
+                    y: self.y.iter().map(|&i| rank[i]).collect(),
+                }
+            }
+        }
+    }
+}
+
+fn lookup(f: &Fixed<'_>, label: &str) -> Option<usize> {
+    if let Some(&i) = f.exact.get(label) {
+        return Some(i);
+    }
+    let v = label.parse::<f64>().ok().filter(|v| v.is_finite())?;
+    let mut hits = f.numeric.iter().filter(|(c, _)| *c == v);
+    match (hits.next(), hits.next()) {
+        (Some(&(_, i)), None) => Some(i),
+        _ => None,
+    }
+}
+
+/// Indices of `names` sorted in natural order: numeric when all are finite numbers (ties by
+/// string), lexicographic by bytes otherwise.
+pub(crate) fn natural_order(names: &[String]) -> Vec<usize> {
+    let nums: Option<Vec<f64>> = names
+        .iter()
+        .map(|s| s.trim().parse::<f64>().ok().filter(|v| v.is_finite()))
+        .collect();
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    match nums {
+        Some(v) => {
+            order.sort_by(|&a, &b| v[a].total_cmp(&v[b]).then_with(|| names[a].cmp(&names[b])))
+        }
+        None => order.sort_by(|&a, &b| names[a].cmp(&names[b])),
+    }
+    order
+}
+
+/// Checks that `rows x cols` dense values stay within what a reader may allocate.
+pub(crate) fn check_dense_size(path: &Path, rows: usize, cols: usize) -> Result<()> {
+    /// 2^28 values = 2 GiB of `f64`.
+    const MAX_VALUES: usize = 1 << 28;
+    match rows.checked_mul(cols) {
+        Some(v) if v <= MAX_VALUES => Ok(()),
+        _ => Err(Error::Memory(format!(
+            "{}: a dense {rows} x {cols} feature table exceeds {MAX_VALUES} values (2 GiB)",
+            path.display()
+        ))),
+    }
+}
+
+/// Builds the data set once all rows are parsed; `last_line` is reported when there are none.
+pub(crate) fn finish_dataset(
+    path: &Path,
+    x: Matrix,
+    targets: TargetCollector<'_>,
+    feature_names: Vec<String>,
+    last_line: usize,
+) -> Result<Dataset> {
+    if x.rows == 0 {
+        return Err(parse_err(path, last_line.max(1), "no data rows"));
+    }
+    Ok(Dataset {
+        x,
+        targets: targets.finish(),
+        feature_names,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn format_parsing_and_paths() {
+        assert_eq!("csv".parse::<Format>().unwrap(), Format::Csv);
+        assert_eq!(" LibSVM ".parse::<Format>().unwrap(), Format::Libsvm);
+        assert_eq!("svmlight".parse::<Format>().unwrap(), Format::Libsvm);
+        let e = "arff".parse::<Format>().unwrap_err().to_string();
+        assert!(
+            e.contains("arff") && e.contains("csv") && e.contains("libsvm"),
+            "{e}"
+        );
+        let p = |s: &str| Format::from_path(Path::new(s));
+        assert_eq!(p("a/b/sonar.csv"), Some(Format::Csv));
+        assert_eq!(p("x.CSV.GZ"), Some(Format::Csv));
+        assert_eq!(p("a9a.libsvm"), Some(Format::Libsvm));
+        assert_eq!(p("a9a.svm.gz"), Some(Format::Libsvm));
+        assert_eq!(p("a9a.svmlight"), Some(Format::Libsvm));
+        assert_eq!(p("a9a.txt"), None);
+        assert_eq!(p("csv"), None);
+        assert_eq!(p("data.gz"), None);
+        assert_eq!(Format::Libsvm.to_string(), "libsvm");
+    }
+
+    #[test]
+    fn sniffing() {
+        assert_eq!(sniff(b"\n+1 1:0.5 3:2\n"), Some(Format::Libsvm));
+        assert_eq!(sniff(b"a,b,label\n1,2,x\n"), Some(Format::Csv));
+        assert_eq!(sniff(b"hello world\n"), None);
+        assert_eq!(sniff(b""), None);
+    }
+
+    #[test]
+    fn lines_numbers_crlf_bom_and_bad_utf8() {
+        let v: Vec<_> = Lines::new(b"\xEF\xBB\xBFa\r\nb\n\n\xFF\nc").collect();
+        assert_eq!(
+            v,
+            vec![
+                (1, Ok("a")),
+                (2, Ok("b")),
+                (3, Ok("")),
+                (4, Err(())),
+                (5, Ok("c"))
+            ]
+        );
+        assert_eq!(Lines::new(b"x\n").count(), 1);
+        assert_eq!(Lines::new(b"").count(), 0);
+    }
+
+    #[test]
+    fn natural_order_numeric_then_lexicographic() {
+        let names = s(&["7", "10", "2", "-1", "+1"]);
+        let o: Vec<&str> = natural_order(&names)
+            .iter()
+            .map(|&i| names[i].as_str())
+            .collect();
+        assert_eq!(o, vec!["-1", "+1", "2", "7", "10"]);
+        let names = s(&["R", "M", "10", "2"]);
+        let o: Vec<&str> = natural_order(&names)
+            .iter()
+            .map(|&i| names[i].as_str())
+            .collect();
+        assert_eq!(o, vec!["10", "2", "M", "R"]);
+    }
+
+    #[test]
+    fn collector_training_and_fixed_classes() {
+        let p = Path::new("t.csv");
+        let mut c = TargetCollector::new(p, TargetKind::Classes, None);
+        for (i, l) in ["pos", "neg", "pos", "neg", "neg"].iter().enumerate() {
+            c.push(l, i + 2, "label").unwrap();
+        }
+        assert_eq!(
+            c.finish(),
+            Targets::Classes {
+                classes: s(&["neg", "pos"]),
+                y: vec![1, 0, 1, 0, 0]
+            }
+        );
+
+        let train = s(&["-1", "+1"]);
+        let mut c = TargetCollector::new(p, TargetKind::Classes, Some(&train));
+        c.push("+1", 1, "label").unwrap();
+        c.push("1", 2, "label").unwrap(); // numeric match
+        c.push("-1.0", 3, "label").unwrap();
+        let e = c.push("2", 4, "label").unwrap_err().to_string();
+        assert!(
+            e.contains("t.csv:4") && e.contains("'2'") && e.contains("not seen"),
+            "{e}"
+        );
+        assert_eq!(
+            c.finish(),
+            Targets::Classes {
+                classes: train.clone(),
+                y: vec![1, 1, 0]
+            }
+        );
+
+        let mut c = TargetCollector::new(p, TargetKind::Real, Some(&train));
+        c.push(" 2.5 ", 1, "label").unwrap();
+        assert!(c.push("inf", 2, "label").is_err());
+        assert_eq!(c.finish(), Targets::Real(vec![2.5]));
+    }
+}

@@ -1,0 +1,448 @@
+//! Fitted kernels: a [`KernelSpec`] with every data-dependent choice resolved on training data
+//! (Gaussian width by the median heuristic, B1-spline support for a target sparsity, trace or
+//! variance scale; FORMULAS.md "Kernel helpers"), then applied unchanged to test points.
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::compute::{self, Post, Side};
+use super::gram::Gram;
+use super::heuristics::{bspline_h_for_zeros, median_sigma2, sample_rows};
+use super::memory::MemoryLimit;
+use super::spec::{expand_specs, KernelKind, KernelSpec, Normalization, DEFAULT_BSPLINE_ZEROS};
+use crate::data::Matrix;
+use crate::error::{Error, Result};
+
+/// Above this many training points the variance normalization estimates
+/// `(1/n^2) sum_ij K_ij` from a sample of this many points (unbiased for the off-diagonal
+/// mean; the diagonal is always summed exactly).
+pub const VARIANCE_MAX_POINTS: usize = 4000;
+
+/// Below this value (relative to the mean diagonal) a trace or variance is taken as zero.
+const DEGENERATE: f64 = 1e-12;
+
+/// A kernel kind with all parameters resolved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FittedKind {
+    Linear,
+    Poly { degree: u32, offset: f64 },
+    Rbf { sigma2: f64 },
+    BSpline { h: f64 },
+    Const,
+    Product(Vec<FittedKind>),
+}
+
+impl FittedKind {
+    /// The raw kernel value from the dot product `x . x'` and the squared distance
+    /// `||x - x'||^2` of the two (feature-restricted) inputs.
+    #[inline]
+    pub fn value(&self, dot: f64, sqd: f64) -> f64 {
+        match self {
+            FittedKind::Linear => dot,
+            FittedKind::Poly { degree, offset } => (dot + offset).powi(*degree as i32),
+            FittedKind::Rbf { sigma2 } => (-sqd / (2.0 * sigma2)).exp(),
+            FittedKind::BSpline { h } => (1.0 - sqd.sqrt() / h).max(0.0),
+            FittedKind::Const => 1.0,
+            FittedKind::Product(fs) => fs.iter().map(|f| f.value(dot, sqd)).product(),
+        }
+    }
+
+    /// Whether the value depends on the inputs (everything but a constant).
+    pub fn needs_dot(&self) -> bool {
+        match self {
+            FittedKind::Const => false,
+            FittedKind::Product(fs) => fs.iter().any(FittedKind::needs_dot),
+            _ => true,
+        }
+    }
+
+    /// Whether Gram matrices are mostly zeros (a B1-spline anywhere in a product).
+    pub fn is_sparse(&self) -> bool {
+        match self {
+            FittedKind::BSpline { .. } => true,
+            FittedKind::Product(fs) => fs.iter().any(FittedKind::is_sparse),
+            _ => false,
+        }
+    }
+
+    /// The squared support radius: values vanish for `||x - x'||^2 >= support_sq()` (the
+    /// smallest `h^2` of the B1-spline factors; infinite without one).
+    pub(crate) fn support_sq(&self) -> f64 {
+        match self {
+            FittedKind::BSpline { h } => h * h,
+            FittedKind::Product(fs) => fs
+                .iter()
+                .map(FittedKind::support_sq)
+                .fold(f64::INFINITY, f64::min),
+            _ => f64::INFINITY,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            FittedKind::Linear => "linear".into(),
+            FittedKind::Const => "const".into(),
+            FittedKind::Poly { degree, offset } => {
+                format!("poly(degree={degree},offset={})", sig(*offset))
+            }
+            FittedKind::Rbf { sigma2 } => format!("rbf(sigma2={})", sig(*sigma2)),
+            FittedKind::BSpline { h } => format!("bspline(h={})", sig(*h)),
+            FittedKind::Product(fs) => {
+                let parts: Vec<String> = fs.iter().map(FittedKind::describe).collect();
+                format!("product({})", parts.join("*"))
+            }
+        }
+    }
+}
+
+/// `v` with 4 significant digits, trailing zeros removed.
+fn sig(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let e = v.abs().log10().floor() as i32;
+    if !(-3..=5).contains(&e) {
+        return format!("{v:.3e}");
+    }
+    let decimals = (3 - e).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// Resolves the data-dependent parameters of `kind` on the (feature-restricted) rows `x`.
+fn resolve(kind: &KernelKind, x: &Matrix, seed: u64) -> FittedKind {
+    match kind {
+        KernelKind::Linear => FittedKind::Linear,
+        KernelKind::Const => FittedKind::Const,
+        KernelKind::Poly { degree, offset } => FittedKind::Poly {
+            degree: *degree,
+            offset: *offset,
+        },
+        KernelKind::Rbf { sigma2 } => FittedKind::Rbf {
+            sigma2: sigma2.unwrap_or_else(|| median_sigma2(x, seed)),
+        },
+        KernelKind::BSpline { h, zeros } => FittedKind::BSpline {
+            h: h.unwrap_or_else(|| {
+                bspline_h_for_zeros(x, zeros.unwrap_or(DEFAULT_BSPLINE_ZEROS), seed)
+            }),
+        },
+        KernelKind::Product(fs) => {
+            FittedKind::Product(fs.iter().map(|f| resolve(f, x, seed)).collect())
+        }
+    }
+}
+
+/// A kernel ready to evaluate on any rows with the training data's columns.
+/// Serializable (it goes into model files).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FittedKernel {
+    /// Human-readable, e.g. `rbf(sigma2=3.2)`, `linear[f3:age]`, `poly(degree=2,offset=1)/trace`.
+    pub name: String,
+    kind: FittedKind,
+    norm: Normalization,
+    /// Factor applied to raw values for trace / variance normalization (1 otherwise).
+    scale: f64,
+    features: Option<Vec<usize>>,
+    /// Number of input columns at fit time.
+    n_features: usize,
+}
+
+impl FittedKernel {
+    /// Resolves `spec` on the training rows `x_train` (median heuristic, B1-spline `h`,
+    /// trace / variance factor). A spec with `perfeature` must be expanded first
+    /// ([`expand_specs`] or [`fit_all`]). A kernel that is constant on the training data has
+    /// zero variance (or a zero trace); it is then left unscaled (factor 1) rather than
+    /// divided by zero.
+    pub fn fit(
+        spec: &KernelSpec,
+        x_train: &Matrix,
+        feature_names: &[String],
+        seed: u64,
+    ) -> Result<FittedKernel> {
+        spec.validate()?;
+        if spec.perfeature {
+            return Err(Error::invalid(format!(
+                "kernel '{spec}' is per-feature: expand it with expand_specs (or use fit_all)"
+            )));
+        }
+        if x_train.rows == 0 {
+            return Err(Error::invalid(format!(
+                "kernel '{spec}': cannot fit on an empty training set"
+            )));
+        }
+        if let Some(f) = &spec.features {
+            if let Some(&bad) = f.iter().find(|&&j| j >= x_train.cols) {
+                return Err(Error::invalid(format!(
+                    "kernel '{spec}': feature {bad} does not exist (the data has {} features, \
+                     numbered from 0)",
+                    x_train.cols
+                )));
+            }
+        }
+        let side = Side::new(x_train, spec.features.as_deref());
+        let kind = resolve(&spec.kind, &side.x, seed);
+        let mut k = FittedKernel {
+            name: String::new(),
+            kind,
+            norm: spec.norm,
+            scale: 1.0,
+            features: spec.features.clone(),
+            n_features: x_train.cols,
+        };
+        let n = side.rows() as f64;
+        match spec.norm {
+            Normalization::None | Normalization::Diag => {}
+            Normalization::Trace => {
+                let mean_diag = k.raw_self_sum(&side) / n;
+                if mean_diag > 0.0 && mean_diag.is_finite() {
+                    k.scale = 1.0 / mean_diag;
+                }
+            }
+            Normalization::Variance => {
+                let diag_sum = k.raw_self_sum(&side);
+                let var = k.feature_variance(&side, diag_sum, seed);
+                if var > DEGENERATE * (diag_sum / n).abs() && var.is_finite() {
+                    k.scale = 1.0 / var;
+                }
+            }
+        }
+        k.name = k.describe(feature_names);
+        Ok(k)
+    }
+
+    /// `sum_i k_raw(x_i, x_i)`.
+    fn raw_self_sum(&self, side: &Side) -> f64 {
+        side.norms.iter().map(|&na| self.kind.value(na, 0.0)).sum()
+    }
+
+    /// `(1/n) sum_i K_ii - (1/n^2) sum_ij K_ij` of the raw kernel; the double sum is exact
+    /// up to [`VARIANCE_MAX_POINTS`] points, estimated from a seeded sample above.
+    fn feature_variance(&self, side: &Side, diag_sum: f64, seed: u64) -> f64 {
+        let n = side.rows();
+        let nf = n as f64;
+        let total = if n <= VARIANCE_MAX_POINTS || matches!(self.kind, FittedKind::Linear) {
+            compute::raw_sum(&self.kind, side)
+        } else {
+            let idx = sample_rows(n, VARIANCE_MAX_POINTS, seed);
+            let sub = Side {
+                x: std::borrow::Cow::Owned(side.x.select_rows(&idx)),
+                norms: idx.iter().map(|&i| side.norms[i]).collect(),
+            };
+            let m = idx.len() as f64;
+            let sub_total = compute::raw_sum(&self.kind, &sub);
+            let sub_diag = self.raw_self_sum(&sub);
+            let off_mean = (sub_total - sub_diag) / (m * (m - 1.0));
+            diag_sum + nf * (nf - 1.0) * off_mean
+        };
+        diag_sum / nf - total / (nf * nf)
+    }
+
+    fn describe(&self, feature_names: &[String]) -> String {
+        let mut s = self.kind.describe();
+        if self.norm != Normalization::None {
+            s.push('/');
+            s.push_str(&self.norm.to_string());
+        }
+        if let Some(f) = &self.features {
+            let tag = |j: usize| match feature_names.get(j) {
+                Some(name) if !name.is_empty() => format!("f{j}:{name}"),
+                _ => format!("f{j}"),
+            };
+            let inner = if f.len() <= 4 {
+                f.iter().map(|&j| tag(j)).collect::<Vec<_>>().join(",")
+            } else {
+                format!("f{},f{},..,f{} ({} features)", f[0], f[1], f[f.len() - 1], f.len())
+            };
+            s.push_str(&format!("[{inner}]"));
+        }
+        s
+    }
+
+    /// The resolved kernel form.
+    pub fn kind(&self) -> &FittedKind {
+        &self.kind
+    }
+
+    pub fn norm(&self) -> Normalization {
+        self.norm
+    }
+
+    /// The trace / variance factor (1 for other normalizations).
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+
+    /// The input columns the kernel reads (`None` = all).
+    pub fn features(&self) -> Option<&[usize]> {
+        self.features.as_deref()
+    }
+
+    /// Number of input columns the kernel was fitted on.
+    pub fn n_features(&self) -> usize {
+        self.n_features
+    }
+
+    /// B1-spline (anywhere in a product) => sparse Gram matrices.
+    pub fn is_sparse(&self) -> bool {
+        self.kind.is_sparse()
+    }
+
+    /// `(x . x', ||x - x'||^2)` over the kernel's features.
+    #[inline]
+    fn pair(&self, a: &[f64], b: &[f64]) -> (f64, f64) {
+        let (mut d, mut s) = (0.0, 0.0);
+        let mut acc = |x: f64, y: f64| {
+            d += x * y;
+            s += (x - y) * (x - y);
+        };
+        match &self.features {
+            Some(f) => f.iter().for_each(|&j| acc(a[j], b[j])),
+            None => a.iter().zip(b).for_each(|(&x, &y)| acc(x, y)),
+        }
+        (d, s)
+    }
+
+    #[inline]
+    fn raw_self(&self, a: &[f64]) -> f64 {
+        let na = match &self.features {
+            Some(f) => f.iter().map(|&j| a[j] * a[j]).sum(),
+            None => a.iter().map(|v| v * v).sum(),
+        };
+        self.kind.value(na, 0.0)
+    }
+
+    /// The normalized kernel value `k(a, b)` of two full input rows.
+    pub fn eval(&self, a: &[f64], b: &[f64]) -> f64 {
+        debug_assert!(a.len() >= self.n_features && b.len() >= self.n_features);
+        let (d, s) = self.pair(a, b);
+        let raw = self.kind.value(d, s);
+        match self.norm {
+            Normalization::Diag => {
+                let q = self.raw_self(a) * self.raw_self(b);
+                if q > 0.0 {
+                    raw / q.sqrt()
+                } else {
+                    0.0
+                }
+            }
+            _ => raw * self.scale,
+        }
+    }
+
+    /// `eval(a, a)` without the pair loop.
+    pub fn self_eval(&self, a: &[f64]) -> f64 {
+        let raw = self.raw_self(a);
+        match self.norm {
+            Normalization::Diag => {
+                if raw > 0.0 {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            _ => raw * self.scale,
+        }
+    }
+
+    /// `k(a_i, a_i)` for every row.
+    pub fn diag(&self, a: &Matrix) -> Vec<f64> {
+        (0..a.rows).map(|i| self.self_eval(a.row(i))).collect()
+    }
+
+    fn check_cols(&self, m: &Matrix) -> Result<()> {
+        if m.cols != self.n_features {
+            return Err(Error::invalid(format!(
+                "kernel {} was fitted on {} features, the data has {}",
+                self.name, self.n_features, m.cols
+            )));
+        }
+        Ok(())
+    }
+
+    /// Post-scaling of raw values for rows `a` (row side) and `b` (column side).
+    fn post(&self, a: &Side, b: Option<&Side>) -> Post {
+        match self.norm {
+            Normalization::Diag => {
+                let inv = |s: &Side| -> Vec<f64> {
+                    s.norms
+                        .iter()
+                        .map(|&na| {
+                            let r = self.kind.value(na, 0.0);
+                            if r > 0.0 {
+                                1.0 / r.sqrt()
+                            } else {
+                                0.0
+                            }
+                        })
+                        .collect()
+                };
+                let row = inv(a);
+                let col = match b {
+                    Some(b) => inv(b),
+                    None => row.clone(),
+                };
+                Post {
+                    c: 1.0,
+                    row: Some(row),
+                    col: Some(col),
+                }
+            }
+            _ => Post {
+                c: self.scale,
+                row: None,
+                col: None,
+            },
+        }
+    }
+
+    /// The `|a| x |b|` Gram matrix `G[i, j] = k(a_i, b_j)`: dense through a matrix product
+    /// per row block, or sparse (CSR) for B1-splines; refuses with [`Error::Memory`] when the
+    /// result would exceed `limit`.
+    pub fn gram(&self, a: &Matrix, b: &Matrix, limit: &MemoryLimit) -> Result<Gram> {
+        self.check_cols(a)?;
+        self.check_cols(b)?;
+        let what = format!("the {} x {} Gram matrix of kernel {}", a.rows, b.rows, self.name);
+        let sa = Side::new(a, self.features.as_deref());
+        let sb = Side::new(b, self.features.as_deref());
+        let post = self.post(&sa, Some(&sb));
+        if self.is_sparse() {
+            compute::sparse(&self.kind, &sa, &sb, &post, None, limit, &what).map(Gram::Sparse)
+        } else {
+            compute::dense(&self.kind, &sa, &sb, &post, limit, &what).map(Gram::Dense)
+        }
+    }
+
+    /// The symmetric Gram matrix `G[i, j] = k(a_i, a_j)` (half the work of [`Self::gram`]
+    /// for dense kernels; the diagonal is exact).
+    pub fn gram_sym(&self, a: &Matrix, limit: &MemoryLimit) -> Result<Gram> {
+        self.check_cols(a)?;
+        let what = format!("the {} x {} Gram matrix of kernel {}", a.rows, a.rows, self.name);
+        let sa = Side::new(a, self.features.as_deref());
+        let post = self.post(&sa, None);
+        let diag = self.diag(a);
+        if self.is_sparse() {
+            compute::sparse(&self.kind, &sa, &sa, &post, Some(&diag), limit, &what)
+                .map(Gram::Sparse)
+        } else {
+            compute::dense_sym(&self.kind, &sa, &post, &diag, limit, &what).map(Gram::Dense)
+        }
+    }
+}
+
+/// Expands per-feature specs ([`expand_specs`]) and fits every kernel on `x_train`
+/// (in parallel, each with `seed`).
+pub fn fit_all(
+    specs: &[KernelSpec],
+    x_train: &Matrix,
+    feature_names: &[String],
+    seed: u64,
+) -> Result<Vec<FittedKernel>> {
+    expand_specs(specs, x_train.cols)
+        .par_iter()
+        .map(|s| FittedKernel::fit(s, x_train, feature_names, seed))
+        .collect()
+}

@@ -1,0 +1,360 @@
+//! Cross-module tests: Gram entries vs naive evaluation loops, normalizations vs their
+//! definitions, sparse vs dense, memory refusal, positive semi-definiteness.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::*;
+use crate::data::{sq_dist, Matrix};
+use crate::error::Error;
+
+fn random(n: usize, d: usize, seed: u64) -> Matrix {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    Matrix::from_vec(n, d, (0..n * d).map(|_| rng.gen_range(-1.5..2.0)).collect())
+}
+
+fn spec(s: &str) -> KernelSpec {
+    s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
+}
+
+fn names(d: usize) -> Vec<String> {
+    (0..d).map(|j| format!("x{j}")).collect()
+}
+
+/// The obviously-correct Gram: one `eval` per pair.
+fn naive_gram(k: &FittedKernel, a: &Matrix, b: &Matrix) -> Matrix {
+    let mut g = Matrix::zeros(a.rows, b.rows);
+    for i in 0..a.rows {
+        for j in 0..b.rows {
+            g.set(i, j, k.eval(a.row(i), b.row(j)));
+        }
+    }
+    g
+}
+
+fn assert_close(got: &Matrix, want: &Matrix, tol: f64, ctx: &str) {
+    assert_eq!((got.rows, got.cols), (want.rows, want.cols), "{ctx}: shape");
+    for i in 0..want.rows {
+        for j in 0..want.cols {
+            let (g, w) = (got.get(i, j), want.get(i, j));
+            assert!(
+                (g - w).abs() <= tol * (1.0 + w.abs()),
+                "{ctx}: entry ({i},{j}) {g} vs naive {w}"
+            );
+        }
+    }
+}
+
+/// Every kind, every normalization, with and without a feature restriction.
+fn all_specs() -> Vec<String> {
+    let kinds = [
+        "linear",
+        "poly:degree=3,offset=0.5",
+        "poly:degree=2,offset=1",
+        "rbf",
+        "rbf:sigma2=2",
+        "bspline",
+        "bspline:zeros=0.5",
+        "const",
+        "product(linear*rbf:sigma2=3)",
+        "product(bspline:h=2.5*poly:degree=2,offset=1)",
+    ];
+    let mut out = Vec::new();
+    for k in kinds {
+        for norm in ["", "norm=diag", "norm=trace", "norm=variance"] {
+            for feat in ["", "features=2+0"] {
+                let keys: Vec<&str> = [norm, feat].into_iter().filter(|s| !s.is_empty()).collect();
+                let sep = if k.starts_with("product") || !k.contains(':') { ":" } else { "," };
+                out.push(if keys.is_empty() {
+                    k.to_string()
+                } else {
+                    format!("{k}{sep}{}", keys.join(","))
+                });
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn gram_entries_equal_naive_eval() {
+    let x = random(40, 4, 1);
+    let a = random(17, 4, 2);
+    let b = random(23, 4, 3);
+    let lim = MemoryLimit::default();
+    for s in all_specs() {
+        let k = FittedKernel::fit(&spec(&s), &x, &names(4), 7).unwrap();
+        let g = k.gram(&a, &b, &lim).unwrap();
+        assert_eq!(g.is_sparse(), k.is_sparse(), "{s}");
+        assert_close(&g.to_dense(), &naive_gram(&k, &a, &b), 1e-10, &format!("{s} gram"));
+        let gs = k.gram_sym(&a, &lim).unwrap();
+        let naive = naive_gram(&k, &a, &a);
+        assert_close(&gs.to_dense(), &naive, 1e-10, &format!("{s} gram_sym"));
+        for i in 0..a.rows {
+            let want = k.eval(a.row(i), a.row(i));
+            assert!((k.self_eval(a.row(i)) - want).abs() <= 1e-12 * (1.0 + want.abs()), "{s}");
+            assert!((k.diag(&a)[i] - want).abs() <= 1e-12 * (1.0 + want.abs()), "{s}");
+            // gram_sym's diagonal is exact.
+            assert_eq!(gs.get(i, i), k.diag(&a)[i], "{s}");
+            // Symmetric.
+            for j in 0..a.rows {
+                assert_eq!(gs.get(i, j), gs.get(j, i), "{s}: symmetry ({i},{j})");
+            }
+        }
+    }
+}
+
+#[test]
+fn gram_with_many_blocks_equals_naive_eval() {
+    // Enough rows for several row blocks per thread, and rows that are not a block multiple.
+    let x = random(601, 5, 4);
+    let lim = MemoryLimit::default();
+    for s in ["rbf:norm=diag", "poly:degree=2,offset=1,norm=trace", "bspline:zeros=0.9"] {
+        let k = FittedKernel::fit(&spec(s), &x, &[], 1).unwrap();
+        let naive = naive_gram(&k, &x, &x);
+        assert_close(&k.gram_sym(&x, &lim).unwrap().to_dense(), &naive, 1e-10, s);
+        let b = x.select_rows(&(0..300).collect::<Vec<_>>());
+        let nb = naive_gram(&k, &x, &b);
+        assert_close(&k.gram(&x, &b, &lim).unwrap().to_dense(), &nb, 1e-10, s);
+    }
+}
+
+#[test]
+fn normalizations_match_definitions() {
+    let x = random(50, 3, 5);
+    let lim = MemoryLimit::default();
+    for kind in ["linear", "poly:degree=3,offset=1", "rbf", "product(linear*rbf:sigma2=1)"] {
+        // Unit diagonal.
+        let with = |norm: &str| {
+            let sep = if kind.contains(':') && !kind.starts_with("product") { "," } else { ":" };
+            spec(&format!("{kind}{sep}norm={norm}"))
+        };
+        let k = FittedKernel::fit(&with("diag"), &x, &[], 0).unwrap();
+        let g = k.gram_sym(&x, &lim).unwrap();
+        for i in 0..x.rows {
+            assert!((g.get(i, i) - 1.0).abs() < 1e-12, "{kind} diag");
+        }
+        // Unit mean diagonal on the training set.
+        let k = FittedKernel::fit(&with("trace"), &x, &[], 0).unwrap();
+        let g = naive_gram(&k, &x, &x);
+        let mean_diag: f64 = (0..x.rows).map(|i| g.get(i, i)).sum::<f64>() / x.rows as f64;
+        assert!((mean_diag - 1.0).abs() < 1e-12, "{kind} trace: {mean_diag}");
+        // Unit feature-space variance on the training set, computed naively.
+        let k = FittedKernel::fit(&with("variance"), &x, &[], 0).unwrap();
+        let g = naive_gram(&k, &x, &x);
+        let n = x.rows as f64;
+        let tr: f64 = (0..x.rows).map(|i| g.get(i, i)).sum();
+        let all: f64 = g.data.iter().sum();
+        let var = tr / n - all / (n * n);
+        assert!((var - 1.0).abs() < 1e-10, "{kind} variance: {var}");
+        // The same factor applies to test points: normalized = raw * factor.
+        let raw = FittedKernel::fit(&spec(kind), &x, &[], 0).unwrap();
+        let t = random(5, 3, 6);
+        let f = k.scale();
+        for i in 0..5 {
+            let (p, q) = (t.row(i), x.row(i));
+            assert!((k.eval(p, q) - raw.eval(p, q) * f).abs() < 1e-12 * (1.0 + k.eval(p, q)));
+        }
+    }
+    // Linear kernel: feature-space variance is the plain mean squared distance to the mean.
+    let k = FittedKernel::fit(&spec("linear:norm=variance"), &x, &[], 0).unwrap();
+    let mean: Vec<f64> = (0..3).map(|j| x.col(j).iter().sum::<f64>() / 50.0).collect();
+    let var: f64 = (0..50).map(|i| sq_dist(x.row(i), &mean)).sum::<f64>() / 50.0;
+    assert!((k.scale() - 1.0 / var).abs() < 1e-12 / var);
+}
+
+#[test]
+fn variance_of_large_sets_is_estimated_from_a_sample() {
+    // n above VARIANCE_MAX_POINTS: the estimate must be close to the exact value.
+    let n = VARIANCE_MAX_POINTS + 500;
+    let x = random(n, 2, 8);
+    let k = FittedKernel::fit(&spec("rbf:sigma2=0.5,norm=variance"), &x, &[], 3).unwrap();
+    let raw = FittedKernel::fit(&spec("rbf:sigma2=0.5"), &x, &[], 3).unwrap();
+    let g = raw.gram_sym(&x, &MemoryLimit::default()).unwrap();
+    let nf = n as f64;
+    let exact = 1.0 - g.to_dense().data.iter().sum::<f64>() / (nf * nf);
+    let est = 1.0 / k.scale();
+    assert!((est - exact).abs() < 0.01 * exact, "estimate {est} vs exact {exact}");
+}
+
+#[test]
+fn sparse_equals_dense_and_keeps_only_nonzeros() {
+    let x = random(200, 1, 9);
+    let lim = MemoryLimit::default();
+    for s in ["bspline", "bspline:zeros=0.7,norm=variance", "product(bspline:h=0.3*rbf:sigma2=1)"] {
+        let k = FittedKernel::fit(&spec(s), &x, &[], 2).unwrap();
+        assert!(k.is_sparse());
+        let g = k.gram_sym(&x, &lim).unwrap();
+        let Gram::Sparse(sp) = &g else {
+            panic!("{s}: expected a sparse Gram")
+        };
+        let naive = naive_gram(&k, &x, &x);
+        assert_close(&g.to_dense(), &naive, 1e-10, s);
+        let naive_nnz = naive.data.iter().filter(|&&v| v != 0.0).count();
+        assert_eq!(g.nnz(), naive_nnz, "{s}");
+        assert!(sp.values.iter().all(|&v| v != 0.0));
+        for i in 0..sp.rows {
+            let (idx, _) = sp.row(i);
+            assert!(idx.windows(2).all(|w| w[0] < w[1]), "{s}: sorted columns");
+        }
+        assert!(g.bytes() < naive.data.len() * 8, "{s}: sparse is smaller");
+        let v: Vec<f64> = (0..200).map(|i| (i as f64).sin()).collect();
+        for i in (0..200).step_by(17) {
+            let want: f64 = (0..200).map(|j| naive.get(i, j) * v[j]).sum();
+            assert!((g.row_dot(i, &v) - want).abs() < 1e-10 * (1.0 + want.abs()));
+        }
+    }
+}
+
+#[test]
+fn bspline_default_h_gives_target_sparsity_on_training_gram() {
+    let x = random(400, 2, 10);
+    let k = FittedKernel::fit(&spec("bspline"), &x, &[], 0).unwrap();
+    let g = k.gram_sym(&x, &MemoryLimit::default()).unwrap();
+    let n = x.rows;
+    let off_nonzero = g.nnz() - n; // the diagonal is 1
+    let zero_frac = 1.0 - off_nonzero as f64 / (n * (n - 1)) as f64;
+    assert!((zero_frac - DEFAULT_BSPLINE_ZEROS).abs() < 0.005, "{zero_frac}");
+}
+
+#[test]
+fn median_heuristic_is_used_on_the_kernel_features() {
+    let x = random(60, 4, 11);
+    let k = FittedKernel::fit(&spec("rbf:features=1+3"), &x, &names(4), 5).unwrap();
+    let mut d = Vec::new();
+    for i in 0..60 {
+        for j in i + 1..60 {
+            let (a, b) = (x.row(i), x.row(j));
+            d.push((a[1] - b[1]).powi(2) + (a[3] - b[3]).powi(2));
+        }
+    }
+    d.sort_by(f64::total_cmp);
+    let med = 0.5 * (d[d.len() / 2 - 1] + d[d.len() / 2]);
+    let FittedKind::Rbf { sigma2 } = *k.kind() else {
+        panic!("not rbf")
+    };
+    assert!((sigma2 - med / 2.0).abs() < 1e-12 * med);
+    assert!(k.name.starts_with("rbf(sigma2="), "{}", k.name);
+    assert!(k.name.ends_with("[f1:x1,f3:x3]"), "{}", k.name);
+}
+
+#[test]
+fn memory_limit_refuses_before_allocating() {
+    // 300,000 rows: a dense Gram would need 720 GB; refused at once.
+    let x = Matrix::zeros(300_000, 1);
+    let k = FittedKernel::fit(&spec("rbf:sigma2=1"), &x.select_rows(&[0, 1]), &[], 0).unwrap();
+    let err = k.gram_sym(&x, &MemoryLimit::default()).unwrap_err();
+    assert!(matches!(err, Error::Memory(_)), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("300000 x 300000") && msg.contains("--memory-limit-gb"), "{msg}");
+    let err = k.gram(&x, &x, &MemoryLimit::gib(1.0)).unwrap_err();
+    assert!(matches!(err, Error::Memory(_)));
+    // Sparse Grams: refused once the stored entries exceed the limit (all rows identical, so
+    // every entry is non-zero).
+    let x = Matrix::zeros(2000, 1);
+    let k = FittedKernel::fit(&spec("bspline:h=1"), &x, &[], 0).unwrap();
+    let err = k.gram_sym(&x, &MemoryLimit::gib(0.01)).unwrap_err();
+    assert!(matches!(err, Error::Memory(_)), "{err}");
+    assert!(k.gram_sym(&x, &MemoryLimit::gib(1.0)).is_ok());
+}
+
+#[test]
+fn grams_of_psd_kernels_are_psd() {
+    let x = random(60, 3, 12);
+    let x1 = random(60, 1, 13);
+    let lim = MemoryLimit::default();
+    let mut rng = ChaCha8Rng::seed_from_u64(14);
+    let cases = [
+        ("linear", &x),
+        ("poly:degree=3,offset=1,norm=diag", &x),
+        ("rbf:norm=variance", &x),
+        ("product(linear*rbf)", &x),
+        ("const:norm=trace", &x),
+        ("bspline", &x1),
+        ("bspline:zeros=0.3,norm=variance", &x1),
+    ];
+    for (s, data) in cases {
+        let k = FittedKernel::fit(&spec(s), data, &[], 0).unwrap();
+        let g = k.gram_sym(data, &lim).unwrap();
+        let scale: f64 = g.diagonal().iter().sum();
+        for _ in 0..200 {
+            let v: Vec<f64> = (0..data.rows).map(|_| rng.gen_range(-1.0..1.0)).collect();
+            let q: f64 = (0..data.rows).map(|i| v[i] * g.row_dot(i, &v)).sum();
+            let vv: f64 = v.iter().map(|a| a * a).sum();
+            assert!(q >= -1e-9 * vv * scale, "{s}: v^T K v = {q}");
+        }
+        // A vector concentrated on a near-null direction: two equal rows, v = e_i - e_j.
+        let mut rows: Vec<Vec<f64>> = (0..3).map(|i| data.row(i).to_vec()).collect();
+        rows.push(data.row(0).to_vec());
+        let d = Matrix::from_rows(&rows);
+        let gd = k.gram_sym(&d, &lim).unwrap().to_dense();
+        let q = gd.get(0, 0) + gd.get(3, 3) - 2.0 * gd.get(0, 3);
+        assert!(q.abs() < 1e-9, "{s}: {q}");
+    }
+}
+
+#[test]
+fn fit_errors_and_names() {
+    let x = random(10, 3, 15);
+    let err = FittedKernel::fit(&spec("perfeature:linear"), &x, &[], 0).unwrap_err();
+    assert!(err.to_string().contains("expand"), "{err}");
+    let err = FittedKernel::fit(&spec("linear:features=3"), &x, &[], 0).unwrap_err();
+    assert!(err.to_string().contains("feature 3"), "{err}");
+    let err = FittedKernel::fit(&spec("linear"), &Matrix::zeros(0, 3), &[], 0).unwrap_err();
+    assert!(err.to_string().contains("empty"), "{err}");
+    let k = FittedKernel::fit(&spec("linear"), &x, &[], 0).unwrap();
+    let err = k.gram(&random(2, 4, 0), &x, &MemoryLimit::default()).unwrap_err();
+    assert!(err.to_string().contains("fitted on 3 features"), "{err}");
+
+    let feat = vec!["age".to_string(), "bmi".to_string(), "bp".to_string()];
+    let ks = fit_all(
+        &[spec("perfeature:linear:norm=trace"), spec("poly"), spec("rbf:sigma2=3.25")],
+        &x,
+        &feat,
+        0,
+    )
+    .unwrap();
+    let got: Vec<&str> = ks.iter().map(|k| k.name.as_str()).collect();
+    assert_eq!(
+        got,
+        [
+            "linear/trace[f0:age]",
+            "linear/trace[f1:bmi]",
+            "linear/trace[f2:bp]",
+            "poly(degree=2,offset=1)",
+            "rbf(sigma2=3.25)"
+        ]
+    );
+    // A per-feature kernel reads only its column.
+    let (mut a, b) = (x.row(0).to_vec(), x.row(1).to_vec());
+    let before = ks[1].eval(&a, &b);
+    a[0] += 10.0;
+    assert_eq!(ks[1].eval(&a, &b), before);
+    assert_ne!(ks[0].eval(&a, &b), ks[0].eval(x.row(0), &b));
+}
+
+#[test]
+fn constant_feature_kernels_are_left_unscaled() {
+    // A constant column has zero variance: the factor stays 1 instead of dividing by zero.
+    let mut x = random(20, 2, 16);
+    for i in 0..20 {
+        x.set(i, 1, 3.0);
+    }
+    let ks = fit_all(&[spec("perfeature:rbf:norm=variance")], &x, &[], 0).unwrap();
+    assert_eq!(ks[1].scale(), 1.0);
+    assert!(ks[0].scale() != 1.0 && ks[0].scale().is_finite());
+    let k = FittedKernel::fit(&spec("const:norm=variance"), &x, &[], 0).unwrap();
+    assert_eq!(k.scale(), 1.0);
+}
+
+#[test]
+fn fitted_kernel_serde_round_trip() {
+    let x = random(30, 3, 17);
+    for s in ["rbf:norm=variance", "bspline:features=1", "product(linear*poly):norm=diag"] {
+        let k = FittedKernel::fit(&spec(s), &x, &names(3), 0).unwrap();
+        let json = serde_json::to_string(&k).unwrap();
+        let back: FittedKernel = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, k);
+        assert_eq!(back.eval(x.row(0), x.row(1)), k.eval(x.row(0), x.row(1)));
+    }
+}

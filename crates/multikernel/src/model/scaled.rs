@@ -1,0 +1,277 @@
+//! A parameter block stored as `scale x vector`, so that the proximal and projection steps of
+//! Alg. 1 (martins2011) cost O(1) per group, with the running average of the iterates kept
+//! exactly and lazily.
+//!
+//! Effective parameters: `theta = s * c`. Invariant for the average: with `S` the sum of the
+//! scales over the rounds ticked so far and `B` a correction vector,
+//! `sum_t theta_t = c * S - B`. Adding `delta` to an effective coordinate at round t adds
+//! `delta / s` to `c` and `(delta / s) * S` to `B`; scaling only changes `s`; a tick adds `s`
+//! to `S`. Re-normalizing (`c *= s`, `S /= s`, `s = 1`) and zeroing (`B -= c S`, `c = 0`)
+//! keep the invariant.
+
+use serde::{Deserialize, Serialize};
+
+/// A block of parameters `theta = scale * coef` with its squared norm and averaging state.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ScaledVec {
+    coef: Vec<f64>,
+    scale: f64,
+    /// ||theta||^2, maintained by the caller through [`ScaledVec::add`]'s arguments (for
+    /// kernel groups the norm lives in feature space and needs the Gram matrix).
+    sqnorm: f64,
+    cum_scale: f64,
+    correction: Vec<f64>,
+    averaging: bool,
+    /// Optional linear image `A coef` kept in the same (unscaled) units, e.g. the cached
+    /// scores `K coef` of a kernel group; it follows re-normalization and zeroing.
+    image: Vec<f64>,
+}
+
+/// Below this scale the block is re-normalized so `coef` does not overflow.
+const MIN_SCALE: f64 = 1e-60;
+
+impl ScaledVec {
+    /// A zero block of `len` parameters; `averaging` keeps the running-average state.
+    pub fn zeros(len: usize, averaging: bool) -> Self {
+        ScaledVec {
+            coef: vec![0.0; len],
+            scale: 1.0,
+            sqnorm: 0.0,
+            cum_scale: 0.0,
+            correction: if averaging { vec![0.0; len] } else { Vec::new() },
+            averaging,
+            image: Vec::new(),
+        }
+    }
+
+    /// Like [`ScaledVec::zeros`], with a zero linear image of length `image_len`.
+    pub fn zeros_with_image(len: usize, image_len: usize, averaging: bool) -> Self {
+        let mut v = Self::zeros(len, averaging);
+        v.image = vec![0.0; image_len];
+        v
+    }
+
+    /// The unscaled image; effective values are `scale() * image()[k]`.
+    #[inline]
+    pub fn image(&self) -> &[f64] {
+        &self.image
+    }
+
+    /// Adds `delta` (in effective units) to image entry `k`.
+    #[inline]
+    pub fn add_image(&mut self, k: usize, delta: f64) {
+        self.image[k] += delta / self.scale;
+    }
+
+    /// Adds `delta_eff * column[k]` to every image entry `k` (a rank-one image update).
+    #[inline]
+    pub fn add_image_scaled(&mut self, column: impl Iterator<Item = (usize, f64)>, delta: f64) {
+        let d = delta / self.scale;
+        for (k, v) in column {
+            self.image[k] += d * v;
+        }
+    }
+
+    /// Mutable access to the unscaled image, with the factor that turns effective deltas into
+    /// stored ones (`1 / scale`).
+    #[inline]
+    pub fn image_mut(&mut self) -> (&mut [f64], f64) {
+        let inv = 1.0 / self.scale;
+        (&mut self.image, inv)
+    }
+
+    pub fn len(&self) -> usize {
+        self.coef.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.coef.is_empty()
+    }
+
+    /// Effective value of coordinate `j`.
+    #[inline]
+    pub fn get(&self, j: usize) -> f64 {
+        self.scale * self.coef[j]
+    }
+
+    /// The stored (unscaled) coefficients; effective values are `scale() * coef()[j]`.
+    #[inline]
+    pub fn coef(&self) -> &[f64] {
+        &self.coef
+    }
+
+    #[inline]
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+
+    /// ||theta||^2 as maintained.
+    #[inline]
+    pub fn sqnorm(&self) -> f64 {
+        self.sqnorm
+    }
+
+    /// ||theta||.
+    #[inline]
+    pub fn norm(&self) -> f64 {
+        self.sqnorm.max(0.0).sqrt()
+    }
+
+    /// Overrides the maintained squared norm (after recomputing it exactly).
+    pub fn set_sqnorm(&mut self, v: f64) {
+        self.sqnorm = v.max(0.0);
+    }
+
+    /// Adds `delta` to effective coordinate `j` (the caller updates the norm with
+    /// [`ScaledVec::add_to_sqnorm`]).
+    #[inline]
+    pub fn add(&mut self, j: usize, delta: f64) {
+        let d = delta / self.scale;
+        self.coef[j] += d;
+        if self.averaging {
+            self.correction[j] += d * self.cum_scale;
+        }
+    }
+
+    /// Adds `v` to the maintained squared norm: for theta <- theta + g,
+    /// v = 2 <theta, g> + ||g||^2 (martins2011 Sec. 3.4).
+    #[inline]
+    pub fn add_to_sqnorm(&mut self, v: f64) {
+        self.sqnorm = (self.sqnorm + v).max(0.0);
+    }
+
+    /// theta <- factor * theta, O(1) (O(len) only when the block is zeroed or re-normalized).
+    pub fn scale_by(&mut self, factor: f64) {
+        if factor == 1.0 {
+            return;
+        }
+        if factor == 0.0 {
+            self.zero();
+            return;
+        }
+        self.scale *= factor;
+        self.sqnorm *= factor * factor;
+        if self.scale.abs() < MIN_SCALE {
+            self.renormalize();
+        }
+    }
+
+    /// Sets the block to zero, keeping the average exact.
+    pub fn zero(&mut self) {
+        if self.averaging {
+            for (b, c) in self.correction.iter_mut().zip(&self.coef) {
+                *b -= c * self.cum_scale;
+            }
+        }
+        self.coef.iter_mut().for_each(|c| *c = 0.0);
+        self.image.iter_mut().for_each(|c| *c = 0.0);
+        self.scale = 1.0;
+        self.sqnorm = 0.0;
+    }
+
+    fn renormalize(&mut self) {
+        let s = self.scale;
+        self.coef.iter_mut().for_each(|c| *c *= s);
+        self.image.iter_mut().for_each(|c| *c *= s);
+        self.cum_scale /= s;
+        self.scale = 1.0;
+    }
+
+    /// Ends a round: the current iterate enters the running sum.
+    #[inline]
+    pub fn tick(&mut self) {
+        if self.averaging {
+            self.cum_scale += self.scale;
+        }
+    }
+
+    /// Effective current parameters.
+    pub fn current(&self) -> Vec<f64> {
+        self.coef.iter().map(|c| c * self.scale).collect()
+    }
+
+    /// The average of the iterates over `rounds` ticks (the current iterate when averaging is
+    /// off or no round was ticked).
+    pub fn averaged(&self, rounds: u64) -> Vec<f64> {
+        if !self.averaging || rounds == 0 {
+            return self.current();
+        }
+        let t = rounds as f64;
+        self.coef
+            .iter()
+            .zip(&self.correction)
+            .map(|(c, b)| (c * self.cum_scale - b) / t)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// The lazy average equals the average of explicitly stored iterates under random
+    /// additions, scalings (including tiny ones that force re-normalization) and zeroings.
+    #[test]
+    fn lazy_average_matches_explicit_average() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for _trial in 0..50 {
+            let n = rng.gen_range(1..6);
+            let mut v = ScaledVec::zeros(n, true);
+            let mut explicit = vec![0.0; n];
+            let mut sum = vec![0.0; n];
+            let rounds = rng.gen_range(1..60);
+            for _ in 0..rounds {
+                for _ in 0..rng.gen_range(0..3) {
+                    let j = rng.gen_range(0..n);
+                    let d: f64 = rng.gen_range(-1.0..1.0);
+                    v.add(j, d);
+                    explicit[j] += d;
+                }
+                match rng.gen_range(0..10) {
+                    0 => {
+                        v.scale_by(0.0);
+                        explicit.iter_mut().for_each(|x| *x = 0.0);
+                    }
+                    1 => {
+                        v.scale_by(1e-70);
+                        explicit.iter_mut().for_each(|x| *x *= 1e-70);
+                    }
+                    _ => {
+                        let f = rng.gen_range(0.3..1.0);
+                        v.scale_by(f);
+                        explicit.iter_mut().for_each(|x| *x *= f);
+                    }
+                }
+                v.tick();
+                for (s, x) in sum.iter_mut().zip(&explicit) {
+                    *s += x;
+                }
+                for j in 0..n {
+                    assert!((v.get(j) - explicit[j]).abs() <= 1e-9 * (1.0 + explicit[j].abs()));
+                }
+            }
+            let avg = v.averaged(rounds);
+            for j in 0..n {
+                let want = sum[j] / rounds as f64;
+                assert!(
+                    (avg[j] - want).abs() <= 1e-9 * (1.0 + want.abs()),
+                    "{} vs {}",
+                    avg[j],
+                    want
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn norm_tracks_scaling() {
+        let mut v = ScaledVec::zeros(2, false);
+        v.add(0, 3.0);
+        v.add(1, 4.0);
+        v.set_sqnorm(25.0);
+        v.scale_by(0.5);
+        assert!((v.norm() - 2.5).abs() < 1e-12);
+        assert_eq!(v.current(), vec![1.5, 2.0]);
+    }
+}

@@ -1,0 +1,286 @@
+//! `reproduce uci`: the online proximal learner (Alg. 1 of martins2011) on UCI tables, each
+//! single kernel against their average and sparse / non-sparse MKL.
+//!
+//! Protocol: 10 seeded stratified 70/30 splits (plain random for regression); on each, C and
+//! the step rule chosen by 3-fold validation on the training part from [`C_GRID`] x (the
+//! Pegasos rule eta_t = 1/(lambda t), or eta_t = eta0/sqrt(t) with eta0 in [`ETA0_GRID`]), then
+//! one final training run on the whole training part, evaluated on the test part.
+
+use crate::data::split::{kfold, random_split, stratified_kfold, stratified_split};
+use crate::data::{Dataset, Targets};
+use crate::error::{Error, Result};
+use crate::kernel::{KernelSpec, MemoryLimit};
+use crate::metrics::{accuracy, mse};
+use crate::model::{KernelMachine, Prediction, TaskKind};
+use crate::prox::RegSpec;
+use crate::reproduce::{mean_std, median, Report, Row};
+use crate::solver::fit_vector::{default_loss, fit_vector, VectorFitConfig};
+use crate::solver::online::{OnlineParams, StepSchedule};
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// The grid of C = 1 / (lambda N) searched by validation.
+pub const C_GRID: [f64; 5] = [0.1, 1.0, 10.0, 100.0, 1000.0];
+/// The grid of initial learning rates of the eta0/sqrt(t) rule searched by validation.
+pub const ETA0_GRID: [f64; 4] = [0.1, 1.0, 10.0, 100.0];
+
+/// One UCI table of the experiment.
+#[derive(Debug, Clone)]
+pub struct UciTable {
+    pub name: String,
+    pub data: Dataset,
+    pub task: TaskKind,
+}
+
+/// Settings of `reproduce uci`.
+#[derive(Debug, Clone)]
+pub struct UciConfig {
+    pub splits: usize,
+    pub epochs: usize,
+    pub folds: usize,
+    pub seed: u64,
+    pub c_grid: Vec<f64>,
+    pub eta0_grid: Vec<f64>,
+    /// Also try the rule eta_t = 1/(lambda t) (which has no eta0).
+    pub try_inv: bool,
+    /// Return the averaged iterate instead of the last one.
+    pub averaging: bool,
+}
+
+impl UciConfig {
+    /// The step rules searched: (schedule, eta0).
+    pub fn step_rules(&self) -> Vec<(StepSchedule, f64)> {
+        let mut v: Vec<(StepSchedule, f64)> = Vec::new();
+        if self.try_inv {
+            v.push((StepSchedule::Inv { sigma: None }, 1.0));
+        }
+        v.extend(self.eta0_grid.iter().map(|&e| (StepSchedule::InvSqrt, e)));
+        v
+    }
+}
+
+impl Default for UciConfig {
+    fn default() -> Self {
+        UciConfig {
+            splits: 10,
+            epochs: 20,
+            folds: 3,
+            seed: 1,
+            c_grid: C_GRID.to_vec(),
+            eta0_grid: ETA0_GRID.to_vec(),
+            try_inv: true,
+            averaging: false,
+        }
+    }
+}
+
+/// The methods (rows) compared: name, kernels, regularizer.
+pub fn methods() -> Vec<(&'static str, Vec<&'static str>, RegSpec)> {
+    const L: &str = "linear:norm=trace";
+    const P: &str = "poly:degree=2,offset=1,norm=trace";
+    const G: &str = "rbf:norm=trace";
+    vec![
+        ("linear", vec![L], RegSpec::L2),
+        ("poly2", vec![P], RegSpec::L2),
+        ("rbf", vec![G], RegSpec::L2),
+        // q = 2: the plain sum (average, up to a rescaling of C) of the three kernels.
+        ("average", vec![L, P, G], RegSpec::L2),
+        ("mkl-l21sq", vec![L, P, G], RegSpec::L21Sq),
+        ("mkl-l2q", vec![L, P, G], RegSpec::L2q { q: 4.0 / 3.0 }),
+    ]
+}
+
+const KERNEL_NAMES: [&str; 3] = ["linear", "poly2", "rbf"];
+
+fn config(
+    task: TaskKind,
+    kernels: &[&str],
+    reg: &RegSpec,
+    (c, (schedule, eta0)): (f64, (StepSchedule, f64)),
+    n: usize,
+    cfg: &UciConfig,
+    seed: u64,
+) -> Result<VectorFitConfig> {
+    Ok(VectorFitConfig {
+        task,
+        loss: default_loss(task),
+        kernels: kernels
+            .iter()
+            .map(|s| s.parse::<KernelSpec>())
+            .collect::<Result<_>>()?,
+        params: OnlineParams {
+            lambda: 1.0 / (c * n as f64),
+            reg: reg.clone(),
+            eta0,
+            schedule,
+            epochs: cfg.epochs,
+            seed,
+            averaging: cfg.averaging,
+            projection: true,
+            shuffle: true,
+        },
+        bias: true,
+        standardize: true,
+        memory: MemoryLimit::default(),
+    })
+}
+
+/// Test metric of a model: accuracy (fraction) or MSE in the original units.
+pub fn score(model: &KernelMachine, test: &Dataset) -> Result<f64> {
+    let pred = model.predict(&test.x, &MemoryLimit::default())?;
+    Ok(match &test.targets {
+        Targets::Classes { y, .. } => {
+            let p: Vec<usize> = pred
+                .iter()
+                .map(|p| match p {
+                    Prediction::Class(c) => *c,
+                    Prediction::Value(_) => usize::MAX,
+                })
+                .collect();
+            accuracy(&p, y)
+        }
+        Targets::Real(y) => {
+            let p: Vec<f64> = pred
+                .iter()
+                .map(|p| match p {
+                    Prediction::Value(v) => *v,
+                    Prediction::Class(_) => f64::NAN,
+                })
+                .collect();
+            mse(&p, y)
+        }
+    })
+}
+
+struct SplitResult {
+    metric: f64,
+    seconds: f64,
+    weights: Vec<f64>,
+    c: f64,
+    /// eta0 of the sqrt rule; None for the 1/(lambda t) rule.
+    eta0: Option<f64>,
+}
+
+fn run_split(table: &UciTable, method: usize, split: usize, cfg: &UciConfig) -> Result<SplitResult> {
+    let (_, kernels, reg) = &methods()[method];
+    let seed = cfg.seed.wrapping_mul(1000).wrapping_add(split as u64);
+    let classification = table.task != TaskKind::Regression;
+    let (train_idx, test_idx) = match &table.data.targets {
+        Targets::Classes { y, .. } => stratified_split(y, 0.7, seed),
+        Targets::Real(_) => random_split(table.data.len(), 0.7, seed),
+    };
+    let train = table.data.select(&train_idx);
+    let test = table.data.select(&test_idx);
+    let folds = match &train.targets {
+        Targets::Classes { y, .. } => stratified_kfold(y, cfg.folds, seed),
+        Targets::Real(_) => kfold(train.len(), cfg.folds, seed),
+    };
+    let mut best: Option<(f64, f64, (StepSchedule, f64))> = None;
+    for &c in &cfg.c_grid {
+        for rule in cfg.step_rules() {
+            let mut total = 0.0;
+            for (tr, va) in &folds {
+                let part = train.select(tr);
+                let fit_cfg = config(table.task, kernels, reg, (c, rule), part.len(), cfg, seed)?;
+                let m = fit_vector(&part, &fit_cfg, &mut |_, _| true)?;
+                total += score(&m, &train.select(va))?;
+            }
+            let v = total / folds.len() as f64;
+            let v = if classification { v } else { -v };
+            if best.is_none_or(|(b, _, _)| v > b) {
+                best = Some((v, c, rule));
+            }
+        }
+    }
+    let (_, c, rule) = best.ok_or_else(|| Error::invalid("empty hyper-parameter grid"))?;
+    let fit_cfg = config(table.task, kernels, reg, (c, rule), train.len(), cfg, seed)?;
+    let start = Instant::now();
+    let m = fit_vector(&train, &fit_cfg, &mut |_, _| true)?;
+    let seconds = start.elapsed().as_secs_f64();
+    Ok(SplitResult {
+        metric: score(&m, &test)?,
+        seconds,
+        weights: m.weights.clone(),
+        c,
+        eta0: (rule.0 == StepSchedule::InvSqrt).then_some(rule.1),
+    })
+}
+
+/// Runs the experiment on the given tables; `progress` receives one line per finished row.
+pub fn run(tables: &[UciTable], cfg: &UciConfig, progress: &(dyn Fn(&str) + Sync)) -> Result<Report> {
+    let ms = methods();
+    let mut rows = Vec::new();
+    let mut table = String::from(
+        "| dataset | method | metric | mean | std | C (median) | eta0 (median; 1/(lambda t) rule: how many splits) | weights L/P/G | train s |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for t in tables {
+        for (mi, (name, kernels, _)) in ms.iter().enumerate() {
+            let results: Vec<SplitResult> = (0..cfg.splits)
+                .into_par_iter()
+                .map(|s| run_split(t, mi, s, cfg))
+                .collect::<Result<_>>()?;
+            let values: Vec<f64> = results.iter().map(|r| r.metric).collect();
+            let metric = if t.task == TaskKind::Regression { "mse" } else { "accuracy" };
+            let mut row = Row::from_values(&t.name, name, metric, &values);
+            row.train_seconds = median(&results.iter().map(|r| r.seconds).collect::<Vec<_>>());
+            let cs: Vec<f64> = results.iter().map(|r| r.c).collect();
+            let etas: Vec<f64> = results.iter().filter_map(|r| r.eta0).collect();
+            let n_inv = results.iter().filter(|r| r.eta0.is_none()).count();
+            let eta_text = match (median(&etas), n_inv) {
+                (Some(e), 0) => format!("{e}"),
+                (Some(e), k) => format!("{e}; inv {k}"),
+                (None, k) => format!("inv {k}"),
+            };
+            row = row
+                .with("C", median(&cs))
+                .with("eta0", median(&etas))
+                .with("C_per_split", cs.clone())
+                .with(
+                    "eta0_per_split",
+                    results.iter().map(|r| r.eta0).collect::<Vec<_>>(),
+                )
+                .with("inv_schedule_splits", n_inv);
+            let mut wtext = String::from("-");
+            if kernels.len() > 1 {
+                let mut avg = [0.0; 3];
+                for r in &results {
+                    for (a, w) in avg.iter_mut().zip(&r.weights) {
+                        *a += w / results.len() as f64;
+                    }
+                }
+                let mut map = serde_json::Map::new();
+                for (k, a) in KERNEL_NAMES.iter().zip(avg) {
+                    map.insert(k.to_string(), a.into());
+                }
+                row.weights = Some(map);
+                wtext = format!("{:.2}/{:.2}/{:.2}", avg[0], avg[1], avg[2]);
+            }
+            let (mean, std) = mean_std(&values);
+            let (mean, std) = (mean.unwrap_or(f64::NAN), std.unwrap_or(f64::NAN));
+            let shown = if metric == "accuracy" {
+                format!("{:.1} | {:.1}", 100.0 * mean, 100.0 * std)
+            } else {
+                format!("{mean:.2} | {std:.2}")
+            };
+            let line = format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {:.3} |\n",
+                t.name,
+                name,
+                if metric == "accuracy" { "accuracy %" } else { "mse" },
+                shown,
+                median(&cs).unwrap_or(f64::NAN),
+                eta_text,
+                wtext,
+                row.train_seconds.unwrap_or(f64::NAN)
+            );
+            progress(line.trim_end());
+            table.push_str(&line);
+            rows.push(row);
+        }
+    }
+    Ok(Report {
+        experiment: "uci".into(),
+        rows,
+        table,
+    })
+}

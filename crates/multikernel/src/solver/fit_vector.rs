@@ -1,0 +1,211 @@
+//! Training the online proximal learner (Alg. 1) on a vector data set: standardization,
+//! kernel fitting on the training part, Gram matrices, the run, and the compact model.
+
+use crate::data::standardize::{Standardizer, TargetScaler};
+use crate::data::{Dataset, Targets};
+use crate::error::{Error, Result};
+use crate::kernel::{fit_all, Gram, KernelSpec, MemoryLimit};
+use crate::model::kernel_machine::{KernelMachine, TaskKind};
+use crate::solver::online::{EpochReport, OnlineLearner, OnlineParams, OnlineState};
+use crate::task::{Loss, VectorTask};
+use rayon::prelude::*;
+
+/// Everything that defines a training run on vector data.
+#[derive(Debug, Clone)]
+pub struct VectorFitConfig {
+    pub task: TaskKind,
+    pub loss: Loss,
+    pub kernels: Vec<KernelSpec>,
+    pub params: OnlineParams,
+    /// An unregularized bias per output (on by default).
+    pub bias: bool,
+    /// Standardize features on the training data (and regression targets).
+    pub standardize: bool,
+    pub memory: MemoryLimit,
+}
+
+/// The loss a task uses when none is given.
+pub fn default_loss(task: TaskKind) -> Loss {
+    match task {
+        TaskKind::Binary => Loss::Hinge,
+        TaskKind::Multiclass => Loss::MulticlassHinge,
+        TaskKind::Regression => Loss::Squared,
+    }
+}
+
+/// Checks that a loss fits the task.
+pub fn check_loss(task: TaskKind, loss: Loss) -> Result<()> {
+    let ok = match task {
+        TaskKind::Binary => matches!(loss, Loss::Hinge | Loss::Logistic | Loss::Squared),
+        TaskKind::Multiclass => matches!(loss, Loss::MulticlassHinge | Loss::MulticlassLogistic),
+        TaskKind::Regression => loss == Loss::Squared,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "loss '{loss}' does not fit task {task:?}: binary takes hinge, logistic or squared; \
+             multiclass takes multiclass-hinge or multiclass-logistic; regression takes squared"
+        )))
+    }
+}
+
+/// Trains on `train`; `observer` sees each epoch's report and may stop early.
+pub fn fit_vector(
+    train: &Dataset,
+    cfg: &VectorFitConfig,
+    observer: &mut dyn FnMut(&EpochReport, &OnlineState) -> bool,
+) -> Result<KernelMachine> {
+    check_loss(cfg.task, cfg.loss)?;
+    if train.is_empty() {
+        return Err(Error::invalid("the training set is empty"));
+    }
+    if cfg.kernels.is_empty() {
+        return Err(Error::invalid("no kernel given (use --kernel SPEC)"));
+    }
+    let (classes, targets, target_scaler) = encode_targets(cfg.task, &train.targets)?;
+    let standardizer = cfg.standardize.then(|| Standardizer::fit(&train.x));
+    let x = match &standardizer {
+        Some(s) => s.apply(&train.x),
+        None => train.x.clone(),
+    };
+    let kernels = fit_all(&cfg.kernels, &x, &train.feature_names, cfg.params.seed)?;
+    let n = x.rows;
+    cfg.memory.check(
+        kernels.len() * n * n * 8,
+        &format!("{} training Gram matrices of {n} x {n}", kernels.len()),
+    )?;
+    let grams: Vec<Gram> = kernels
+        .par_iter()
+        .map(|k| k.gram_sym(&x, &cfg.memory))
+        .collect::<Result<_>>()?;
+    let n_outputs = cfg.loss.n_outputs(classes.len());
+    let task = VectorTask::new(cfg.loss, targets, n_outputs, cfg.bias);
+    let learner = OnlineLearner::new(&task, &grams, cfg.params.clone())?;
+    let gamma = learner.gamma();
+    let mut last: Option<EpochReport> = None;
+    let state = learner.run(&mut |rep, st| {
+        last = Some(rep.clone());
+        observer(rep, st)
+    });
+    let coefs = state.kernel_coefs(cfg.params.averaging);
+    let bias = if cfg.bias {
+        state.explicit_values(cfg.params.averaging).remove(0)
+    } else {
+        vec![0.0; n_outputs]
+    };
+    // Exact group norms of the returned model: ||theta_m||^2 = a_m^T K_m a_m.
+    let group_norms: Vec<f64> = grams
+        .par_iter()
+        .zip(&coefs)
+        .map(|(g, a)| {
+            let mut s = 0.0;
+            for i in 0..n {
+                for y in 0..n_outputs {
+                    let ai = a[i * n_outputs + y];
+                    if ai != 0.0 {
+                        let mut row = 0.0;
+                        g.for_each_in_row(i, |j, v| row += v * a[j * n_outputs + y]);
+                        s += ai * row;
+                    }
+                }
+            }
+            s.max(0.0).sqrt()
+        })
+        .collect();
+    let weights = cfg.params.reg.kernel_weights(&group_norms);
+    // Keep only support points (a non-zero coefficient in some kernel).
+    let support_idx: Vec<usize> = (0..n)
+        .filter(|&i| {
+            coefs.iter().zip(&group_norms).any(|(a, &nm)| {
+                nm > 0.0 && a[i * n_outputs..(i + 1) * n_outputs].iter().any(|v| *v != 0.0)
+            })
+        })
+        .collect();
+    let coef: Vec<Vec<f64>> = coefs
+        .iter()
+        .zip(&group_norms)
+        .map(|(a, &nm)| {
+            if nm > 0.0 {
+                support_idx
+                    .iter()
+                    .flat_map(|&i| a[i * n_outputs..(i + 1) * n_outputs].iter().copied())
+                    .collect()
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    let p = &cfg.params;
+    let training = serde_json::json!({
+        "algo": "online",
+        "reg": p.reg.to_string(),
+        "lambda": p.lambda,
+        "C": 1.0 / (p.lambda * n as f64),
+        "eta0": p.eta0,
+        "schedule": format!("{:?}", p.schedule),
+        "epochs": p.epochs,
+        "seed": p.seed,
+        "averaging": p.averaging,
+        "projection_radius": gamma,
+        "bias": cfg.bias,
+        "n_train": n,
+        "final_objective": last.as_ref().map(|r| r.objective),
+    });
+    Ok(KernelMachine {
+        task: cfg.task,
+        loss: cfg.loss,
+        classes,
+        feature_names: train.feature_names.clone(),
+        standardizer,
+        target_scaler,
+        kernels,
+        support: x.select_rows(&support_idx),
+        coef,
+        bias,
+        n_outputs,
+        group_norms,
+        weights,
+        training,
+    })
+}
+
+/// Targets as the online task wants them: +-1 (binary), class index (multiclass), scaled
+/// value (regression).
+fn encode_targets(
+    task: TaskKind,
+    targets: &Targets,
+) -> Result<(Vec<String>, Vec<f64>, Option<TargetScaler>)> {
+    match (task, targets) {
+        (TaskKind::Binary, Targets::Classes { classes, y }) => {
+            if classes.len() != 2 {
+                return Err(Error::invalid(format!(
+                    "binary task needs exactly 2 classes, the data has {} ({}); use --task multiclass",
+                    classes.len(),
+                    classes.join(", ")
+                )));
+            }
+            Ok((
+                classes.clone(),
+                y.iter().map(|&c| if c == 1 { 1.0 } else { -1.0 }).collect(),
+                None,
+            ))
+        }
+        (TaskKind::Multiclass, Targets::Classes { classes, y }) => {
+            if classes.len() < 2 {
+                return Err(Error::invalid("multiclass task needs at least 2 classes"));
+            }
+            Ok((classes.clone(), y.iter().map(|&c| c as f64).collect(), None))
+        }
+        (TaskKind::Regression, Targets::Real(y)) => {
+            let s = TargetScaler::fit(y);
+            Ok((Vec::new(), y.iter().map(|&v| s.apply(v)).collect(), Some(s)))
+        }
+        (TaskKind::Regression, Targets::Classes { .. }) => Err(Error::invalid(
+            "regression needs numeric targets, the data has class labels",
+        )),
+        (_, Targets::Real(_)) => Err(Error::invalid(
+            "classification needs class labels, the data has real targets",
+        )),
+    }
+}

@@ -1,0 +1,536 @@
+//! Online proximal learning of grouped models: Alg. 1 of Martins et al. (2011), with its
+//! kernelized form (Alg. 3, Sec. 3.4), generic over the task (loss) and the regularizer.
+//!
+//! Each round takes one example i and
+//! 1. a subgradient step on its loss: theta <- theta - eta_t g_i (eq. 9 of martins2011);
+//! 2. J proximal steps, one per component of the composite regularizer:
+//!    theta <- prox_{eta_t lambda_j Omega_j}(theta) (Prop. 1: for block regularizers only the
+//!    group norms are needed, and each group is rescaled in O(1));
+//! 3. optionally a projection onto the l2 ball of radius gamma (martins2010 App. E).
+//!
+//! Kernel groups hold one coefficient per training point and label, `theta_m = s_m sum_j
+//! c_m[j] phi_m(x_j)`, and cache the unscaled scores `F_m = K_m c_m` of every training point, so
+//! a gradient entry costs one Gram row and scores cost O(1) to read. Group norms are updated with
+//! ||theta + d||^2 = ||theta||^2 + 2 <theta, d> + ||d||^2 (Sec. 3.4) instead of recomputed.
+
+use crate::error::{Error, Result};
+use crate::kernel::Gram;
+use crate::model::ScaledVec;
+use crate::prox::{RegSpec, Regularizer};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use serde::{Deserialize, Serialize};
+use std::ops::Range;
+
+/// Learning-rate schedule; t counts examples processed, from 1.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum StepSchedule {
+    /// eta_t = eta0.
+    Constant,
+    /// eta_t = eta0 / sqrt(t).
+    InvSqrt,
+    /// eta_t = 1 / (sigma t) (strongly convex objectives; sigma defaults to lambda).
+    Inv { sigma: Option<f64> },
+}
+
+/// How an explicit parameter group is regularized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GroupRole {
+    /// Takes part in the (MKL) regularizer like a kernel group.
+    Regularized,
+    /// Not regularized (a bias).
+    Unregularized,
+    /// Plain l2 shrinkage w <- w / (1 + eta lambda) each round, outside the MKL prox (a group
+    /// whose weight beta is fixed at 1).
+    L2Shrink,
+}
+
+/// An explicit (non-kernelized) parameter group a task owns: a bias, a label-pair matrix, ...
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExplicitGroup {
+    pub name: String,
+    pub len: usize,
+    pub role: GroupRole,
+}
+
+/// The loss side of Alg. 1: what an example is and the (sub)gradient of its loss.
+///
+/// An example covers a range of consecutive training points (one point for a vector task, the
+/// characters of a word for sequence labeling). Each point has `n_labels` unigram scores
+/// `sum_m f_m(x_p, y)`, computed by the learner from the kernel groups; the task adds whatever its
+/// explicit groups contribute.
+pub trait OnlineTask: Sync {
+    fn n_examples(&self) -> usize;
+    /// Training points (rows of the Gram matrices).
+    fn n_points(&self) -> usize;
+    fn n_labels(&self) -> usize;
+    /// The training points of example `i`.
+    fn points(&self, i: usize) -> Range<usize>;
+    fn explicit_groups(&self) -> Vec<ExplicitGroup>;
+    /// Loss of example `i` given the kernel scores of its points (`len * n_labels`, row major)
+    /// and the explicit groups; writes dLoss/dscore into `grad.scores` (same layout, zeroed by
+    /// the caller) and pushes explicit-gradient entries (group, index, value) into
+    /// `grad.explicit` (emptied by the caller; repeated indices are summed).
+    fn loss_grad(
+        &self,
+        i: usize,
+        scores: &[f64],
+        explicit: &[ScaledVec],
+        grad: &mut Gradient,
+    ) -> f64;
+    /// Average loss of the zero model, L(0), for the projection radius.
+    fn loss_at_zero(&self) -> f64;
+}
+
+/// Gradient of one example's loss.
+#[derive(Debug, Default, Clone)]
+pub struct Gradient {
+    pub scores: Vec<f64>,
+    pub explicit: Vec<(usize, usize, f64)>,
+}
+
+/// Hyper-parameters of Alg. 1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OnlineParams {
+    /// Regularization constant lambda of lambda*Omega + (1/N) sum L (C = 1 / (lambda N)).
+    pub lambda: f64,
+    pub reg: RegSpec,
+    pub eta0: f64,
+    pub schedule: StepSchedule,
+    pub epochs: usize,
+    pub seed: u64,
+    /// Return the average of the iterates instead of the last one.
+    pub averaging: bool,
+    /// Project onto the ball of radius gamma = sqrt(2 L(0) / lambda) after each round.
+    pub projection: bool,
+    /// Visit examples in a fresh random order each epoch.
+    pub shuffle: bool,
+}
+
+impl OnlineParams {
+    /// Checks the values before any work starts.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.lambda.is_finite() && self.lambda > 0.0) {
+            return Err(Error::invalid(format!(
+                "lambda must be a positive number (C = 1/(lambda N) > 0), got {}",
+                self.lambda
+            )));
+        }
+        if !(self.eta0.is_finite() && self.eta0 > 0.0) {
+            return Err(Error::invalid(format!(
+                "eta0 must be a positive number, got {}",
+                self.eta0
+            )));
+        }
+        if self.epochs == 0 {
+            return Err(Error::invalid("epochs must be at least 1"));
+        }
+        if let StepSchedule::Inv { sigma: Some(s) } = self.schedule {
+            if !(s.is_finite() && s > 0.0) {
+                return Err(Error::invalid(format!("sigma must be positive, got {s}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for OnlineParams {
+    fn default() -> Self {
+        OnlineParams {
+            lambda: 1e-3,
+            reg: RegSpec::L21Sq,
+            eta0: 1.0,
+            schedule: StepSchedule::InvSqrt,
+            epochs: 20,
+            seed: 0,
+            averaging: false,
+            projection: true,
+            shuffle: true,
+        }
+    }
+}
+
+/// What is reported after each epoch.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EpochReport {
+    pub epoch: usize,
+    /// lambda Omega(theta) + (1/N) sum_i L(theta; x_i, y_i) at the end of the epoch (last
+    /// iterate).
+    pub objective: f64,
+    pub average_loss: f64,
+    /// Norm of each regularized group (kernels first, then regularized explicit groups).
+    pub group_norms: Vec<f64>,
+    /// Kernel weights implied by the norms (see [`RegSpec::kernel_weights`]).
+    pub weights: Vec<f64>,
+    pub seconds: f64,
+}
+
+/// The state of the learner: one scaled block per kernel group and per explicit group.
+#[derive(Debug, Clone)]
+pub struct OnlineState {
+    /// Per kernel: coefficients (point-major, `n_points * n_labels`) with cached scores.
+    pub kernel: Vec<ScaledVec>,
+    pub explicit: Vec<ScaledVec>,
+    pub explicit_groups: Vec<ExplicitGroup>,
+    pub n_labels: usize,
+    /// Rounds done.
+    pub t: u64,
+}
+
+impl OnlineState {
+    /// Effective kernel-group coefficients (averaged when the params ask for it).
+    pub fn kernel_coefs(&self, averaged: bool) -> Vec<Vec<f64>> {
+        self.kernel
+            .iter()
+            .map(|g| if averaged { g.averaged(self.t) } else { g.current() })
+            .collect()
+    }
+
+    /// Effective explicit groups.
+    pub fn explicit_values(&self, averaged: bool) -> Vec<Vec<f64>> {
+        self.explicit
+            .iter()
+            .map(|g| if averaged { g.averaged(self.t) } else { g.current() })
+            .collect()
+    }
+
+    /// Norms of the regularized groups: kernel groups, then regularized explicit groups.
+    pub fn regularized_norms(&self) -> Vec<f64> {
+        let mut v: Vec<f64> = self.kernel.iter().map(|g| g.norm()).collect();
+        for (g, spec) in self.explicit.iter().zip(&self.explicit_groups) {
+            if spec.role == GroupRole::Regularized {
+                v.push(g.norm());
+            }
+        }
+        v
+    }
+}
+
+/// Scores of point `p` from the cached images: `out[y] = sum_m s_m F_m[p, y]`.
+fn point_scores(kernel: &[ScaledVec], p: usize, n_labels: usize, out: &mut [f64]) {
+    out.iter_mut().for_each(|o| *o = 0.0);
+    for g in kernel {
+        let s = g.scale();
+        let f = &g.image()[p * n_labels..(p + 1) * n_labels];
+        for (o, v) in out.iter_mut().zip(f) {
+            *o += s * v;
+        }
+    }
+}
+
+/// Rescales each regularized group from norm `old[m]` to `new[m]` (Prop. 1).
+fn apply_norms(state: &mut OnlineState, old: &[f64], new: &[f64]) {
+    let factor = |o: f64, n: f64| if o > 0.0 { n / o } else { 1.0 };
+    let mut idx = 0;
+    for g in state.kernel.iter_mut() {
+        g.scale_by(factor(old[idx], new[idx]));
+        idx += 1;
+    }
+    for (b, spec) in state.explicit.iter_mut().zip(&state.explicit_groups) {
+        if spec.role == GroupRole::Regularized {
+            b.scale_by(factor(old[idx], new[idx]));
+            idx += 1;
+        }
+    }
+}
+
+/// The learner of Alg. 1 over a task with kernel groups given by their training Gram matrices
+/// (`n_points x n_points` each).
+pub struct OnlineLearner<'a, T: OnlineTask> {
+    task: &'a T,
+    grams: &'a [Gram],
+    params: OnlineParams,
+    state: OnlineState,
+    gamma: Option<f64>,
+    reg: Box<dyn Regularizer>,
+    order: Vec<usize>,
+    rng: rand_chacha::ChaCha8Rng,
+    epoch: usize,
+}
+
+/// Omega(theta) from the norms of the regularized groups (NaN for a regularizer that is not
+/// a function of the group norms).
+pub fn regularizer_value(reg: &RegSpec, norms: &[f64]) -> f64 {
+    reg.build_block()
+        .map_or(f64::NAN, |b| b.value_norms(norms))
+}
+
+impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
+    /// Sets up Alg. 1; fails on invalid parameters or Gram matrices of the wrong size.
+    pub fn new(task: &'a T, grams: &'a [Gram], params: OnlineParams) -> Result<Self> {
+        params.validate()?;
+        let n = task.n_points();
+        for (m, g) in grams.iter().enumerate() {
+            if g.rows() != n || g.cols() != n {
+                return Err(Error::invalid(format!(
+                    "Gram matrix {m} is {}x{}, expected {n}x{n}",
+                    g.rows(),
+                    g.cols()
+                )));
+            }
+        }
+        if task.n_examples() == 0 {
+            return Err(Error::invalid("no training examples"));
+        }
+        params.reg.validate()?;
+        let reg = params.reg.build();
+        if reg.steps().iter().any(|s| s.reg.as_block().is_none()) {
+            return Err(Error::invalid(format!(
+                "regularizer '{}' acts inside groups; kernel groups only expose their norms: use \
+                 l2, l21, l21sq, l2q or elastic",
+                params.reg
+            )));
+        }
+        let l = task.n_labels();
+        let groups = task.explicit_groups();
+        let state = OnlineState {
+            kernel: grams
+                .iter()
+                .map(|_| ScaledVec::zeros_with_image(n * l, n * l, params.averaging))
+                .collect(),
+            explicit: groups
+                .iter()
+                .map(|g| ScaledVec::zeros(g.len, params.averaging))
+                .collect(),
+            explicit_groups: groups,
+            n_labels: l,
+            t: 0,
+        };
+        let gamma = params
+            .projection
+            .then(|| (2.0 * task.loss_at_zero() / params.lambda).sqrt())
+            .filter(|g| g.is_finite() && *g > 0.0);
+        Ok(OnlineLearner {
+            task,
+            grams,
+            rng: rand_chacha::ChaCha8Rng::seed_from_u64(params.seed),
+            order: (0..task.n_examples()).collect(),
+            params,
+            state,
+            gamma,
+            reg,
+            epoch: 0,
+        })
+    }
+
+    pub fn state(&self) -> &OnlineState {
+        &self.state
+    }
+
+    pub fn params(&self) -> &OnlineParams {
+        &self.params
+    }
+
+    /// The projection radius in use, if any.
+    pub fn gamma(&self) -> Option<f64> {
+        self.gamma
+    }
+
+    fn eta(&self, t: u64) -> f64 {
+        let t = t as f64;
+        match self.params.schedule {
+            StepSchedule::Constant => self.params.eta0,
+            StepSchedule::InvSqrt => self.params.eta0 / t.sqrt(),
+            StepSchedule::Inv { sigma } => 1.0 / (sigma.unwrap_or(self.params.lambda) * t),
+        }
+    }
+
+    /// One round of Alg. 1 on example `i`; returns its loss before the update.
+    pub fn round(&mut self, i: usize, grad: &mut Gradient, scores: &mut Vec<f64>) -> f64 {
+        let l = self.state.n_labels;
+        let pts = self.task.points(i);
+        let len = pts.len();
+        scores.resize(len * l, 0.0);
+        for (k, p) in pts.clone().enumerate() {
+            point_scores(&self.state.kernel, p, l, &mut scores[k * l..(k + 1) * l]);
+        }
+        grad.scores.clear();
+        grad.scores.resize(len * l, 0.0);
+        grad.explicit.clear();
+        let loss = self
+            .task
+            .loss_grad(i, scores, &self.state.explicit, grad);
+        self.state.t += 1;
+        let eta = self.eta(self.state.t);
+
+        // 1. Subgradient step on the kernel groups: theta_m -= eta sum_{p,y} g_py phi_m(x_p) e_y.
+        let nz: Vec<(usize, usize, f64)> = grad
+            .scores
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| **g != 0.0)
+            .map(|(k, g)| (pts.start + k / l, k % l, -eta * g))
+            .collect();
+        if !nz.is_empty() {
+            for (m, group) in self.state.kernel.iter_mut().enumerate() {
+                let gram = &self.grams[m];
+                // <theta_m, d> and ||d||^2 before the update (Sec. 3.4).
+                let s = group.scale();
+                let mut inner = 0.0;
+                let mut dd = 0.0;
+                for (a, &(p, y, d)) in nz.iter().enumerate() {
+                    inner += d * s * group.image()[p * l + y];
+                    for &(p2, y2, d2) in &nz[..a] {
+                        if y2 == y {
+                            dd += 2.0 * d * d2 * gram.get(p, p2);
+                        }
+                    }
+                    dd += d * d * gram.get(p, p);
+                }
+                group.add_to_sqnorm(2.0 * inner + dd);
+                for &(p, y, d) in &nz {
+                    group.add(p * l + y, d);
+                    let (image, inv) = group.image_mut();
+                    let dd = d * inv;
+                    gram.for_each_in_row(p, |j, v| image[j * l + y] += dd * v);
+                }
+            }
+        }
+        // Explicit groups: plain sparse gradient step.
+        grad.explicit.sort_unstable_by_key(|&(g, j, _)| (g, j));
+        let mut k = 0;
+        while k < grad.explicit.len() {
+            let (g, j, mut v) = grad.explicit[k];
+            k += 1;
+            while k < grad.explicit.len() && grad.explicit[k].0 == g && grad.explicit[k].1 == j {
+                v += grad.explicit[k].2;
+                k += 1;
+            }
+            let d = -eta * v;
+            let block = &mut self.state.explicit[g];
+            let cur = block.get(j);
+            block.add_to_sqnorm(2.0 * cur * d + d * d);
+            block.add(j, d);
+        }
+
+        // 2. Proximal steps on the regularized groups (Prop. 1), and l2 shrinkage.
+        let lambda = self.params.lambda;
+        for step in self.reg.steps() {
+            let Some(block) = step.reg.as_block() else {
+                continue; // rejected in `new`
+            };
+            if step.weight == 0.0 {
+                continue;
+            }
+            let old = self.state.regularized_norms();
+            let mut new = old.clone();
+            block.prox_norms(&mut new, eta * lambda * step.weight);
+            apply_norms(&mut self.state, &old, &new);
+        }
+        for (block, spec) in self
+            .state
+            .explicit
+            .iter_mut()
+            .zip(&self.state.explicit_groups)
+        {
+            if spec.role == GroupRole::L2Shrink {
+                block.scale_by(1.0 / (1.0 + eta * lambda));
+            }
+        }
+
+        // 3. Projection onto the ball of radius gamma (all but unregularized groups).
+        if let Some(gamma) = self.gamma {
+            let mut sq: f64 = self.state.kernel.iter().map(|g| g.sqnorm()).sum();
+            for (b, spec) in self.state.explicit.iter().zip(&self.state.explicit_groups) {
+                if spec.role != GroupRole::Unregularized {
+                    sq += b.sqnorm();
+                }
+            }
+            let norm = sq.sqrt();
+            if norm > gamma {
+                let f = gamma / norm;
+                self.state.kernel.iter_mut().for_each(|g| g.scale_by(f));
+                for (b, spec) in self
+                    .state
+                    .explicit
+                    .iter_mut()
+                    .zip(&self.state.explicit_groups)
+                {
+                    if spec.role != GroupRole::Unregularized {
+                        b.scale_by(f);
+                    }
+                }
+            }
+        }
+        self.state.kernel.iter_mut().for_each(|g| g.tick());
+        self.state.explicit.iter_mut().for_each(|g| g.tick());
+        loss
+    }
+
+    /// One pass over the training examples (shuffled when asked).
+    pub fn epoch(&mut self) {
+        if self.params.shuffle {
+            let mut order = std::mem::take(&mut self.order);
+            order.shuffle(&mut self.rng);
+            self.order = order;
+        }
+        let mut grad = Gradient::default();
+        let mut scores = Vec::new();
+        for k in 0..self.order.len() {
+            let i = self.order[k];
+            self.round(i, &mut grad, &mut scores);
+        }
+        self.epoch += 1;
+    }
+
+    /// Average loss of the last iterate over all training examples (scores read from the
+    /// caches, examples in parallel).
+    pub fn average_loss(&self) -> f64 {
+        use rayon::prelude::*;
+        let l = self.state.n_labels;
+        let total: f64 = (0..self.task.n_examples())
+            .into_par_iter()
+            .map_init(
+                || (Gradient::default(), Vec::new()),
+                |(grad, scores), i| {
+                    let pts = self.task.points(i);
+                    scores.clear();
+                    scores.resize(pts.len() * l, 0.0);
+                    for (k, p) in pts.clone().enumerate() {
+                        point_scores(&self.state.kernel, p, l, &mut scores[k * l..(k + 1) * l]);
+                    }
+                    grad.scores.clear();
+                    grad.scores.resize(pts.len() * l, 0.0);
+                    grad.explicit.clear();
+                    self.task.loss_grad(i, scores, &self.state.explicit, grad)
+                },
+            )
+            .sum();
+        total / self.task.n_examples() as f64
+    }
+
+    /// The primal objective lambda Omega(theta) + (1/N) sum L of the last iterate, with the
+    /// l2 term of `L2Shrink` groups (lambda/2 ||w||^2) added.
+    pub fn report(&self, seconds: f64) -> EpochReport {
+        let average_loss = self.average_loss();
+        let norms = self.state.regularized_norms();
+        let mut omega = regularizer_value(&self.params.reg, &norms);
+        for (b, spec) in self.state.explicit.iter().zip(&self.state.explicit_groups) {
+            if spec.role == GroupRole::L2Shrink {
+                omega += 0.5 * b.sqnorm();
+            }
+        }
+        EpochReport {
+            epoch: self.epoch,
+            objective: self.params.lambda * omega + average_loss,
+            average_loss,
+            weights: self.params.reg.kernel_weights(&norms),
+            group_norms: norms,
+            seconds,
+        }
+    }
+
+    /// Runs all epochs, calling `observer` after each; returns the final state. The observer
+    /// may stop training early by returning `false`.
+    pub fn run(mut self, observer: &mut dyn FnMut(&EpochReport, &OnlineState) -> bool) -> OnlineState {
+        let start = std::time::Instant::now();
+        for _ in 0..self.params.epochs {
+            self.epoch();
+            let rep = self.report(start.elapsed().as_secs_f64());
+            if !observer(&rep, &self.state) {
+                break;
+            }
+        }
+        self.state
+    }
+}

@@ -1,0 +1,1061 @@
+//! Sampling product kernels in proportion to their gradient: Algorithm 3 of Afkanpour et al.
+//! (2013), "Polynomial kernel sampling".
+//!
+//! # The kernel family (Sec. 4)
+//! Base kernels `kappa_1..kappa_r` with Gram matrices `K_1..K_r` on the `n` training points.
+//! A *multi-index* `m = (j_1 <= ... <= j_d)`, `0 <= d <= D`, names the product kernel
+//! `K_m = K_{j_1} ⊙ ... ⊙ K_{j_d}` (`⊙` the Hadamard product; `d = 0` is the constant kernel,
+//! which acts as the bias). Permutations give the same kernel, so the distinct kernels are
+//! the multisets: `C(r + D, D)` of them. Each carries a weight `rho_d` that depends only on
+//! its degree.
+//!
+//! # What is sampled
+//! With `alpha` the dual solution, the gradient of `J` (eq. 12, 15) at kernel `m` is
+//! `g_m = -(lambda/2) rho_d^-2 alpha^T K_m alpha`. Algorithm 3 draws an *ordered* tuple
+//! `(z_1..z_d)` with probability `rho_d^-2 alpha^T (K_{z_1} ⊙ .. ⊙ K_{z_d}) alpha / C'`,
+//! `C' = sum_d delta(d)`, `delta(d) = rho_d^-2 <alpha alpha^T, S^{⊙d}>`, `S = sum_j K_j`
+//! (Sec. 4.1: the conditionals telescope because `(sum_j K_j)^{⊙d}` is the sum over ordered
+//! tuples). A multiset `m` of degree `d` with multiplicities `mu_1..` has
+//! `c_m = d! / prod mu_j!` orderings, so [`PolySampler::draw`] returns `m` with probability
+//! `s_m = c_m |g_m| / (lambda/2 C')` — proportional to `|g_m|` up to the factor `c_m`,
+//! which the importance weight of eq. 14 (`g_m / s_m`) accounts for exactly
+//! ([`PolySampler::multiset_prob`]); [`PolySampler::draw_proportional`] removes the factor by
+//! rejection and samples exactly `q_m = |g_m| / ||g||_1`.
+//!
+//! # Cost
+//! The Hadamard powers `S^{⊙e}` (`e = 1..D`) are computed once: `O(n^2 (r + D))`, memory
+//! `D n^2` — independent of the number of product kernels, which are never enumerated. One
+//! draw costs `O(n^2 D)` for `delta` plus, per drawn index, one `n x n` by `n x r` product:
+//! `O(r n^2 d)` (the paper's bound). With per-variable *linear* base kernels
+//! (`K_j = z_j z_j^T`, [`PolyBasis::RankOne`]) the running matrix `M ⊙ K_{z_1} ⊙ ..` of
+//! Algorithm 3 stays rank one (`a a^T` with `a = alpha ⊙ z_{z_1} ⊙ ..`), so a step is
+//! `W = S^{⊙e} (a ⊙ Z)` and `pi(j) = sum_t a_t z_{jt} W_{tj}`; the last step (`e = 0`) is
+//! `(z_j^T a)^2` in `O(n r)` and the one before (`e = 1`) `||Z diag(a) z_j||^2` in `O(n r^2)`.
+//! Full-rank base kernels (e.g. one Gaussian per variable, [`PolyBasis::Full`]) keep the
+//! dense running matrix.
+//!
+//! The sum of all *distinct* kernels of degree `d`, `H_d = sum_{|m| = d} K_m` (the complete
+//! homogeneous symmetric polynomial of the `K_j` under `⊙`), follows from Newton's identity
+//! `d H_d = sum_{i=1..d} P_i ⊙ H_{d-i}` with the power sums `P_i = sum_j K_j^{⊙i}`; it gives
+//! `||g||_1` (for [`PolySampler::distinct_mass`]) without enumeration.
+
+use crate::data::{dot, Matrix};
+use crate::error::{Error, Result};
+use crate::kernel::MemoryLimit;
+use faer::{Accum, MatMut, MatRef, Par};
+use rand::Rng;
+
+/// A product kernel: base-kernel indices in non-decreasing order (`len` = degree).
+pub type MultiIndex = Vec<u32>;
+
+/// The base kernels on the training points.
+#[derive(Debug, Clone)]
+pub enum PolyBasis {
+    /// Rank-one base kernels `K_j = z_j z_j^T`; `z` is `r x n`, row `j` is `z_j` (for
+    /// per-variable linear kernels, the `j`-th standardized input column).
+    RankOne { z: Matrix },
+    /// Full base Gram matrices, `n x n` each (symmetric positive semidefinite).
+    Full { grams: Vec<Matrix> },
+}
+
+impl PolyBasis {
+    /// Number of base kernels `r`.
+    pub fn len(&self) -> usize {
+        match self {
+            PolyBasis::RankOne { z } => z.rows,
+            PolyBasis::Full { grams } => grams.len(),
+        }
+    }
+
+    /// Whether there is no base kernel.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of training points `n`.
+    pub fn points(&self) -> usize {
+        match self {
+            PolyBasis::RankOne { z } => z.cols,
+            PolyBasis::Full { grams } => grams.first().map_or(0, |g| g.rows),
+        }
+    }
+}
+
+/// Number of distinct product kernels of degree exactly `d` over `r` base kernels,
+/// `C(r + d - 1, d)`, as `f64` (exact below 2^53).
+pub fn count_of_degree(r: usize, d: usize) -> f64 {
+    if d == 0 {
+        return 1.0;
+    }
+    if r == 0 {
+        return 0.0;
+    }
+    binom(r + d - 1, d)
+}
+
+/// Number of distinct product kernels of degree `0..=degree`, `C(r + D, D)`.
+pub fn count_kernels(r: usize, degree: usize) -> f64 {
+    binom(r + degree, degree)
+}
+
+fn binom(n: usize, k: usize) -> f64 {
+    let k = k.min(n.saturating_sub(k));
+    let mut v = 1.0f64;
+    for i in 0..k {
+        v = v * (n - i) as f64 / (i + 1) as f64;
+    }
+    v.round()
+}
+
+/// Number of distinct orderings of a sorted multi-index, `d! / prod mu_j!`.
+pub fn orderings(m: &[u32]) -> f64 {
+    let mut c = 1.0;
+    let mut run = 0usize;
+    for (i, _) in m.iter().enumerate() {
+        run = if i > 0 && m[i] == m[i - 1] { run + 1 } else { 1 };
+        // multiply by (i+1) / run: d!/prod mu! built incrementally
+        c = c * (i + 1) as f64 / run as f64;
+    }
+    c
+}
+
+/// A readable name of a multi-index: `"1"` for the constant kernel, else factors joined by
+/// `*` with powers, e.g. `x1^2*x5` for `names = ["x1", .., "x5", ..]` and `m = [0, 0, 4]`.
+pub fn index_name(m: &[u32], names: &[String]) -> String {
+    if m.is_empty() {
+        return "1".to_string();
+    }
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < m.len() {
+        let mut k = i;
+        while k < m.len() && m[k] == m[i] {
+            k += 1;
+        }
+        let base = names
+            .get(m[i] as usize)
+            .cloned()
+            .unwrap_or_else(|| format!("k{}", m[i] + 1));
+        let p = k - i;
+        parts.push(if p == 1 { base } else { format!("{base}^{p}") });
+        i = k;
+    }
+    parts.join("*")
+}
+
+/// `delta(d)` of Algorithm 3 (step 3) for one `alpha`.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// `delta(d) = rho_d^-2 alpha^T S^{⊙d} alpha`, `d = 0..=D`.
+    pub delta: Vec<f64>,
+    /// `C' = sum_d delta(d)`: the total mass over ordered tuples.
+    pub total: f64,
+}
+
+/// The sampler of Algorithm 3 over a fixed basis, degree and `rho`.
+#[derive(Debug, Clone)]
+pub struct PolySampler {
+    basis: PolyBasis,
+    n: usize,
+    r: usize,
+    degree: usize,
+    inv_rho2: Vec<f64>,
+    /// `S^{⊙e}` for `e = 1..=D` (index `e - 1`), `n x n` symmetric, column-major.
+    powers: Vec<Vec<f64>>,
+    /// `H_d` for `d = 2..=D` (index `d - 2`); `H_0 = 1 1^T`, `H_1 = S`.
+    hsums: Vec<Vec<f64>>,
+    /// Rank-one basis: `Z^T` column-major `n x r` (column `j` is `z_j`).
+    zt: Vec<f64>,
+}
+
+impl PolySampler {
+    /// Prepares the Hadamard powers of `S = sum_j K_j` and the sums `H_d`.
+    ///
+    /// `rho2[d]` is `rho_d^2` for `d = 0..=degree`. The dense matrices (`2 D n^2` numbers)
+    /// are checked against `limit` first.
+    pub fn new(
+        basis: PolyBasis,
+        degree: usize,
+        rho2: &[f64],
+        limit: &MemoryLimit,
+    ) -> Result<PolySampler> {
+        let n = basis.points();
+        let r = basis.len();
+        if r == 0 || n == 0 {
+            return Err(Error::invalid(
+                "polynomial kernel sampling needs at least one base kernel and one point",
+            ));
+        }
+        if degree == 0 {
+            return Err(Error::invalid("the polynomial degree D must be at least 1"));
+        }
+        if degree > 16 {
+            return Err(Error::invalid(format!(
+                "polynomial degree {degree} is too large (at most 16)"
+            )));
+        }
+        if rho2.len() != degree + 1 {
+            return Err(Error::invalid(format!(
+                "rho^2 needs one value per degree 0..={degree}, got {}",
+                rho2.len()
+            )));
+        }
+        if rho2.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+            return Err(Error::invalid("rho^2 values must be finite and > 0"));
+        }
+        match &basis {
+            PolyBasis::RankOne { z } => {
+                if z.data.iter().any(|v| !v.is_finite()) {
+                    return Err(Error::invalid("base features contain a non-finite value"));
+                }
+            }
+            PolyBasis::Full { grams } => {
+                for (j, g) in grams.iter().enumerate() {
+                    if g.rows != n || g.cols != n {
+                        return Err(Error::invalid(format!(
+                            "base kernel {j} is {} x {}, expected {n} x {n}",
+                            g.rows, g.cols
+                        )));
+                    }
+                    if g.data.iter().any(|v| !v.is_finite()) {
+                        return Err(Error::invalid(format!(
+                            "base kernel {j} has a non-finite value"
+                        )));
+                    }
+                }
+            }
+        }
+        let mats = 2 * degree + 1;
+        limit.check(
+            mats.saturating_mul(n).saturating_mul(n).saturating_mul(8),
+            &format!("polynomial kernel sampling (degree {degree}, {n} points: {mats} n x n matrices)"),
+        )?;
+
+        let nn = n * n;
+        let mut zt = Vec::new();
+        // Power sums P_i = sum_j K_j^{⊙i}, i = 1..=D.
+        let mut psums: Vec<Vec<f64>> = Vec::with_capacity(degree);
+        match &basis {
+            PolyBasis::RankOne { z } => {
+                zt = vec![0.0; n * r];
+                for j in 0..r {
+                    zt[j * n..(j + 1) * n].copy_from_slice(z.row(j));
+                }
+                let mut zi = zt.clone();
+                for i in 1..=degree {
+                    if i > 1 {
+                        for (v, b) in zi.iter_mut().zip(&zt) {
+                            *v *= b;
+                        }
+                    }
+                    let mut p = vec![0.0; nn];
+                    let zr = MatRef::from_column_major_slice(&zi, n, r);
+                    faer::linalg::matmul::matmul(
+                        MatMut::from_column_major_slice_mut(&mut p, n, n),
+                        Accum::Replace,
+                        zr,
+                        zr.transpose(),
+                        1.0,
+                        Par::Seq,
+                    );
+                    psums.push(p);
+                }
+            }
+            PolyBasis::Full { grams } => {
+                for i in 1..=degree {
+                    let mut p = vec![0.0; nn];
+                    for g in grams {
+                        for (pv, &gv) in p.iter_mut().zip(&g.data) {
+                            *pv += gv.powi(i as i32);
+                        }
+                    }
+                    psums.push(p);
+                }
+            }
+        }
+        // S^{⊙e}
+        let s = psums[0].clone();
+        let mut powers = vec![s.clone()];
+        for e in 2..=degree {
+            let prev = &powers[e - 2];
+            let next: Vec<f64> = prev.iter().zip(&s).map(|(a, b)| a * b).collect();
+            powers.push(next);
+        }
+        // H_d by Newton's identity; h[0] = ones (implicit), h[1] = S.
+        let mut h: Vec<Vec<f64>> = vec![vec![1.0; nn], s];
+        for d in 2..=degree {
+            let mut hd = vec![0.0; nn];
+            for i in 1..=d {
+                let p = &psums[i - 1];
+                let hm = &h[d - i];
+                // Newton: d h_d = sum_i (-1)^0 p_i h_{d-i} for complete homogeneous.
+                for ((o, a), b) in hd.iter_mut().zip(p).zip(hm) {
+                    *o += a * b;
+                }
+            }
+            let inv = 1.0 / d as f64;
+            hd.iter_mut().for_each(|v| *v *= inv);
+            h.push(hd);
+        }
+        let hsums = h.split_off(2);
+        Ok(PolySampler {
+            basis,
+            n,
+            r,
+            degree,
+            inv_rho2: rho2.iter().map(|v| 1.0 / v).collect(),
+            powers,
+            hsums,
+            zt,
+        })
+    }
+
+    /// The basis the sampler was built on.
+    pub fn basis(&self) -> &PolyBasis {
+        &self.basis
+    }
+
+    /// Number of training points.
+    pub fn points(&self) -> usize {
+        self.n
+    }
+
+    /// Number of base kernels.
+    pub fn base_count(&self) -> usize {
+        self.r
+    }
+
+    /// Maximum degree `D`.
+    pub fn degree(&self) -> usize {
+        self.degree
+    }
+
+    /// `rho_d^-2`.
+    pub fn inv_rho2(&self, d: usize) -> f64 {
+        self.inv_rho2[d]
+    }
+
+    /// Whether the base kernels are rank one.
+    pub fn is_rank_one(&self) -> bool {
+        matches!(self.basis, PolyBasis::RankOne { .. })
+    }
+
+    /// Number of distinct product kernels `C(r + D, D)`.
+    pub fn kernel_count(&self) -> f64 {
+        count_kernels(self.r, self.degree)
+    }
+
+    /// `S^{⊙e}` as a column-major slice (`None` for `e = 0`, the all-ones matrix).
+    fn power(&self, e: usize) -> Option<&[f64]> {
+        if e == 0 {
+            None
+        } else {
+            Some(&self.powers[e - 1])
+        }
+    }
+
+    /// `alpha^T A alpha` for a symmetric `n x n` column-major `A` (`None` = all ones).
+    fn quad(&self, a: Option<&[f64]>, alpha: &[f64]) -> f64 {
+        match a {
+            None => {
+                let s: f64 = alpha.iter().sum();
+                s * s
+            }
+            Some(a) => {
+                let n = self.n;
+                let mut acc = 0.0;
+                for (t, &at) in alpha.iter().enumerate() {
+                    if at != 0.0 {
+                        acc += at * dot(&a[t * n..(t + 1) * n], alpha);
+                    }
+                }
+                acc
+            }
+        }
+    }
+
+    /// Step 3 of Algorithm 3: `delta(d)` for `d = 0..=D` and their total `C'`.
+    pub fn prepare(&self, alpha: &[f64]) -> Prepared {
+        assert_eq!(alpha.len(), self.n, "PolySampler::prepare: alpha length");
+        let delta: Vec<f64> = (0..=self.degree)
+            .map(|d| (self.inv_rho2[d] * self.quad(self.power(d), alpha)).max(0.0))
+            .collect();
+        let total = delta.iter().sum();
+        Prepared { delta, total }
+    }
+
+    /// `sum over distinct kernels m of rho_d^-2 alpha^T K_m alpha` (so `||g||_1 =
+    /// lambda/2` times this), through `H_d` (module docs).
+    pub fn distinct_mass(&self, alpha: &[f64]) -> f64 {
+        let mut s = self.inv_rho2[0] * self.quad(None, alpha);
+        s += self.inv_rho2[1] * self.quad(Some(&self.powers[0]), alpha);
+        for d in 2..=self.degree {
+            s += self.inv_rho2[d] * self.quad(Some(&self.hsums[d - 2]), alpha);
+        }
+        s.max(0.0)
+    }
+
+    /// `sum_d rho_d^-2 H_d` times `scale`, added into `out` (`n x n`, column-major): the
+    /// sum of all distinct product kernels, i.e. `K_theta` for uniform `theta = scale`.
+    pub fn add_uniform_kernel(&self, scale: f64, out: &mut [f64]) {
+        assert_eq!(out.len(), self.n * self.n);
+        let c0 = scale * self.inv_rho2[0];
+        let c1 = scale * self.inv_rho2[1];
+        for (o, s) in out.iter_mut().zip(&self.powers[0]) {
+            *o += c0 + c1 * s;
+        }
+        for d in 2..=self.degree {
+            let c = scale * self.inv_rho2[d];
+            for (o, h) in out.iter_mut().zip(&self.hsums[d - 2]) {
+                *o += c * h;
+            }
+        }
+    }
+
+    /// The unnormalized conditional weights `pi(j)` of step 6 for the running state and
+    /// `e` indices still to draw after this one.
+    fn conditional(&self, state: &Running, e: usize) -> Vec<f64> {
+        let (n, r) = (self.n, self.r);
+        let mut w: Vec<f64> = match state {
+            Running::Vector(a) => {
+                let PolyBasis::RankOne { z } = &self.basis else {
+                    unreachable!("vector state only with a rank-one basis")
+                };
+                match e {
+                    0 => (0..r)
+                        .map(|j| {
+                            let s = dot(z.row(j), a);
+                            s * s
+                        })
+                        .collect(),
+                    1 if r < n => {
+                        // G = Z diag(a) Z^T (r x r); pi(j) = ||G e_j||^2.
+                        let az: Vec<f64> = self
+                            .zt
+                            .chunks_exact(n)
+                            .flat_map(|zj| zj.iter().zip(a).map(|(x, y)| x * y))
+                            .collect();
+                        let mut g = vec![0.0; r * r];
+                        faer::linalg::matmul::matmul(
+                            MatMut::from_column_major_slice_mut(&mut g, r, r),
+                            Accum::Replace,
+                            MatRef::from_column_major_slice(&self.zt, n, r).transpose(),
+                            MatRef::from_column_major_slice(&az, n, r),
+                            1.0,
+                            Par::Seq,
+                        );
+                        g.chunks_exact(r)
+                            .map(|col| col.iter().map(|v| v * v).sum())
+                            .collect()
+                    }
+                    _ => {
+                        // W = S^{⊙e} (a ⊙ Z^T) (n x r); pi(j) = (a ⊙ z_j)^T W_j.
+                        let az: Vec<f64> = self
+                            .zt
+                            .chunks_exact(n)
+                            .flat_map(|zj| zj.iter().zip(a).map(|(x, y)| x * y))
+                            .collect();
+                        let p = self.power(e).expect("e >= 1");
+                        let mut wm = vec![0.0; n * r];
+                        faer::linalg::matmul::matmul(
+                            MatMut::from_column_major_slice_mut(&mut wm, n, r),
+                            Accum::Replace,
+                            MatRef::from_column_major_slice(p, n, n),
+                            MatRef::from_column_major_slice(&az, n, r),
+                            1.0,
+                            Par::Seq,
+                        );
+                        az.chunks_exact(n)
+                            .zip(wm.chunks_exact(n))
+                            .map(|(x, y)| dot(x, y))
+                            .collect()
+                    }
+                }
+            }
+            Running::Dense(m) => {
+                let PolyBasis::Full { grams } = &self.basis else {
+                    unreachable!("dense state only with a full basis")
+                };
+                let b: Vec<f64> = match self.power(e) {
+                    None => m.clone(),
+                    Some(p) => m.iter().zip(p).map(|(x, y)| x * y).collect(),
+                };
+                grams.iter().map(|g| dot(&b, &g.data)).collect()
+            }
+        };
+        for v in w.iter_mut() {
+            if !(*v > 0.0) {
+                *v = 0.0;
+            }
+        }
+        w
+    }
+
+    fn start(&self, alpha: &[f64]) -> Running {
+        match &self.basis {
+            PolyBasis::RankOne { .. } => Running::Vector(alpha.to_vec()),
+            PolyBasis::Full { .. } => {
+                let n = self.n;
+                let mut m = vec![0.0; n * n];
+                for (t, &at) in alpha.iter().enumerate() {
+                    for (s, &as_) in alpha.iter().enumerate() {
+                        m[t * n + s] = at * as_;
+                    }
+                }
+                Running::Dense(m)
+            }
+        }
+    }
+
+    fn advance(&self, state: &mut Running, j: usize) {
+        match (state, &self.basis) {
+            (Running::Vector(a), PolyBasis::RankOne { z }) => {
+                for (v, x) in a.iter_mut().zip(z.row(j)) {
+                    *v *= x;
+                }
+            }
+            (Running::Dense(m), PolyBasis::Full { grams }) => {
+                for (v, x) in m.iter_mut().zip(&grams[j].data) {
+                    *v *= x;
+                }
+            }
+            _ => unreachable!("state matches the basis"),
+        }
+    }
+
+    /// Algorithm 3: one multi-index (sorted) drawn with probability
+    /// [`PolySampler::multiset_prob`]. `None` when all of `delta` is zero (zero gradient).
+    pub fn draw<R: Rng + ?Sized>(
+        &self,
+        prep: &Prepared,
+        alpha: &[f64],
+        rng: &mut R,
+    ) -> Option<MultiIndex> {
+        if !(prep.total > 0.0) || !prep.total.is_finite() {
+            return None;
+        }
+        let d = pick(&prep.delta, rng)?;
+        let mut state = self.start(alpha);
+        let mut out = Vec::with_capacity(d);
+        for i in 1..=d {
+            let w = self.conditional(&state, d - i);
+            let j = pick(&w, rng)?;
+            out.push(j as u32);
+            if i < d {
+                self.advance(&mut state, j);
+            }
+        }
+        out.sort_unstable();
+        Some(out)
+    }
+
+    /// A draw from exactly `q_m = |g_m| / ||g||_1` over distinct kernels: Algorithm 3
+    /// followed by acceptance with probability `1 / c_m` (`c_m` = [`orderings`]). The
+    /// expected number of Algorithm 3 draws is `C' / sum_m |g_m| <= D!`. Gives up (returns
+    /// `None`) after `max_tries` rejections.
+    pub fn draw_proportional<R: Rng + ?Sized>(
+        &self,
+        prep: &Prepared,
+        alpha: &[f64],
+        rng: &mut R,
+        max_tries: usize,
+    ) -> Option<MultiIndex> {
+        for _ in 0..max_tries.max(1) {
+            let m = self.draw(prep, alpha, rng)?;
+            let c = orderings(&m);
+            if c <= 1.0 || rng.gen::<f64>() * c < 1.0 {
+                return Some(m);
+            }
+        }
+        None
+    }
+
+    /// The probability that Algorithm 3 produces the ordered tuple `path` (product of the
+    /// step-4 and step-7 probabilities of the running algorithm; for the tests).
+    pub fn path_prob(&self, prep: &Prepared, alpha: &[f64], path: &[u32]) -> f64 {
+        if !(prep.total > 0.0) {
+            return 0.0;
+        }
+        let d = path.len();
+        if d > self.degree {
+            return 0.0;
+        }
+        let mut p = prep.delta[d] / prep.total;
+        let mut state = self.start(alpha);
+        for (i, &j) in path.iter().enumerate() {
+            let w = self.conditional(&state, d - i - 1);
+            let s: f64 = w.iter().sum();
+            if !(s > 0.0) {
+                return 0.0;
+            }
+            p *= w[j as usize] / s;
+            self.advance(&mut state, j as usize);
+        }
+        p
+    }
+
+    /// The product feature `z_m = z_{j_1} ⊙ .. ⊙ z_{j_d}` (all ones for `d = 0`); rank-one
+    /// basis only.
+    pub fn feature(&self, m: &[u32]) -> Option<Vec<f64>> {
+        let PolyBasis::RankOne { z } = &self.basis else {
+            return None;
+        };
+        let mut f = vec![1.0; self.n];
+        for &j in m {
+            for (v, x) in f.iter_mut().zip(z.row(j as usize)) {
+                *v *= x;
+            }
+        }
+        Some(f)
+    }
+
+    /// The dense Gram matrix `K_m` (row-major = column-major, symmetric).
+    pub fn kernel_dense(&self, m: &[u32]) -> Vec<f64> {
+        let n = self.n;
+        match &self.basis {
+            PolyBasis::RankOne { .. } => {
+                let f = self.feature(m).expect("rank-one basis");
+                let mut k = vec![0.0; n * n];
+                for (t, &ft) in f.iter().enumerate() {
+                    for (s, &fs) in f.iter().enumerate() {
+                        k[t * n + s] = ft * fs;
+                    }
+                }
+                k
+            }
+            PolyBasis::Full { grams } => {
+                let mut k = vec![1.0; n * n];
+                for &j in m {
+                    for (v, x) in k.iter_mut().zip(&grams[j as usize].data) {
+                        *v *= x;
+                    }
+                }
+                k
+            }
+        }
+    }
+
+    /// `alpha^T K_m alpha` (`(z_m^T alpha)^2` for a rank-one basis).
+    pub fn kernel_quad(&self, m: &[u32], alpha: &[f64]) -> f64 {
+        match &self.basis {
+            PolyBasis::RankOne { .. } => {
+                let f = self.feature(m).expect("rank-one basis");
+                let s = dot(&f, alpha);
+                s * s
+            }
+            PolyBasis::Full { .. } => {
+                let k = self.kernel_dense(m);
+                self.quad(Some(&k), alpha).max(0.0)
+            }
+        }
+    }
+
+    /// `rho_d^-2 alpha^T K_m alpha`: `|g_m|` without the factor `lambda/2`.
+    pub fn grad_mass(&self, m: &[u32], alpha: &[f64]) -> f64 {
+        self.inv_rho2[m.len()] * self.kernel_quad(m, alpha)
+    }
+
+    /// The probability that [`PolySampler::draw`] returns the multiset `m`:
+    /// `c_m rho_d^-2 alpha^T K_m alpha / C'`.
+    pub fn multiset_prob(&self, prep: &Prepared, m: &[u32], alpha: &[f64]) -> f64 {
+        if !(prep.total > 0.0) || m.len() > self.degree {
+            return 0.0;
+        }
+        orderings(m) * self.grad_mass(m, alpha) / prep.total
+    }
+}
+
+/// The running matrix `M ⊙ K_{z_1} ⊙ ..` of Algorithm 3: a vector `a` (`M = a a^T`) for a
+/// rank-one basis, the dense matrix otherwise.
+enum Running {
+    Vector(Vec<f64>),
+    Dense(Vec<f64>),
+}
+
+/// Index drawn with probability proportional to the non-negative `w` (`None` if all zero).
+pub fn pick<R: Rng + ?Sized>(w: &[f64], rng: &mut R) -> Option<usize> {
+    let total: f64 = w.iter().sum();
+    if !(total > 0.0) || !total.is_finite() {
+        return None;
+    }
+    let u = rng.gen::<f64>() * total;
+    let mut acc = 0.0;
+    let mut last = None;
+    for (i, &v) in w.iter().enumerate() {
+        if v > 0.0 {
+            acc += v;
+            last = Some(i);
+            if u < acc {
+                return Some(i);
+            }
+        }
+    }
+    last
+}
+
+/// A distribution over distinct product kernels given by the user (eq. 14 with `s_{k-1}`
+/// fixed): it must give positive probability to every kernel whose gradient is non-zero
+/// for the estimate to be unbiased.
+pub trait IndexDistribution: Send + Sync + std::fmt::Debug {
+    /// One multi-index (sorted, degree `<= D`).
+    fn draw(&self, rng: &mut dyn rand::RngCore) -> MultiIndex;
+    /// Its probability.
+    fn prob(&self, m: &[u32]) -> f64;
+}
+
+/// Degree `d` with probability `degree_probs[d]`, then uniform over the
+/// `C(r + d - 1, d)` multisets of that degree. [`DegreeUniform::uniform`] is the uniform
+/// distribution over all `C(r + D, D)` kernels (uniform coordinate descent, UCD).
+#[derive(Debug, Clone)]
+pub struct DegreeUniform {
+    r: usize,
+    probs: Vec<f64>,
+}
+
+impl DegreeUniform {
+    /// `degree_probs` has one non-negative entry per degree `0..=D`, normalized here.
+    pub fn new(r: usize, degree_probs: &[f64]) -> Result<DegreeUniform> {
+        if r == 0 || degree_probs.is_empty() {
+            return Err(Error::invalid(
+                "a degree distribution needs base kernels and at least one degree",
+            ));
+        }
+        if degree_probs.iter().any(|p| !(p.is_finite() && *p >= 0.0)) {
+            return Err(Error::invalid("degree probabilities must be finite and >= 0"));
+        }
+        let s: f64 = degree_probs.iter().sum();
+        if !(s > 0.0) {
+            return Err(Error::invalid("degree probabilities are all zero"));
+        }
+        Ok(DegreeUniform {
+            r,
+            probs: degree_probs.iter().map(|p| p / s).collect(),
+        })
+    }
+
+    /// Uniform over all distinct product kernels of degree `0..=degree`.
+    pub fn uniform(r: usize, degree: usize) -> Result<DegreeUniform> {
+        let w: Vec<f64> = (0..=degree).map(|d| count_of_degree(r, d)).collect();
+        DegreeUniform::new(r, &w)
+    }
+}
+
+impl IndexDistribution for DegreeUniform {
+    fn draw(&self, rng: &mut dyn rand::RngCore) -> MultiIndex {
+        let d = pick(&self.probs, rng).unwrap_or(0);
+        uniform_multiset(self.r, d, rng)
+    }
+
+    fn prob(&self, m: &[u32]) -> f64 {
+        let d = m.len();
+        if d >= self.probs.len() || m.iter().any(|&j| j as usize >= self.r) {
+            return 0.0;
+        }
+        self.probs[d] / count_of_degree(self.r, d)
+    }
+}
+
+/// A uniformly random multiset of size `d` from `0..r` (sorted): stars and bars, i.e. `d`
+/// distinct positions among `r + d - 1` (Floyd's algorithm), minus their rank.
+pub fn uniform_multiset<R: Rng + ?Sized>(r: usize, d: usize, rng: &mut R) -> MultiIndex {
+    if d == 0 {
+        return Vec::new();
+    }
+    let total = r + d - 1;
+    let mut chosen: Vec<usize> = Vec::with_capacity(d);
+    for j in total - d..total {
+        let t = rng.gen_range(0..=j);
+        if chosen.contains(&t) {
+            chosen.push(j);
+        } else {
+            chosen.push(t);
+        }
+    }
+    chosen.sort_unstable();
+    chosen
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| (p - i) as u32)
+        .collect()
+}
+
+/// All multisets of size `d` from `0..r` in lexicographic order (small `r`, `d`: tests and
+/// explicit kernel lists of the baselines).
+pub fn enumerate_multisets(r: usize, d: usize) -> Vec<MultiIndex> {
+    let mut out = Vec::new();
+    let mut cur: Vec<u32> = Vec::with_capacity(d);
+    fn rec(r: usize, d: usize, start: usize, cur: &mut Vec<u32>, out: &mut Vec<MultiIndex>) {
+        if cur.len() == d {
+            out.push(cur.clone());
+            return;
+        }
+        for j in start..r {
+            cur.push(j as u32);
+            rec(r, d, j, cur, out);
+            cur.pop();
+        }
+    }
+    rec(r, d, 0, &mut cur, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+    use std::collections::HashMap;
+
+    fn random_matrix(rows: usize, cols: usize, rng: &mut ChaCha8Rng) -> Matrix {
+        Matrix::from_vec(
+            rows,
+            cols,
+            (0..rows * cols).map(|_| rng.gen_range(-1.0..1.0)).collect(),
+        )
+    }
+
+    fn gaussian_grams(x: &Matrix) -> Vec<Matrix> {
+        // x: n x r; one Gaussian kernel per variable.
+        (0..x.cols)
+            .map(|j| {
+                let n = x.rows;
+                let mut g = Matrix::zeros(n, n);
+                for a in 0..n {
+                    for b in 0..n {
+                        let d = x.get(a, j) - x.get(b, j);
+                        g.set(a, b, (-d * d / 0.8).exp());
+                    }
+                }
+                g
+            })
+            .collect()
+    }
+
+    /// All ordered tuples of length d over 0..r.
+    fn tuples(r: usize, d: usize) -> Vec<Vec<u32>> {
+        let mut out = vec![vec![]];
+        for _ in 0..d {
+            out = out
+                .into_iter()
+                .flat_map(|t| {
+                    (0..r as u32).map(move |j| {
+                        let mut u = t.clone();
+                        u.push(j);
+                        u
+                    })
+                })
+                .collect();
+        }
+        out
+    }
+
+    /// Explicit K_m by Hadamard products of explicit base matrices: the brute-force twin.
+    fn brute_kernel(base: &[Matrix], m: &[u32], n: usize) -> Matrix {
+        let mut k = Matrix::from_vec(n, n, vec![1.0; n * n]);
+        for &j in m {
+            for (v, x) in k.data.iter_mut().zip(&base[j as usize].data) {
+                *v *= x;
+            }
+        }
+        k
+    }
+
+    fn brute_quad(k: &Matrix, a: &[f64]) -> f64 {
+        (0..k.rows)
+            .map(|i| a[i] * (0..k.cols).map(|j| k.get(i, j) * a[j]).sum::<f64>())
+            .sum()
+    }
+
+    fn explicit_base(basis: &PolyBasis) -> Vec<Matrix> {
+        match basis {
+            PolyBasis::RankOne { z } => (0..z.rows)
+                .map(|j| {
+                    let zj = z.row(j);
+                    let n = zj.len();
+                    Matrix::from_vec(n, n, (0..n * n).map(|t| zj[t / n] * zj[t % n]).collect())
+                })
+                .collect(),
+            PolyBasis::Full { grams } => grams.clone(),
+        }
+    }
+
+    /// Sampler probabilities against exact enumeration: every ordered tuple's path
+    /// probability equals rho_d^-2 alpha^T K_tuple alpha / sum over all tuples, every
+    /// multiset's probability is the sum over its orderings, and the distinct mass and
+    /// H_d sums equal the enumerated sums.
+    fn check_exact(basis: PolyBasis, degree: usize, rho2: &[f64], alpha: &[f64]) {
+        let n = basis.points();
+        let r = basis.len();
+        let base = explicit_base(&basis);
+        let s = PolySampler::new(basis, degree, rho2, &MemoryLimit::default()).unwrap();
+        let prep = s.prepare(alpha);
+        // Brute-force total over ordered tuples.
+        let mut brute_total = 0.0;
+        let mut tuple_mass = Vec::new();
+        for d in 0..=degree {
+            for t in tuples(r, d) {
+                let k = brute_kernel(&base, &t, n);
+                let v = brute_quad(&k, alpha) / rho2[d];
+                brute_total += v;
+                tuple_mass.push((t, v));
+            }
+        }
+        assert!((prep.total - brute_total).abs() < 1e-9 * brute_total);
+        let mut by_multiset: HashMap<Vec<u32>, f64> = HashMap::new();
+        for (t, v) in &tuple_mass {
+            let p = s.path_prob(&prep, alpha, t);
+            let exact = v / brute_total;
+            assert!(
+                (p - exact).abs() < 1e-10 + 1e-8 * exact,
+                "tuple {t:?}: sampler {p} vs enumeration {exact}"
+            );
+            let mut m = t.clone();
+            m.sort_unstable();
+            *by_multiset.entry(m).or_default() += p;
+        }
+        assert_eq!(by_multiset.len() as f64, s.kernel_count());
+        let mut distinct = 0.0;
+        for (m, p) in &by_multiset {
+            let q = s.multiset_prob(&prep, m, alpha);
+            assert!((p - q).abs() < 1e-10 + 1e-8 * q, "multiset {m:?}: {p} vs {q}");
+            distinct += brute_quad(&brute_kernel(&base, m, n), alpha) / rho2[m.len()];
+        }
+        let dm = s.distinct_mass(alpha);
+        assert!((dm - distinct).abs() < 1e-9 * distinct, "{dm} vs {distinct}");
+        // Uniform kernel = sum of all distinct kernels.
+        let mut u = vec![0.0; n * n];
+        s.add_uniform_kernel(1.0, &mut u);
+        let mut ub = vec![0.0; n * n];
+        for m in by_multiset.keys() {
+            let k = brute_kernel(&base, m, n);
+            for (o, v) in ub.iter_mut().zip(&k.data) {
+                *o += v / rho2[m.len()];
+            }
+        }
+        for (a, b) in u.iter().zip(&ub) {
+            assert!((a - b).abs() < 1e-9 * (1.0 + b.abs()));
+        }
+    }
+
+    #[test]
+    fn rank_one_sampler_matches_enumeration() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        for (r, degree, n) in [(3, 3, 6), (4, 2, 5), (2, 4, 7), (5, 3, 4)] {
+            let z = random_matrix(r, n, &mut rng);
+            let alpha: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+            let rho2: Vec<f64> = (0..=degree).map(|d| 1.0 + 0.5 * d as f64).collect();
+            check_exact(PolyBasis::RankOne { z }, degree, &rho2, &alpha);
+        }
+    }
+
+    #[test]
+    fn full_rank_sampler_matches_enumeration() {
+        let mut rng = ChaCha8Rng::seed_from_u64(12);
+        for (r, degree, n) in [(3, 3, 5), (2, 2, 6)] {
+            let x = random_matrix(n, r, &mut rng);
+            let alpha: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+            let rho2 = vec![1.0; degree + 1];
+            check_exact(PolyBasis::Full { grams: gaussian_grams(&x) }, degree, &rho2, &alpha);
+        }
+    }
+
+    /// Large-sample frequencies of `draw` and `draw_proportional` against the exact
+    /// distributions (every cell within 5 standard deviations, and a chi-square bound).
+    #[test]
+    fn sampling_frequencies_match() {
+        let mut rng = ChaCha8Rng::seed_from_u64(13);
+        let (r, degree, n) = (3, 3, 6);
+        let z = random_matrix(r, n, &mut rng);
+        let alpha: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let rho2 = [1.0, 1.0, 2.0, 4.0];
+        let s = PolySampler::new(PolyBasis::RankOne { z }, degree, &rho2, &MemoryLimit::default())
+            .unwrap();
+        let prep = s.prepare(&alpha);
+        let all: Vec<MultiIndex> = (0..=degree).flat_map(|d| enumerate_multisets(r, d)).collect();
+        assert_eq!(all.len(), 20);
+        let draws = 40_000;
+        for proportional in [false, true] {
+            let mut counts: HashMap<MultiIndex, usize> = HashMap::new();
+            for _ in 0..draws {
+                let m = if proportional {
+                    s.draw_proportional(&prep, &alpha, &mut rng, 1000).unwrap()
+                } else {
+                    s.draw(&prep, &alpha, &mut rng).unwrap()
+                };
+                *counts.entry(m).or_default() += 1;
+            }
+            let distinct = s.distinct_mass(&alpha);
+            let mut chi2 = 0.0;
+            for m in &all {
+                let p = if proportional {
+                    s.grad_mass(m, &alpha) / distinct
+                } else {
+                    s.multiset_prob(&prep, m, &alpha)
+                };
+                let c = *counts.get(m).unwrap_or(&0) as f64;
+                let e = p * draws as f64;
+                let sd = (e * (1.0 - p)).sqrt().max(1.0);
+                assert!((c - e).abs() < 5.0 * sd, "{m:?}: {c} vs {e}");
+                if e > 0.0 {
+                    chi2 += (c - e) * (c - e) / e;
+                }
+            }
+            // 19 degrees of freedom: P(chi2 > 50) < 1e-4.
+            assert!(chi2 < 50.0, "chi2 = {chi2}");
+        }
+    }
+
+    #[test]
+    fn counting_helpers() {
+        assert_eq!(count_kernels(100, 3), 176_851.0);
+        assert_eq!(count_kernels(30, 5), 324_632.0);
+        assert_eq!(count_kernels(40, 3), 12_341.0);
+        for (r, d) in [(4, 3), (3, 5), (1, 2)] {
+            let e = enumerate_multisets(r, d);
+            assert_eq!(e.len() as f64, count_of_degree(r, d));
+        }
+        assert_eq!(orderings(&[0, 0, 4]), 3.0);
+        assert_eq!(orderings(&[1, 2, 3]), 6.0);
+        assert_eq!(orderings(&[2, 2, 2]), 1.0);
+        assert_eq!(orderings(&[]), 1.0);
+        let names: Vec<String> = (1..=5).map(|i| format!("x{i}")).collect();
+        assert_eq!(index_name(&[0, 0, 4], &names), "x1^2*x5");
+        assert_eq!(index_name(&[], &names), "1");
+    }
+
+    #[test]
+    fn uniform_distribution_is_uniform() {
+        let mut rng = ChaCha8Rng::seed_from_u64(14);
+        let dist = DegreeUniform::uniform(3, 2).unwrap();
+        let all: Vec<MultiIndex> = (0..=2).flat_map(|d| enumerate_multisets(3, d)).collect();
+        assert_eq!(all.len(), 10);
+        let total: f64 = all.iter().map(|m| dist.prob(m)).sum();
+        assert!((total - 1.0).abs() < 1e-12);
+        let mut counts: HashMap<MultiIndex, usize> = HashMap::new();
+        let draws = 20_000;
+        for _ in 0..draws {
+            *counts.entry(dist.draw(&mut rng)).or_default() += 1;
+        }
+        assert_eq!(counts.len(), 10);
+        for m in &all {
+            let c = counts[m] as f64;
+            assert!((c - 2000.0).abs() < 5.0 * (2000.0f64 * 0.9).sqrt(), "{m:?}: {c}");
+        }
+    }
+
+    #[test]
+    fn bad_inputs_are_errors() {
+        let z = Matrix::from_vec(2, 3, vec![1.0; 6]);
+        let lim = MemoryLimit::default();
+        assert!(PolySampler::new(PolyBasis::RankOne { z: z.clone() }, 2, &[1.0, 1.0], &lim).is_err());
+        assert!(PolySampler::new(PolyBasis::RankOne { z: z.clone() }, 0, &[1.0], &lim).is_err());
+        assert!(
+            PolySampler::new(PolyBasis::RankOne { z: z.clone() }, 1, &[1.0, -1.0], &lim).is_err()
+        );
+        let tiny = MemoryLimit { bytes: 10 };
+        assert!(matches!(
+            PolySampler::new(PolyBasis::RankOne { z }, 1, &[1.0, 1.0], &tiny),
+            Err(Error::Memory(_))
+        ));
+    }
+}

@@ -1,0 +1,318 @@
+//! Inference in a first-order chain (sequence labeling, Sec. 2.1 and 2.3 of Martins et al.
+//! 2011): the score of a label sequence `y` of length `n` over `L` labels is
+//!
+//! ```text
+//! s(y) = sum_i u[i, y_i] + sum_{i<n-1} T[y_i, y_{i+1}]
+//! ```
+//!
+//! with unigram scores `u` (`n x L`, row-major) and label-pair (bigram) scores `T` (`L x L`,
+//! row-major, `T[a * L + b]` for `a` followed by `b`). This module gives the decoders the
+//! losses of eq. (3) and (4) need:
+//! - [`viterbi`]: `argmax_y s(y)` (inference, eq. 1);
+//! - [`loss_augmented_viterbi`]: `argmax_y s(y) + c(y, y*)` with the (scaled) Hamming cost, the
+//!   decoding step of the structured hinge loss (eq. 4; line 6 of Alg. 3);
+//! - [`forward_backward`]: `log Z = log sum_y exp s(y)` and the unigram and bigram marginals,
+//!   in log space, for the CRF loss (eq. 3).
+//!
+//! Ties are broken towards the smaller label, so every decoder is deterministic.
+
+/// Score `s(y)` of a label sequence.
+pub fn sequence_score(unary: &[f64], trans: &[f64], n_labels: usize, y: &[usize]) -> f64 {
+    let l = n_labels;
+    let mut s = 0.0;
+    for (i, &yi) in y.iter().enumerate() {
+        s += unary[i * l + yi];
+        if i > 0 {
+            s += trans[y[i - 1] * l + yi];
+        }
+    }
+    s
+}
+
+/// Number of positions where two label sequences differ.
+pub fn hamming(a: &[usize], b: &[usize]) -> usize {
+    a.iter().zip(b).filter(|(x, y)| x != y).count()
+}
+
+/// The best label sequence and its score: `max_y s(y)` by dynamic programming,
+/// O(n L^2). An empty sequence scores 0.
+pub fn viterbi(unary: &[f64], trans: &[f64], n_labels: usize) -> (f64, Vec<usize>) {
+    viterbi_with(unary, trans, n_labels, |_, _| 0.0)
+}
+
+/// `max_y s(y) + cost * hamming(y, gold)` and its argmax (loss-augmented decoding with the
+/// Hamming cost, eq. 4 of martins2011). Returns the augmented score.
+pub fn loss_augmented_viterbi(
+    unary: &[f64],
+    trans: &[f64],
+    n_labels: usize,
+    gold: &[usize],
+    cost: f64,
+) -> (f64, Vec<usize>) {
+    viterbi_with(unary, trans, n_labels, |i, y| {
+        if gold[i] == y {
+            0.0
+        } else {
+            cost
+        }
+    })
+}
+
+/// Viterbi with an extra unigram term `extra(i, y)` added to the unigram scores.
+fn viterbi_with(
+    unary: &[f64],
+    trans: &[f64],
+    n_labels: usize,
+    extra: impl Fn(usize, usize) -> f64,
+) -> (f64, Vec<usize>) {
+    let l = n_labels;
+    if l == 0 || unary.is_empty() {
+        return (0.0, Vec::new());
+    }
+    let n = unary.len() / l;
+    debug_assert_eq!(trans.len(), l * l);
+    let mut delta = vec![0.0; l];
+    let mut next = vec![0.0; l];
+    let mut back = vec![0usize; n * l];
+    for (y, d) in delta.iter_mut().enumerate() {
+        *d = unary[y] + extra(0, y);
+    }
+    for i in 1..n {
+        for b in 0..l {
+            let mut best = f64::NEG_INFINITY;
+            let mut arg = 0;
+            for (a, &da) in delta.iter().enumerate() {
+                let v = da + trans[a * l + b];
+                if v > best {
+                    best = v;
+                    arg = a;
+                }
+            }
+            next[b] = best + unary[i * l + b] + extra(i, b);
+            back[i * l + b] = arg;
+        }
+        std::mem::swap(&mut delta, &mut next);
+    }
+    let mut best = f64::NEG_INFINITY;
+    let mut arg = 0;
+    for (y, &d) in delta.iter().enumerate() {
+        if d > best {
+            best = d;
+            arg = y;
+        }
+    }
+    let mut path = vec![0; n];
+    path[n - 1] = arg;
+    for i in (1..n).rev() {
+        path[i - 1] = back[i * l + path[i]];
+    }
+    (best, path)
+}
+
+/// Log-partition function and marginals of the chain's Gibbs distribution
+/// `p(y) = exp(s(y) - log Z)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marginals {
+    /// `log Z = log sum_y exp s(y)`.
+    pub log_z: f64,
+    /// `p(y_i = y)`, `n x L` row-major.
+    pub node: Vec<f64>,
+    /// `sum_i p(y_i = a, y_{i+1} = b)`, `L x L` row-major (expected bigram counts).
+    pub edge: Vec<f64>,
+}
+
+/// `log sum_k exp(v_k)` computed stably.
+fn log_sum_exp(v: impl Iterator<Item = f64> + Clone) -> f64 {
+    let m = v.clone().fold(f64::NEG_INFINITY, f64::max);
+    if m == f64::NEG_INFINITY || !m.is_finite() {
+        return m;
+    }
+    m + v.map(|x| (x - m).exp()).sum::<f64>().ln()
+}
+
+/// Forward-backward in log space: `log Z` and the marginals, O(n L^2).
+pub fn forward_backward(unary: &[f64], trans: &[f64], n_labels: usize) -> Marginals {
+    let l = n_labels;
+    if l == 0 || unary.is_empty() {
+        return Marginals {
+            log_z: 0.0,
+            node: Vec::new(),
+            edge: vec![0.0; l * l],
+        };
+    }
+    let n = unary.len() / l;
+    // alpha[i, b] = log sum over y_0..y_i with y_i = b of exp(partial score).
+    let mut alpha = vec![0.0; n * l];
+    alpha[..l].copy_from_slice(&unary[..l]);
+    for i in 1..n {
+        let (prev, cur) = alpha.split_at_mut(i * l);
+        let prev = &prev[(i - 1) * l..];
+        for b in 0..l {
+            cur[b] = unary[i * l + b] + log_sum_exp((0..l).map(|a| prev[a] + trans[a * l + b]));
+        }
+    }
+    // beta[i, a] = log sum over y_{i+1}.. of exp(score of the rest) given y_i = a.
+    let mut beta = vec![0.0; n * l];
+    for i in (0..n - 1).rev() {
+        let (cur, next) = beta.split_at_mut((i + 1) * l);
+        let cur = &mut cur[i * l..];
+        let next = &next[..l];
+        let u = &unary[(i + 1) * l..(i + 2) * l];
+        for a in 0..l {
+            cur[a] = log_sum_exp((0..l).map(|b| trans[a * l + b] + u[b] + next[b]));
+        }
+    }
+    let log_z = log_sum_exp(alpha[(n - 1) * l..].iter().copied());
+    let node: Vec<f64> = alpha
+        .iter()
+        .zip(&beta)
+        .map(|(a, b)| (a + b - log_z).exp())
+        .collect();
+    let mut edge = vec![0.0; l * l];
+    for i in 0..n - 1 {
+        for a in 0..l {
+            let fa = alpha[i * l + a];
+            for b in 0..l {
+                edge[a * l + b] +=
+                    (fa + trans[a * l + b] + unary[(i + 1) * l + b] + beta[(i + 1) * l + b]
+                        - log_z)
+                        .exp();
+            }
+        }
+    }
+    Marginals { log_z, node, edge }
+}
+
+/// `log Z = log sum_y exp s(y)` alone (the forward pass).
+pub fn log_partition(unary: &[f64], trans: &[f64], n_labels: usize) -> f64 {
+    let l = n_labels;
+    if l == 0 || unary.is_empty() {
+        return 0.0;
+    }
+    let n = unary.len() / l;
+    let mut alpha = unary[..l].to_vec();
+    let mut next = vec![0.0; l];
+    for i in 1..n {
+        for (b, nb) in next.iter_mut().enumerate() {
+            *nb = unary[i * l + b] + log_sum_exp((0..l).map(|a| alpha[a] + trans[a * l + b]));
+        }
+        std::mem::swap(&mut alpha, &mut next);
+    }
+    log_sum_exp(alpha.iter().copied())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// All label sequences of length n over l labels.
+    fn all_sequences(n: usize, l: usize) -> Vec<Vec<usize>> {
+        let mut out = vec![Vec::new()];
+        for _ in 0..n {
+            out = out
+                .into_iter()
+                .flat_map(|s| {
+                    (0..l).map(move |y| {
+                        let mut t = s.clone();
+                        t.push(y);
+                        t
+                    })
+                })
+                .collect();
+        }
+        out
+    }
+
+    fn random_chain(rng: &mut impl Rng, n: usize, l: usize, scale: f64) -> (Vec<f64>, Vec<f64>) {
+        let u = (0..n * l).map(|_| rng.gen_range(-scale..scale)).collect();
+        let t = (0..l * l).map(|_| rng.gen_range(-scale..scale)).collect();
+        (u, t)
+    }
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol * (1.0 + a.abs().max(b.abs()))
+    }
+
+    /// Viterbi and loss-augmented Viterbi return the maximum over all sequences, and a
+    /// sequence that attains it.
+    #[test]
+    fn viterbi_matches_enumeration() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        for trial in 0..200 {
+            let n = 1 + trial % 5;
+            let l = 2 + trial % 3;
+            let (u, t) = random_chain(&mut rng, n, l, 2.0);
+            let gold: Vec<usize> = (0..n).map(|_| rng.gen_range(0..l)).collect();
+            let cost = [0.5, 1.0, 3.0][trial % 3];
+            let seqs = all_sequences(n, l);
+            let best = seqs
+                .iter()
+                .map(|y| sequence_score(&u, &t, l, y))
+                .fold(f64::NEG_INFINITY, f64::max);
+            let (s, path) = viterbi(&u, &t, l);
+            assert!(close(s, best, 1e-12), "viterbi {s} vs {best}");
+            assert!(close(sequence_score(&u, &t, l, &path), best, 1e-12));
+            let aug =
+                |y: &Vec<usize>| sequence_score(&u, &t, l, y) + cost * hamming(y, &gold) as f64;
+            let best_aug = seqs.iter().map(aug).fold(f64::NEG_INFINITY, f64::max);
+            let (sa, pa) = loss_augmented_viterbi(&u, &t, l, &gold, cost);
+            assert!(close(sa, best_aug, 1e-12), "augmented {sa} vs {best_aug}");
+            assert!(close(aug(&pa), best_aug, 1e-12));
+        }
+    }
+
+    /// log Z and the marginals equal their definitions summed over all sequences, also with
+    /// large scores (log space must not overflow).
+    #[test]
+    fn forward_backward_matches_enumeration() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for trial in 0..120 {
+            let n = 1 + trial % 4;
+            let l = 2 + trial % 3;
+            let scale = if trial % 4 == 3 { 400.0 } else { 2.0 };
+            let (u, t) = random_chain(&mut rng, n, l, scale);
+            let seqs = all_sequences(n, l);
+            let scores: Vec<f64> = seqs.iter().map(|y| sequence_score(&u, &t, l, y)).collect();
+            let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let log_z = m + scores.iter().map(|s| (s - m).exp()).sum::<f64>().ln();
+            let fb = forward_backward(&u, &t, l);
+            assert!(close(fb.log_z, log_z, 1e-12), "{} vs {log_z}", fb.log_z);
+            assert!(close(log_partition(&u, &t, l), log_z, 1e-12));
+            let mut node = vec![0.0; n * l];
+            let mut edge = vec![0.0; l * l];
+            for (y, s) in seqs.iter().zip(&scores) {
+                let p = (s - log_z).exp();
+                for i in 0..n {
+                    node[i * l + y[i]] += p;
+                    if i + 1 < n {
+                        edge[y[i] * l + y[i + 1]] += p;
+                    }
+                }
+            }
+            for (a, b) in fb.node.iter().zip(&node) {
+                assert!((a - b).abs() < 1e-9, "node {a} vs {b}");
+            }
+            for (a, b) in fb.edge.iter().zip(&edge) {
+                assert!((a - b).abs() < 1e-9, "edge {a} vs {b}");
+            }
+            // Each position's marginals sum to one.
+            for i in 0..n {
+                let s: f64 = fb.node[i * l..(i + 1) * l].iter().sum();
+                assert!((s - 1.0).abs() < 1e-9);
+            }
+        }
+    }
+
+    #[test]
+    fn ties_and_empty_sequences() {
+        let (s, p) = viterbi(&[0.0; 6], &[0.0; 9], 3);
+        assert_eq!((s, p), (0.0, vec![0, 0]));
+        assert_eq!(viterbi(&[], &[0.0; 4], 2), (0.0, Vec::new()));
+        let fb = forward_backward(&[], &[0.0; 4], 2);
+        assert_eq!(fb.log_z, 0.0);
+        // Uniform scores: log Z = n log L.
+        let fb = forward_backward(&[0.0; 6], &[0.0; 9], 3);
+        assert!((fb.log_z - 2.0 * 3f64.ln()).abs() < 1e-12);
+    }
+}
