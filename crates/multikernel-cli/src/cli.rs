@@ -64,10 +64,10 @@ pub struct TrainArgs {
     #[arg(long)]
     pub reg: Option<String>,
     /// C = 1 / (lambda N); give --C or --lambda.
-    #[arg(long = "C", value_name = "C", conflicts_with = "lambda")]
+    #[arg(long = "C", value_name = "C", conflicts_with = "lambda", allow_negative_numbers = true)]
     pub c: Option<f64>,
     /// Regularization constant lambda.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub lambda: Option<f64>,
     /// Loss: hinge, logistic, multiclass-hinge, multiclass-logistic, squared (sequence:
     /// hinge or crf).
@@ -76,7 +76,7 @@ pub struct TrainArgs {
     #[arg(long, default_value_t = 20)]
     pub epochs: usize,
     /// Initial learning rate eta0.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub eta0: f64,
     /// Learning-rate schedule: sqrt (eta0/sqrt(t)), const, inv (1/(lambda t)).
     #[arg(long, default_value = "sqrt")]

@@ -15,8 +15,10 @@ use super::memory::{bytes_of, MemoryLimit};
 use crate::data::{dot, Matrix};
 use crate::error::{Error, Result};
 
-/// Target size (in `f64` entries) of one row block's output or scratch.
-const BLOCK_ELEMS: usize = 1 << 20;
+/// Largest scratch buffer (in `f64` entries) of one row block (sparse Grams, sums).
+const SCRATCH_ELEMS: usize = 1 << 20;
+/// Largest output of one row block of a dense Gram (written in place, no scratch).
+const DENSE_BLOCK_ELEMS: usize = 1 << 22;
 /// At most this many rows per block.
 const MAX_BLOCK_ROWS: usize = 256;
 
@@ -66,18 +68,26 @@ impl Post {
     }
 }
 
-/// Rows per block for `rows x cols` outputs: small enough for cache-sized scratch and for
-/// several blocks per thread (load balance), at most [`MAX_BLOCK_ROWS`].
-fn block_rows(rows: usize, cols: usize, per_thread: usize) -> usize {
+/// Rows per block for `rows x cols` outputs: at most `max_elems` entries per block, several
+/// blocks per thread (load balance), at most [`MAX_BLOCK_ROWS`] rows.
+fn block_rows(rows: usize, cols: usize, per_thread: usize, max_elems: usize) -> usize {
     let threads = rayon::current_num_threads().max(1);
-    let by_mem = BLOCK_ELEMS / cols.max(1);
+    let by_mem = max_elems / cols.max(1);
     let by_balance = rows.div_ceil(per_thread * threads);
     by_mem.min(by_balance).clamp(1, MAX_BLOCK_ROWS)
 }
 
 /// `out[r, c - c0] = a_r . b_c` for the `h` rows of `a_rows` (row-major, `d` columns) and
 /// columns `c0..b.rows` of `b`; `out` rows are `stride` apart.
-fn dots_into(a_rows: &[f64], h: usize, d: usize, b: &Matrix, c0: usize, out: &mut [f64], stride: usize) {
+fn dots_into(
+    a_rows: &[f64],
+    h: usize,
+    d: usize,
+    b: &Matrix,
+    c0: usize,
+    out: &mut [f64],
+    stride: usize,
+) {
     let w = b.rows - c0;
     if h == 0 || w == 0 {
         return;
@@ -165,7 +175,9 @@ pub(crate) fn map_row(
         }
         FittedKind::Rbf { sigma2 } => {
             let g = -0.5 / sigma2;
-            apply(row, na, nb, ci, colf, move |d, a, b| (sqd(d, a, b) * g).exp())
+            apply(row, na, nb, ci, colf, move |d, a, b| {
+                (sqd(d, a, b) * g).exp()
+            })
         }
         FittedKind::BSpline { h } => {
             let ih = 1.0 / h;
@@ -173,7 +185,9 @@ pub(crate) fn map_row(
                 (1.0 - sqd(d, a, b).sqrt() * ih).max(0.0)
             })
         }
-        other => apply(row, na, nb, ci, colf, |d, a, b| other.value(d, sqd(d, a, b))),
+        other => apply(row, na, nb, ci, colf, |d, a, b| {
+            other.value(d, sqd(d, a, b))
+        }),
     }
 }
 
@@ -237,7 +251,7 @@ pub(crate) fn dense(
     if n == 0 || m == 0 {
         return Ok(out);
     }
-    let br = block_rows(n, m, 4);
+    let br = block_rows(n, m, 4, DENSE_BLOCK_ELEMS);
     let needs_dot = kind.needs_dot();
     let colf = post.col.as_deref();
     out.data
@@ -273,7 +287,7 @@ pub(crate) fn dense_sym(
     if n == 0 {
         return Ok(out);
     }
-    let br = block_rows(n, n, 8);
+    let br = block_rows(n, n, 8, DENSE_BLOCK_ELEMS);
     let needs_dot = kind.needs_dot();
     let colf = post.col.as_deref();
     out.data
@@ -337,7 +351,7 @@ pub(crate) fn sparse(
         )));
     }
     let threads = rayon::current_num_threads().max(1);
-    let br = block_rows(n, m, 4);
+    let br = block_rows(n, m, 4, SCRATCH_ELEMS);
     let needs_dot = kind.needs_dot();
     let supp = kind.support_sq();
     let scratch = bytes_of(threads * br, m, 8);
@@ -374,8 +388,7 @@ pub(crate) fn sparse(
                     &mut val,
                 );
                 if let Some(dg) = diag {
-                    let missing =
-                        set_sparse_diag(&mut idx[before..], &mut val[before..], i, dg[i]);
+                    let missing = set_sparse_diag(&mut idx[before..], &mut val[before..], i, dg[i]);
                     if let Some((j, v)) = missing {
                         // The diagonal was not stored (raw value 0 there): insert it.
                         let p = before + idx[before..].partition_point(|&c| c < j);
@@ -443,7 +456,7 @@ pub(crate) fn raw_sum(kind: &FittedKind, a: &Side) -> f64 {
         }
         return dot(&s, &s);
     }
-    let br = block_rows(n, n, 4);
+    let br = block_rows(n, n, 4, SCRATCH_ELEMS);
     let needs_dot = kind.needs_dot();
     (0..n.div_ceil(br))
         .into_par_iter()

@@ -255,7 +255,13 @@ impl FittedKernel {
             let inner = if f.len() <= 4 {
                 f.iter().map(|&j| tag(j)).collect::<Vec<_>>().join(",")
             } else {
-                format!("f{},f{},..,f{} ({} features)", f[0], f[1], f[f.len() - 1], f.len())
+                format!(
+                    "f{},f{},..,f{} ({} features)",
+                    f[0],
+                    f[1],
+                    f[f.len() - 1],
+                    f.len()
+                )
             };
             s.push_str(&format!("[{inner}]"));
         }
@@ -405,7 +411,10 @@ impl FittedKernel {
     pub fn gram(&self, a: &Matrix, b: &Matrix, limit: &MemoryLimit) -> Result<Gram> {
         self.check_cols(a)?;
         self.check_cols(b)?;
-        let what = format!("the {} x {} Gram matrix of kernel {}", a.rows, b.rows, self.name);
+        let what = format!(
+            "the {} x {} Gram matrix of kernel {}",
+            a.rows, b.rows, self.name
+        );
         let sa = Side::new(a, self.features.as_deref());
         let sb = Side::new(b, self.features.as_deref());
         let post = self.post(&sa, Some(&sb));
@@ -420,7 +429,10 @@ impl FittedKernel {
     /// for dense kernels; the diagonal is exact).
     pub fn gram_sym(&self, a: &Matrix, limit: &MemoryLimit) -> Result<Gram> {
         self.check_cols(a)?;
-        let what = format!("the {} x {} Gram matrix of kernel {}", a.rows, a.rows, self.name);
+        let what = format!(
+            "the {} x {} Gram matrix of kernel {}",
+            a.rows, a.rows, self.name
+        );
         let sa = Side::new(a, self.features.as_deref());
         let post = self.post(&sa, None);
         let diag = self.diag(a);

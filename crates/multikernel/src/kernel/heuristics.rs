@@ -87,7 +87,11 @@ pub fn bspline_h_for_zeros(x: &Matrix, zeros: f64, seed: u64) -> f64 {
         return 1.0;
     }
     let m = d.len();
-    let z = if zeros.is_nan() { 0.0 } else { zeros.clamp(0.0, 1.0) };
+    let z = if zeros.is_nan() {
+        0.0
+    } else {
+        zeros.clamp(0.0, 1.0)
+    };
     let k = (((1.0 - z) * m as f64).round() as usize).min(m);
     let h2 = if k == m {
         let max = d.iter().copied().fold(0.0, f64::max);
@@ -147,7 +151,10 @@ mod tests {
             let x = random(n, d, n as u64);
             let expect = brute_median_sq(&x) / 2.0;
             let got = median_sigma2(&x, 9);
-            assert!((got - expect).abs() <= 1e-12 * expect, "n={n}: {got} vs {expect}");
+            assert!(
+                (got - expect).abs() <= 1e-12 * expect,
+                "n={n}: {got} vs {expect}"
+            );
         }
     }
 
@@ -189,7 +196,10 @@ mod tests {
                 }
             }
             let frac = z as f64 / tot as f64;
-            assert!((frac - zeros).abs() < 0.002, "zeros {zeros}: got {frac} (h={h})");
+            assert!(
+                (frac - zeros).abs() < 0.002,
+                "zeros {zeros}: got {frac} (h={h})"
+            );
         }
         // zeros = 0: no zero entries at all.
         let h = bspline_h_for_zeros(&x, 0.0, 0);

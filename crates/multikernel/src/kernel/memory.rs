@@ -80,7 +80,9 @@ mod tests {
         let l = MemoryLimit::gib(1.0);
         assert_eq!(l.bytes, 1 << 30);
         assert!(l.check(1 << 30, "x").is_ok());
-        let err = l.check((1 << 30) + 1, "a 20000 x 20000 Gram matrix").unwrap_err();
+        let err = l
+            .check((1 << 30) + 1, "a 20000 x 20000 Gram matrix")
+            .unwrap_err();
         let msg = err.to_string();
         assert!(matches!(err, Error::Memory(_)));
         assert!(msg.contains("a 20000 x 20000 Gram matrix"), "{msg}");

@@ -335,11 +335,8 @@ fn parse_pairs<'a>(s: &'a str, ctx: &str) -> Result<Vec<(&'a str, &'a str)>> {
 }
 
 fn num<T: FromStr>(ctx: &str, key: &str, v: &str, what: &str) -> Result<T> {
-    v.parse::<T>().map_err(|_| {
-        Error::invalid(format!(
-            "kernel spec '{ctx}': {key}={v} is not {what}"
-        ))
-    })
+    v.parse::<T>()
+        .map_err(|_| Error::invalid(format!("kernel spec '{ctx}': {key}={v} is not {what}")))
 }
 
 /// Parses `NAME[:k=v,...]` (or `product(...)[:k=v,...]`) into a kind plus the keys that are
@@ -412,8 +409,8 @@ fn parse_kind<'a>(s: &'a str, ctx: &str) -> Result<(KernelKind, Vec<(&'a str, &'
                 "norm" | "features" => spec_keys.push(p),
                 k => {
                     return Err(Error::invalid(format!(
-                        "kernel spec '{ctx}': unknown key '{k}' for product (accepted: norm, features)"
-                    )))
+                    "kernel spec '{ctx}': unknown key '{k}' for product (accepted: norm, features)"
+                )))
                 }
             }
         }
@@ -554,7 +551,10 @@ mod tests {
         assert!(s.perfeature);
         assert_eq!(s.kind, KernelKind::Rbf { sigma2: Some(1.0) });
         assert_eq!(s.norm, Normalization::Variance);
-        assert_eq!(p("rbf:sigma2=median").kind, KernelKind::Rbf { sigma2: None });
+        assert_eq!(
+            p("rbf:sigma2=median").kind,
+            KernelKind::Rbf { sigma2: None }
+        );
         assert_eq!(
             p("bspline:zeros=0.9").kind,
             KernelKind::BSpline {
@@ -637,7 +637,10 @@ mod tests {
                 Err(e) => {
                     assert!(matches!(e, Error::Invalid(_)), "{c}: {e:?}");
                     let msg = e.to_string();
-                    assert!(msg.contains(needle), "'{c}': message '{msg}' lacks '{needle}'");
+                    assert!(
+                        msg.contains(needle),
+                        "'{c}': message '{msg}' lacks '{needle}'"
+                    );
                 }
             }
         }
@@ -650,7 +653,11 @@ mod tests {
 
     #[test]
     fn expand_specs_one_per_feature() {
-        let specs = [p("perfeature:rbf:norm=diag"), p("linear"), p("perfeature:linear:features=4+7")];
+        let specs = [
+            p("perfeature:rbf:norm=diag"),
+            p("linear"),
+            p("perfeature:linear:features=4+7"),
+        ];
         let e = expand_specs(&specs, 3);
         assert_eq!(e.len(), 3 + 1 + 2);
         for (j, s) in e[..3].iter().enumerate() {

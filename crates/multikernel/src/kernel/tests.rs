@@ -64,7 +64,11 @@ fn all_specs() -> Vec<String> {
         for norm in ["", "norm=diag", "norm=trace", "norm=variance"] {
             for feat in ["", "features=2+0"] {
                 let keys: Vec<&str> = [norm, feat].into_iter().filter(|s| !s.is_empty()).collect();
-                let sep = if k.starts_with("product") || !k.contains(':') { ":" } else { "," };
+                let sep = if k.starts_with("product") || !k.contains(':') {
+                    ":"
+                } else {
+                    ","
+                };
                 out.push(if keys.is_empty() {
                     k.to_string()
                 } else {
@@ -86,14 +90,25 @@ fn gram_entries_equal_naive_eval() {
         let k = FittedKernel::fit(&spec(&s), &x, &names(4), 7).unwrap();
         let g = k.gram(&a, &b, &lim).unwrap();
         assert_eq!(g.is_sparse(), k.is_sparse(), "{s}");
-        assert_close(&g.to_dense(), &naive_gram(&k, &a, &b), 1e-10, &format!("{s} gram"));
+        assert_close(
+            &g.to_dense(),
+            &naive_gram(&k, &a, &b),
+            1e-10,
+            &format!("{s} gram"),
+        );
         let gs = k.gram_sym(&a, &lim).unwrap();
         let naive = naive_gram(&k, &a, &a);
         assert_close(&gs.to_dense(), &naive, 1e-10, &format!("{s} gram_sym"));
         for i in 0..a.rows {
             let want = k.eval(a.row(i), a.row(i));
-            assert!((k.self_eval(a.row(i)) - want).abs() <= 1e-12 * (1.0 + want.abs()), "{s}");
-            assert!((k.diag(&a)[i] - want).abs() <= 1e-12 * (1.0 + want.abs()), "{s}");
+            assert!(
+                (k.self_eval(a.row(i)) - want).abs() <= 1e-12 * (1.0 + want.abs()),
+                "{s}"
+            );
+            assert!(
+                (k.diag(&a)[i] - want).abs() <= 1e-12 * (1.0 + want.abs()),
+                "{s}"
+            );
             // gram_sym's diagonal is exact.
             assert_eq!(gs.get(i, i), k.diag(&a)[i], "{s}");
             // Symmetric.
@@ -109,7 +124,11 @@ fn gram_with_many_blocks_equals_naive_eval() {
     // Enough rows for several row blocks per thread, and rows that are not a block multiple.
     let x = random(601, 5, 4);
     let lim = MemoryLimit::default();
-    for s in ["rbf:norm=diag", "poly:degree=2,offset=1,norm=trace", "bspline:zeros=0.9"] {
+    for s in [
+        "rbf:norm=diag",
+        "poly:degree=2,offset=1,norm=trace",
+        "bspline:zeros=0.9",
+    ] {
         let k = FittedKernel::fit(&spec(s), &x, &[], 1).unwrap();
         let naive = naive_gram(&k, &x, &x);
         assert_close(&k.gram_sym(&x, &lim).unwrap().to_dense(), &naive, 1e-10, s);
@@ -123,10 +142,19 @@ fn gram_with_many_blocks_equals_naive_eval() {
 fn normalizations_match_definitions() {
     let x = random(50, 3, 5);
     let lim = MemoryLimit::default();
-    for kind in ["linear", "poly:degree=3,offset=1", "rbf", "product(linear*rbf:sigma2=1)"] {
+    for kind in [
+        "linear",
+        "poly:degree=3,offset=1",
+        "rbf",
+        "product(linear*rbf:sigma2=1)",
+    ] {
         // Unit diagonal.
         let with = |norm: &str| {
-            let sep = if kind.contains(':') && !kind.starts_with("product") { "," } else { ":" };
+            let sep = if kind.contains(':') && !kind.starts_with("product") {
+                ","
+            } else {
+                ":"
+            };
             spec(&format!("{kind}{sep}norm={norm}"))
         };
         let k = FittedKernel::fit(&with("diag"), &x, &[], 0).unwrap();
@@ -158,7 +186,9 @@ fn normalizations_match_definitions() {
     }
     // Linear kernel: feature-space variance is the plain mean squared distance to the mean.
     let k = FittedKernel::fit(&spec("linear:norm=variance"), &x, &[], 0).unwrap();
-    let mean: Vec<f64> = (0..3).map(|j| x.col(j).iter().sum::<f64>() / 50.0).collect();
+    let mean: Vec<f64> = (0..3)
+        .map(|j| x.col(j).iter().sum::<f64>() / 50.0)
+        .collect();
     let var: f64 = (0..50).map(|i| sq_dist(x.row(i), &mean)).sum::<f64>() / 50.0;
     assert!((k.scale() - 1.0 / var).abs() < 1e-12 / var);
 }
@@ -174,14 +204,21 @@ fn variance_of_large_sets_is_estimated_from_a_sample() {
     let nf = n as f64;
     let exact = 1.0 - g.to_dense().data.iter().sum::<f64>() / (nf * nf);
     let est = 1.0 / k.scale();
-    assert!((est - exact).abs() < 0.01 * exact, "estimate {est} vs exact {exact}");
+    assert!(
+        (est - exact).abs() < 0.01 * exact,
+        "estimate {est} vs exact {exact}"
+    );
 }
 
 #[test]
 fn sparse_equals_dense_and_keeps_only_nonzeros() {
     let x = random(200, 1, 9);
     let lim = MemoryLimit::default();
-    for s in ["bspline", "bspline:zeros=0.7,norm=variance", "product(bspline:h=0.3*rbf:sigma2=1)"] {
+    for s in [
+        "bspline",
+        "bspline:zeros=0.7,norm=variance",
+        "product(bspline:h=0.3*rbf:sigma2=1)",
+    ] {
         let k = FittedKernel::fit(&spec(s), &x, &[], 2).unwrap();
         assert!(k.is_sparse());
         let g = k.gram_sym(&x, &lim).unwrap();
@@ -214,7 +251,10 @@ fn bspline_default_h_gives_target_sparsity_on_training_gram() {
     let n = x.rows;
     let off_nonzero = g.nnz() - n; // the diagonal is 1
     let zero_frac = 1.0 - off_nonzero as f64 / (n * (n - 1)) as f64;
-    assert!((zero_frac - DEFAULT_BSPLINE_ZEROS).abs() < 0.005, "{zero_frac}");
+    assert!(
+        (zero_frac - DEFAULT_BSPLINE_ZEROS).abs() < 0.005,
+        "{zero_frac}"
+    );
 }
 
 #[test]
@@ -246,7 +286,10 @@ fn memory_limit_refuses_before_allocating() {
     let err = k.gram_sym(&x, &MemoryLimit::default()).unwrap_err();
     assert!(matches!(err, Error::Memory(_)), "{err}");
     let msg = err.to_string();
-    assert!(msg.contains("300000 x 300000") && msg.contains("--memory-limit-gb"), "{msg}");
+    assert!(
+        msg.contains("300000 x 300000") && msg.contains("--memory-limit-gb"),
+        "{msg}"
+    );
     let err = k.gram(&x, &x, &MemoryLimit::gib(1.0)).unwrap_err();
     assert!(matches!(err, Error::Memory(_)));
     // Sparse Grams: refused once the stored entries exceed the limit (all rows identical, so
@@ -303,12 +346,18 @@ fn fit_errors_and_names() {
     let err = FittedKernel::fit(&spec("linear"), &Matrix::zeros(0, 3), &[], 0).unwrap_err();
     assert!(err.to_string().contains("empty"), "{err}");
     let k = FittedKernel::fit(&spec("linear"), &x, &[], 0).unwrap();
-    let err = k.gram(&random(2, 4, 0), &x, &MemoryLimit::default()).unwrap_err();
+    let err = k
+        .gram(&random(2, 4, 0), &x, &MemoryLimit::default())
+        .unwrap_err();
     assert!(err.to_string().contains("fitted on 3 features"), "{err}");
 
     let feat = vec!["age".to_string(), "bmi".to_string(), "bp".to_string()];
     let ks = fit_all(
-        &[spec("perfeature:linear:norm=trace"), spec("poly"), spec("rbf:sigma2=3.25")],
+        &[
+            spec("perfeature:linear:norm=trace"),
+            spec("poly"),
+            spec("rbf:sigma2=3.25"),
+        ],
         &x,
         &feat,
         0,
@@ -350,11 +399,79 @@ fn constant_feature_kernels_are_left_unscaled() {
 #[test]
 fn fitted_kernel_serde_round_trip() {
     let x = random(30, 3, 17);
-    for s in ["rbf:norm=variance", "bspline:features=1", "product(linear*poly):norm=diag"] {
+    for s in [
+        "rbf:norm=variance",
+        "bspline:features=1",
+        "product(linear*poly):norm=diag",
+    ] {
         let k = FittedKernel::fit(&spec(s), &x, &names(3), 0).unwrap();
         let json = serde_json::to_string(&k).unwrap();
         let back: FittedKernel = serde_json::from_str(&json).unwrap();
         assert_eq!(back, k);
         assert_eq!(back.eval(x.row(0), x.row(1)), k.eval(x.row(0), x.row(1)));
     }
+}
+
+#[test]
+fn eval_matches_textbook_formulas() {
+    let x = random(20, 3, 18);
+    let (a, b) = (x.row(3), x.row(7));
+    let dot: f64 = (0..3).map(|k| a[k] * b[k]).sum();
+    let dist2: f64 = (0..3).map(|k| (a[k] - b[k]).powi(2)).sum();
+    let fit = |s: &str| FittedKernel::fit(&spec(s), &x, &[], 0).unwrap();
+    let close = |got: f64, want: f64, s: &str| {
+        assert!(
+            (got - want).abs() <= 1e-12 * (1.0 + want.abs()),
+            "{s}: {got} vs {want}"
+        )
+    };
+    close(fit("linear").eval(a, b), dot, "linear");
+    close(
+        fit("poly:degree=3,offset=0.5").eval(a, b),
+        (dot + 0.5).powi(3),
+        "poly",
+    );
+    close(
+        fit("rbf:sigma2=1.7").eval(a, b),
+        (-dist2 / 3.4).exp(),
+        "rbf",
+    );
+    let h = 2.0 * dist2.sqrt();
+    let s = format!("bspline:h={h}");
+    close(fit(&s).eval(a, b), 0.5, "bspline");
+    close(
+        fit("bspline:h=0.01").eval(a, b),
+        0.0,
+        "bspline outside support",
+    );
+    close(fit("const").eval(a, b), 1.0, "const");
+    close(
+        fit("product(linear*rbf:sigma2=1.7)").eval(a, b),
+        dot * (-dist2 / 3.4).exp(),
+        "product",
+    );
+    let na: f64 = a.iter().map(|v| v * v).sum();
+    let nb: f64 = b.iter().map(|v| v * v).sum();
+    close(
+        fit("linear:norm=diag").eval(a, b),
+        dot / (na * nb).sqrt(),
+        "linear diag",
+    );
+    let q = |u: f64| (u + 1.0).powi(2);
+    close(
+        fit("poly:norm=diag").eval(a, b),
+        q(dot) / (q(na) * q(nb)).sqrt(),
+        "poly diag",
+    );
+    // Feature restriction: only columns 0 and 2.
+    let d02 = a[0] * b[0] + a[2] * b[2];
+    close(
+        fit("linear:features=0+2").eval(a, b),
+        d02,
+        "linear features",
+    );
+    // A zero row under unit-diagonal normalization gives 0, not NaN.
+    let z = [0.0; 3];
+    assert_eq!(fit("linear:norm=diag").eval(&z, b), 0.0);
+    assert_eq!(fit("linear:norm=diag").self_eval(&z), 0.0);
 }

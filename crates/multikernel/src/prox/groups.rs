@@ -84,6 +84,17 @@ impl Groups {
     /// True when no coordinate belongs to two groups (nor twice to one group).
     /// `dim` bounds the indices; an index `>= dim` makes the answer `false`.
     pub fn is_disjoint(&self, dim: usize) -> bool {
+        // Fast path without allocation: indices strictly increasing across the concatenated
+        // groups (e.g. [`Groups::contiguous`]).
+        let mut next = 0usize;
+        let increasing = self.members.iter().flatten().all(|&i| {
+            let ok = i >= next && i < dim;
+            next = i.saturating_add(1);
+            ok
+        });
+        if increasing {
+            return true;
+        }
         let mut seen = vec![false; dim];
         for g in &self.members {
             for &i in g {

@@ -97,3 +97,4 @@ impl Report {
     }
 }
 pub mod uci;
+pub mod ocr;

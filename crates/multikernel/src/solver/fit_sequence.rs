@@ -13,6 +13,7 @@ use crate::kernel::{fit_all, FittedKernel, Gram, KernelSpec, MemoryLimit};
 use crate::model::sequence_model::{binary_grams, KernelGroup, SequenceModel};
 use crate::solver::online::{EpochReport, GroupRole, OnlineLearner, OnlineParams, OnlineState};
 use crate::task::sequence::{SeqLoss, SequenceTask, BIGRAM_GROUP};
+use faer::{Accum, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
 /// Everything that defines a SPOM run on sequences.
@@ -170,12 +171,32 @@ pub fn fit_with_grams(
     let averaged = cfg.params.averaging;
     let coefs = state.kernel_coefs(averaged);
     let transitions = state.explicit_values(averaged).remove(0);
-    // Exact group norms of the returned model: ||theta_g||^2 = sum_y a_y^T K_g a_y.
-    let mut group_norms: Vec<f64> = grams
-        .par_iter()
-        .zip(&coefs)
-        .map(|(g, a)| group_sqnorm(g, a, l).max(0.0).sqrt())
-        .collect();
+    // Group norms of the returned model, ||theta_g||^2 = sum_y a_y^T K_g a_y, recomputed
+    // rather than taken from the norms maintained along the run.
+    // Without averaging the cached scores F = K c of the last iterate give them in O(n L):
+    // ||theta||^2 = s^2 sum_{j,y} c[j, y] F[y, j] (images are label-major).
+    let mut group_norms: Vec<f64> = if averaged {
+        grams
+            .par_iter()
+            .zip(&coefs)
+            .map(|(g, a)| group_sqnorm(g, a, l).max(0.0).sqrt())
+            .collect()
+    } else {
+        state
+            .kernel
+            .iter()
+            .map(|g| {
+                let (c, f, s) = (g.coef(), g.image(), g.scale());
+                let mut sq = 0.0;
+                for j in 0..n {
+                    for y in 0..l {
+                        sq += c[j * l + y] * f[y * n + j];
+                    }
+                }
+                (s * s * sq).max(0.0).sqrt()
+            })
+            .collect()
+    };
     let mut weight_names: Vec<String> = groups.iter().map(|g| g.name.clone()).collect();
     if state.explicit_groups[0].role == GroupRole::Regularized {
         group_norms.push(transitions.iter().map(|v| v * v).sum::<f64>().sqrt());
@@ -251,22 +272,30 @@ pub fn fit_with_grams(
     })
 }
 
-/// `sum_y a_y^T K a_y` for point-major coefficients `a` (`n x l`).
+/// `sum_y a_y^T K a_y` for point-major coefficients `a` (`n x l`): `K A` by a matrix product
+/// (dense) or row by row (sparse), then the trace of `A^T (K A)`.
 fn group_sqnorm(g: &Gram, a: &[f64], l: usize) -> f64 {
-    (0..g.rows())
-        .into_par_iter()
-        .map(|i| {
-            let ai = &a[i * l..(i + 1) * l];
-            if ai.iter().all(|v| *v == 0.0) {
-                return 0.0;
-            }
-            let mut row = vec![0.0; l];
-            g.for_each_in_row(i, |j, v| {
-                for (r, aj) in row.iter_mut().zip(&a[j * l..(j + 1) * l]) {
-                    *r += v * aj;
-                }
+    let n = g.rows();
+    if n == 0 || a.iter().all(|v| *v == 0.0) {
+        return 0.0;
+    }
+    let mut ka = vec![0.0; n * l];
+    match g {
+        Gram::Dense(m) => {
+            let lhs = MatRef::from_row_major_slice(&m.data, n, n);
+            let rhs = MatRef::from_row_major_slice(a, n, l);
+            let dst = MatMut::from_row_major_slice_mut(&mut ka, n, l);
+            faer::linalg::matmul::matmul(dst, Accum::Replace, lhs, rhs, 1.0, Par::rayon(0));
+        }
+        Gram::Sparse(_) => {
+            ka.par_chunks_mut(l).enumerate().for_each(|(i, row)| {
+                g.for_each_in_row(i, |j, v| {
+                    for (r, aj) in row.iter_mut().zip(&a[j * l..(j + 1) * l]) {
+                        *r += v * aj;
+                    }
+                })
             });
-            ai.iter().zip(&row).map(|(x, y)| x * y).sum::<f64>()
-        })
-        .sum()
+        }
+    }
+    a.iter().zip(&ka).map(|(x, y)| x * y).sum()
 }

@@ -43,10 +43,13 @@
 
 use super::lp_mkl::{
     center_dense_in_place, center_factor, center_targets, check_inputs, cholesky, cross_times,
-    factor_t_times, lower_solve_in_place, matmul, KernelMatrix, Prepared,
+    factor_t_times, kernel_matrices, lower_solve_in_place, matmul, predict_rows_std, prepare_rows,
+    KernelMatrix, Prepared,
 };
+use crate::data::standardize::Standardizer;
 use crate::data::Matrix;
 use crate::error::{Error, Result};
+use crate::kernel::{fit_all, FittedKernel, KernelSpec, MemoryLimit};
 use faer::{Mat, Par};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -778,7 +781,11 @@ impl GompModel {
             standardizer,
             x_train,
             dictionary_size: fitted.len(),
-            kernels: path.steps.iter().map(|s| fitted[s.kernel].clone()).collect(),
+            kernels: path
+                .steps
+                .iter()
+                .map(|s| fitted[s.kernel].clone())
+                .collect(),
             dictionary_index: path.selected(),
             improvements: path.steps.iter().map(|s| s.improvement).collect(),
             path: path
@@ -835,7 +842,7 @@ impl GompModel {
         let k = self.n_outputs();
         let s_all = self.path.len();
         let mut outs = Vec::with_capacity(s_all + 1);
-        let mut fill = |b: &[f64]| {
+        let fill = |b: &[f64]| {
             let mut o = Matrix::zeros(x.rows, k);
             for i in 0..x.rows {
                 o.row_mut(i).copy_from_slice(b);
@@ -952,6 +959,7 @@ pub fn best_index(losses: &[f64]) -> usize {
 #[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
+    use crate::solver::lp_mkl::test_kernel_matrix;
     use rand::Rng;
 
     fn random_matrix(rows: usize, cols: usize, rng: &mut ChaCha8Rng) -> Matrix {
@@ -1329,5 +1337,90 @@ mod tests {
             ..GompParams::default()
         };
         assert!(gomp(&dict, &y, &auto).is_ok());
+    }
+
+    fn names(d: usize) -> Vec<String> {
+        (0..d).map(|j| format!("x{j}")).collect()
+    }
+
+    #[test]
+    fn model_matches_solver_path_and_selects_on_validation() {
+        let mut rng = ChaCha8Rng::seed_from_u64(17);
+        let (n, d) = (40, 6);
+        let x = random_matrix(n + 30, d, &mut rng);
+        let mut y = Matrix::zeros(n + 30, 1);
+        for i in 0..n + 30 {
+            let v = 2.0 * x.get(i, 1) - x.get(i, 4) + 0.1 * rng.gen_range(-1.0..1.0);
+            y.set(i, 0, v);
+        }
+        let idx_tr: Vec<usize> = (0..n).collect();
+        let idx_va: Vec<usize> = (n..n + 30).collect();
+        let (xtr, ytr) = (x.select_rows(&idx_tr), y.select_rows(&idx_tr));
+        let (xva, yva) = (x.select_rows(&idx_va), y.select_rows(&idx_va));
+        let specs: Vec<KernelSpec> = ["perfeature:linear:norm=variance", "rbf:norm=variance"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+        let params = GompModelParams {
+            gomp: GompParams {
+                lambda: 1e-3,
+                max_kernels: 5,
+                eps: 0.0,
+                ..GompParams::default()
+            },
+            ..GompModelParams::default()
+        };
+        let mut model = GompModel::fit(&xtr, &names(d), &ytr, &specs, &params).unwrap();
+        assert_eq!(model.dictionary_size, d + 1);
+        assert_eq!(model.n_kernels(), 5);
+        // Solver-level path on the same kernel matrices gives the same decisions.
+        let limit = MemoryLimit::default();
+        let st = model.standardizer.clone().unwrap();
+        let (xs, xvs) = (st.apply(&xtr), st.apply(&xva));
+        let fitted = fit_all(&specs, &xs, &names(d), 0).unwrap();
+        let mats = kernel_matrices(&fitted, &xs, &limit).unwrap();
+        let path = gomp(&mats, &ytr, &params.gomp).unwrap();
+        assert_eq!(path.selected(), model.dictionary_index);
+        let test = |j: usize| test_kernel_matrix(&fitted[j], &xvs, &xs, &limit);
+        let want = path.decision_path(&mats, &test, 30).unwrap();
+        let got = model.predict_path(&xva, &limit).unwrap();
+        assert_eq!(got.len(), 6);
+        for (a, b) in got.iter().zip(&want) {
+            for (u, v) in a.data.iter().zip(&b.data) {
+                assert!((u - v).abs() < 1e-10);
+            }
+        }
+        let full = model.predict(&xva).unwrap();
+        for (u, v) in full.data.iter().zip(&got[5].data) {
+            assert!((u - v).abs() < 1e-10);
+        }
+        // JSON round trip.
+        let back: GompModel =
+            serde_json::from_str(&serde_json::to_string(&model).unwrap()).unwrap();
+        assert_eq!(back.predict(&xva).unwrap(), full);
+        // Validation selection: the argmin of the per-length losses, then truncated.
+        let (s, losses) = model
+            .select_on_validation(&xva, &yva, ValidationMetric::SquaredError, &limit)
+            .unwrap();
+        assert_eq!(losses.len(), 6);
+        assert_eq!(s, best_index(&losses));
+        assert!(s >= 1 && losses[s] < 0.5 * losses[0], "{losses:?}");
+        assert_eq!(model.n_kernels(), s);
+        assert_eq!(model.kernels().len(), s);
+        let again = model.predict(&xva).unwrap();
+        let l = ValidationMetric::SquaredError.loss(&again, &yva);
+        assert!((l - losses[s]).abs() < 1e-12);
+    }
+
+    #[test]
+    fn classification_error_metric() {
+        let pred = Matrix::from_rows(&[vec![0.3], vec![-0.2], vec![0.1]]);
+        let truth = Matrix::from_rows(&[vec![1.0], vec![1.0], vec![-1.0]]);
+        assert!(
+            (ValidationMetric::ClassificationError.loss(&pred, &truth) - 2.0 / 3.0).abs() < 1e-15
+        );
+        let pred = Matrix::from_rows(&[vec![0.3, 0.5, 0.1], vec![0.9, 0.2, 0.0]]);
+        let truth = Matrix::from_rows(&[vec![0.0, 1.0, 0.0], vec![0.0, 0.0, 1.0]]);
+        assert!((ValidationMetric::ClassificationError.loss(&pred, &truth) - 0.5).abs() < 1e-15);
     }
 }

@@ -1051,7 +1051,9 @@ pub fn test_kernel_matrix(
     if let Some(z) = explicit_factor(fk, x_test, x_train.rows) {
         return Ok(KernelMatrix::Factor(z));
     }
-    Ok(KernelMatrix::Dense(fk.gram(x_test, x_train, limit)?.to_dense()))
+    Ok(KernelMatrix::Dense(
+        fk.gram(x_test, x_train, limit)?.to_dense(),
+    ))
 }
 
 /// Training kernel matrices of a dictionary, in parallel, after checking their total size.
@@ -1070,7 +1072,10 @@ pub fn kernel_matrices(
         .fold(0usize, |a, b| a.saturating_add(b));
     limit.check(
         bytes,
-        &format!("the training kernel matrices of {} kernels over {n} points", fitted.len()),
+        &format!(
+            "the training kernel matrices of {} kernels over {n} points",
+            fitted.len()
+        ),
     )?;
     fitted
         .par_iter()
@@ -1207,9 +1212,7 @@ pub(crate) fn predict_rows_std(
     let primal: Vec<Option<Matrix>> = kernels
         .par_iter()
         .zip(coef.par_iter())
-        .map(|(fk, a)| {
-            explicit_factor(fk, x_train, x_train.rows).map(|z| factor_t_times(&z, a))
-        })
+        .map(|(fk, a)| explicit_factor(fk, x_train, x_train.rows).map(|z| factor_t_times(&z, a)))
         .collect();
     let block = (4_000_000 / x_train.rows.max(1)).clamp(1, x.rows.max(1));
     let mut start = 0;
@@ -1219,12 +1222,17 @@ pub(crate) fn predict_rows_std(
         let xb = xs.select_rows(&idx);
         let parts: Vec<Result<Matrix>> = (0..kernels.len())
             .into_par_iter()
-            .map(|m| match (&primal[m], test_kernel_matrix(&kernels[m], &xb, x_train, limit)?) {
-                (Some(w), KernelMatrix::Factor(zt)) => Ok(matmul(&zt, w)),
-                (None, KernelMatrix::Dense(c)) => Ok(matmul(&c, coef[m])),
-                _ => Err(Error::Numerical(
-                    "internal: training and test sides of a kernel differ".into(),
-                )),
+            .map(|m| {
+                match (
+                    &primal[m],
+                    test_kernel_matrix(&kernels[m], &xb, x_train, limit)?,
+                ) {
+                    (Some(w), KernelMatrix::Factor(zt)) => Ok(matmul(&zt, w)),
+                    (None, KernelMatrix::Dense(c)) => Ok(matmul(&c, coef[m])),
+                    _ => Err(Error::Numerical(
+                        "internal: training and test sides of a kernel differ".into(),
+                    )),
+                }
             })
             .collect();
         for p in parts {
@@ -1729,5 +1737,95 @@ mod tests {
         };
         assert!(lp_mkl(&ks, &y, &bad).is_err());
         assert!(lp_mkl(&[], &y, &LpMklParams::default()).is_err());
+    }
+
+    fn names(d: usize) -> Vec<String> {
+        (0..d).map(|j| format!("x{j}")).collect()
+    }
+
+    /// The explicit factors of linear and constant kernels reproduce the kernel module's
+    /// Gram matrices (training and cross), for every normalization.
+    #[test]
+    fn explicit_factors_match_kernel_module_grams() {
+        let mut rng = ChaCha8Rng::seed_from_u64(8);
+        let x = random_matrix(12, 3, &mut rng);
+        let xt = random_matrix(4, 3, &mut rng);
+        let limit = MemoryLimit::default();
+        for spec in [
+            "perfeature:linear:norm=variance",
+            "perfeature:linear:norm=diag",
+            "perfeature:linear:norm=trace",
+            "linear",
+            "const:norm=trace",
+            "rbf",
+        ] {
+            let specs = vec![spec.parse::<KernelSpec>().unwrap()];
+            let fitted = fit_all(&specs, &x, &names(3), 0).unwrap();
+            for fk in &fitted {
+                let train = train_kernel_matrix(fk, &x, &limit).unwrap();
+                let is_factor = matches!(train, KernelMatrix::Factor(_));
+                assert_eq!(is_factor, !spec.starts_with("rbf"), "{spec}");
+                let want = fk.gram_sym(&x, &limit).unwrap().to_dense();
+                for (a, b) in train.to_dense().data.iter().zip(&want.data) {
+                    assert!((a - b).abs() < 1e-12, "{spec}: {a} vs {b}");
+                }
+                let test = test_kernel_matrix(fk, &xt, &x, &limit).unwrap();
+                let a = random_matrix(12, 2, &mut rng);
+                let got = cross_times(&train, &test, &a, 0).unwrap();
+                let cross = fk.gram(&xt, &x, &limit).unwrap().to_dense();
+                let want = matmul(&cross, &a);
+                for (g, w) in got.data.iter().zip(&want.data) {
+                    assert!((g - w).abs() < 1e-12, "{spec}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn model_predicts_like_the_solver_and_survives_json() {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let x = random_matrix(30, 3, &mut rng);
+        let mut y = Matrix::zeros(30, 2);
+        for i in 0..30 {
+            y.set(i, 0, x.get(i, 0) * 2.0 + 1.0);
+            y.set(i, 1, (x.get(i, 1) * 3.0).sin());
+        }
+        let specs: Vec<KernelSpec> = ["perfeature:linear:norm=variance", "rbf:norm=variance"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+        for p in [1.0, f64::INFINITY] {
+            let params = LpMklModelParams {
+                lp: LpMklParams {
+                    p,
+                    lambda: 0.1,
+                    ..LpMklParams::default()
+                },
+                ..LpMklModelParams::default()
+            };
+            let model = LpMklModel::fit(&x, &names(3), &y, &specs, &params).unwrap();
+            assert_eq!(model.kernels().len(), 4);
+            // Training rows: residual of the unpenalized-bias ridge is lambda * alpha.
+            let f = model.predict(&x).unwrap();
+            for i in 0..30 {
+                for c in 0..2 {
+                    let r = y.get(i, c) - f.get(i, c);
+                    assert!((r - 0.1 * model.alpha.get(i, c)).abs() < 1e-9);
+                }
+            }
+            let json = serde_json::to_string(&model).unwrap();
+            let back: LpMklModel = serde_json::from_str(&json).unwrap();
+            let xt = random_matrix(5, 3, &mut rng);
+            assert_eq!(back.predict(&xt).unwrap(), model.predict(&xt).unwrap());
+            let sol_json = serde_json::to_string(&LpMklParams {
+                p,
+                ..LpMklParams::default()
+            })
+            .unwrap();
+            let p_back: LpMklParams = serde_json::from_str(&sol_json).unwrap();
+            assert_eq!(p_back.p, p);
+        }
+        let bad = LpMklModel::fit(&x, &names(2), &y, &specs, &LpMklModelParams::default());
+        assert!(bad.is_err());
     }
 }

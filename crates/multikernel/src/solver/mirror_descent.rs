@@ -54,10 +54,10 @@
 
 use super::objective::SpdFactor;
 use super::poly_sampler::{
-    index_name, orderings, DegreeUniform, IndexDistribution, MultiIndex, PolyBasis, PolySampler,
+    dot, index_name, orderings, DegreeUniform, IndexDistribution, MultiIndex, PolyBasis, PolySampler,
 };
 use crate::data::standardize::{Standardizer, TargetScaler};
-use crate::data::{dot, Matrix};
+use crate::data::Matrix;
 use crate::error::{Error, Result};
 use crate::kernel::{expand_specs, fit_all, FittedKernel, FittedKind, KernelSpec, MemoryLimit, Normalization};
 use faer::{Accum, MatMut, MatRef, Par};
@@ -75,6 +75,8 @@ pub const DEFAULT_ETA0_GRID: [f64; 5] = [0.1, 0.3, 1.0, 3.0, 10.0];
 pub const DEFAULT_PILOT_FRACTION: f64 = 0.1;
 /// Default averaging power (`w_k = k^power`).
 pub const DEFAULT_AVERAGING_POWER: f64 = 1.0;
+/// Default step decay exponent (`eta_k ~ k^-decay`).
+pub const DEFAULT_STEP_DECAY: f64 = 0.5;
 /// Refactor when `mu / mu0` leaves `[1, 1 + REFACTOR_TAU]`.
 const REFACTOR_TAU: f64 = 0.25;
 /// Refactor after this many rank-one updates in any case (rounding hygiene).
@@ -149,6 +151,8 @@ pub enum EvalSchedule {
     Iterations(u64),
     /// Every this many seconds of training time.
     Seconds(f64),
+    /// At training times `first * factor^i` seconds (dense early, sparse late).
+    Geometric { first: f64, factor: f64 },
 }
 
 /// Options of the solver on prepared data ([`solve`]).
@@ -164,6 +168,8 @@ pub struct SolverOptions {
     pub step: StepRule,
     /// `Some(power)`: weighted average with `w_k = k^power`; `None`: the last iterate.
     pub averaging_power: Option<f64>,
+    /// Step decay: `eta_k = eta0 / (||g||_1 k^decay)`; 1/2 is the paper's rate.
+    pub step_decay: f64,
     pub seed: u64,
     pub eval: EvalSchedule,
 }
@@ -177,6 +183,7 @@ impl Default for SolverOptions {
             max_seconds: None,
             step: StepRule::default(),
             averaging_power: Some(DEFAULT_AVERAGING_POWER),
+            step_decay: DEFAULT_STEP_DECAY,
             seed: 1,
             eval: EvalSchedule::End,
         }
@@ -213,6 +220,20 @@ impl SolverOptions {
                     return Err(Error::invalid("the pilot fraction must be in (0, 1)"));
                 }
             }
+        }
+        match self.eval {
+            EvalSchedule::Seconds(s) if !(s > 0.0) => {
+                return Err(Error::invalid("evaluation interval must be > 0 seconds"))
+            }
+            EvalSchedule::Geometric { first, factor } if !(first > 0.0 && factor > 1.0) => {
+                return Err(Error::invalid(
+                    "geometric evaluation needs first > 0 seconds and factor > 1",
+                ))
+            }
+            _ => {}
+        }
+        if !(0.0..=1.0).contains(&self.step_decay) {
+            return Err(Error::invalid("the step decay exponent must be in [0, 1]"));
         }
         if let Some(p) = self.averaging_power {
             if !p.is_finite() || p < -1.0 {
@@ -307,6 +328,7 @@ struct Engine<'a> {
     sampling: Sampling,
     eta0: f64,
     power: Option<f64>,
+    decay: f64,
     coords: HashMap<MultiIndex, Coord>,
     phi_norm2: f64,
     c: f64,
@@ -336,6 +358,7 @@ impl<'a> Engine<'a> {
             sampling: opts.sampling.clone(),
             eta0,
             power: opts.averaging_power,
+            decay: opts.step_decay,
             coords: HashMap::new(),
             phi_norm2: 0.0,
             c: 1.0,
@@ -360,6 +383,15 @@ impl<'a> Engine<'a> {
 
     /// Draws the coordinate and the ratio `q_m / s_m` (`None`: zero gradient).
     fn sample(&mut self) -> Option<(MultiIndex, f64)> {
+        if let Sampling::Importance = &self.sampling {
+            let (prep, distinct) = self.s.prepare_with_distinct(&self.alpha);
+            if !(distinct > 0.0) || !distinct.is_finite() {
+                return None;
+            }
+            let m = self.s.draw(&prep, &self.alpha, &mut self.rng)?;
+            let ratio = prep.total / (orderings(&m) * distinct);
+            return Some((m, ratio));
+        }
         let distinct = self.s.distinct_mass(&self.alpha);
         if !(distinct > 0.0) || !distinct.is_finite() {
             return None;
@@ -406,7 +438,7 @@ impl<'a> Engine<'a> {
         };
         self.k += 1;
         let k = self.k as f64;
-        let dtheta = self.eta0 / k.sqrt() * ratio;
+        let dtheta = self.eta0 * k.powf(-self.decay) * ratio;
         if dtheta > 0.0 && dtheta.is_finite() {
             let dphi = dtheta / self.c;
             let wc = self.wc;
@@ -653,7 +685,11 @@ pub fn solve(
         StepRule::Fixed(eta0) => Engine::new(sampler, y, opts, *eta0),
         StepRule::Pilot { grid, fraction } => {
             let per = fraction / grid.len() as f64;
-            let iters = ((opts.max_iter as f64 * per).ceil() as u64).max(1);
+            let iters = if opts.max_iter == 0 {
+                u64::MAX
+            } else {
+                ((opts.max_iter as f64 * per).ceil() as u64).max(1)
+            };
             let secs = opts.max_seconds.map(|s| s * per);
             let mut best: Option<(f64, Engine)> = None;
             for &eta0 in grid {
@@ -696,6 +732,7 @@ pub fn solve(
     };
     let mut next_sec = match opts.eval {
         EvalSchedule::Seconds(s) => clock.elapsed() + s,
+        EvalSchedule::Geometric { first, .. } => first.max(clock.elapsed() * 1.0001),
         _ => f64::INFINITY,
     };
     let iter_cap = if opts.max_iter == 0 { u64::MAX } else { opts.max_iter };
@@ -710,8 +747,14 @@ pub fn solve(
             }
         } else if clock.elapsed() >= next_sec {
             record(&engine, &mut clock, &mut trace)?;
-            if let EvalSchedule::Seconds(s) = opts.eval {
-                next_sec = clock.elapsed() + s;
+            match opts.eval {
+                EvalSchedule::Seconds(s) => next_sec = clock.elapsed() + s,
+                EvalSchedule::Geometric { factor, .. } => {
+                    while next_sec <= clock.elapsed() {
+                        next_sec *= factor.max(1.0001);
+                    }
+                }
+                _ => {}
             }
         }
     }
@@ -784,6 +827,7 @@ pub struct MirrorDescentParams {
     pub max_seconds: Option<f64>,
     pub step: StepRule,
     pub averaging_power: Option<f64>,
+    pub step_decay: f64,
     pub seed: u64,
     /// Base kernels (expanded per feature where asked); default `perfeature:linear`.
     pub base: Vec<KernelSpec>,
@@ -801,6 +845,7 @@ impl Default for MirrorDescentParams {
             max_seconds: None,
             step: StepRule::default(),
             averaging_power: Some(DEFAULT_AVERAGING_POWER),
+            step_decay: DEFAULT_STEP_DECAY,
             seed: 1,
             base: vec![perfeature_linear()],
             memory: MemoryLimit::default(),
@@ -841,6 +886,7 @@ impl MirrorDescentParams {
             max_seconds: self.max_seconds,
             step: self.step.clone(),
             averaging_power: self.averaging_power,
+            step_decay: self.step_decay,
             seed: self.seed,
             eval: EvalSchedule::End,
         }
@@ -1311,7 +1357,7 @@ mod tests {
 
     #[test]
     fn invalid_options_are_rejected() {
-        let (s, y, _) = rank_one_sampler(10, 2, 2, 4);
+        let (s, y, _) = rank_one_sampler(10, 3, 2, 4);
         let bad = [
             SolverOptions { lambda: 0.0, ..SolverOptions::default() },
             SolverOptions { step: StepRule::Fixed(-1.0), ..SolverOptions::default() },

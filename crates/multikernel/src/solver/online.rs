@@ -168,7 +168,8 @@ pub struct EpochReport {
 /// The state of the learner: one scaled block per kernel group and per explicit group.
 #[derive(Debug, Clone)]
 pub struct OnlineState {
-    /// Per kernel: coefficients (point-major, `n_points * n_labels`) with cached scores.
+    /// Per kernel: coefficients (point-major, `n_points * n_labels`) with cached scores
+    /// `F = K c` as the image (label-major: `F[p, y]` at `y * n_points + p`).
     pub kernel: Vec<ScaledVec>,
     pub explicit: Vec<ScaledVec>,
     pub explicit_groups: Vec<ExplicitGroup>,
@@ -206,15 +207,33 @@ impl OnlineState {
     }
 }
 
-/// Scores of point `p` from the cached images: `out[y] = sum_m s_m F_m[p, y]`.
+/// Scores of point `p` from the cached images: `out[y] = sum_m s_m F_m[p, y]`. Images are
+/// label-major (`F_m[p, y]` at `y * n_points + p`) so that a gradient entry updates one
+/// contiguous slice (see [`add_gram_row`]).
 fn point_scores(kernel: &[ScaledVec], p: usize, n_labels: usize, out: &mut [f64]) {
     out.iter_mut().for_each(|o| *o = 0.0);
     for g in kernel {
         let s = g.scale();
-        let f = &g.image()[p * n_labels..(p + 1) * n_labels];
-        for (o, v) in out.iter_mut().zip(f) {
-            *o += s * v;
+        let img = g.image();
+        let n = img.len() / n_labels.max(1);
+        for (y, o) in out.iter_mut().enumerate() {
+            *o += s * img[y * n + p];
         }
+    }
+}
+
+/// `image[j] += a * G[p, j]` for all `j`: one label's slice of a label-major image updated
+/// with Gram row `p` (a contiguous, vectorizable loop for dense Grams; the stored entries only
+/// for sparse ones).
+#[inline]
+fn add_gram_row(gram: &Gram, p: usize, a: f64, image: &mut [f64]) {
+    match gram {
+        Gram::Dense(m) => {
+            for (o, &v) in image.iter_mut().zip(m.row(p)) {
+                *o += a * v;
+            }
+        }
+        Gram::Sparse(_) => gram.for_each_in_row(p, |j, v| image[j] += a * v),
     }
 }
 
@@ -362,6 +381,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
             .map(|(k, g)| (pts.start + k / l, k % l, -eta * g))
             .collect();
         if !nz.is_empty() {
+            let n = self.task.n_points();
             for (m, group) in self.state.kernel.iter_mut().enumerate() {
                 let gram = &self.grams[m];
                 // <theta_m, d> and ||d||^2 before the update (Sec. 3.4).
@@ -369,7 +389,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
                 let mut inner = 0.0;
                 let mut dd = 0.0;
                 for (a, &(p, y, d)) in nz.iter().enumerate() {
-                    inner += d * s * group.image()[p * l + y];
+                    inner += d * s * group.image()[y * n + p];
                     for &(p2, y2, d2) in &nz[..a] {
                         if y2 == y {
                             dd += 2.0 * d * d2 * gram.get(p, p2);
@@ -381,8 +401,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
                 for &(p, y, d) in &nz {
                     group.add(p * l + y, d);
                     let (image, inv) = group.image_mut();
-                    let dd = d * inv;
-                    gram.for_each_in_row(p, |j, v| image[j * l + y] += dd * v);
+                    add_gram_row(gram, p, d * inv, &mut image[y * n..(y + 1) * n]);
                 }
             }
         }

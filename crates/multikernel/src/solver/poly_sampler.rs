@@ -39,7 +39,7 @@
 //! `d H_d = sum_{i=1..d} P_i ⊙ H_{d-i}` with the power sums `P_i = sum_j K_j^{⊙i}`; it gives
 //! `||g||_1` (for [`PolySampler::distinct_mass`]) without enumeration.
 
-use crate::data::{dot, Matrix};
+use crate::data::Matrix;
 use crate::error::{Error, Result};
 use crate::kernel::MemoryLimit;
 use faer::{Accum, MatMut, MatRef, Par};
@@ -384,6 +384,17 @@ impl PolySampler {
         Prepared { delta, total }
     }
 
+    /// [`PolySampler::prepare`] and [`PolySampler::distinct_mass`] together (sharing the
+    /// quadratic forms of `1 1^T` and `S`).
+    pub fn prepare_with_distinct(&self, alpha: &[f64]) -> (Prepared, f64) {
+        let prep = self.prepare(alpha);
+        let mut s = prep.delta[0] + prep.delta[1];
+        for d in 2..=self.degree {
+            s += self.inv_rho2[d] * self.quad(Some(&self.hsums[d - 2]), alpha);
+        }
+        (prep, s.max(0.0))
+    }
+
     /// `sum over distinct kernels m of rho_d^-2 alpha^T K_m alpha` (so `||g||_1 =
     /// lambda/2` times this), through `H_d` (module docs).
     pub fn distinct_mass(&self, alpha: &[f64]) -> f64 {
@@ -670,6 +681,28 @@ impl PolySampler {
 enum Running {
     Vector(Vec<f64>),
     Dense(Vec<f64>),
+}
+
+/// Dot product with eight independent accumulators, so that it vectorizes (the plain
+/// iterator sum is a serial chain of additions).
+#[inline]
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0.0f64; 8];
+    let ca = a.chunks_exact(8);
+    let cb = b.chunks_exact(8);
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for k in 0..8 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    let mut s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for (x, y) in ra.iter().zip(rb) {
+        s += x * y;
+    }
+    s
 }
 
 /// Index drawn with probability proportional to the non-negative `w` (`None` if all zero).

@@ -1,0 +1,157 @@
+//! The `multikernel` binary end to end: the documented workflow, and bad input that must give
+//! a clear message and a non-zero exit (never a panic, never a half-written model).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_multikernel"))
+}
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../data/uci/{name}"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("binary runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).to_string(),
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    )
+}
+
+/// Fails with a message containing every `needle`, a non-zero exit code (1 for our errors, 2
+/// for clap's usage errors), and no panic.
+fn assert_clean_error(o: &Output, needles: &[&str]) {
+    let (out, err) = text(o);
+    assert!(
+        matches!(o.status.code(), Some(1) | Some(2)),
+        "stdout {out}\nstderr {err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "expected '{n}' in: {err}");
+    }
+}
+
+#[test]
+fn train_eval_predict_inspect_workflow() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.model");
+    let m = model.to_str().unwrap();
+    let sonar = data("sonar.csv");
+    let s = sonar.to_str().unwrap();
+    // The defaults just work.
+    let o = run(&["train", "--task", "binary", "--data", s, "--kernel", "rbf", "--out", m]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let o = run(&[
+        "train", "--task", "binary", "--data", s, "--kernel", "linear:norm=trace", "--kernel",
+        "poly:degree=2,norm=trace", "--kernel", "rbf:norm=trace", "--reg", "l21sq", "--C", "10",
+        "--epochs", "10", "--out", m,
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let o = run(&["eval", "--model", m, "--data", s]);
+    let (out, _) = text(&o);
+    let last = out.lines().last().unwrap();
+    let acc: f64 = last.strip_prefix("accuracy ").unwrap().parse().unwrap();
+    assert!(acc > 0.8, "training accuracy {acc}");
+    let pred = dir.path().join("p.txt");
+    let o = run(&["predict", "--model", m, "--data", s, "--out", pred.to_str().unwrap()]);
+    assert!(o.status.success());
+    let lines: Vec<String> = std::fs::read_to_string(&pred)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(lines.len(), 208);
+    assert!(lines.iter().all(|l| l == "M" || l == "R"));
+    let o = run(&["inspect", "--model", m]);
+    let (out, _) = text(&o);
+    assert!(out.contains("rbf") && out.contains("poly") && out.contains("linear"), "{out}");
+
+    // Regression prints mse; multiclass keeps string labels.
+    let o = run(&[
+        "train", "--task", "regression", "--data", data("boston-housing.csv").to_str().unwrap(),
+        "--kernel", "rbf", "--C", "10", "--out", m,
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let o = run(&["eval", "--model", m, "--data", data("boston-housing.csv").to_str().unwrap()]);
+    let (out, _) = text(&o);
+    let mse: f64 = out.lines().last().unwrap().strip_prefix("mse ").unwrap().parse().unwrap();
+    assert!(mse < 30.0, "training mse {mse}");
+    let o = run(&[
+        "train", "--task", "multiclass", "--data", data("glass.csv").to_str().unwrap(),
+        "--kernel", "rbf", "--out", m,
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let o = run(&["predict", "--model", m, "--data", data("glass.csv").to_str().unwrap()]);
+    let (out, _) = text(&o);
+    assert!(out.lines().all(|l| ["1", "2", "3", "5", "6", "7"].contains(&l)));
+}
+
+fn write(dir: &Path, name: &str, content: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, content).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn bad_input_gives_clear_errors_and_keeps_old_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("keep.model");
+    let m = model.to_str().unwrap();
+    let o = run(&[
+        "train", "--data", data("sonar.csv").to_str().unwrap(), "--kernel", "linear", "--epochs",
+        "2", "--out", m,
+    ]);
+    assert!(o.status.success());
+    let before = std::fs::read(&model).unwrap();
+    let train = |file: &str, extra: &[&str]| {
+        let mut args = vec!["train", "--data", file, "--out", m];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let missing = dir.path().join("nope.csv");
+    assert_clean_error(&train(missing.to_str().unwrap(), &[]), &["nope.csv"]);
+    let ragged = write(dir.path(), "ragged.csv", "a,b,label\n1,2,x\n3,y\n");
+    assert_clean_error(&train(&ragged, &[]), &["ragged.csv:3", "expected 3 fields"]);
+    let nonnum = write(dir.path(), "nonnum.csv", "a,b,label\n1,2,x\n3,abc,y\n");
+    assert_clean_error(&train(&nonnum, &[]), &["nonnum.csv:3", "abc"]);
+    let nan = write(dir.path(), "nan.csv", "a,b,label\n1,2,x\nNaN,1,y\n");
+    assert_clean_error(&train(&nan, &[]), &["nan.csv:3"]);
+    let inf = write(dir.path(), "inf.csv", "a,b,label\n1,2,x\ninf,1,y\n");
+    assert_clean_error(&train(&inf, &[]), &["inf.csv:3"]);
+    let empty = write(dir.path(), "empty.csv", "a,b,label\n");
+    assert_clean_error(&train(&empty, &[]), &["empty.csv", "no data rows"]);
+    let three = write(dir.path(), "three.csv", "a,label\n1,x\n2,y\n3,z\n");
+    assert_clean_error(&train(&three, &[]), &["2 classes"]);
+    let s = data("sonar.csv");
+    let s = s.to_str().unwrap();
+    assert_clean_error(&train(s, &["--kernel", "rbff"]), &["rbff"]);
+    assert_clean_error(&train(s, &["--reg", "l3"]), &["l3"]);
+    assert_clean_error(&train(s, &["--C", "-1"]), &["--C"]);
+    assert_clean_error(&train(s, &["--loss", "squared-hinge"]), &["squared-hinge"]);
+    assert_clean_error(&train(s, &["--reg", "l1"]), &["l1"]);
+    assert_clean_error(&train(s, &["--algo", "magic"]), &["magic"]);
+    // The model that was there is untouched after every failure.
+    assert_eq!(std::fs::read(&model).unwrap(), before);
+
+    // A label unseen in training, a wrong feature count, a broken model file.
+    let unseen = write(dir.path(), "unseen.csv", &{
+        let mut t = std::fs::read_to_string(s).unwrap();
+        t = t.replacen(",R\n", ",Q\n", 1);
+        t
+    });
+    assert_clean_error(&run(&["eval", "--model", m, "--data", &unseen]), &["unseen.csv:", "Q"]);
+    assert_clean_error(
+        &run(&["eval", "--model", m, "--data", data("glass.csv").to_str().unwrap()]),
+        &["glass.csv"],
+    );
+    let junk = write(dir.path(), "junk.model", "{\"hello\": 1}");
+    assert_clean_error(&run(&["inspect", "--model", &junk]), &["junk.model", "not a multikernel model"]);
+    let trunc = write(dir.path(), "trunc.model", &String::from_utf8_lossy(&before[..before.len() / 2]));
+    assert_clean_error(&run(&["inspect", "--model", &trunc]), &["trunc.model"]);
+}

@@ -1,0 +1,971 @@
+//! `reproduce ocr`: Table 1 and Figure 1 of Martins et al. (2011), Sec. 4.1 — SPOM (Alg. 3)
+//! on the OCR handwriting data of Taskar et al. (2003).
+//!
+//! Protocol: for each fold in the list, train on that fold's words and test per character on
+//! the other nine folds; 20 epochs of the structured hinge loss with the Hamming cost,
+//! `eta_t = eta0 / sqrt(t)`, `lambda = 1 / (C N)`, projection radius
+//! `gamma = sqrt(2 C * number of training characters)`. Kernels over the 128 pixels:
+//! `L = x.x' / (|x||x'|)`, `Q = (x.x' + 1)^2` normalized to unit diagonal,
+//! `G = exp(-||x - x'||^2 / 10)` (sigma^2 = 5) and the B1-spline
+//! `max(0, 1 - ||x - x'|| / h)` with `h` giving ~95% zeros on the training fold.
+//!
+//! Hyper-parameters: per row, `eta0` from [`ETA0_GRID`] and `C` from [`C_GRID`], chosen once
+//! on a seeded held-out 20% of fold 0's words ([`select`]); the chosen values are the
+//! defaults of [`methods`]. With `cv` the selection is rerun on each training fold.
+
+use crate::data::ocr::{read_ocr, OcrData, N_LETTERS};
+use crate::data::Matrix;
+use crate::error::{Error, Result};
+use crate::kernel::{FittedKernel, Gram, KernelSpec, MemoryLimit};
+use crate::model::sequence_model::{
+    char_accuracy, decode_words, expansion_scores, KernelGroup, SequenceModel,
+};
+use crate::plot::{LinePlot, Series};
+use crate::prox::RegSpec;
+use crate::reproduce::{mean_std, median, Report, Row};
+use crate::solver::fit_sequence::{
+    base_grams, fit_with_grams, group_gram, lambda_from_c, SequenceFitConfig,
+};
+use crate::solver::online::{OnlineParams, OnlineState, StepSchedule};
+use crate::task::sequence::SeqLoss;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rayon::prelude::*;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Initial learning rates searched by [`select`].
+pub const ETA0_GRID: [f64; 5] = [0.3, 1.0, 3.0, 10.0, 30.0];
+/// Values of `C = 1 / (lambda N)` searched by [`select`].
+pub const C_GRID: [f64; 6] = [0.3, 1.0, 3.0, 10.0, 100.0, 1000.0];
+/// Fraction of the training fold's words held out by [`select`].
+pub const HELD_OUT: f64 = 0.2;
+
+/// A base kernel of Table 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Base {
+    /// Linear, unit diagonal.
+    L,
+    /// Quadratic `(x.x' + 1)^2`, unit diagonal.
+    Q,
+    /// Gaussian, sigma^2 = 5.
+    G,
+    /// B1-spline with ~95% zeros.
+    B,
+}
+
+impl Base {
+    /// The kernel spec (`--kernel` syntax).
+    pub fn spec(self) -> &'static str {
+        match self {
+            Base::L => "linear:norm=diag",
+            Base::Q => "poly:degree=2,offset=1,norm=diag",
+            Base::G => "rbf:sigma2=5",
+            Base::B => "bspline:zeros=0.95",
+        }
+    }
+
+    /// Short name used in the table and the JSON weights.
+    pub fn short(self) -> &'static str {
+        match self {
+            Base::L => "L",
+            Base::Q => "Q",
+            Base::G => "G",
+            Base::B => "B1",
+        }
+    }
+}
+
+/// One row of Table 1 with its selected hyper-parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OcrMethod {
+    pub name: &'static str,
+    pub kernels: &'static [Base],
+    /// One group holding the plain average of the kernels.
+    pub average: bool,
+    pub learn_beta0: bool,
+    /// The paper's test accuracy, mean and std in percent.
+    pub paper: (f64, f64),
+    /// Defaults chosen by [`select`] on fold 0 (see the module docs).
+    pub eta0: f64,
+    pub c: f64,
+}
+
+impl OcrMethod {
+    /// `l21sq` (sparse MKL) for several groups, plain `l2` for one.
+    pub fn reg(&self) -> RegSpec {
+        if self.kernels.len() > 1 && !self.average {
+            RegSpec::L21Sq
+        } else {
+            RegSpec::L2
+        }
+    }
+
+    /// The kernels column of the table (`beta1 L + beta2 Q + ...`).
+    pub fn describe(&self) -> String {
+        let names: Vec<&str> = self.kernels.iter().map(|k| k.short()).collect();
+        if self.kernels.len() == 1 {
+            names[0].to_string()
+        } else if self.average {
+            format!("({})/{}", names.join("+"), names.len())
+        } else {
+            let terms: Vec<String> = names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| format!("b{} {n}", i + 1))
+                .collect();
+            let s = terms.join(" + ");
+            if self.learn_beta0 {
+                format!("{s}, b0 learned")
+            } else {
+                s
+            }
+        }
+    }
+}
+
+const LQG: &[Base] = &[Base::L, Base::Q, Base::G];
+const LB: &[Base] = &[Base::L, Base::B];
+
+/// The rows of Table 1, with the hyper-parameters selected on held-out words of fold 0.
+pub fn methods() -> Vec<OcrMethod> {
+    let m = |name, kernels, average, learn_beta0, paper, eta0, c| OcrMethod {
+        name,
+        kernels,
+        average,
+        learn_beta0,
+        paper,
+        eta0,
+        c,
+    };
+    vec![
+        m(
+            "linear",
+            &[Base::L][..],
+            false,
+            false,
+            (71.8, 3.9),
+            3.0,
+            1.0,
+        ),
+        m(
+            "quadratic",
+            &[Base::Q][..],
+            false,
+            false,
+            (85.5, 0.3),
+            3.0,
+            1.0,
+        ),
+        m(
+            "gaussian",
+            &[Base::G][..],
+            false,
+            false,
+            (84.1, 0.4),
+            3.0,
+            1.0,
+        ),
+        m("average-lqg", LQG, true, false, (84.3, 0.3), 3.0, 1.0),
+        m("mkl-lqg", LQG, false, false, (87.5, 0.3), 3.0, 1.0),
+        m("mkl-lqg-beta0", LQG, false, true, (87.5, 0.4), 3.0, 1.0),
+        m(
+            "bspline",
+            &[Base::B][..],
+            false,
+            false,
+            (75.4, 0.9),
+            3.0,
+            1.0,
+        ),
+        m("average-lb", LB, true, false, (83.0, 0.3), 3.0, 1.0),
+        m("mkl-lb", LB, false, false, (85.2, 0.3), 3.0, 1.0),
+        m("mkl-lb-beta0", LB, false, true, (85.2, 0.3), 3.0, 1.0),
+    ]
+}
+
+/// Settings of `reproduce ocr`.
+#[derive(Debug, Clone)]
+pub struct OcrConfig {
+    /// `letter.data` (plain or gzip).
+    pub data: PathBuf,
+    /// Training folds; each is tested on the other nine.
+    pub folds: Vec<usize>,
+    pub epochs: usize,
+    /// Rerun the hyper-parameter selection on each training fold.
+    pub cv: bool,
+    /// Where the per-method curves (CSV, SVG) and weight plots go.
+    pub out_dir: Option<PathBuf>,
+    pub seed: u64,
+    /// Test words (sampled with the seed) on which the per-epoch accuracy curves of the first
+    /// fold are measured; 0 = all test words.
+    pub curve_words: usize,
+    /// Only these rows (all when `None`).
+    pub methods: Option<Vec<String>>,
+    pub loss: SeqLoss,
+    pub memory: MemoryLimit,
+}
+
+impl Default for OcrConfig {
+    fn default() -> Self {
+        OcrConfig {
+            data: PathBuf::from("data/ocr/letter.data.gz"),
+            folds: (0..10).collect(),
+            epochs: 20,
+            cv: false,
+            out_dir: None,
+            seed: 1,
+            curve_words: 500,
+            methods: None,
+            loss: SeqLoss::Hinge,
+            memory: MemoryLimit::default(),
+        }
+    }
+}
+
+/// The rows `cfg` asks for, in table order.
+pub fn selected_methods(cfg: &OcrConfig) -> Result<Vec<OcrMethod>> {
+    let all = methods();
+    match &cfg.methods {
+        None => Ok(all),
+        Some(names) => {
+            for n in names {
+                if !all.iter().any(|m| m.name == n) {
+                    return Err(Error::invalid(format!(
+                        "unknown OCR row '{n}': expected one of {}",
+                        all.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
+                    )));
+                }
+            }
+            Ok(all
+                .into_iter()
+                .filter(|m| names.iter().any(|n| n == m.name))
+                .collect())
+        }
+    }
+}
+
+/// Alg. 1 settings of one run.
+fn params(
+    method: &OcrMethod,
+    eta0: f64,
+    c: f64,
+    n_words: usize,
+    epochs: usize,
+    seed: u64,
+) -> OnlineParams {
+    OnlineParams {
+        lambda: lambda_from_c(c, n_words),
+        reg: method.reg(),
+        eta0,
+        schedule: StepSchedule::InvSqrt,
+        epochs,
+        seed,
+        averaging: false,
+        projection: true,
+        shuffle: true,
+    }
+}
+
+fn fit_config(method: &OcrMethod, p: OnlineParams, cfg: &OcrConfig) -> Result<SequenceFitConfig> {
+    Ok(SequenceFitConfig {
+        loss: cfg.loss,
+        kernels: method
+            .kernels
+            .iter()
+            .map(|k| k.spec().parse::<KernelSpec>())
+            .collect::<Result<_>>()?,
+        average: method.average,
+        learn_beta0: method.learn_beta0,
+        params: p,
+        memory: cfg.memory,
+    })
+}
+
+/// Kernels of a kernel set fitted on `x`, and the time their training Grams took.
+struct KernelSet {
+    bases: &'static [Base],
+    kernels: Vec<FittedKernel>,
+    grams: Vec<Gram>,
+    gram_seconds: f64,
+}
+
+fn kernel_set(
+    bases: &'static [Base],
+    x: &Matrix,
+    seed: u64,
+    memory: &MemoryLimit,
+) -> Result<KernelSet> {
+    let kernels: Vec<FittedKernel> = bases
+        .iter()
+        .map(|b| FittedKernel::fit(&b.spec().parse::<KernelSpec>()?, x, &[], seed))
+        .collect::<Result<_>>()?;
+    let t = Instant::now();
+    let grams = base_grams(&kernels, x, memory)?;
+    Ok(KernelSet {
+        bases,
+        kernels,
+        grams,
+        gram_seconds: t.elapsed().as_secs_f64(),
+    })
+}
+
+/// Group Grams of a method from its kernel set (the average combined; its time counted).
+fn method_grams(
+    method: &OcrMethod,
+    set: &KernelSet,
+) -> Result<(Vec<KernelGroup>, Option<Gram>, f64)> {
+    if method.average {
+        let groups = KernelGroup::average(&set.kernels);
+        let t = Instant::now();
+        let g = group_gram(&set.grams, &groups[0])?;
+        Ok((groups, Some(g), t.elapsed().as_secs_f64()))
+    } else {
+        Ok((KernelGroup::separate(&set.kernels), None, 0.0))
+    }
+}
+
+/// Per-character accuracy of the learner's current state on `eval` words (training
+/// characters `train_x` as the expansion's support).
+fn state_accuracy(
+    st: &OnlineState,
+    kernels: &[FittedKernel],
+    groups: &[KernelGroup],
+    train_x: &Matrix,
+    eval: &OcrData,
+    memory: &MemoryLimit,
+) -> Result<f64> {
+    let l = N_LETTERS;
+    let n = train_x.rows;
+    let coefs = st.kernel_coefs(false);
+    let mut per_kernel: Vec<Option<Matrix>> = vec![None; kernels.len()];
+    for (g, c) in groups.iter().zip(&coefs) {
+        for &(k, w) in &g.components {
+            let m = per_kernel[k].get_or_insert_with(|| Matrix::zeros(n, l));
+            for (o, v) in m.data.iter_mut().zip(c) {
+                *o += w * v;
+            }
+        }
+    }
+    let trans = st.explicit_values(false).remove(0);
+    let scores = expansion_scores(kernels, train_x, &per_kernel, l, &eval.x, memory)?;
+    Ok(char_accuracy(
+        &decode_words(&scores, &trans, &eval.words),
+        eval,
+    ))
+}
+
+/// The outcome of [`select`] for one row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selection {
+    pub method: String,
+    pub eta0: f64,
+    pub c: f64,
+    pub accuracy: f64,
+    /// Every `(eta0, C, held-out accuracy)` tried.
+    pub grid: Vec<(f64, f64, f64)>,
+}
+
+/// Seeded split of the words of `fold` into (training, held-out) word indices.
+fn held_out_split(data: &OcrData, fold: usize, seed: u64) -> (Vec<usize>, Vec<usize>) {
+    let mut idx = data.fold_word_indices(&[fold]);
+    idx.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
+    let k = ((idx.len() as f64) * HELD_OUT).round() as usize;
+    let mut val = idx[..k].to_vec();
+    let mut tr = idx[k..].to_vec();
+    val.sort_unstable();
+    tr.sort_unstable();
+    (tr, val)
+}
+
+/// Hyper-parameter selection for `methods`: every `(eta0, C)` of [`ETA0_GRID`] x [`C_GRID`]
+/// trained on 80% of `fold`'s words (seeded) and scored by per-character accuracy on the
+/// other 20%; the best (ties: earlier in grid order, C outer, eta0 inner) is chosen. Grid
+/// points run in parallel.
+pub fn select(
+    data: &OcrData,
+    fold: usize,
+    methods: &[OcrMethod],
+    cfg: &OcrConfig,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<Selection>> {
+    let (tr, val) = held_out_split(data, fold, cfg.seed);
+    if tr.is_empty() || val.is_empty() {
+        return Err(Error::invalid(format!(
+            "fold {fold} has too few words to hold 20% out"
+        )));
+    }
+    let train = data.select_words(&tr);
+    let held = data.select_words(&val);
+    let grid: Vec<(f64, f64)> = C_GRID
+        .iter()
+        .flat_map(|&c| ETA0_GRID.iter().map(move |&e| (e, c)))
+        .collect();
+    let mut out = Vec::new();
+    let mut current: Option<KernelSet> = None;
+    for m in methods {
+        if current.as_ref().map(|s| s.bases) != Some(m.kernels) {
+            current = None;
+            current = Some(kernel_set(m.kernels, &train.x, cfg.seed, &cfg.memory)?);
+        }
+        let set = current
+            .as_ref()
+            .ok_or_else(|| Error::invalid("internal: no kernel set"))?;
+        let (groups, avg, _) = method_grams(m, set)?;
+        let grams: &[Gram] = match &avg {
+            Some(g) => std::slice::from_ref(g),
+            None => &set.grams,
+        };
+        let t = Instant::now();
+        let results: Vec<(f64, f64, f64)> = grid
+            .par_iter()
+            .map(|&(eta0, c)| -> Result<(f64, f64, f64)> {
+                let p = params(m, eta0, c, train.n_words(), cfg.epochs, cfg.seed);
+                let fc = fit_config(m, p, cfg)?;
+                let model = fit_with_grams(
+                    &train,
+                    set.kernels.clone(),
+                    groups.clone(),
+                    grams,
+                    &fc,
+                    &mut |_, _| true,
+                )?;
+                Ok((eta0, c, model.char_accuracy(&held, &cfg.memory)?))
+            })
+            .collect::<Result<_>>()?;
+        let mut best = results[0];
+        for &r in &results[1..] {
+            if r.2 > best.2 {
+                best = r;
+            }
+        }
+        progress(&format!(
+            "select fold {fold} {}: eta0 {} C {} held-out accuracy {:.4} ({} runs, {:.1} s)",
+            m.name,
+            best.0,
+            best.1,
+            best.2,
+            results.len(),
+            t.elapsed().as_secs_f64()
+        ));
+        out.push(Selection {
+            method: m.name.to_string(),
+            eta0: best.0,
+            c: best.1,
+            accuracy: best.2,
+            grid: results,
+        });
+    }
+    Ok(out)
+}
+
+/// One point of a learning curve (first fold).
+#[derive(Debug, Clone)]
+struct CurvePoint {
+    epoch: usize,
+    /// Cumulative training time: the Gram matrices plus the epochs so far (curve evaluations
+    /// excluded).
+    seconds: f64,
+    accuracy: f64,
+    objective: f64,
+    average_loss: f64,
+    weights: Vec<f64>,
+}
+
+/// One method on one fold.
+#[derive(Debug, Clone)]
+struct FoldResult {
+    accuracy: f64,
+    train_seconds: f64,
+    gram_seconds: f64,
+    eta0: f64,
+    c: f64,
+    /// Short kernel name (and `beta0`) -> weight.
+    weights: Vec<(String, f64)>,
+    curve: Vec<CurvePoint>,
+}
+
+/// Runs the experiment on the file `cfg.data`.
+pub fn run(cfg: &OcrConfig, progress: &mut dyn FnMut(&str)) -> Result<Report> {
+    let data = read_ocr(&cfg.data)?;
+    run_on(&data, cfg, progress)
+}
+
+/// Runs the experiment on loaded data.
+pub fn run_on(data: &OcrData, cfg: &OcrConfig, progress: &mut dyn FnMut(&str)) -> Result<Report> {
+    if cfg.folds.is_empty() {
+        return Err(Error::invalid("no fold to train on"));
+    }
+    if cfg.epochs == 0 {
+        return Err(Error::invalid("epochs must be at least 1"));
+    }
+    let present = data.fold_list();
+    if let Some(f) = cfg.folds.iter().find(|f| !present.contains(f)) {
+        return Err(Error::invalid(format!("fold {f} has no words in the data")));
+    }
+    let ms = selected_methods(cfg)?;
+    if let Some(dir) = &cfg.out_dir {
+        crate::io::create_dir(dir)?;
+    }
+    let mut results: Vec<Vec<FoldResult>> = vec![Vec::new(); ms.len()];
+    for (fi, &fold) in cfg.folds.iter().enumerate() {
+        let train = data.select_folds(&[fold]);
+        let test = data.exclude_folds(&[fold]);
+        let curve_set = (fi == 0 && cfg.out_dir.is_some()).then(|| curve_sample(&test, cfg));
+        let chosen: Vec<(f64, f64)> = if cfg.cv {
+            select(data, fold, &ms, cfg, progress)?
+                .iter()
+                .map(|s| (s.eta0, s.c))
+                .collect()
+        } else {
+            ms.iter().map(|m| (m.eta0, m.c)).collect()
+        };
+        progress(&format!(
+            "fold {fold}: {} training words ({} characters), {} test words ({} characters)",
+            train.n_words(),
+            train.n_chars(),
+            test.n_words(),
+            test.n_chars()
+        ));
+        let mut current: Option<KernelSet> = None;
+        for (mi, m) in ms.iter().enumerate() {
+            if current.as_ref().map(|s| s.bases) != Some(m.kernels) {
+                current = None;
+                let set = kernel_set(m.kernels, &train.x, cfg.seed, &cfg.memory)?;
+                progress(&format!(
+                    "fold {fold}: training Grams of {} in {:.2} s",
+                    m.kernels
+                        .iter()
+                        .map(|k| k.short())
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    set.gram_seconds
+                ));
+                current = Some(set);
+            }
+            let set = current
+                .as_ref()
+                .ok_or_else(|| Error::invalid("internal: no kernel set"))?;
+            let (eta0, c) = chosen[mi];
+            let r = run_method(m, set, &train, &test, curve_set.as_ref(), eta0, c, cfg)?;
+            progress(&format!(
+                "fold {fold} {}: char accuracy {:.4} (train {:.2} s incl. Grams {:.2} s; eta0 {eta0}, C {c})",
+                m.name, r.accuracy, r.train_seconds, r.gram_seconds
+            ));
+            results[mi].push(r);
+        }
+    }
+    if let Some(dir) = &cfg.out_dir {
+        write_curves(dir, &ms, &results)?;
+    }
+    Ok(report(&ms, &results, cfg))
+}
+
+/// Seeded sample of `cfg.curve_words` test words (all when 0 or more than there are).
+fn curve_sample(test: &OcrData, cfg: &OcrConfig) -> OcrData {
+    if cfg.curve_words == 0 || cfg.curve_words >= test.n_words() {
+        return test.clone();
+    }
+    let mut idx: Vec<usize> = (0..test.n_words()).collect();
+    idx.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(
+        cfg.seed ^ 0x0c5,
+    ));
+    idx.truncate(cfg.curve_words);
+    idx.sort_unstable();
+    test.select_words(&idx)
+}
+
+/// Trains one row on one fold and tests it.
+#[allow(clippy::too_many_arguments)]
+fn run_method(
+    m: &OcrMethod,
+    set: &KernelSet,
+    train: &OcrData,
+    test: &OcrData,
+    curve_set: Option<&OcrData>,
+    eta0: f64,
+    c: f64,
+    cfg: &OcrConfig,
+) -> Result<FoldResult> {
+    let (groups, avg, combine_seconds) = method_grams(m, set)?;
+    let gram_seconds = set.gram_seconds + combine_seconds;
+    let grams: &[Gram] = match &avg {
+        Some(g) => std::slice::from_ref(g),
+        None => &set.grams,
+    };
+    let p = params(m, eta0, c, train.n_words(), cfg.epochs, cfg.seed);
+    let fc = fit_config(m, p, cfg)?;
+    let mut curve = Vec::new();
+    let mut eval_seconds = 0.0;
+    let mut eval_error: Option<Error> = None;
+    let start = Instant::now();
+    let model: SequenceModel = fit_with_grams(
+        train,
+        set.kernels.clone(),
+        groups.clone(),
+        grams,
+        &fc,
+        &mut |rep, st| {
+            let Some(cs) = curve_set else { return true };
+            let t = Instant::now();
+            match state_accuracy(st, &set.kernels, &groups, &train.x, cs, &cfg.memory) {
+                Ok(acc) => curve.push(CurvePoint {
+                    epoch: rep.epoch,
+                    seconds: gram_seconds + rep.seconds - eval_seconds,
+                    accuracy: acc,
+                    objective: rep.objective,
+                    average_loss: rep.average_loss,
+                    weights: rep.weights.clone(),
+                }),
+                Err(e) => {
+                    eval_error = Some(e);
+                    return false;
+                }
+            }
+            eval_seconds += t.elapsed().as_secs_f64();
+            true
+        },
+    )?;
+    if let Some(e) = eval_error {
+        return Err(e);
+    }
+    let train_seconds = gram_seconds + start.elapsed().as_secs_f64() - eval_seconds;
+    let accuracy = model.char_accuracy(test, &cfg.memory)?;
+    let mut names: Vec<String> = if m.average {
+        Vec::new()
+    } else {
+        m.kernels.iter().map(|k| k.short().to_string()).collect()
+    };
+    if m.learn_beta0 {
+        names.push("beta0".into());
+    }
+    let weights = if m.average {
+        let w = 1.0 / m.kernels.len() as f64;
+        m.kernels
+            .iter()
+            .map(|k| (k.short().to_string(), w))
+            .collect()
+    } else {
+        names
+            .into_iter()
+            .zip(model.weights.iter().copied())
+            .collect()
+    };
+    Ok(FoldResult {
+        accuracy,
+        train_seconds,
+        gram_seconds,
+        eta0,
+        c,
+        weights,
+        curve,
+    })
+}
+
+/// Writes, per method, the learning curve of the first fold (CSV), all curves in one SVG
+/// (Figure 1 of the paper) and, for multiple-kernel rows, the kernel weights along the epochs.
+fn write_curves(dir: &Path, ms: &[OcrMethod], results: &[Vec<FoldResult>]) -> Result<()> {
+    let mut acc_series = Vec::new();
+    for (m, rs) in ms.iter().zip(results) {
+        let Some(first) = rs.first() else { continue };
+        if first.curve.is_empty() {
+            continue;
+        }
+        let names: Vec<String> = first.weights.iter().map(|(n, _)| n.clone()).collect();
+        let weight_cols: Vec<String> = if m.average { Vec::new() } else { names.clone() };
+        let mut header: Vec<String> = [
+            "epoch",
+            "seconds",
+            "char_accuracy",
+            "objective",
+            "average_loss",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        header.extend(weight_cols.iter().map(|n| format!("weight_{n}")));
+        let rows: Vec<Vec<String>> = first
+            .curve
+            .iter()
+            .map(|p| {
+                let mut r = vec![
+                    p.epoch.to_string(),
+                    format!("{:.4}", p.seconds),
+                    format!("{:.6}", p.accuracy),
+                    format!("{:.6}", p.objective),
+                    format!("{:.6}", p.average_loss),
+                ];
+                if !m.average {
+                    r.extend(p.weights.iter().map(|w| format!("{w:.6}")));
+                }
+                r
+            })
+            .collect();
+        let h: Vec<&str> = header.iter().map(String::as_str).collect();
+        crate::io::write_csv(&dir.join(format!("ocr-curve-{}.csv", m.name)), &h, &rows)?;
+        acc_series.push(Series {
+            name: m.name.to_string(),
+            points: first
+                .curve
+                .iter()
+                .map(|p| (p.seconds, 100.0 * p.accuracy))
+                .collect(),
+        });
+        if weight_cols.len() > 1 {
+            let series = weight_cols
+                .iter()
+                .enumerate()
+                .map(|(k, n)| Series {
+                    name: n.clone(),
+                    points: first
+                        .curve
+                        .iter()
+                        .map(|p| {
+                            (
+                                p.epoch as f64,
+                                p.weights.get(k).copied().unwrap_or(f64::NAN),
+                            )
+                        })
+                        .collect(),
+                })
+                .collect();
+            let plot = LinePlot {
+                title: format!("OCR {}: kernel weights along the epochs", m.name),
+                x_label: "epoch".into(),
+                y_label: "weight".into(),
+                log_x: false,
+                log_y: false,
+                series,
+            };
+            crate::io::write_atomic(
+                &dir.join(format!("ocr-weights-{}.svg", m.name)),
+                plot.to_svg().as_bytes(),
+            )?;
+        }
+    }
+    if !acc_series.is_empty() {
+        let plot = LinePlot {
+            title: "OCR: test accuracy vs training time (Figure 1)".into(),
+            x_label: "training seconds (Gram matrices included)".into(),
+            y_label: "per-character test accuracy (%)".into(),
+            log_x: true,
+            log_y: false,
+            series: acc_series,
+        };
+        crate::io::write_atomic(&dir.join("ocr-curves.svg"), plot.to_svg().as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Rows and the printed table.
+fn report(ms: &[OcrMethod], results: &[Vec<FoldResult>], cfg: &OcrConfig) -> Report {
+    let mut rows = Vec::new();
+    let mut table = format!(
+        "OCR (Martins et al. 2011, Table 1): train on one fold, test on the other nine; folds {:?}, {} epochs, hyper-parameters {}\n\n\
+         | row | kernels | paper accuracy | accuracy | train s (median) | Gram s | weights | eta0 | C |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
+        cfg.folds,
+        cfg.epochs,
+        if cfg.cv { "selected on each training fold" } else { "selected once on fold 0 (defaults)" },
+    );
+    for (m, rs) in ms.iter().zip(results) {
+        let accs: Vec<f64> = rs.iter().map(|r| r.accuracy).collect();
+        let mut row = Row::from_values("ocr", m.name, "char_accuracy", &accs);
+        row.train_seconds = median(&rs.iter().map(|r| r.train_seconds).collect::<Vec<_>>());
+        let gram = median(&rs.iter().map(|r| r.gram_seconds).collect::<Vec<_>>());
+        let etas: Vec<f64> = rs.iter().map(|r| r.eta0).collect();
+        let cs: Vec<f64> = rs.iter().map(|r| r.c).collect();
+        // Mean weight per name over folds.
+        let mut wmap = Map::new();
+        let mut wtext = Vec::new();
+        if let Some(first) = rs.first() {
+            for (k, (name, _)) in first.weights.iter().enumerate() {
+                let vals: Vec<f64> = rs
+                    .iter()
+                    .filter_map(|r| r.weights.get(k).map(|w| w.1))
+                    .collect();
+                let (mean, _) = mean_std(&vals);
+                let w = mean.unwrap_or(f64::NAN);
+                wmap.insert(name.clone(), Value::from(w));
+                wtext.push(format!("{name} {w:.2}"));
+            }
+        }
+        if m.kernels.len() > 1 {
+            row.weights = Some(wmap);
+        }
+        row = row
+            .with("gram_seconds", gram)
+            .with("eta0", median(&etas))
+            .with("C", median(&cs))
+            .with("paper_mean", m.paper.0 / 100.0)
+            .with("paper_std", m.paper.1 / 100.0)
+            .with("folds", cfg.folds.clone())
+            .with("per_fold", accs.clone())
+            .with("kernels", m.describe())
+            .with("epochs", cfg.epochs);
+        if cfg.cv {
+            row = row
+                .with("eta0_per_fold", etas.clone())
+                .with("C_per_fold", cs.clone());
+        }
+        let (mean, std) = mean_std(&accs);
+        let fmt_opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+        table.push_str(&format!(
+            "| {} | {} | {:.1} +- {:.1} | {} +- {} (n={}) | {} | {} | {} | {} | {} |\n",
+            m.name,
+            m.describe(),
+            m.paper.0,
+            m.paper.1,
+            mean.map_or("-".into(), |v| format!("{:.1}", 100.0 * v)),
+            std.map_or("-".into(), |v| format!("{:.1}", 100.0 * v)),
+            accs.len(),
+            fmt_opt(row.train_seconds),
+            fmt_opt(gram),
+            if m.kernels.len() > 1 {
+                wtext.join(" / ")
+            } else {
+                "-".into()
+            },
+            fmt_list(&etas),
+            fmt_list(&cs),
+        ));
+        rows.push(row);
+    }
+    Report {
+        experiment: "ocr".into(),
+        rows,
+        table,
+    }
+}
+
+/// One value when all agree, else the median and the range.
+fn fmt_list(v: &[f64]) -> String {
+    let Some(first) = v.first() else {
+        return "-".into();
+    };
+    if v.iter().all(|x| x == first) {
+        return format!("{first}");
+    }
+    let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    format!("{} ({lo}-{hi})", median(v).unwrap_or(f64::NAN))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::ocr::parse_ocr;
+    use rand::Rng;
+
+    /// A small synthetic OCR file: 3 folds of short words over 4 letters whose images are
+    /// noisy copies of one prototype per letter.
+    fn synthetic() -> OcrData {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        let protos: Vec<Vec<u8>> = (0..4)
+            .map(|_| (0..128).map(|_| u8::from(rng.gen_bool(0.3))).collect())
+            .collect();
+        let mut text = String::new();
+        let mut id = 1;
+        for w in 0..60 {
+            let len = rng.gen_range(2..5);
+            for pos in 0..len {
+                let y = rng.gen_range(0..4);
+                let next = if pos + 1 == len { -1 } else { id + 1 };
+                text.push_str(&format!(
+                    "{id}\t{}\t{next}\t{w}\t{}\t{}",
+                    (b'a' + y as u8) as char,
+                    pos + 1,
+                    w % 3
+                ));
+                for &p in &protos[y] {
+                    let v = if rng.gen_bool(0.05) { 1 - p } else { p };
+                    text.push_str(&format!("\t{v}"));
+                }
+                text.push('\n');
+                id += 1;
+            }
+        }
+        parse_ocr(Path::new("synthetic"), text.as_bytes()).unwrap()
+    }
+
+    /// The whole pipeline on a tiny synthetic set: rows for the asked methods, accuracies
+    /// far above chance, weights on the simplex, curves and plots written.
+    #[test]
+    fn runs_on_synthetic_words() {
+        let data = synthetic();
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = OcrConfig {
+            folds: vec![0, 2],
+            epochs: 3,
+            out_dir: Some(dir.path().to_path_buf()),
+            methods: Some(vec![
+                "linear".into(),
+                "mkl-lqg-beta0".into(),
+                "average-lb".into(),
+            ]),
+            ..OcrConfig::default()
+        };
+        let mut msgs = Vec::new();
+        let rep = run_on(&data, &cfg, &mut |s| msgs.push(s.to_string())).unwrap();
+        assert_eq!(rep.rows.len(), 3);
+        for r in &rep.rows {
+            assert_eq!(r.n, 2);
+            assert!(r.mean.unwrap() > 0.8, "{}: {:?}", r.method, r.mean);
+            assert_eq!(r.metric, "char_accuracy");
+        }
+        let w = rep.rows[1].weights.as_ref().unwrap();
+        let total: f64 = w.values().map(|v| v.as_f64().unwrap()).sum();
+        assert!((total - 1.0).abs() < 1e-9, "{w:?}");
+        assert!(w.contains_key("beta0"));
+        assert!(dir.path().join("ocr-curve-mkl-lqg-beta0.csv").exists());
+        assert!(dir.path().join("ocr-weights-mkl-lqg-beta0.svg").exists());
+        assert!(dir.path().join("ocr-curves.svg").exists());
+        let csv = std::fs::read_to_string(dir.path().join("ocr-curve-linear.csv")).unwrap();
+        assert_eq!(csv.lines().count(), 1 + 3);
+        assert!(rep.table.contains("| mkl-lqg-beta0 |"));
+        assert!(rep.to_json().contains("\"paper_mean\""));
+    }
+
+    #[test]
+    fn selection_picks_the_best_grid_point() {
+        let data = synthetic();
+        let cfg = OcrConfig {
+            epochs: 2,
+            ..OcrConfig::default()
+        };
+        let m: Vec<OcrMethod> = methods()
+            .into_iter()
+            .filter(|m| m.name == "linear")
+            .collect();
+        let s = select(&data, 1, &m, &cfg, &mut |_| {}).unwrap();
+        assert_eq!(s[0].grid.len(), ETA0_GRID.len() * C_GRID.len());
+        let best = s[0]
+            .grid
+            .iter()
+            .map(|g| g.2)
+            .fold(f64::NEG_INFINITY, f64::max);
+        assert_eq!(s[0].accuracy, best);
+        let (tr, val) = held_out_split(&data, 1, 1);
+        assert_eq!(tr.len() + val.len(), data.fold_word_indices(&[1]).len());
+        assert!(val.iter().all(|v| !tr.contains(v)));
+    }
+
+    #[test]
+    fn unknown_rows_and_folds_are_refused() {
+        let data = synthetic();
+        let cfg = OcrConfig {
+            methods: Some(vec!["mkl".into()]),
+            ..OcrConfig::default()
+        };
+        assert!(run_on(&data, &cfg, &mut |_| {}).is_err());
+        let cfg = OcrConfig {
+            folds: vec![7],
+            ..OcrConfig::default()
+        };
+        assert!(run_on(&data, &cfg, &mut |_| {})
+            .unwrap_err()
+            .to_string()
+            .contains("fold 7"));
+    }
+}
