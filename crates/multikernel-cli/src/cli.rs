@@ -20,7 +20,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Train a model and write it to --out.
-    Train(TrainArgs),
+    Train(Box<TrainArgs>),
     /// Evaluate a model on labelled data; the last line is `METRIC VALUE`.
     Eval(EvalArgs),
     /// Write one prediction per line.

@@ -34,14 +34,18 @@ fn target(x: &Matrix, rng: &mut ChaCha8Rng) -> Matrix {
     Matrix::from_vec(x.rows, 1, y)
 }
 
-/// 1,000 Gaussian kernels on random 3-feature subsets of 20 features.
+/// Gaussian kernels on random 3-feature subsets, widths from a grid (sigma2 in
+/// {0.25, 0.5, 1, 2, 4}; the median of ||x - x'||^2 / 2 on 3 uniform(-1,1) features is
+/// about 1), normalized to uniform variance in feature space.
 fn rbf_specs(m: usize, d: usize, rng: &mut ChaCha8Rng) -> Vec<KernelSpec> {
     let cols: Vec<usize> = (0..d).collect();
+    let widths = [0.25, 0.5, 1.0, 2.0, 4.0];
     (0..m)
         .map(|_| {
             let mut f: Vec<usize> = cols.choose_multiple(rng, 3).cloned().collect();
             f.sort_unstable();
-            let mut s: KernelSpec = "rbf".parse().expect("spec");
+            let w = widths[rng.gen_range(0..widths.len())];
+            let mut s: KernelSpec = format!("rbf:sigma2={w}").parse().expect("spec");
             s.norm = Normalization::Variance;
             s.features = Some(f);
             s

@@ -1,5 +1,6 @@
 //! The online proximal learner (Alg. 1 of martins2011) against a slow, explicit twin, and its
 //! behaviour on the shipped UCI tables.
+#![allow(clippy::needless_range_loop)]
 
 use multikernel::data::{read_table, Matrix, TargetKind, Targets};
 use multikernel::kernel::{FittedKernel, Gram, KernelKind, KernelSpec, MemoryLimit, Normalization};

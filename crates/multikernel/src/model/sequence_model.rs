@@ -373,9 +373,8 @@ fn add_linear_scores(k: &FittedKernel, support: &Matrix, c: &Matrix, x: &Matrix,
     let fs = linear_factors(k, support, false);
     let fx = linear_factors(k, x, true);
     let mut w = Matrix::zeros(d, cols);
-    for j in 0..support.rows {
+    for (j, &f) in fs.iter().enumerate() {
         let cj = c.row(j);
-        let f = fs[j];
         if f == 0.0 {
             continue;
         }

@@ -98,3 +98,4 @@ impl Report {
 }
 pub mod uci;
 pub mod ocr;
+pub mod gomp;

@@ -42,14 +42,16 @@
 //! Candidates are evaluated in parallel over kernels with rayon.
 
 use super::lp_mkl::{
-    center_dense_in_place, center_factor, center_targets, check_inputs, cholesky, cross_times,
-    factor_t_times, kernel_matrices, lower_solve_in_place, matmul, predict_rows_std, prepare_rows,
-    KernelMatrix, Prepared,
+    center_factor, center_targets, check_inputs, cholesky, cross_times, factor_t_times,
+    kernel_matrices, lower_solve_in_place, matmul, predict_rows_std, prepare_rows, KernelMatrix,
+    Prepared,
 };
 use crate::data::standardize::Standardizer;
 use crate::data::Matrix;
 use crate::error::{Error, Result};
 use crate::kernel::{fit_all, FittedKernel, KernelSpec, MemoryLimit};
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
 use faer::{Mat, Par};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -312,8 +314,7 @@ pub fn improvement(kernel: &KernelMatrix, r: &Matrix, lambda: f64) -> Result<f64
     let c = lambda * l;
     match kernel {
         KernelMatrix::Dense(k) => {
-            let mut kc = k.clone();
-            dense_improvement_fresh(&mut kc, r, c, false)
+            dense_improvement_fresh(k, r, c, false, &mut Mat::zeros(k.rows, k.rows))
         }
         KernelMatrix::Factor(z) => Ok(factor_improvement(z, &factor_gram_chol(z, c)?, r, l)),
     }
@@ -343,32 +344,142 @@ fn factor_improvement(z: &Matrix, l_chol: &Mat<f64>, r: &Matrix, l: f64) -> f64 
     sq_frob(&v) / l
 }
 
-/// `(1/l)(||R||^2 - c ||L^-1 R||^2)` with `L L^T = K (+centering) + c I`; `k` is consumed
-/// as scratch.
-fn dense_improvement_fresh(k: &mut Matrix, r: &Matrix, c: f64, center: bool) -> Result<f64> {
-    if center {
-        center_dense_in_place(k);
-    }
-    let l_chol = dense_chol(k, c)?;
-    Ok(dense_improvement(&l_chol, r, c))
+/// The lower Cholesky factor of `K + c I` (K centered in feature space when `center`),
+/// packed column by column (`n(n+1)/2` numbers: column `j` holds rows `j..n`), so the cache
+/// of the remarks' precompute takes half the memory of full storage.
+#[derive(Debug, Clone)]
+struct PackedChol {
+    n: usize,
+    data: Vec<f64>,
 }
 
-fn dense_chol(k: &Matrix, c: f64) -> Result<Mat<f64>> {
+impl PackedChol {
+    /// Factors in the caller's scratch matrix (`n x n`, reused across kernels) and packs.
+    fn new(k: &Matrix, c: f64, center: bool, scratch: &mut Mat<f64>) -> Result<PackedChol> {
+        let n = k.rows;
+        fill_shifted(k, c, center, scratch);
+        let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f64>(
+            n,
+            Par::Seq,
+            Default::default(),
+        ));
+        cholesky_in_place(
+            scratch.as_mut(),
+            Default::default(),
+            Par::Seq,
+            MemStack::new(&mut mem),
+            Default::default(),
+        )
+        .map_err(|e| {
+            Error::Numerical(format!(
+                "Cholesky factorization of a {n}x{n} kernel system failed ({e:?}); is every \
+                 kernel positive semidefinite?"
+            ))
+        })?;
+        let mut data = Vec::with_capacity(n * (n + 1) / 2);
+        for j in 0..n {
+            match scratch.col(j).try_as_col_major() {
+                Some(col) => data.extend_from_slice(&col.as_slice()[j..]),
+                None => data.extend((j..n).map(|i| scratch[(i, j)])),
+            }
+        }
+        Ok(PackedChol { n, data })
+    }
+
+    /// `||L^-1 R||_F^2` by forward substitution (column-oriented, one pass over the factor
+    /// for all outputs). `r` is `n x k` row-major.
+    fn inv_sq_norm(&self, r: &Matrix, work: &mut Vec<f64>) -> f64 {
+        let n = self.n;
+        let k = r.cols;
+        work.clear();
+        work.extend_from_slice(&r.data);
+        let x = &mut work[..];
+        let mut off = 0;
+        let mut total = 0.0;
+        for j in 0..n {
+            let col = &self.data[off..off + (n - j)];
+            off += n - j;
+            let d = col[0];
+            if k == 1 {
+                let xj = x[j] / d;
+                x[j] = xj;
+                total += xj * xj;
+                if xj != 0.0 {
+                    for (xi, l) in x[j + 1..].iter_mut().zip(&col[1..]) {
+                        *xi -= xj * l;
+                    }
+                }
+            } else {
+                let (head, tail) = x.split_at_mut((j + 1) * k);
+                let xj = &mut head[j * k..];
+                for v in xj.iter_mut() {
+                    *v /= d;
+                    total += *v * *v;
+                }
+                for (row, l) in tail.chunks_exact_mut(k).zip(&col[1..]) {
+                    for (xi, v) in row.iter_mut().zip(xj.iter()) {
+                        *xi -= v * l;
+                    }
+                }
+            }
+        }
+        total
+    }
+
+    /// `(1/l)(||R||^2 - c ||L^-1 R||^2)`.
+    fn improvement(&self, r: &Matrix, c: f64, work: &mut Vec<f64>) -> f64 {
+        let l = r.rows as f64;
+        let rr: f64 = r.data.iter().map(|x| x * x).sum();
+        ((rr - c * self.inv_sq_norm(r, work)) / l).max(0.0)
+    }
+}
+
+/// `scratch = K (+ centering) + c I` in one pass (K symmetric row-major; scratch
+/// column-major).
+fn fill_shifted(k: &Matrix, c: f64, center: bool, scratch: &mut Mat<f64>) {
     let n = k.rows;
-    // Symmetric: row-major data read column-major is the same matrix.
-    let mut a = faer::MatRef::from_column_major_slice(&k.data, n, n).to_owned();
-    for i in 0..n {
-        a[(i, i)] += c;
+    if scratch.nrows() != n || scratch.ncols() != n {
+        *scratch = Mat::zeros(n, n);
     }
-    cholesky(a, Par::Seq)
+    let (means, grand) = if center {
+        let nf = n.max(1) as f64;
+        let m: Vec<f64> = (0..n).map(|i| k.row(i).iter().sum::<f64>() / nf).collect();
+        let g = m.iter().sum::<f64>() / nf;
+        (m, g)
+    } else {
+        (vec![0.0; n], 0.0)
+    };
+    for j in 0..n {
+        // Column j of K is row j (symmetry).
+        let kj = k.row(j);
+        let shift = grand - means[j];
+        match scratch.as_mut().col_mut(j).try_as_col_major_mut() {
+            Some(col) => {
+                for ((d, v), m) in col.as_slice_mut().iter_mut().zip(kj).zip(&means) {
+                    *d = v + shift - m;
+                }
+            }
+            None => {
+                for i in 0..n {
+                    scratch[(i, j)] = kj[i] + shift - means[i];
+                }
+            }
+        }
+        scratch[(j, j)] += c;
+    }
 }
 
-fn dense_improvement(l_chol: &Mat<f64>, r: &Matrix, c: f64) -> f64 {
-    let l = r.rows as f64;
-    let mut v = Mat::from_fn(r.rows, r.cols, |i, j| r.get(i, j));
-    lower_solve_in_place(l_chol, &mut v, Par::Seq);
-    let rr: f64 = r.data.iter().map(|x| x * x).sum();
-    ((rr - c * sq_frob(&v)) / l).max(0.0)
+/// Improvement of a dense kernel by a fresh factorization in `scratch`.
+fn dense_improvement_fresh(
+    k: &Matrix,
+    r: &Matrix,
+    c: f64,
+    center: bool,
+    scratch: &mut Mat<f64>,
+) -> Result<f64> {
+    let ch = PackedChol::new(k, c, center, scratch)?;
+    let mut work = Vec::new();
+    Ok(ch.improvement(r, c, &mut work))
 }
 
 fn sq_frob(v: &Mat<f64>) -> f64 {
@@ -388,7 +499,7 @@ enum Scorer {
     /// Centered factor and the Cholesky factor of `Z^T Z + c I`.
     Factor(Matrix, Mat<f64>),
     /// Dense: cached Cholesky factor of the centered `K + c I` (filled lazily).
-    Dense(Option<Mat<f64>>),
+    Dense(Option<PackedChol>),
 }
 
 /// Runs MKL-GOMP (Sec. 3) on a dictionary of kernels over the `l = y.rows` training points.
@@ -526,16 +637,15 @@ pub fn gomp_with_progress(
                 .par_iter_mut()
                 .enumerate()
                 .filter(|(j, s)| is_cand[*j] && matches!(s, Scorer::Dense(None)))
-                .try_for_each(|(j, s)| -> Result<()> {
-                    if let KernelMatrix::Dense(k) = &kernels[j] {
-                        let mut kc = k.clone();
-                        if params.bias {
-                            center_dense_in_place(&mut kc);
+                .try_for_each_init(
+                    || Mat::<f64>::zeros(n, n),
+                    |scratch, (j, s)| -> Result<()> {
+                        if let KernelMatrix::Dense(k) = &kernels[j] {
+                            *s = Scorer::Dense(Some(PackedChol::new(k, c, params.bias, scratch)?));
                         }
-                        *s = Scorer::Dense(Some(dense_chol(&kc, c)?));
-                    }
-                    Ok(())
-                })?;
+                        Ok(())
+                    },
+                )?;
         }
         // Rank-one scores at once: Z^T R.
         let r1_scores: Vec<f64> = if m1 > 0 {
@@ -548,20 +658,22 @@ pub fn gomp_with_progress(
         };
         let scores: Vec<Result<f64>> = cand
             .par_iter()
-            .map(|&j| match &scorers[j] {
-                Scorer::RankOne(q) => Ok(r1_scores[*q]),
-                Scorer::Factor(zc, ch) => Ok(factor_improvement(zc, ch, &r, l)),
-                Scorer::Dense(Some(ch)) => Ok(dense_improvement(ch, &r, c)),
-                Scorer::Dense(None) => match &kernels[j] {
-                    KernelMatrix::Dense(k) => {
-                        let mut kc = k.clone();
-                        dense_improvement_fresh(&mut kc, &r, c, params.bias)
-                    }
-                    KernelMatrix::Factor(_) => Err(Error::Numerical(
-                        "internal: factor kernel without a scorer".into(),
-                    )),
+            .map_init(
+                || (Vec::new(), Mat::<f64>::zeros(0, 0)),
+                |(work, scratch), &j| match &scorers[j] {
+                    Scorer::RankOne(q) => Ok(r1_scores[*q]),
+                    Scorer::Factor(zc, ch) => Ok(factor_improvement(zc, ch, &r, l)),
+                    Scorer::Dense(Some(ch)) => Ok(ch.improvement(&r, c, work)),
+                    Scorer::Dense(None) => match &kernels[j] {
+                        KernelMatrix::Dense(k) => {
+                            dense_improvement_fresh(k, &r, c, params.bias, scratch)
+                        }
+                        KernelMatrix::Factor(_) => Err(Error::Numerical(
+                            "internal: factor kernel without a scorer".into(),
+                        )),
+                    },
                 },
-            })
+            )
             .collect();
         let mut best: Option<(usize, f64)> = None;
         for (&j, s) in cand.iter().zip(scores) {

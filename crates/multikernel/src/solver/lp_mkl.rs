@@ -427,9 +427,10 @@ pub(crate) fn check_inputs(kernels: &[KernelMatrix], y: &Matrix) -> Result<usize
     if y.data.iter().any(|v| !v.is_finite()) {
         return Err(Error::invalid("targets contain a non-finite value"));
     }
-    for (m, k) in kernels.iter().enumerate() {
-        k.check_train(n, m)?;
-    }
+    kernels
+        .par_iter()
+        .enumerate()
+        .try_for_each(|(m, k)| k.check_train(n, m))?;
     Ok(n)
 }
 

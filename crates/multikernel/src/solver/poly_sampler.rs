@@ -160,10 +160,11 @@ pub struct PolySampler {
     r: usize,
     degree: usize,
     inv_rho2: Vec<f64>,
-    /// `S^{⊙e}` for `e = 1..=D` (index `e - 1`), `n x n` symmetric, column-major.
+    /// Power sums `P_i = sum_j K_j^{⊙i}`, `i = 1..=D` (index `i - 1`; `P_1 = S`), `n x n`
+    /// symmetric, column-major.
+    psums: Vec<Vec<f64>>,
+    /// `S^{⊙e}` for `e = 2..D-1` (index `e - 2`): the matrices the conditionals multiply.
     powers: Vec<Vec<f64>>,
-    /// `H_d` for `d = 2..=D` (index `d - 2`); `H_0 = 1 1^T`, `H_1 = S`.
-    hsums: Vec<Vec<f64>>,
     /// Rank-one basis: `Z^T` column-major `n x r` (column `j` is `z_j`).
     zt: Vec<f64>,
 }
@@ -225,7 +226,7 @@ impl PolySampler {
                 }
             }
         }
-        let mats = 2 * degree + 1;
+        let mats = 2 * degree;
         limit.check(
             mats.saturating_mul(n).saturating_mul(n).saturating_mul(8),
             &format!("polynomial kernel sampling (degree {degree}, {n} points: {mats} n x n matrices)"),
@@ -273,39 +274,22 @@ impl PolySampler {
                 }
             }
         }
-        // S^{⊙e}
-        let s = psums[0].clone();
-        let mut powers = vec![s.clone()];
-        for e in 2..=degree {
-            let prev = &powers[e - 2];
-            let next: Vec<f64> = prev.iter().zip(&s).map(|(a, b)| a * b).collect();
+        // S^{⊙e}, e = 2..D-1 (S^{⊙D} and the H_d only enter quadratic forms, which
+        // [`PolySampler::masses`] computes on the fly from the power sums).
+        let mut powers: Vec<Vec<f64>> = Vec::new();
+        for e in 2..degree {
+            let prev: &[f64] = if e == 2 { &psums[0] } else { &powers[e - 3] };
+            let next: Vec<f64> = prev.iter().zip(&psums[0]).map(|(a, b)| a * b).collect();
             powers.push(next);
         }
-        // H_d by Newton's identity; h[0] = ones (implicit), h[1] = S.
-        let mut h: Vec<Vec<f64>> = vec![vec![1.0; nn], s];
-        for d in 2..=degree {
-            let mut hd = vec![0.0; nn];
-            for i in 1..=d {
-                let p = &psums[i - 1];
-                let hm = &h[d - i];
-                // Newton: d h_d = sum_i (-1)^0 p_i h_{d-i} for complete homogeneous.
-                for ((o, a), b) in hd.iter_mut().zip(p).zip(hm) {
-                    *o += a * b;
-                }
-            }
-            let inv = 1.0 / d as f64;
-            hd.iter_mut().for_each(|v| *v *= inv);
-            h.push(hd);
-        }
-        let hsums = h.split_off(2);
         Ok(PolySampler {
             basis,
             n,
             r,
             degree,
             inv_rho2: rho2.iter().map(|v| 1.0 / v).collect(),
+            psums,
             powers,
-            hsums,
             zt,
         })
     }
@@ -347,10 +331,10 @@ impl PolySampler {
 
     /// `S^{⊙e}` as a column-major slice (`None` for `e = 0`, the all-ones matrix).
     fn power(&self, e: usize) -> Option<&[f64]> {
-        if e == 0 {
-            None
-        } else {
-            Some(&self.powers[e - 1])
+        match e {
+            0 => None,
+            1 => Some(&self.psums[0]),
+            e => Some(&self.powers[e - 2]),
         }
     }
 
@@ -362,11 +346,14 @@ impl PolySampler {
                 s * s
             }
             Some(a) => {
+                // Lower triangle only (half the memory traffic): column t below the
+                // diagonal is contiguous in column-major storage.
                 let n = self.n;
                 let mut acc = 0.0;
                 for (t, &at) in alpha.iter().enumerate() {
                     if at != 0.0 {
-                        acc += at * dot(&a[t * n..(t + 1) * n], alpha);
+                        let col = &a[t * n + t..(t + 1) * n];
+                        acc += at * (2.0 * dot(col, &alpha[t..]) - col[0] * at);
                     }
                 }
                 acc
@@ -374,52 +361,198 @@ impl PolySampler {
         }
     }
 
-    /// Step 3 of Algorithm 3: `delta(d)` for `d = 0..=D` and their total `C'`.
-    pub fn prepare(&self, alpha: &[f64]) -> Prepared {
-        assert_eq!(alpha.len(), self.n, "PolySampler::prepare: alpha length");
-        let delta: Vec<f64> = (0..=self.degree)
-            .map(|d| (self.inv_rho2[d] * self.quad(self.power(d), alpha)).max(0.0))
-            .collect();
-        let total = delta.iter().sum();
-        Prepared { delta, total }
+    /// `alpha^T S^{⊙d} alpha` and `alpha^T H_d alpha` for `d = 0..=D` in one pass over the
+    /// lower triangles of the power sums `P_1..P_D`: per entry, the powers of `S = P_1` and
+    /// `H_d = (1/d) sum_{i=1..d} P_i ⊙ H_{d-i}` (Newton) are formed in registers.
+    pub fn masses(&self, alpha: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        assert_eq!(alpha.len(), self.n, "PolySampler::masses: alpha length");
+        match self.degree {
+            1 => self.masses_impl::<1>(alpha),
+            2 => self.masses_impl::<2>(alpha),
+            3 => self.masses_impl::<3>(alpha),
+            4 => self.masses_impl::<4>(alpha),
+            5 => self.masses_impl::<5>(alpha),
+            6 => self.masses_impl::<6>(alpha),
+            7 => self.masses_impl::<7>(alpha),
+            8 => self.masses_impl::<8>(alpha),
+            _ => self.masses_generic(alpha),
+        }
     }
 
-    /// [`PolySampler::prepare`] and [`PolySampler::distinct_mass`] together (sharing the
-    /// quadratic forms of `1 1^T` and `S`).
-    pub fn prepare_with_distinct(&self, alpha: &[f64]) -> (Prepared, f64) {
-        let prep = self.prepare(alpha);
-        let mut s = prep.delta[0] + prep.delta[1];
-        for d in 2..=self.degree {
-            s += self.inv_rho2[d] * self.quad(Some(&self.hsums[d - 2]), alpha);
+    /// One lane block of [`PolySampler::masses`]: `pw[d] = p1^(d+1)`,
+    /// `h[d] = H_{d+1}` from the power sums `p[i] = P_{i+1}` (Newton's identity).
+    #[inline(always)]
+    fn entry_block<const D: usize, const L: usize>(
+        p: &[[f64; L]; D],
+        pw: &mut [[f64; L]; D],
+        h: &mut [[f64; L]; D],
+    ) {
+        pw[0] = p[0];
+        for d in 1..D {
+            for k in 0..L {
+                pw[d][k] = pw[d - 1][k] * p[0][k];
+            }
         }
-        (prep, s.max(0.0))
+        for d in 0..D {
+            // H_{d+1} = (1/(d+1)) sum_{i=0..d} P_{i+1} H_{d-i}, H_0 = 1.
+            let mut acc = p[d];
+            for i in 0..d {
+                for k in 0..L {
+                    acc[k] += p[i][k] * h[d - 1 - i][k];
+                }
+            }
+            let inv = 1.0 / (d + 1) as f64;
+            for k in 0..L {
+                h[d][k] = acc[k] * inv;
+            }
+        }
+    }
+
+    /// [`PolySampler::masses`] for degree exactly `D`.
+    fn masses_impl<const D: usize>(&self, alpha: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        const L: usize = 4;
+        debug_assert_eq!(self.degree, D);
+        let n = self.n;
+        let sum: f64 = alpha.iter().sum();
+        let mut pq = vec![0.0; D + 1];
+        let mut hq = vec![0.0; D + 1];
+        pq[0] = sum * sum;
+        hq[0] = sum * sum;
+        let mut p = [[0.0f64; L]; D];
+        let mut pw = [[0.0f64; L]; D];
+        let mut h = [[0.0f64; L]; D];
+        for (t, &at) in alpha.iter().enumerate() {
+            if at == 0.0 {
+                continue;
+            }
+            let lo = t * n + t;
+            let hi = (t + 1) * n;
+            let cols: [&[f64]; D] = std::array::from_fn(|i| &self.psums[i][lo..hi]);
+            let a = &alpha[t..];
+            let m = hi - lo;
+            let mut acc_p = [[0.0f64; L]; D];
+            let mut acc_h = [[0.0f64; L]; D];
+            let mut s = 0;
+            while s + L <= m {
+                for i in 0..D {
+                    p[i].copy_from_slice(&cols[i][s..s + L]);
+                }
+                Self::entry_block::<D, L>(&p, &mut pw, &mut h);
+                for d in 0..D {
+                    for k in 0..L {
+                        acc_p[d][k] += a[s + k] * pw[d][k];
+                        acc_h[d][k] += a[s + k] * h[d][k];
+                    }
+                }
+                s += L;
+            }
+            if s < m {
+                let rem = m - s;
+                for i in 0..D {
+                    p[i] = [0.0; L];
+                    p[i][..rem].copy_from_slice(&cols[i][s..m]);
+                }
+                Self::entry_block::<D, L>(&p, &mut pw, &mut h);
+                for d in 0..D {
+                    for k in 0..rem {
+                        acc_p[d][k] += a[s + k] * pw[d][k];
+                        acc_h[d][k] += a[s + k] * h[d][k];
+                    }
+                }
+            }
+            // The diagonal entry (s = t) was counted with weight 1 instead of 1/2.
+            for i in 0..D {
+                p[i] = [cols[i][0], 0.0, 0.0, 0.0];
+            }
+            Self::entry_block::<D, L>(&p, &mut pw, &mut h);
+            for d in 0..D {
+                let sp: f64 = acc_p[d].iter().sum();
+                let sh: f64 = acc_h[d].iter().sum();
+                pq[d + 1] += at * (2.0 * sp - at * pw[d][0]);
+                hq[d + 1] += at * (2.0 * sh - at * h[d][0]);
+            }
+        }
+        (pq, hq)
+    }
+
+    /// Scalar fallback of [`PolySampler::masses`] for degrees above 8.
+    fn masses_generic(&self, alpha: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        let n = self.n;
+        let deg = self.degree;
+        let sum: f64 = alpha.iter().sum();
+        let mut pq = vec![0.0; deg + 1];
+        let mut hq = vec![0.0; deg + 1];
+        pq[0] = sum * sum;
+        hq[0] = sum * sum;
+        let mut hs = vec![0.0; deg + 1];
+        for t in 0..n {
+            for u in 0..n {
+                let w = alpha[t] * alpha[u];
+                if w == 0.0 {
+                    continue;
+                }
+                let idx = t * n + u;
+                let s1 = self.psums[0][idx];
+                let mut pw = 1.0;
+                hs[0] = 1.0;
+                for d in 1..=deg {
+                    pw *= s1;
+                    let mut acc = 0.0;
+                    for i in 1..=d {
+                        acc += self.psums[i - 1][idx] * hs[d - i];
+                    }
+                    hs[d] = acc / d as f64;
+                    pq[d] += w * pw;
+                    hq[d] += w * hs[d];
+                }
+            }
+        }
+        (pq, hq)
+    }
+
+    /// Step 3 of Algorithm 3: `delta(d)` for `d = 0..=D` and their total `C'`.
+    pub fn prepare(&self, alpha: &[f64]) -> Prepared {
+        self.prepare_with_distinct(alpha).0
+    }
+
+    /// [`PolySampler::prepare`] and [`PolySampler::distinct_mass`] from one pass
+    /// ([`PolySampler::masses`]).
+    pub fn prepare_with_distinct(&self, alpha: &[f64]) -> (Prepared, f64) {
+        let (pq, hq) = self.masses(alpha);
+        let delta: Vec<f64> = pq
+            .iter()
+            .zip(&self.inv_rho2)
+            .map(|(q, r)| (r * q).max(0.0))
+            .collect();
+        let total = delta.iter().sum();
+        let distinct: f64 = hq.iter().zip(&self.inv_rho2).map(|(q, r)| r * q).sum();
+        (Prepared { delta, total }, distinct.max(0.0))
     }
 
     /// `sum over distinct kernels m of rho_d^-2 alpha^T K_m alpha` (so `||g||_1 =
     /// lambda/2` times this), through `H_d` (module docs).
     pub fn distinct_mass(&self, alpha: &[f64]) -> f64 {
-        let mut s = self.inv_rho2[0] * self.quad(None, alpha);
-        s += self.inv_rho2[1] * self.quad(Some(&self.powers[0]), alpha);
-        for d in 2..=self.degree {
-            s += self.inv_rho2[d] * self.quad(Some(&self.hsums[d - 2]), alpha);
-        }
-        s.max(0.0)
+        self.prepare_with_distinct(alpha).1
     }
 
     /// `sum_d rho_d^-2 H_d` times `scale`, added into `out` (`n x n`, column-major): the
     /// sum of all distinct product kernels, i.e. `K_theta` for uniform `theta = scale`.
     pub fn add_uniform_kernel(&self, scale: f64, out: &mut [f64]) {
         assert_eq!(out.len(), self.n * self.n);
-        let c0 = scale * self.inv_rho2[0];
-        let c1 = scale * self.inv_rho2[1];
-        for (o, s) in out.iter_mut().zip(&self.powers[0]) {
-            *o += c0 + c1 * s;
-        }
-        for d in 2..=self.degree {
-            let c = scale * self.inv_rho2[d];
-            for (o, h) in out.iter_mut().zip(&self.hsums[d - 2]) {
-                *o += c * h;
+        let deg = self.degree;
+        let mut hs = vec![0.0; deg + 1];
+        for (idx, o) in out.iter_mut().enumerate() {
+            hs[0] = 1.0;
+            let mut v = self.inv_rho2[0];
+            for d in 1..=deg {
+                let mut acc = 0.0;
+                for i in 1..=d {
+                    acc += self.psums[i - 1][idx] * hs[d - i];
+                }
+                hs[d] = acc / d as f64;
+                v += self.inv_rho2[d] * hs[d];
             }
+            *o += scale * v;
         }
     }
 

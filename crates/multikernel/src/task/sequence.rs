@@ -329,9 +329,30 @@ mod tests {
 
     #[test]
     fn rejects_inconsistent_words() {
-        assert!(SequenceTask::new(SeqLoss::Hinge, vec![0, 1], vec![0..1], 2, false).is_err());
-        assert!(SequenceTask::new(SeqLoss::Hinge, vec![0, 1], vec![1..2], 2, false).is_err());
-        assert!(SequenceTask::new(SeqLoss::Hinge, vec![0, 5], vec![0..2], 2, false).is_err());
+        assert!(SequenceTask::new(
+            SeqLoss::Hinge,
+            vec![0, 1],
+            std::iter::once(0..1).collect(),
+            2,
+            false
+        )
+        .is_err());
+        assert!(SequenceTask::new(
+            SeqLoss::Hinge,
+            vec![0, 1],
+            std::iter::once(1..2).collect(),
+            2,
+            false
+        )
+        .is_err());
+        assert!(SequenceTask::new(
+            SeqLoss::Hinge,
+            vec![0, 5],
+            std::iter::once(0..2).collect(),
+            2,
+            false
+        )
+        .is_err());
         assert!("crf".parse::<SeqLoss>().is_ok());
         assert!("cfr"
             .parse::<SeqLoss>()
