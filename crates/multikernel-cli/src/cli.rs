@@ -64,7 +64,12 @@ pub struct TrainArgs {
     #[arg(long)]
     pub reg: Option<String>,
     /// C = 1 / (lambda N); give --C or --lambda.
-    #[arg(long = "C", value_name = "C", conflicts_with = "lambda", allow_negative_numbers = true)]
+    #[arg(
+        long = "C",
+        value_name = "C",
+        conflicts_with = "lambda",
+        allow_negative_numbers = true
+    )]
     pub c: Option<f64>,
     /// Regularization constant lambda.
     #[arg(long, allow_negative_numbers = true)]
@@ -176,6 +181,47 @@ pub struct ReproduceCommon {
 pub enum ReproduceCommand {
     /// UCI tables: single kernels, their average, sparse and non-sparse MKL (online, Alg. 1).
     Uci(UciArgs),
+    /// OCR handwriting, Table 1 of Martins et al. (2011): SPOM on sequences.
+    Ocr(OcrArgs),
+    /// MKL-GOMP against lp-MKL: the simulation of Sindhwani & Lozano (2012) and glass.
+    Gomp(GompArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct OcrArgs {
+    #[command(flatten)]
+    pub common: ReproduceCommon,
+    /// Training folds (each tested on the other nine): e.g. 0-9, 3, 0,4,7.
+    #[arg(long, default_value = "0-9")]
+    pub folds: String,
+    #[arg(long, default_value_t = 20)]
+    pub epochs: usize,
+    /// Rerun the hyper-parameter selection on each training fold.
+    #[arg(long)]
+    pub cv: bool,
+    /// Only these rows (comma separated, e.g. mkl-lqg,quadratic).
+    #[arg(long)]
+    pub methods: Option<String>,
+    /// The OCR data (letter.data, plain or gzip).
+    #[arg(long, default_value = "data/ocr/letter.data.gz")]
+    pub data: PathBuf,
+    /// Loss: hinge (structured SVM) or crf.
+    #[arg(long, default_value = "hinge")]
+    pub loss: String,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct GompArgs {
+    #[command(flatten)]
+    pub common: ReproduceCommon,
+    /// Repetitions per sparsity level.
+    #[arg(long, default_value_t = 10)]
+    pub reps: usize,
+    /// The glass table (skipped when the file is absent).
+    #[arg(long, default_value = "data/uci/glass.csv")]
+    pub glass: PathBuf,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -215,4 +261,7 @@ pub struct DemoArgs {
     /// Directory holding the shipped data.
     #[arg(long, default_value = "data")]
     pub data_dir: PathBuf,
+    /// The small vector demo (sparse MKL on ionosphere) instead of OCR.
+    #[arg(long)]
+    pub uci: bool,
 }

@@ -64,9 +64,8 @@ fn progress(epochs: usize) -> ProgressBar {
 }
 
 pub fn train(a: &TrainArgs) -> Result<()> {
-    match a.task.as_str() {
-        "sequence" => bail!("--task sequence is not available in this build yet"),
-        _ => {}
+    if a.task == "sequence" {
+        return crate::sequence::train(a);
     }
     let task: TaskKind = a.task.parse()?;
     let format = parse_format(&a.data.format)?;
@@ -124,7 +123,9 @@ fn train_online(a: &TrainArgs, task: TaskKind, data: multikernel::data::Dataset)
         true
     })?;
     pb.finish_and_clear();
-    let obj = model.training["final_objective"].as_f64().unwrap_or(f64::NAN);
+    let obj = model.training["final_objective"]
+        .as_f64()
+        .unwrap_or(f64::NAN);
     model::save(&a.out, &AnyModel::KernelMachine(model.clone()))?;
     eprintln!(
         "trained on {} rows, {} kernels, {} support points; objective {obj:.6}; model written to {}",
@@ -151,13 +152,22 @@ fn load_machine(path: &Path) -> Result<AnyModel> {
     Ok(model::load(path)?)
 }
 
-fn read_for_machine(m: &KernelMachine, data: &crate::cli::DataArgs) -> Result<multikernel::data::Dataset> {
+fn read_for_machine(
+    m: &KernelMachine,
+    data: &crate::cli::DataArgs,
+) -> Result<multikernel::data::Dataset> {
     let format = parse_format(&data.format)?;
     let (target, classes) = match m.task {
         TaskKind::Regression => (TargetKind::Real, None),
         _ => (TargetKind::Classes, Some(m.classes.as_slice())),
     };
-    let ds = read_table(&data.data, format, target, classes, Some(m.feature_names.len()))?;
+    let ds = read_table(
+        &data.data,
+        format,
+        target,
+        classes,
+        Some(m.feature_names.len()),
+    )?;
     if ds.n_features() != m.feature_names.len() {
         bail!(
             "{}: {} features, the model was trained on {}",
@@ -178,6 +188,9 @@ pub fn eval(a: &EvalArgs) -> Result<()> {
             let (name, value) = metric_of(&m, &pred, &ds.targets);
             println!("n {}", ds.len());
             println!("{name} {value:.4}");
+        }
+        AnyModel::Sequence(m) => {
+            crate::sequence::eval(&m, &a.data, a.test_folds.as_deref(), &limit)?;
         }
     }
     Ok(())
@@ -228,6 +241,9 @@ pub fn predict(a: &PredictArgs) -> Result<()> {
                 out.push('\n');
             }
         }
+        AnyModel::Sequence(m) => {
+            out = crate::sequence::predict(&m, &a.data, a.test_folds.as_deref(), &limit)?;
+        }
     }
     match &a.out {
         Some(path) => multikernel::io::write_atomic(path, out.as_bytes())?,
@@ -239,7 +255,10 @@ pub fn predict(a: &PredictArgs) -> Result<()> {
 pub fn inspect(a: &InspectArgs) -> Result<()> {
     match load_machine(&a.model)? {
         AnyModel::KernelMachine(m) => {
-            println!("kind: online proximal MKL (Alg. 1), task {:?}, loss {}", m.task, m.loss);
+            println!(
+                "kind: online proximal MKL (Alg. 1), task {:?}, loss {}",
+                m.task, m.loss
+            );
             println!("training: {}", m.training);
             if !m.classes.is_empty() {
                 println!("classes: {}", m.classes.join(", "));
@@ -255,6 +274,7 @@ pub fn inspect(a: &InspectArgs) -> Result<()> {
                 println!("  {w:>8.4}  {n:>10.4e}  {}", k.name);
             }
         }
+        AnyModel::Sequence(m) => crate::sequence::inspect(&m),
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 mod cli;
 mod commands;
 mod reproduce;
+mod sequence;
 
 use clap::Parser;
 use cli::{Cli, Command};

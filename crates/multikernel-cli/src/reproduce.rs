@@ -1,6 +1,6 @@
 //! `multikernel reproduce ...` and `multikernel demo`: wiring to the library's experiments.
 
-use crate::cli::{DemoArgs, ReproduceCommand, ReproduceCommon, UciArgs};
+use crate::cli::{DemoArgs, GompArgs, OcrArgs, ReproduceCommand, ReproduceCommon, UciArgs};
 use anyhow::{bail, Result};
 use multikernel::data::{read_table, TargetKind};
 use multikernel::model::TaskKind;
@@ -11,7 +11,53 @@ use std::path::Path;
 pub fn run(cmd: &ReproduceCommand) -> Result<()> {
     match cmd {
         ReproduceCommand::Uci(a) => reproduce_uci(a),
+        ReproduceCommand::Ocr(a) => reproduce_ocr(a),
+        ReproduceCommand::Gomp(a) => reproduce_gomp(a),
     }
+}
+
+fn reproduce_ocr(a: &OcrArgs) -> Result<()> {
+    use multikernel::reproduce::ocr::{self, OcrConfig};
+    let cfg = OcrConfig {
+        data: a.data.clone(),
+        folds: multikernel::data::ocr::parse_folds(&a.folds)?,
+        epochs: a.epochs,
+        cv: a.cv,
+        out_dir: a.common.out_dir.clone(),
+        methods: a
+            .methods
+            .as_ref()
+            .map(|m| m.split(',').map(|s| s.trim().to_string()).collect()),
+        loss: a.loss.parse()?,
+        ..OcrConfig::default()
+    };
+    if let Some(d) = &cfg.out_dir {
+        multikernel::io::create_dir(d)?;
+    }
+    let report = ocr::run(&cfg, &mut |line| eprintln!("{line}"))?;
+    finish(&report, &a.common)
+}
+
+fn reproduce_gomp(a: &GompArgs) -> Result<()> {
+    use multikernel::reproduce::gomp::{self, GompConfig};
+    let glass = if a.glass.exists() {
+        Some(read_table(&a.glass, None, TargetKind::Classes, None, None)?)
+    } else {
+        eprintln!("{} not found: glass skipped", a.glass.display());
+        None
+    };
+    let cfg = GompConfig {
+        reps: a.reps,
+        seed: a.seed,
+        glass,
+        out_dir: a.common.out_dir.clone(),
+        ..GompConfig::default()
+    };
+    if let Some(d) = &cfg.out_dir {
+        multikernel::io::create_dir(d)?;
+    }
+    let report = gomp::run(&cfg, &mut |line| eprintln!("{line}"))?;
+    finish(&report, &a.common)
 }
 
 /// Prints the table and writes the JSON rows where asked.
@@ -90,6 +136,14 @@ fn reproduce_uci(a: &UciArgs) -> Result<()> {
 }
 
 pub fn demo(a: &DemoArgs) -> Result<()> {
+    if a.uci {
+        return demo_uci(a);
+    }
+    crate::sequence::demo(&a.data_dir)
+}
+
+/// The small demo: sparse MKL on ionosphere.
+fn demo_uci(a: &DemoArgs) -> Result<()> {
     use multikernel::kernel::{KernelSpec, MemoryLimit};
     use multikernel::prox::RegSpec;
     use multikernel::solver::fit_vector::{fit_vector, VectorFitConfig};

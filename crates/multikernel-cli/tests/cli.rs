@@ -45,12 +45,30 @@ fn train_eval_predict_inspect_workflow() {
     let sonar = data("sonar.csv");
     let s = sonar.to_str().unwrap();
     // The defaults just work.
-    let o = run(&["train", "--task", "binary", "--data", s, "--kernel", "rbf", "--out", m]);
+    let o = run(&[
+        "train", "--task", "binary", "--data", s, "--kernel", "rbf", "--out", m,
+    ]);
     assert!(o.status.success(), "{:?}", text(&o));
     let o = run(&[
-        "train", "--task", "binary", "--data", s, "--kernel", "linear:norm=trace", "--kernel",
-        "poly:degree=2,norm=trace", "--kernel", "rbf:norm=trace", "--reg", "l21sq", "--C", "10",
-        "--epochs", "10", "--out", m,
+        "train",
+        "--task",
+        "binary",
+        "--data",
+        s,
+        "--kernel",
+        "linear:norm=trace",
+        "--kernel",
+        "poly:degree=2,norm=trace",
+        "--kernel",
+        "rbf:norm=trace",
+        "--reg",
+        "l21sq",
+        "--C",
+        "10",
+        "--epochs",
+        "10",
+        "--out",
+        m,
     ]);
     assert!(o.status.success(), "{:?}", text(&o));
     let o = run(&["eval", "--model", m, "--data", s]);
@@ -59,7 +77,15 @@ fn train_eval_predict_inspect_workflow() {
     let acc: f64 = last.strip_prefix("accuracy ").unwrap().parse().unwrap();
     assert!(acc > 0.8, "training accuracy {acc}");
     let pred = dir.path().join("p.txt");
-    let o = run(&["predict", "--model", m, "--data", s, "--out", pred.to_str().unwrap()]);
+    let o = run(&[
+        "predict",
+        "--model",
+        m,
+        "--data",
+        s,
+        "--out",
+        pred.to_str().unwrap(),
+    ]);
     assert!(o.status.success());
     let lines: Vec<String> = std::fs::read_to_string(&pred)
         .unwrap()
@@ -70,26 +96,66 @@ fn train_eval_predict_inspect_workflow() {
     assert!(lines.iter().all(|l| l == "M" || l == "R"));
     let o = run(&["inspect", "--model", m]);
     let (out, _) = text(&o);
-    assert!(out.contains("rbf") && out.contains("poly") && out.contains("linear"), "{out}");
+    assert!(
+        out.contains("rbf") && out.contains("poly") && out.contains("linear"),
+        "{out}"
+    );
 
     // Regression prints mse; multiclass keeps string labels.
     let o = run(&[
-        "train", "--task", "regression", "--data", data("boston-housing.csv").to_str().unwrap(),
-        "--kernel", "rbf", "--C", "10", "--out", m,
+        "train",
+        "--task",
+        "regression",
+        "--data",
+        data("boston-housing.csv").to_str().unwrap(),
+        "--kernel",
+        "rbf",
+        "--C",
+        "10",
+        "--out",
+        m,
     ]);
     assert!(o.status.success(), "{:?}", text(&o));
-    let o = run(&["eval", "--model", m, "--data", data("boston-housing.csv").to_str().unwrap()]);
+    let o = run(&[
+        "eval",
+        "--model",
+        m,
+        "--data",
+        data("boston-housing.csv").to_str().unwrap(),
+    ]);
     let (out, _) = text(&o);
-    let mse: f64 = out.lines().last().unwrap().strip_prefix("mse ").unwrap().parse().unwrap();
+    let mse: f64 = out
+        .lines()
+        .last()
+        .unwrap()
+        .strip_prefix("mse ")
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(mse < 30.0, "training mse {mse}");
     let o = run(&[
-        "train", "--task", "multiclass", "--data", data("glass.csv").to_str().unwrap(),
-        "--kernel", "rbf", "--out", m,
+        "train",
+        "--task",
+        "multiclass",
+        "--data",
+        data("glass.csv").to_str().unwrap(),
+        "--kernel",
+        "rbf",
+        "--out",
+        m,
     ]);
     assert!(o.status.success(), "{:?}", text(&o));
-    let o = run(&["predict", "--model", m, "--data", data("glass.csv").to_str().unwrap()]);
+    let o = run(&[
+        "predict",
+        "--model",
+        m,
+        "--data",
+        data("glass.csv").to_str().unwrap(),
+    ]);
     let (out, _) = text(&o);
-    assert!(out.lines().all(|l| ["1", "2", "3", "5", "6", "7"].contains(&l)));
+    assert!(out
+        .lines()
+        .all(|l| ["1", "2", "3", "5", "6", "7"].contains(&l)));
 }
 
 fn write(dir: &Path, name: &str, content: &str) -> String {
@@ -104,8 +170,15 @@ fn bad_input_gives_clear_errors_and_keeps_old_model() {
     let model = dir.path().join("keep.model");
     let m = model.to_str().unwrap();
     let o = run(&[
-        "train", "--data", data("sonar.csv").to_str().unwrap(), "--kernel", "linear", "--epochs",
-        "2", "--out", m,
+        "train",
+        "--data",
+        data("sonar.csv").to_str().unwrap(),
+        "--kernel",
+        "linear",
+        "--epochs",
+        "2",
+        "--out",
+        m,
     ]);
     assert!(o.status.success());
     let before = std::fs::read(&model).unwrap();
@@ -145,13 +218,29 @@ fn bad_input_gives_clear_errors_and_keeps_old_model() {
         t = t.replacen(",R\n", ",Q\n", 1);
         t
     });
-    assert_clean_error(&run(&["eval", "--model", m, "--data", &unseen]), &["unseen.csv:", "Q"]);
     assert_clean_error(
-        &run(&["eval", "--model", m, "--data", data("glass.csv").to_str().unwrap()]),
+        &run(&["eval", "--model", m, "--data", &unseen]),
+        &["unseen.csv:", "Q"],
+    );
+    assert_clean_error(
+        &run(&[
+            "eval",
+            "--model",
+            m,
+            "--data",
+            data("glass.csv").to_str().unwrap(),
+        ]),
         &["glass.csv"],
     );
     let junk = write(dir.path(), "junk.model", "{\"hello\": 1}");
-    assert_clean_error(&run(&["inspect", "--model", &junk]), &["junk.model", "not a multikernel model"]);
-    let trunc = write(dir.path(), "trunc.model", &String::from_utf8_lossy(&before[..before.len() / 2]));
+    assert_clean_error(
+        &run(&["inspect", "--model", &junk]),
+        &["junk.model", "not a multikernel model"],
+    );
+    let trunc = write(
+        dir.path(),
+        "trunc.model",
+        &String::from_utf8_lossy(&before[..before.len() / 2]),
+    );
     assert_clean_error(&run(&["inspect", "--model", &trunc]), &["trunc.model"]);
 }

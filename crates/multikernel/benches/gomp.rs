@@ -9,9 +9,11 @@
 //! - `lp_mkl`: the Sec. 5.1 simulation's fit (50 rank-one kernels, 50 points) for each p,
 //!   and 100 dense Gaussian kernels over 300 points at p = 4/3.
 //!
-//! `cargo bench -p multikernel --bench gomp`
+//! `cargo bench -p multikernel --bench gomp` (criterion), or one timed run of the
+//! 1,000-kernel target phase by phase: `GOMP_ONESHOT=1 cargo bench -p multikernel --bench gomp`
+//! (add `GOMP_ONESHOT_NOCACHE=1` to also time the path without cached factors).
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use criterion::{criterion_group, BenchmarkId, Criterion};
 use multikernel::data::Matrix;
 use multikernel::kernel::{fit_all, KernelSpec, MemoryLimit, Normalization};
 use multikernel::solver::gomp::{gomp, GompParams, Precompute};

@@ -43,7 +43,13 @@ pub fn write_csv(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<(
         }
     }
     let mut out = String::new();
-    out.push_str(&header.iter().map(|h| field(h)).collect::<Vec<_>>().join(","));
+    out.push_str(
+        &header
+            .iter()
+            .map(|h| field(h))
+            .collect::<Vec<_>>()
+            .join(","),
+    );
     out.push('\n');
     for r in rows {
         out.push_str(&r.iter().map(|h| field(h)).collect::<Vec<_>>().join(","));

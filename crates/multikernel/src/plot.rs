@@ -88,7 +88,12 @@ impl LinePlot {
             .map(|(x, y)| (tx(x), ty(y)))
             .collect();
         let (mut x0, mut x1, mut y0, mut y1) = pts.iter().fold(
-            (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY),
+            (
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+            ),
             |(a, b, c, d), &(x, y)| (a.min(x), b.max(x), c.min(y), d.max(y)),
         );
         if pts.is_empty() {

@@ -39,11 +39,7 @@ fn explicit_alg1(
     };
     let mut theta = vec![0.0; dim];
     let mut b = 0.0;
-    let l0 = y
-        .iter()
-        .map(|&t| loss.at_zero(t, 1))
-        .sum::<f64>()
-        / y.len() as f64;
+    let l0 = y.iter().map(|&t| loss.at_zero(t, 1)).sum::<f64>() / y.len() as f64;
     let gamma = (2.0 * l0 / p.lambda).sqrt();
     let mut t = 0u64;
     for _ in 0..p.epochs {
@@ -130,7 +126,10 @@ fn kernelized_learner_equals_explicit_twin() {
         let coefs = state.kernel_coefs(false);
         let bias = state.explicit_values(false)[0][0];
         let (want, want_b) = explicit_alg1(&x, &y, &groups, loss, &params);
-        assert!((bias - want_b).abs() < 1e-9, "{reg}: bias {bias} vs {want_b}");
+        assert!(
+            (bias - want_b).abs() < 1e-9,
+            "{reg}: bias {bias} vs {want_b}"
+        );
         for i in 0..n {
             let mut f = bias;
             for (g, a) in grams.iter().zip(&coefs) {
@@ -160,7 +159,9 @@ fn averaged_model_is_the_mean_of_iterates() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
     let (n, d) = (25, 3);
     let x = Matrix::from_vec(n, d, (0..n * d).map(|_| rng.gen_range(-1.0..1.0)).collect());
-    let y: Vec<f64> = (0..n).map(|i| if x.get(i, 1) > 0.0 { 1.0 } else { -1.0 }).collect();
+    let y: Vec<f64> = (0..n)
+        .map(|i| if x.get(i, 1) > 0.0 { 1.0 } else { -1.0 })
+        .collect();
     let names: Vec<String> = (0..d).map(|j| format!("x{j}")).collect();
     let g = FittedKernel::fit(&"rbf:sigma2=1".parse().unwrap(), &x, &names, 0)
         .unwrap()
@@ -203,14 +204,24 @@ fn averaged_model_is_the_mean_of_iterates() {
     }
 }
 
-fn three_kernel_config(task: TaskKind, reg: RegSpec, c: f64, n: usize, epochs: usize) -> VectorFitConfig {
+fn three_kernel_config(
+    task: TaskKind,
+    reg: RegSpec,
+    c: f64,
+    n: usize,
+    epochs: usize,
+) -> VectorFitConfig {
     VectorFitConfig {
         task,
         loss: multikernel::solver::fit_vector::default_loss(task),
-        kernels: ["linear:norm=trace", "poly:degree=2,offset=1,norm=trace", "rbf:norm=trace"]
-            .iter()
-            .map(|s| s.parse().unwrap())
-            .collect(),
+        kernels: [
+            "linear:norm=trace",
+            "poly:degree=2,offset=1,norm=trace",
+            "rbf:norm=trace",
+        ]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect(),
         params: OnlineParams {
             lambda: 1.0 / (c * n as f64),
             reg,
@@ -259,7 +270,10 @@ fn objective_goes_down_on_every_uci_table() {
         };
         let (first, last) = (objectives[0], *objectives.last().unwrap());
         assert!(last < first, "{name}: objective {first} -> {last}");
-        assert!(last < zero, "{name}: final objective {last} not below L(0) = {zero}");
+        assert!(
+            last < zero,
+            "{name}: final objective {last} not below L(0) = {zero}"
+        );
     }
 }
 
@@ -274,7 +288,11 @@ fn large_lambda_zeroes_kernels() {
     assert_eq!(m.weights.len(), 60);
     let zeros = m.weights.iter().filter(|w| **w == 0.0).count();
     assert!(zeros >= 1, "weights {:?}", m.weights);
-    assert!(m.weights.iter().any(|w| *w > 0.0), "weights {:?}", m.weights);
+    assert!(
+        m.weights.iter().any(|w| *w > 0.0),
+        "weights {:?}",
+        m.weights
+    );
     assert!((m.weights.iter().sum::<f64>() - 1.0).abs() < 1e-12);
     // Kernels with weight zero carry no coefficients in the model.
     for (w, c) in m.weights.iter().zip(&m.coef) {
@@ -285,7 +303,10 @@ fn large_lambda_zeroes_kernels() {
     cfg_small.params.lambda /= 100.0;
     let m2 = fit_vector(&data, &cfg_small, &mut |_, _| true).unwrap();
     let zeros2 = m2.weights.iter().filter(|w| **w == 0.0).count();
-    assert!(zeros2 < zeros, "{zeros2} zero weights at small lambda vs {zeros}");
+    assert!(
+        zeros2 < zeros,
+        "{zeros2} zero weights at small lambda vs {zeros}"
+    );
 }
 
 /// A model learned on ionosphere predicts clearly better than chance on held-out rows, and
@@ -306,10 +327,15 @@ fn model_generalizes_and_round_trips() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("m.json");
     multikernel::model::save(&p, &multikernel::model::AnyModel::KernelMachine(m.clone())).unwrap();
-    let multikernel::model::AnyModel::KernelMachine(back) = multikernel::model::load(&p).unwrap();
+    let multikernel::model::AnyModel::KernelMachine(back) = multikernel::model::load(&p).unwrap()
+    else {
+        panic!("not a kernel machine")
+    };
     assert_eq!(back, m);
     // A wrong version is refused with a clear message.
-    let text = std::fs::read_to_string(&p).unwrap().replace("\"version\":1", "\"version\":99");
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("\"version\":1", "\"version\":99");
     std::fs::write(&p, text).unwrap();
     let e = multikernel::model::load(&p).unwrap_err().to_string();
     assert!(e.contains("version 99"), "{e}");

@@ -505,4 +505,19 @@ mod tests {
         }
         assert_eq!(char_label('A'), None);
     }
+
+    /// The shipped file: the counts of the paper (6,877 words, 52,152 characters) and of
+    /// data/README.md (fold 0: 626 words, 4,617 characters), binary pixels.
+    #[test]
+    fn reads_the_shipped_data() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/ocr/letter.data.gz");
+        let d = read_ocr(&path).unwrap();
+        assert_eq!(d.n_words(), 6877);
+        assert_eq!(d.n_chars(), 52152);
+        assert_eq!(d.fold_list(), (0..10).collect::<Vec<_>>());
+        let f0 = d.select_folds(&[0]);
+        assert_eq!((f0.n_words(), f0.n_chars()), (626, 4617));
+        assert!(d.x.data.iter().all(|&v| v == 0.0 || v == 1.0));
+        assert_eq!(d.exclude_folds(&[0]).n_chars(), 52152 - 4617);
+    }
 }

@@ -17,7 +17,9 @@
 
 use super::{Dataset, Matrix, Targets};
 use crate::error::{Error, Result};
-use crate::solver::poly_sampler::{count_kernels, index_name, DegreeUniform, IndexDistribution, MultiIndex};
+use crate::solver::poly_sampler::{
+    count_kernels, index_name, DegreeUniform, IndexDistribution, MultiIndex,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
@@ -168,6 +170,7 @@ impl MonomialProblem {
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
 
@@ -194,7 +197,9 @@ mod tests {
     fn ringnorm_has_the_published_moments() {
         let ds = ringnorm(20_000, 1);
         assert_eq!((ds.x.rows, ds.x.cols), (20_000, 20));
-        let Targets::Classes { y, .. } = &ds.targets else { panic!() };
+        let Targets::Classes { y, .. } = &ds.targets else {
+            panic!()
+        };
         let ones = y.iter().filter(|&&c| c == 1).count() as f64;
         assert!((ones / 20_000.0 - 0.5).abs() < 0.02);
         let means = class_means(&ds);
@@ -231,7 +236,11 @@ mod tests {
         for i in 1..=21 {
             let fi = i as f64;
             let w = [h1(fi), h1(fi - 4.0), h1(fi + 4.0)];
-            let expect = [(w[0] + w[1]) / 2.0, (w[0] + w[2]) / 2.0, (w[1] + w[2]) / 2.0];
+            let expect = [
+                (w[0] + w[1]) / 2.0,
+                (w[0] + w[2]) / 2.0,
+                (w[1] + w[2]) / 2.0,
+            ];
             for c in 0..3 {
                 assert!(
                     (means[c][i - 1] - expect[c]).abs() < 0.12,
@@ -255,7 +264,9 @@ mod tests {
             assert!(p.terms[i + 1..].iter().all(|b| b != a));
         }
         let ds = p.generate(50, 8);
-        let Targets::Real(y) = &ds.targets else { panic!() };
+        let Targets::Real(y) = &ds.targets else {
+            panic!()
+        };
         for i in 0..50 {
             let x = ds.x.row(i);
             assert!(x.iter().all(|v| (-1.0..1.0).contains(v)));

@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::kernel_machine::KernelMachine;
+use crate::model::sequence_model::SequenceModel;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -17,6 +18,8 @@ pub const VERSION: u32 = 1;
 pub enum AnyModel {
     /// Online proximal MKL on vector data (Alg. 1).
     KernelMachine(KernelMachine),
+    /// SPOM on sequences (Alg. 3, first-order chain).
+    Sequence(SequenceModel),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -62,7 +65,11 @@ pub fn load(path: &Path) -> Result<AnyModel> {
         .map_err(|e| err(format!("not a multikernel model (invalid JSON: {e})")))?;
     match value.get("format").and_then(|f| f.as_str()) {
         Some(FORMAT) => {}
-        _ => return Err(err(format!("not a multikernel model (no \"format\": \"{FORMAT}\")"))),
+        _ => {
+            return Err(err(format!(
+                "not a multikernel model (no \"format\": \"{FORMAT}\")"
+            )))
+        }
     }
     match value.get("version").and_then(|v| v.as_u64()) {
         Some(v) if v == VERSION as u64 => {}

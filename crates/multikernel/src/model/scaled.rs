@@ -38,7 +38,11 @@ impl ScaledVec {
             scale: 1.0,
             sqnorm: 0.0,
             cum_scale: 0.0,
-            correction: if averaging { vec![0.0; len] } else { Vec::new() },
+            correction: if averaging {
+                vec![0.0; len]
+            } else {
+                Vec::new()
+            },
             averaging,
             image: Vec::new(),
         }

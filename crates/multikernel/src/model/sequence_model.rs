@@ -220,6 +220,13 @@ pub fn expansion_scores(
     if support.rows == 0 || x.rows == 0 {
         return Ok(out);
     }
+    if coefs.len() != kernels.len() {
+        return Err(Error::invalid(format!(
+            "{} coefficient blocks for {} kernels",
+            coefs.len(),
+            kernels.len()
+        )));
+    }
     for (k, c) in coefs.iter().enumerate() {
         if let Some(c) = c {
             if c.rows != support.rows || c.cols != cols {
@@ -230,6 +237,12 @@ pub fn expansion_scores(
             }
         }
     }
+    let used = coefs
+        .iter()
+        .zip(kernels)
+        .filter_map(|(c, k)| c.as_ref().map(|_| k));
+    check_features(used.clone(), x)?;
+    check_features(used, support)?;
     let mut rest: Vec<(usize, &Matrix)> = Vec::new();
     for (k, c) in coefs.iter().enumerate() {
         let Some(c) = c else { continue };
@@ -336,6 +349,22 @@ pub fn expansion_scores(
         }
     }
     Ok(out)
+}
+
+/// Every kernel must have been fitted on rows with `x`'s number of columns.
+fn check_features<'a>(
+    mut kernels: impl Iterator<Item = &'a FittedKernel>,
+    x: &Matrix,
+) -> Result<()> {
+    match kernels.find(|k| k.n_features() != x.cols) {
+        Some(k) => Err(Error::invalid(format!(
+            "kernel {} was fitted on {} features, the data has {}",
+            k.name,
+            k.n_features(),
+            x.cols
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// A linear kernel over all features (any normalization): applied in explicit form.
@@ -575,6 +604,16 @@ pub fn binary_grams(
     b: Option<&Matrix>,
     limit: &MemoryLimit,
 ) -> Result<Option<Vec<Gram>>> {
+    if let Some(b) = b.filter(|b| b.cols != a.cols) {
+        return Err(Error::invalid(format!(
+            "Gram of rows with {} and {} columns",
+            a.cols, b.cols
+        )));
+    }
+    check_features(kernels.iter(), a)?;
+    if kernels.is_empty() {
+        return Ok(Some(Vec::new()));
+    }
     let Some(pa) = BitRows::pack(a) else {
         return Ok(None);
     };
@@ -592,13 +631,6 @@ pub fn binary_grams(
     else {
         return Ok(None);
     };
-    if b.is_some_and(|b| b.cols != a.cols) {
-        return Err(Error::invalid(format!(
-            "Gram of rows with {} and {} columns",
-            a.cols,
-            b.map_or(0, |b| b.cols)
-        )));
-    }
     let (n, m) = (pa.rows, pb.rows);
     let dense_count = tables.iter().filter(|t| !t.sparse).count();
     limit.check(

@@ -68,14 +68,14 @@ pub fn log_grid(a: f64, b: f64) -> Vec<f64> {
         .collect()
 }
 
-/// MKL-GOMP's lambda grid (`R = (1/l)||r - g||^2 + lambda ||g||^2`): 10^-5 .. 10^1.5.
+/// MKL-GOMP's lambda grid (`R = (1/l)||r - g||^2 + lambda ||g||^2`): 10^-5 .. 10^3.
 pub fn gomp_lambda_grid() -> Vec<f64> {
-    log_grid(-5.0, 1.5)
+    log_grid(-5.0, 3.0)
 }
 
-/// lp-MKL's lambda grid (`(K_theta + lambda I)^-1 y`): 10^-3 .. 10^4.
+/// lp-MKL's lambda grid (`(K_theta + lambda I)^-1 y`): 10^-3 .. 10^5.
 pub fn lp_lambda_grid() -> Vec<f64> {
-    log_grid(-3.0, 4.0)
+    log_grid(-3.0, 5.0)
 }
 
 /// The kernel-weight norms compared: 1, 4/3, 2, 4, inf.
@@ -277,7 +277,7 @@ fn simulate_rep(cfg: &GompConfig, level: usize, rep: usize) -> Result<SimRep> {
         let preds = path.decision_path(&train, &|j| Ok(val[j].clone()), cfg.n_val)?;
         for (s, p) in preds.iter().enumerate() {
             let e = class_error(p, &yva);
-            if best.as_ref().map_or(true, |b| e < b.0) {
+            if best.as_ref().is_none_or(|b| e < b.0) {
                 best = Some((e, li, s, path.clone(), secs));
             }
         }
@@ -306,7 +306,7 @@ fn simulate_rep(cfg: &GompConfig, level: usize, rep: usize) -> Result<SimRep> {
             let secs = t0.elapsed().as_secs_f64();
             let e = class_error(&sol.decision(&train, &val)?, &yva);
             warm = Some(floor_weights(&sol.theta));
-            if best.as_ref().map_or(true, |b| e < b.0) {
+            if best.as_ref().is_none_or(|b| e < b.0) {
                 best = Some((e, li, sol, secs));
             }
         }
@@ -452,7 +452,7 @@ fn glass_split(cfg: &GompConfig, data: &Dataset, split: usize) -> Result<GlassRe
             }
         }
         for (s, &a) in acc.iter().enumerate() {
-            if best.map_or(true, |b| a > b.0 + 1e-12) {
+            if best.is_none_or(|b| a > b.0 + 1e-12) {
                 best = Some((a, li, s));
             }
         }
@@ -489,7 +489,7 @@ fn glass_split(cfg: &GompConfig, data: &Dataset, split: usize) -> Result<GlassRe
                 let sol = lp_mkl(ktr, yf, &params)?;
                 acc += (1.0 - class_error(&sol.decision(ktr, kva)?, yv)) / fold_data.len() as f64;
             }
-            if best.map_or(true, |b| acc > b.0 + 1e-12) {
+            if best.is_none_or(|b| acc > b.0 + 1e-12) {
                 best = Some((acc, li));
             }
         }
@@ -921,6 +921,31 @@ mod tests {
         for r in glass {
             assert_eq!(r.metric, "accuracy");
             assert!(r.mean.unwrap() > 0.8, "{} {:?}", r.method, r.mean);
+        }
+    }
+
+    /// The whole study as `multikernel reproduce gomp` runs it (minutes):
+    /// `cargo test --release -p multikernel --lib -- --ignored full_gomp_study --nocapture`.
+    #[test]
+    #[ignore]
+    fn full_gomp_study() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/uci/glass.csv");
+        let glass =
+            crate::data::read_table(&path, None, crate::data::TargetKind::Classes, None, None)
+                .unwrap();
+        let out = std::env::var("GOMP_OUT_DIR").ok().map(PathBuf::from);
+        let cfg = GompConfig {
+            glass: Some(glass),
+            out_dir: out,
+            ..GompConfig::default()
+        };
+        let t0 = Instant::now();
+        let report = run(&cfg, &mut |l| eprintln!("{l}")).unwrap();
+        println!("{}", report.table);
+        println!("total {:.1} s", t0.elapsed().as_secs_f64());
+        if let Ok(j) = std::env::var("GOMP_JSON") {
+            std::fs::write(j, report.to_json()).unwrap();
         }
     }
 }

@@ -96,6 +96,7 @@ impl Report {
         serde_json::to_string_pretty(self).expect("report rows are plain JSON values")
     }
 }
-pub mod uci;
-pub mod ocr;
 pub mod gomp;
+pub mod mirror_descent;
+pub mod ocr;
+pub mod uci;

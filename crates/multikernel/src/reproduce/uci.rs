@@ -161,7 +161,12 @@ struct SplitResult {
     eta0: Option<f64>,
 }
 
-fn run_split(table: &UciTable, method: usize, split: usize, cfg: &UciConfig) -> Result<SplitResult> {
+fn run_split(
+    table: &UciTable,
+    method: usize,
+    split: usize,
+    cfg: &UciConfig,
+) -> Result<SplitResult> {
     let (_, kernels, reg) = &methods()[method];
     let seed = cfg.seed.wrapping_mul(1000).wrapping_add(split as u64);
     let classification = table.task != TaskKind::Regression;
@@ -207,7 +212,11 @@ fn run_split(table: &UciTable, method: usize, split: usize, cfg: &UciConfig) -> 
 }
 
 /// Runs the experiment on the given tables; `progress` receives one line per finished row.
-pub fn run(tables: &[UciTable], cfg: &UciConfig, progress: &(dyn Fn(&str) + Sync)) -> Result<Report> {
+pub fn run(
+    tables: &[UciTable],
+    cfg: &UciConfig,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Report> {
     let ms = methods();
     let mut rows = Vec::new();
     let mut table = String::from(
@@ -220,7 +229,11 @@ pub fn run(tables: &[UciTable], cfg: &UciConfig, progress: &(dyn Fn(&str) + Sync
                 .map(|s| run_split(t, mi, s, cfg))
                 .collect::<Result<_>>()?;
             let values: Vec<f64> = results.iter().map(|r| r.metric).collect();
-            let metric = if t.task == TaskKind::Regression { "mse" } else { "accuracy" };
+            let metric = if t.task == TaskKind::Regression {
+                "mse"
+            } else {
+                "accuracy"
+            };
             let mut row = Row::from_values(&t.name, name, metric, &values);
             row.train_seconds = median(&results.iter().map(|r| r.seconds).collect::<Vec<_>>());
             let cs: Vec<f64> = results.iter().map(|r| r.c).collect();
@@ -266,7 +279,11 @@ pub fn run(tables: &[UciTable], cfg: &UciConfig, progress: &(dyn Fn(&str) + Sync
                 "| {} | {} | {} | {} | {} | {} | {} | {:.3} |\n",
                 t.name,
                 name,
-                if metric == "accuracy" { "accuracy %" } else { "mse" },
+                if metric == "accuracy" {
+                    "accuracy %"
+                } else {
+                    "mse"
+                },
                 shown,
                 median(&cs).unwrap_or(f64::NAN),
                 eta_text,

@@ -299,3 +299,150 @@ fn group_sqnorm(g: &Gram, a: &[f64], l: usize) -> f64 {
     }
     a.iter().zip(&ka).map(|(x, y)| x * y).sum()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::ocr::parse_ocr;
+    use crate::prox::RegSpec;
+    use rand::{Rng, SeedableRng};
+    use std::path::Path;
+
+    /// Words over 5 letters whose 128-pixel images are noisy copies of one prototype each;
+    /// the letter after `a` is always `b` (a bigram the chain can learn).
+    fn synthetic(words: usize, seed: u64) -> OcrData {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let mut proto_rng = rand_chacha::ChaCha8Rng::seed_from_u64(99);
+        let protos: Vec<Vec<u8>> = (0..5)
+            .map(|_| {
+                (0..128)
+                    .map(|_| u8::from(proto_rng.gen_bool(0.3)))
+                    .collect()
+            })
+            .collect();
+        let mut text = String::new();
+        let mut id = 1;
+        for w in 0..words {
+            let len = rng.gen_range(2..6);
+            let mut prev = 9;
+            for pos in 0..len {
+                let y = if prev == 0 { 1 } else { rng.gen_range(0..5) };
+                prev = y;
+                let next = if pos + 1 == len { -1 } else { id + 1 };
+                text.push_str(&format!(
+                    "{id}\t{}\t{next}\t{w}\t{}\t0",
+                    (b'a' + y as u8) as char,
+                    pos + 1
+                ));
+                for &p in &protos[y] {
+                    let v = if rng.gen_bool(0.15) { 1 - p } else { p };
+                    text.push_str(&format!("\t{v}"));
+                }
+                text.push('\n');
+                id += 1;
+            }
+        }
+        parse_ocr(Path::new("synthetic"), text.as_bytes()).unwrap()
+    }
+
+    fn config(learn_beta0: bool, average: bool, c: f64, n_words: usize) -> SequenceFitConfig {
+        SequenceFitConfig {
+            loss: SeqLoss::Hinge,
+            kernels: ["linear:norm=diag", "rbf:sigma2=5"]
+                .iter()
+                .map(|s| s.parse().unwrap())
+                .collect(),
+            average,
+            learn_beta0,
+            params: OnlineParams {
+                lambda: lambda_from_c(c, n_words),
+                reg: if average { RegSpec::L2 } else { RegSpec::L21Sq },
+                eta0: 1.0,
+                epochs: 5,
+                seed: 3,
+                ..OnlineParams::default()
+            },
+            memory: MemoryLimit::default(),
+        }
+    }
+
+    /// End to end: the model labels held-out words well, its weights lie on the simplex, the
+    /// radius is sqrt(2 C * characters), the norms read from the cached (label-major) scores
+    /// equal the exact `a^T K a`, and the model survives a JSON round trip.
+    #[test]
+    fn trains_and_predicts_synthetic_words() {
+        let train = synthetic(80, 1);
+        let test = synthetic(40, 2);
+        let c = 3.0;
+        for (beta0, average) in [(false, false), (true, false), (false, true)] {
+            let cfg = config(beta0, average, c, train.n_words());
+            let mut epochs = 0;
+            let model = fit_sequence(&train, &cfg, &mut |_, _| {
+                epochs += 1;
+                true
+            })
+            .unwrap();
+            assert_eq!(epochs, 5);
+            let acc = model.char_accuracy(&test, &MemoryLimit::default()).unwrap();
+            assert!(acc > 0.9, "beta0 {beta0} average {average}: accuracy {acc}");
+            let total: f64 = model.weights.iter().sum();
+            assert!((total - 1.0).abs() < 1e-9, "{:?}", model.weights);
+            assert_eq!(model.weights.len(), model.weight_names.len());
+            assert_eq!(
+                model.weight_names.len(),
+                if average { 1 } else { 2 } + usize::from(beta0)
+            );
+            let gamma = model.training["projection_radius"].as_f64().unwrap();
+            assert!((gamma - (2.0 * c * train.n_chars() as f64).sqrt()).abs() < 1e-9);
+            let text = serde_json::to_string(&model).unwrap();
+            let back: SequenceModel = serde_json::from_str(&text).unwrap();
+            assert_eq!(back, model);
+            let words = model.predict_ocr(&test, &MemoryLimit::default()).unwrap();
+            assert_eq!(words.len(), test.n_words());
+        }
+        // Norms from the cached scores vs the exact quadratic form.
+        let cfg = config(false, false, c, train.n_words());
+        let kernels = fit_kernels(&cfg.kernels, &train.x, 3).unwrap();
+        let grams = base_grams(&kernels, &train.x, &cfg.memory).unwrap();
+        let groups = KernelGroup::separate(&kernels);
+        let mut exact = Vec::new();
+        let model = fit_with_grams(&train, kernels, groups, &grams, &cfg, &mut |_, st| {
+            exact = grams
+                .iter()
+                .zip(st.kernel_coefs(false))
+                .map(|(g, a)| group_sqnorm(g, &a, N_LETTERS).sqrt())
+                .collect();
+            true
+        })
+        .unwrap();
+        for (a, b) in model.group_norms.iter().zip(&exact) {
+            assert!((a - b).abs() < 1e-9 * (1.0 + b), "{a} vs {b}");
+        }
+    }
+
+    /// The label-pair matrix learns the forced bigram a -> b.
+    #[test]
+    fn learns_the_bigram() {
+        let train = synthetic(80, 4);
+        let cfg = config(false, false, 3.0, train.n_words());
+        let model = fit_sequence(&train, &cfg, &mut |_, _| true).unwrap();
+        let w = &model.transitions;
+        let ab = w[1];
+        let best_after_a = (0..N_LETTERS)
+            .map(|b| w[b])
+            .fold(f64::NEG_INFINITY, f64::max);
+        assert_eq!(ab, best_after_a, "{:?}", &w[..5]);
+    }
+
+    #[test]
+    fn rejects_bad_inputs() {
+        let train = synthetic(10, 5);
+        let mut cfg = config(false, false, 1.0, 10);
+        cfg.kernels.clear();
+        assert!(fit_sequence(&train, &cfg, &mut |_, _| true).is_err());
+        let cfg = config(false, false, 1.0, 10);
+        let empty = train.select_words(&[]);
+        assert!(fit_sequence(&empty, &cfg, &mut |_, _| true).is_err());
+        assert!((c_from_lambda(lambda_from_c(3.0, 17), 17) - 3.0).abs() < 1e-12);
+    }
+}

@@ -118,7 +118,10 @@ pub fn fit_vector(
     let support_idx: Vec<usize> = (0..n)
         .filter(|&i| {
             coefs.iter().zip(&group_norms).any(|(a, &nm)| {
-                nm > 0.0 && a[i * n_outputs..(i + 1) * n_outputs].iter().any(|v| *v != 0.0)
+                nm > 0.0
+                    && a[i * n_outputs..(i + 1) * n_outputs]
+                        .iter()
+                        .any(|v| *v != 0.0)
             })
         })
         .collect();

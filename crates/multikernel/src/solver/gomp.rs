@@ -580,23 +580,20 @@ pub fn gomp_with_progress(
         .iter()
         .filter(|k| matches!(k, KernelMatrix::Dense(_)))
         .count();
+    // Packed factors: n(n+1)/2 numbers per dense kernel (all of them in the worst case).
+    let need = (n_dense as u128) * (n as u128) * (n as u128 + 1) / 2 * 8;
     let cache = match params.precompute {
         Precompute::Cholesky => true,
         Precompute::None => false,
-        Precompute::Auto => {
-            (n_dense as u128) * (n as u128) * (n as u128) * 8 <= params.memory_bytes as u128
-        }
+        Precompute::Auto => need <= params.memory_bytes as u128,
     };
-    if params.precompute == Precompute::Cholesky {
-        let need = (n_dense as u128) * (n as u128) * (n as u128) * 8;
-        if need > params.memory_bytes as u128 {
-            return Err(Error::Memory(format!(
-                "MKL-GOMP: caching {n_dense} Cholesky factors of {n}x{n} needs {:.2} GiB, \
-                 over the limit of {:.2} GiB (use the no-precompute mode or a larger limit)",
-                need as f64 / (1u64 << 30) as f64,
-                params.memory_bytes as f64 / (1u64 << 30) as f64
-            )));
-        }
+    if params.precompute == Precompute::Cholesky && need > params.memory_bytes as u128 {
+        return Err(Error::Memory(format!(
+            "MKL-GOMP: caching {n_dense} Cholesky factors of {n}x{n} needs {:.2} GiB, \
+             over the limit of {:.2} GiB (use the no-precompute mode or a larger limit)",
+            need as f64 / (1u64 << 30) as f64,
+            params.memory_bytes as f64 / (1u64 << 30) as f64
+        )));
     }
 
     let mut rng = ChaCha8Rng::seed_from_u64(params.seed);

@@ -72,7 +72,9 @@
 use crate::data::standardize::Standardizer;
 use crate::data::{dot, Matrix};
 use crate::error::{Error, Result};
-use crate::kernel::{fit_all, FittedKernel, FittedKind, KernelSpec, MemoryLimit, Normalization};
+use crate::kernel::{
+    fit_all, FittedKernel, FittedKind, Gram, KernelSpec, MemoryLimit, Normalization,
+};
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
 use faer::{Accum, Mat, MatRef, Par};
@@ -252,7 +254,9 @@ pub struct LpMklParams {
     /// Stop when `|J_old - J| <= tol * |J|`.
     pub tol: f64,
     /// Starting weights (warm start along a lambda grid); rescaled onto the lp sphere.
-    /// `None`: uniform `M^(-1/p)`.
+    /// `None`: uniform `M^(-1/p)`. The update is multiplicative (`theta_m` enters
+    /// `||w_m||`), so a weight that starts at exactly 0 stays 0: floor warm starts at a
+    /// small positive value.
     pub init_theta: Option<Vec<f64>>,
 }
 
@@ -535,7 +539,8 @@ pub fn lp_mkl(kernels: &[KernelMatrix], y: &Matrix, params: &LpMklParams) -> Res
     }
 
     let bias = if params.bias {
-        bias_from(kernels, &prepared.col_means, &theta, &alpha, &ymean)
+        let col_means: Vec<Vec<f64>> = kernels.par_iter().map(|k| k.col_means()).collect();
+        bias_from(kernels, &col_means, &theta, &alpha, &ymean)
     } else {
         vec![0.0; y.cols]
     };
@@ -599,12 +604,10 @@ pub fn solve_weighted_sum(
     Prepared::new(kernels, center).solve(weights, c, y)
 }
 
-/// Kernels with what the solves need: column means for the bias, centered factors.
+/// Kernels with what the solves need: centered factors.
 pub(crate) struct Prepared<'a> {
     kernels: Vec<&'a KernelMatrix>,
     center: bool,
-    /// `(1/n) K_m 1` per kernel.
-    pub(crate) col_means: Vec<Vec<f64>>,
     /// Centered factors (or the factors themselves without centering); `None` for dense.
     factors: Vec<Option<Matrix>>,
 }
@@ -616,11 +619,6 @@ impl<'a> Prepared<'a> {
 
     /// Like [`Prepared::new`] over a subset of a dictionary.
     pub(crate) fn from_refs(kernels: Vec<&'a KernelMatrix>, center: bool) -> Prepared<'a> {
-        let col_means: Vec<Vec<f64>> = if center {
-            kernels.par_iter().map(|k| k.col_means()).collect()
-        } else {
-            Vec::new()
-        };
         let factors = kernels
             .iter()
             .map(|k| match *k {
@@ -632,7 +630,6 @@ impl<'a> Prepared<'a> {
         Prepared {
             kernels,
             center,
-            col_means,
             factors,
         }
     }
@@ -1032,7 +1029,7 @@ pub fn train_kernel_matrix(
     if let Some(z) = explicit_factor(fk, x, x.rows) {
         return Ok(KernelMatrix::Factor(z));
     }
-    Ok(KernelMatrix::Dense(fk.gram_sym(x, limit)?.to_dense()))
+    Ok(KernelMatrix::Dense(into_dense(fk.gram_sym(x, limit)?)))
 }
 
 /// The test side matching [`train_kernel_matrix`]: the test rows' factor, or the cross Gram
@@ -1052,9 +1049,17 @@ pub fn test_kernel_matrix(
     if let Some(z) = explicit_factor(fk, x_test, x_train.rows) {
         return Ok(KernelMatrix::Factor(z));
     }
-    Ok(KernelMatrix::Dense(
-        fk.gram(x_test, x_train, limit)?.to_dense(),
-    ))
+    Ok(KernelMatrix::Dense(into_dense(
+        fk.gram(x_test, x_train, limit)?,
+    )))
+}
+
+/// The dense matrix of a Gram, without a copy when it is already dense.
+fn into_dense(g: Gram) -> Matrix {
+    match g {
+        Gram::Dense(m) => m,
+        g @ Gram::Sparse(_) => g.to_dense(),
+    }
 }
 
 /// Training kernel matrices of a dictionary, in parallel, after checking their total size.

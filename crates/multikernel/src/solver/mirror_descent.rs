@@ -28,8 +28,21 @@
 //! `B = C^2 max q/s / 2`, `C` a bound on `||g||_1`: using the current `||g||_1` instead of its
 //! bound makes `eta0` scale free (the objective's scale, `lambda` and `n` drop out), so one
 //! grid of `eta0` serves every data set. `eta0` is fixed ([`StepRule::Fixed`]) or picked by a
-//! pilot ([`StepRule::Pilot`]): every candidate runs a short budget from `theta = 0` with the
+//! pilot ([`StepRule::Pilot`]): every candidate runs a short budget from `theta^(0)` with the
 //! same random numbers, the one with the lowest objective continues, the others' time counts.
+//!
+//! Two choices depart from Algorithm 2 as printed, both options ([`SolverOptions`]) whose
+//! printed form remains available, and both measured on the Figure 1 data (README):
+//! - **Start** ([`Init`]): `theta^(0) = N^{-1/2} 1` (uniform on all `N` kernels, lp-MKL's
+//!   start) instead of `0`. With rank-one kernels `K_theta` needs `n` sampled kernels before
+//!   it has full rank, and `J` stays near `J(0)` until then; the uniform start is full rank.
+//!   It is kept implicitly (a common weight plus the sampled kernels' excess), so memory
+//!   stays independent of `N`.
+//! - **Batch** ([`SolverOptions::batch`]): `B` coordinates drawn i.i.d. per iteration, the
+//!   gradient estimate the average of their eq.-14 estimates (still unbiased, variance / B).
+//!   An iteration costs a fixed number of `O(n^2)` passes (the masses of Algorithm 3, the
+//!   solve for `alpha`, the averaged kernel) plus a rank-`B` update; the first draw level of
+//!   Algorithm 3 is shared by the batch. `B = 1` is the paper's algorithm.
 //!
 //! Returned iterate: the weighted average `theta_bar = sum_k w_k theta^(k) / sum_k w_k` with
 //! `w_k = k^power` (`power = -1/2` is Theorem 3.1's step-weighted average for
@@ -54,12 +67,15 @@
 
 use super::objective::SpdFactor;
 use super::poly_sampler::{
-    dot, index_name, orderings, DegreeUniform, IndexDistribution, MultiIndex, PolyBasis, PolySampler,
+    axpy, dot, index_name, orderings, pos, DegreeUniform, IndexDistribution, MultiIndex, PolyBasis,
+    PolySampler,
 };
 use crate::data::standardize::{Standardizer, TargetScaler};
 use crate::data::Matrix;
 use crate::error::{Error, Result};
-use crate::kernel::{expand_specs, fit_all, FittedKernel, FittedKind, KernelSpec, MemoryLimit, Normalization};
+use crate::kernel::{
+    expand_specs, fit_all, FittedKernel, FittedKind, KernelSpec, MemoryLimit, Normalization,
+};
 use faer::{Accum, MatMut, MatRef, Par};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -141,6 +157,28 @@ impl Default for StepRule {
     }
 }
 
+/// The batch size used when [`SolverOptions::batch`] is 0: one coordinate per 8 training
+/// points (at least 1, at most 64; measured on the Figure 1 data, see the README). An iteration costs `O(n^2)` memory passes
+/// (the quadratic forms of Algorithm 3, the solve for `alpha`, the averaged kernel) whatever
+/// the batch; the extra coordinates cost one rank-`B` update, so larger `n` amortizes more.
+pub fn auto_batch(n: usize) -> usize {
+    n.div_ceil(8).clamp(1, 64)
+}
+
+/// Starting point `theta^(0)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Init {
+    /// `theta^(0) = 0`, the minimizer of `Psi` on the ball (Algorithm 2 as printed).
+    Zero,
+    /// `theta^(0) = N^{-1/2} 1` over all `N` product kernels: the center of the positive
+    /// part of the sphere and lp-MKL's starting point. `K_theta` is then full rank from the
+    /// first iteration (with `theta = 0` and rank-one kernels it takes `n` iterations to
+    /// become so, during which `J` stays near `J(0)`). Theorem 3.1 holds for any start, with
+    /// `delta` replaced by `D_Psi(theta*, theta^(0)) <= 2`.
+    #[default]
+    Uniform,
+}
+
 /// When the observer sees the objective of the returned iterate (evaluation time is not
 /// counted as training time).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -170,6 +208,11 @@ pub struct SolverOptions {
     pub averaging_power: Option<f64>,
     /// Step decay: `eta_k = eta0 / (||g||_1 k^decay)`; 1/2 is the paper's rate.
     pub step_decay: f64,
+    pub init: Init,
+    /// Coordinates sampled per iteration (the gradient estimate is the average of `batch`
+    /// independent eq.-14 estimates; 1 is Algorithm 2 as printed); 0 picks
+    /// [`auto_batch`].
+    pub batch: usize,
     pub seed: u64,
     pub eval: EvalSchedule,
 }
@@ -184,6 +227,8 @@ impl Default for SolverOptions {
             step: StepRule::default(),
             averaging_power: Some(DEFAULT_AVERAGING_POWER),
             step_decay: DEFAULT_STEP_DECAY,
+            init: Init::default(),
+            batch: 0,
             seed: 1,
             eval: EvalSchedule::End,
         }
@@ -202,7 +247,7 @@ impl SolverOptions {
             return Err(Error::invalid("give an iteration or a time budget"));
         }
         if let Some(s) = self.max_seconds {
-            if !(s > 0.0) {
+            if !pos(s) {
                 return Err(Error::invalid("the time budget must be > 0 seconds"));
             }
         }
@@ -222,7 +267,7 @@ impl SolverOptions {
             }
         }
         match self.eval {
-            EvalSchedule::Seconds(s) if !(s > 0.0) => {
+            EvalSchedule::Seconds(s) if !pos(s) => {
                 return Err(Error::invalid("evaluation interval must be > 0 seconds"))
             }
             EvalSchedule::Geometric { first, factor } if !(first > 0.0 && factor > 1.0) => {
@@ -237,7 +282,9 @@ impl SolverOptions {
         }
         if let Some(p) = self.averaging_power {
             if !p.is_finite() || p < -1.0 {
-                return Err(Error::invalid("the averaging power must be finite and >= -1"));
+                return Err(Error::invalid(
+                    "the averaging power must be finite and >= -1",
+                ));
             }
         }
         Ok(())
@@ -265,8 +312,11 @@ pub struct SolveStats {
 /// Result of [`solve`].
 #[derive(Debug, Clone)]
 pub struct MdSolution {
-    /// Kernel weights of the returned iterate (unit l2 norm), largest first.
+    /// Weights of the kernels ever sampled (the returned iterate has unit l2 norm),
+    /// largest first.
     pub terms: Vec<(MultiIndex, f64)>,
+    /// Weight of every product kernel not in `terms` (0 with [`Init::Zero`]).
+    pub uniform_weight: f64,
     /// `alpha = (K_theta + lambda I)^-1 y` at the returned weights.
     pub alpha: Vec<f64>,
     /// `J` at the returned weights.
@@ -283,6 +333,9 @@ pub struct MdSolution {
     pub converged: bool,
     pub stats: SolveStats,
 }
+
+/// `(J, alpha, touched terms, weight of the other kernels)` of the returned iterate.
+type Evaluated = (f64, Vec<f64>, Vec<(MultiIndex, f64)>, f64);
 
 /// A stopwatch that can leave evaluation time out.
 struct Stopwatch {
@@ -310,9 +363,9 @@ impl Stopwatch {
 
 #[derive(Debug, Clone)]
 struct Coord {
-    /// `theta_m = c * phi`.
+    /// `theta_m = c * (base + phi)`.
     phi: f64,
-    /// `sum_{k <= flush} w_k theta_m^(k)`.
+    /// `sum_{k <= flush} w_k c_k phi^(k)` (the part above the common base).
     acc: f64,
     /// Value of `wc` at the last flush.
     mark: f64,
@@ -329,7 +382,15 @@ struct Engine<'a> {
     eta0: f64,
     power: Option<f64>,
     decay: f64,
+    batch: usize,
     coords: HashMap<MultiIndex, Coord>,
+    /// Common weight of every kernel (in `phi` units): `theta_m = c (base + phi_m)`.
+    base: f64,
+    /// `sum_k w_k c_k base` up to `base_mark`.
+    base_acc: f64,
+    base_mark: f64,
+    /// Number of product kernels `N`.
+    n_kernels: f64,
     phi_norm2: f64,
     c: f64,
     k_phi: Vec<f64>,
@@ -350,6 +411,15 @@ struct Engine<'a> {
 impl<'a> Engine<'a> {
     fn new(s: &'a PolySampler, y: &'a [f64], opts: &SolverOptions, eta0: f64) -> Engine<'a> {
         let n = s.points();
+        let n_kernels = s.kernel_count();
+        let base = match opts.init {
+            Init::Zero => 0.0,
+            Init::Uniform => 1.0 / n_kernels.sqrt(),
+        };
+        let mut k_phi = vec![0.0; n * n];
+        if base > 0.0 {
+            s.add_uniform_kernel(base, &mut k_phi);
+        }
         Engine {
             s,
             y,
@@ -359,10 +429,19 @@ impl<'a> Engine<'a> {
             eta0,
             power: opts.averaging_power,
             decay: opts.step_decay,
+            batch: if opts.batch == 0 {
+                auto_batch(n)
+            } else {
+                opts.batch
+            },
             coords: HashMap::new(),
-            phi_norm2: 0.0,
+            base,
+            base_acc: 0.0,
+            base_mark: 0.0,
+            n_kernels,
+            phi_norm2: n_kernels * base * base,
             c: 1.0,
-            k_phi: vec![0.0; n * n],
+            k_phi,
             factor: None,
             mu0: opts.lambda,
             rank_updates: 0,
@@ -381,102 +460,141 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Draws the coordinate and the ratio `q_m / s_m` (`None`: zero gradient).
-    fn sample(&mut self) -> Option<(MultiIndex, f64)> {
-        if let Sampling::Importance = &self.sampling {
-            let (prep, distinct) = self.s.prepare_with_distinct(&self.alpha);
-            if !(distinct > 0.0) || !distinct.is_finite() {
-                return None;
-            }
-            let m = self.s.draw(&prep, &self.alpha, &mut self.rng)?;
-            let ratio = prep.total / (orderings(&m) * distinct);
-            return Some((m, ratio));
-        }
-        let distinct = self.s.distinct_mass(&self.alpha);
-        if !(distinct > 0.0) || !distinct.is_finite() {
+    /// Draws `batch` coordinates and their ratios `q_m / s_m` (`None`: zero gradient).
+    fn sample(&mut self) -> Option<Vec<(MultiIndex, f64)>> {
+        let b = self.batch;
+        let (prep, distinct) = self.s.prepare_with_distinct(&self.alpha);
+        if !pos(distinct) || !distinct.is_finite() {
             return None;
         }
         match &self.sampling {
             Sampling::Importance => {
-                let prep = self.s.prepare(&self.alpha);
-                let m = self.s.draw(&prep, &self.alpha, &mut self.rng)?;
-                let ratio = prep.total / (orderings(&m) * distinct);
-                Some((m, ratio))
+                let ms = self.s.draw_batch(&prep, &self.alpha, &mut self.rng, b)?;
+                Some(
+                    ms.into_iter()
+                        .map(|m| {
+                            let ratio = prep.total / (orderings(&m) * distinct);
+                            (m, ratio)
+                        })
+                        .collect(),
+                )
             }
-            Sampling::Proportional => {
-                let prep = self.s.prepare(&self.alpha);
-                let m = self
-                    .s
-                    .draw_proportional(&prep, &self.alpha, &mut self.rng, 10_000)?;
-                Some((m, 1.0))
-            }
+            Sampling::Proportional => (0..b)
+                .map(|_| {
+                    self.s
+                        .draw_proportional(&prep, &self.alpha, &mut self.rng, 10_000)
+                        .map(|m| (m, 1.0))
+                })
+                .collect(),
             Sampling::Uniform => {
                 let dist = DegreeUniform::uniform(self.s.base_count(), self.s.degree()).ok()?;
-                let m = dist.draw(&mut self.rng);
-                let q = self.s.grad_mass(&m, &self.alpha) / distinct;
-                Some((m.clone(), q / dist.prob(&m)))
+                Some(
+                    (0..b)
+                        .map(|_| {
+                            let m = dist.draw(&mut self.rng);
+                            let q = self.s.grad_mass(&m, &self.alpha) / distinct;
+                            let p = dist.prob(&m);
+                            (m, q / p)
+                        })
+                        .collect(),
+                )
             }
-            Sampling::User(dist) => {
-                let m = dist.draw(&mut self.rng);
-                if m.len() > self.s.degree()
-                    || m.iter().any(|&j| j as usize >= self.s.base_count())
-                {
-                    return Some((Vec::new(), 0.0));
-                }
-                let p = dist.prob(&m);
-                let q = self.s.grad_mass(&m, &self.alpha) / distinct;
-                Some((m, if p > 0.0 { q / p } else { 0.0 }))
-            }
+            Sampling::User(dist) => Some(
+                (0..b)
+                    .map(|_| {
+                        let m = dist.draw(&mut self.rng);
+                        if m.len() > self.s.degree()
+                            || m.iter().any(|&j| j as usize >= self.s.base_count())
+                        {
+                            return (Vec::new(), 0.0);
+                        }
+                        let p = dist.prob(&m);
+                        let q = self.s.grad_mass(&m, &self.alpha) / distinct;
+                        (m, if p > 0.0 { q / p } else { 0.0 })
+                    })
+                    .collect(),
+            ),
         }
     }
 
-    /// One iteration of Algorithm 2. `Ok(false)` when the gradient vanished.
+    /// One iteration of Algorithm 2 (with a batch of coordinates). `Ok(false)` when the
+    /// gradient vanished.
     fn step(&mut self) -> Result<bool> {
-        let Some((m, ratio)) = self.sample() else {
+        let Some(samples) = self.sample() else {
             self.converged = true;
             return Ok(false);
         };
         self.k += 1;
         let k = self.k as f64;
-        let dtheta = self.eta0 * k.powf(-self.decay) * ratio;
-        if dtheta > 0.0 && dtheta.is_finite() {
+        let step = self.eta0 * k.powf(-self.decay) / samples.len().max(1) as f64;
+        let n = self.n;
+        // Rank-one columns (column-major n x B) and their weights.
+        let mut fcols: Vec<f64> = Vec::new();
+        let mut fw: Vec<f64> = Vec::new();
+        let mut changed = false;
+        for (m, ratio) in samples {
+            let dtheta = step * ratio;
+            if !(dtheta > 0.0 && dtheta.is_finite()) {
+                continue;
+            }
+            changed = true;
             let dphi = dtheta / self.c;
             let wc = self.wc;
             let d = m.len();
-            let coord = self.coords.entry(m.clone()).or_insert(Coord {
+            let w = dphi * self.s.inv_rho2(d);
+            match self.s.feature(&m) {
+                Some(f) => {
+                    fcols.extend_from_slice(&f);
+                    fw.push(w);
+                }
+                None => {
+                    let km = self.s.kernel_dense(&m);
+                    axpy(w, &km, &mut self.k_phi);
+                    self.factor = None;
+                }
+            }
+            let coord = self.coords.entry(m).or_insert(Coord {
                 phi: 0.0,
                 acc: 0.0,
                 mark: wc,
             });
             coord.acc += coord.phi * (wc - coord.mark);
             coord.mark = wc;
-            self.phi_norm2 += dphi * (2.0 * coord.phi + dphi);
+            self.phi_norm2 += dphi * (2.0 * (self.base + coord.phi) + dphi);
             coord.phi += dphi;
-            let w = dphi * self.s.inv_rho2(d);
-            let n = self.n;
-            if let Some(f) = self.s.feature(&m) {
-                for (t, &ft) in f.iter().enumerate() {
-                    let row = &mut self.k_phi[t * n..(t + 1) * n];
-                    let a = w * ft;
-                    for (v, &fs) in row.iter_mut().zip(&f) {
-                        *v += a * fs;
-                    }
-                }
-                if let Some(fac) = self.factor.as_mut() {
-                    if fac.rank_one_update(&f, w).is_err() {
-                        self.factor = None;
-                    } else {
-                        self.rank_updates += 1;
-                        self.stats.rank_one_updates += 1;
-                    }
+        }
+        if !fw.is_empty() {
+            let b = fw.len();
+            if b == 1 {
+                for (t, &ft) in fcols.iter().enumerate() {
+                    axpy(fw[0] * ft, &fcols, &mut self.k_phi[t * n..(t + 1) * n]);
                 }
             } else {
-                let km = self.s.kernel_dense(&m);
-                for (v, x) in self.k_phi.iter_mut().zip(&km) {
-                    *v += w * x;
-                }
-                self.factor = None;
+                // K_phi += F diag(w) F^T in one pass.
+                let fwt: Vec<f64> = fcols
+                    .chunks_exact(n)
+                    .zip(&fw)
+                    .flat_map(|(col, &w)| col.iter().map(move |v| v * w))
+                    .collect();
+                faer::linalg::matmul::matmul(
+                    MatMut::from_column_major_slice_mut(&mut self.k_phi, n, n),
+                    Accum::Add,
+                    MatRef::from_column_major_slice(&fcols, n, b),
+                    MatRef::from_column_major_slice(&fwt, n, b).transpose(),
+                    1.0,
+                    Par::Seq,
+                );
             }
+            if let Some(fac) = self.factor.as_mut() {
+                if fac.rank_update(&fcols, &fw).is_err() {
+                    self.factor = None;
+                } else {
+                    self.rank_updates += b;
+                    self.stats.rank_one_updates += b as u64;
+                }
+            }
+        }
+        if changed {
             // Projection onto the positive part of the unit l2 ball: a scaling.
             let norm_phi = self.phi_norm2.sqrt();
             if self.c * norm_phi > 1.0 {
@@ -487,9 +605,7 @@ impl<'a> Engine<'a> {
         if let Some(p) = self.power {
             let wk = k.powf(p);
             let a = wk * self.c;
-            for (b, v) in self.k_bar.iter_mut().zip(&self.k_phi) {
-                *b += a * v;
-            }
+            axpy(a, &self.k_phi, &mut self.k_bar);
             self.w_sum += wk;
             self.wc += a;
         }
@@ -508,6 +624,9 @@ impl<'a> Engine<'a> {
             coord.mark = wc;
             coord.phi *= c;
         }
+        self.base_acc += self.base * (wc - self.base_mark);
+        self.base_mark = wc;
+        self.base *= c;
         self.phi_norm2 *= c * c;
         self.k_phi.iter_mut().for_each(|v| *v *= c);
         self.c = 1.0;
@@ -516,7 +635,10 @@ impl<'a> Engine<'a> {
     fn refactor(&mut self) -> Result<()> {
         self.renormalize();
         let n = self.n;
-        let f = SpdFactor::new(MatRef::from_column_major_slice(&self.k_phi, n, n), self.lambda)?;
+        let f = SpdFactor::new(
+            MatRef::from_column_major_slice(&self.k_phi, n, n),
+            self.lambda,
+        )?;
         self.stats.factorizations += 1;
         self.alpha = f.solve(self.y);
         self.factor = Some(f);
@@ -592,7 +714,7 @@ impl<'a> Engine<'a> {
             }
             apply(&p, &mut ap);
             let pap = dot(&p, &ap);
-            if !(pap > 0.0) {
+            if !pos(pap) {
                 return None;
             }
             let a = rz / pap;
@@ -611,44 +733,54 @@ impl<'a> Engine<'a> {
         None
     }
 
-    /// `sum_k w_k theta^(k)` per kernel (or the current `theta` without averaging).
-    fn weights(&self) -> Vec<(MultiIndex, f64)> {
-        self.coords
+    /// `sum_k w_k theta^(k)` per touched kernel and for every other kernel (or the
+    /// current `theta` without averaging).
+    fn weights(&self) -> (Vec<(MultiIndex, f64)>, f64) {
+        let base = match self.power {
+            Some(_) => self.base_acc + self.base * (self.wc - self.base_mark),
+            None => self.c * self.base,
+        };
+        let terms = self
+            .coords
             .iter()
             .map(|(m, c)| {
                 let v = match self.power {
                     Some(_) => c.acc + c.phi * (self.wc - c.mark),
                     None => self.c * c.phi,
                 };
-                (m.clone(), v)
+                (m.clone(), base + v)
             })
             .filter(|(_, v)| *v > 0.0)
-            .collect()
+            .collect();
+        (terms, base)
     }
 
-    /// `K_theta` of the returned iterate (unit norm) and its terms.
-    fn returned(&self) -> (Vec<f64>, Vec<(MultiIndex, f64)>) {
-        let mut terms = self.weights();
-        let norm = terms.iter().map(|(_, v)| v * v).sum::<f64>().sqrt();
-        if !(norm > 0.0) {
-            return (vec![0.0; self.n * self.n], Vec::new());
+    /// `K_theta` of the returned iterate (unit norm), its touched terms and the weight of
+    /// every other kernel.
+    fn returned(&self) -> (Vec<f64>, Vec<(MultiIndex, f64)>, f64) {
+        let (mut terms, mut base) = self.weights();
+        let others = (self.n_kernels - terms.len() as f64).max(0.0);
+        let norm = (terms.iter().map(|(_, v)| v * v).sum::<f64>() + others * base * base).sqrt();
+        if !pos(norm) {
+            return (vec![0.0; self.n * self.n], Vec::new(), 0.0);
         }
         terms.iter_mut().for_each(|(_, v)| *v /= norm);
+        base /= norm;
         let k: Vec<f64> = match self.power {
             Some(_) => self.k_bar.iter().map(|v| v / norm).collect(),
             None => self.k_phi.iter().map(|v| v * self.c / norm).collect(),
         };
-        (k, terms)
+        (k, terms, base)
     }
 
     /// `J` and `alpha` of the returned iterate.
-    fn evaluate_full(&self) -> Result<(f64, Vec<f64>, Vec<(MultiIndex, f64)>)> {
-        let (k, terms) = self.returned();
+    fn evaluate_full(&self) -> Result<Evaluated> {
+        let (k, terms, base) = self.returned();
         let n = self.n;
         let f = SpdFactor::new(MatRef::from_column_major_slice(&k, n, n), self.lambda)?;
         let alpha = f.solve(self.y);
         let j = 0.5 * self.lambda * dot(self.y, &alpha);
-        Ok((j, alpha, terms))
+        Ok((j, alpha, terms, base))
     }
 
     fn evaluate(&self) -> Result<f64> {
@@ -677,7 +809,8 @@ pub fn solve(
         return Err(Error::invalid("targets contain a non-finite value"));
     }
     let mut clock = Stopwatch::new();
-    let out_of_time = |clock: &Stopwatch, limit: Option<f64>| limit.is_some_and(|s| clock.elapsed() >= s);
+    let out_of_time =
+        |clock: &Stopwatch, limit: Option<f64>| limit.is_some_and(|s| clock.elapsed() >= s);
 
     // Pilot phase.
     let mut pilot = Vec::new();
@@ -702,7 +835,7 @@ pub fn solve(
                 }
                 let j = e.evaluate()?;
                 pilot.push((eta0, j));
-                if best.as_ref().map_or(true, |(bj, _)| j < *bj) {
+                if best.as_ref().is_none_or(|(bj, _)| j < *bj) {
                     best = Some((j, e));
                 }
             }
@@ -711,18 +844,19 @@ pub fn solve(
     };
 
     let mut trace = Vec::new();
-    let mut record = |engine: &Engine, clock: &mut Stopwatch, trace: &mut Vec<Checkpoint>| -> Result<()> {
-        let seconds = clock.elapsed();
-        let j = clock.pause(|| engine.evaluate())?;
-        let cp = Checkpoint {
-            iteration: engine.k,
-            seconds,
-            objective: j,
+    let mut record =
+        |engine: &Engine, clock: &mut Stopwatch, trace: &mut Vec<Checkpoint>| -> Result<()> {
+            let seconds = clock.elapsed();
+            let j = clock.pause(|| engine.evaluate())?;
+            let cp = Checkpoint {
+                iteration: engine.k,
+                seconds,
+                objective: j,
+            };
+            clock.pause(|| observer(&cp));
+            trace.push(cp);
+            Ok(())
         };
-        clock.pause(|| observer(&cp));
-        trace.push(cp);
-        Ok(())
-    };
     if opts.eval != EvalSchedule::End {
         record(&engine, &mut clock, &mut trace)?;
     }
@@ -735,7 +869,11 @@ pub fn solve(
         EvalSchedule::Geometric { first, .. } => first.max(clock.elapsed() * 1.0001),
         _ => f64::INFINITY,
     };
-    let iter_cap = if opts.max_iter == 0 { u64::MAX } else { opts.max_iter };
+    let iter_cap = if opts.max_iter == 0 {
+        u64::MAX
+    } else {
+        opts.max_iter
+    };
     while engine.k < iter_cap && !out_of_time(&clock, opts.max_seconds) {
         if !engine.step()? {
             break;
@@ -759,19 +897,20 @@ pub fn solve(
         }
     }
     let seconds = clock.elapsed();
-    let (objective, alpha, mut terms) = engine.evaluate_full()?;
+    let (objective, alpha, mut terms, uniform_weight) = engine.evaluate_full()?;
     terms.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let last = Checkpoint {
         iteration: engine.k,
         seconds,
         objective,
     };
-    if trace.last().map_or(true, |c| c.iteration != engine.k) {
+    if trace.last().is_none_or(|c| c.iteration != engine.k) {
         observer(&last);
         trace.push(last);
     }
     Ok(MdSolution {
         terms,
+        uniform_weight,
         alpha,
         objective,
         iterations: engine.k,
@@ -790,13 +929,19 @@ pub enum PolyPredictor {
     /// Rank-one (per-variable linear) base kernels: `f(x) = sum_m w_m prod_{j in m} z_j(x)`
     /// with `z_j(x) = base_scale[j] * x_std[base_feature[j]]` (explicit monomial weights,
     /// aligned with `terms`).
+    /// When every other kernel carries the weight `uniform_weight > 0`, the model adds
+    /// `uniform_weight * sum_t alpha_t U(z(x_t), z(x))`, `U` the sum of all product kernels
+    /// ([`uniform_value`]) over the training features `z_train` (`n x r`); the `coef` then
+    /// hold `(theta_m - uniform_weight) rho_d^-2 z_m^T alpha`.
     Monomials {
         base_feature: Vec<usize>,
         base_scale: Vec<f64>,
         coef: Vec<f64>,
+        uniform: Option<(Vec<f64>, Matrix)>,
     },
-    /// General base kernels: `f(x) = sum_t alpha_t sum_m theta_m rho_d^-2 prod_{j in m}
-    /// kappa_j(x, x_t)` over the standardized training rows.
+    /// General base kernels: `f(x) = sum_t alpha_t K_theta(x_t, x)` with
+    /// `K_theta = uniform_weight U + sum_m (theta_m - uniform_weight) rho_d^-2 prod_{j in m}
+    /// kappa_j` over the standardized training rows.
     Dual {
         base: Vec<FittedKernel>,
         x_train: Matrix,
@@ -828,6 +973,9 @@ pub struct MirrorDescentParams {
     pub step: StepRule,
     pub averaging_power: Option<f64>,
     pub step_decay: f64,
+    pub init: Init,
+    /// Coordinates per iteration (0: [`auto_batch`]).
+    pub batch: usize,
     pub seed: u64,
     /// Base kernels (expanded per feature where asked); default `perfeature:linear`.
     pub base: Vec<KernelSpec>,
@@ -846,6 +994,8 @@ impl Default for MirrorDescentParams {
             step: StepRule::default(),
             averaging_power: Some(DEFAULT_AVERAGING_POWER),
             step_decay: DEFAULT_STEP_DECAY,
+            init: Init::default(),
+            batch: 0,
             seed: 1,
             base: vec![perfeature_linear()],
             memory: MemoryLimit::default(),
@@ -887,6 +1037,8 @@ impl MirrorDescentParams {
             step: self.step.clone(),
             averaging_power: self.averaging_power,
             step_decay: self.step_decay,
+            init: self.init,
+            batch: self.batch,
             seed: self.seed,
             eval: EvalSchedule::End,
         }
@@ -997,6 +1149,7 @@ impl PolyProblem {
         observer: &mut dyn FnMut(&Checkpoint),
     ) -> Result<(PolyMklModel, MdSolution)> {
         let sol = solve(&self.sampler, &self.y, opts, observer)?;
+        let u = sol.uniform_weight;
         let predictor = match &self.rank_one {
             Some(list) => {
                 let coef = sol
@@ -1004,13 +1157,20 @@ impl PolyProblem {
                     .iter()
                     .map(|(m, th)| {
                         let f = self.sampler.feature(m).expect("rank-one basis");
-                        th * self.sampler.inv_rho2(m.len()) * dot(&f, &sol.alpha)
+                        (th - u) * self.sampler.inv_rho2(m.len()) * dot(&f, &sol.alpha)
                     })
                     .collect();
+                let uniform = (u > 0.0).then(|| {
+                    let PolyBasis::RankOne { z } = self.sampler.basis() else {
+                        unreachable!("rank-one basis")
+                    };
+                    (sol.alpha.clone(), z.transpose())
+                });
                 PolyPredictor::Monomials {
                     base_feature: list.iter().map(|p| p.0).collect(),
                     base_scale: list.iter().map(|p| p.1).collect(),
                     coef,
+                    uniform,
                 }
             }
             None => PolyPredictor::Dual {
@@ -1034,6 +1194,8 @@ impl PolyProblem {
                     weight: *w,
                 })
                 .collect(),
+            uniform_weight: u,
+            kernel_count: self.sampler.kernel_count(),
             predictor,
             objective: sol.objective,
             iterations: sol.iterations,
@@ -1054,8 +1216,12 @@ pub struct PolyMklModel {
     pub rho2: Vec<f64>,
     /// A name per base kernel (`x3` for the linear kernel of input 3).
     pub base_names: Vec<String>,
-    /// Learned kernel weights, largest first.
+    /// Weights of the kernels the solver touched, largest first.
     pub terms: Vec<PolyTerm>,
+    /// Weight of each of the other `kernel_count - terms.len()` product kernels.
+    pub uniform_weight: f64,
+    /// Number of product kernels `C(r + D, D)`.
+    pub kernel_count: f64,
     pub predictor: PolyPredictor,
     /// `J` of the returned weights on the (standardized) training data.
     pub objective: f64,
@@ -1075,11 +1241,14 @@ impl PolyMklModel {
     /// Predictions (original target units) for raw rows.
     pub fn predict(&self, x: &Matrix) -> Vec<f64> {
         let xs = self.standardizer.apply(x);
+        let inv_rho2: Vec<f64> = self.rho2.iter().map(|v| 1.0 / v).collect();
+        let u = self.uniform_weight;
         let raw: Vec<f64> = match &self.predictor {
             PolyPredictor::Monomials {
                 base_feature,
                 base_scale,
                 coef,
+                uniform,
             } => (0..xs.rows)
                 .into_par_iter()
                 .map(|i| {
@@ -1089,11 +1258,24 @@ impl PolyMklModel {
                         .zip(base_scale)
                         .map(|(&f, &s)| s * row[f])
                         .collect();
-                    self.terms
+                    let mut f: f64 = self
+                        .terms
                         .iter()
                         .zip(coef)
                         .map(|(t, &c)| c * t.index.iter().map(|&j| z[j as usize]).product::<f64>())
-                        .sum()
+                        .sum();
+                    if let Some((alpha, z_train)) = uniform {
+                        let mut kv = vec![0.0; z.len()];
+                        let mut acc = 0.0;
+                        for (t, &at) in alpha.iter().enumerate() {
+                            for ((v, a), b) in kv.iter_mut().zip(&z).zip(z_train.row(t)) {
+                                *v = a * b;
+                            }
+                            acc += at * uniform_value(&kv, &inv_rho2);
+                        }
+                        f += u * acc;
+                    }
+                    f
                 })
                 .collect(),
             PolyPredictor::Dual {
@@ -1111,14 +1293,18 @@ impl PolyMklModel {
                         for (v, k) in kv.iter_mut().zip(base) {
                             *v = k.eval(row, xt);
                         }
-                        let ksum: f64 = self
+                        let mut ksum: f64 = self
                             .terms
                             .iter()
                             .map(|term| {
-                                term.weight / self.rho2[term.index.len()]
+                                (term.weight - u)
+                                    * inv_rho2[term.index.len()]
                                     * term.index.iter().map(|&j| kv[j as usize]).product::<f64>()
                             })
                             .sum();
+                        if u > 0.0 {
+                            ksum += u * uniform_value(&kv, &inv_rho2);
+                        }
                         f += at * ksum;
                     }
                     f
@@ -1129,16 +1315,126 @@ impl PolyMklModel {
     }
 
     /// The learned kernels as readable multi-indices (`x1^2*x5`, `1` for the constant) with
-    /// their weights, largest first.
+    /// their weights, largest first; when the other kernels share a positive weight, a last
+    /// entry `(each of the other K kernels)` gives it.
     pub fn kernels(&self) -> Vec<(String, f64)> {
-        self.terms
+        let mut out: Vec<(String, f64)> = self
+            .terms
             .iter()
             .map(|t| (index_name(&t.index, &self.base_names), t.weight))
+            .collect();
+        let others = self.kernel_count - self.terms.len() as f64;
+        if self.uniform_weight > 0.0 && others > 0.0 {
+            out.push((
+                format!("(each of the other {others} kernels)"),
+                self.uniform_weight,
+            ));
+        }
+        out
+    }
+}
+
+/// `sum_{d=0..D} rho_d^-2 h_d(k_1, .., k_r)`: the sum of all distinct product kernels of
+/// degree `<= D` at one pair of points, from the base kernel values `k_j` by Newton's
+/// identity (`d h_d = sum_{i=1..d} p_i h_{d-i}`, `p_i = sum_j k_j^i`).
+pub fn uniform_value(k: &[f64], inv_rho2: &[f64]) -> f64 {
+    let deg = inv_rho2.len().saturating_sub(1);
+    let mut p = vec![0.0; deg + 1];
+    let mut pw: Vec<f64> = k.to_vec();
+    for (i, pi) in p.iter_mut().enumerate().skip(1) {
+        if i > 1 {
+            for (v, x) in pw.iter_mut().zip(k) {
+                *v *= x;
+            }
+        }
+        *pi = pw.iter().sum();
+    }
+    let mut h = vec![0.0; deg + 1];
+    h[0] = 1.0;
+    let mut v = inv_rho2[0];
+    for d in 1..=deg {
+        let mut acc = 0.0;
+        for i in 1..=d {
+            acc += p[i] * h[d - i];
+        }
+        h[d] = acc / d as f64;
+        v += inv_rho2[d] * h[d];
+    }
+    v
+}
+
+/// The uniform polynomial kernel `(sum_{j=0..r} kappa_j)^D = (1 + x . x')^D` over the
+/// standardized inputs (the constant feature `kappa_0 = 1` included, Sec. 5) with kernel
+/// ridge regression `alpha = (K + lambda I)^-1 y`: the "Uniform" baseline of Sec. 5.3.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UniformPolyModel {
+    pub standardizer: Standardizer,
+    pub target: TargetScaler,
+    pub degree: usize,
+    pub lambda: f64,
+    /// Standardized training rows.
+    pub x_train: Matrix,
+    pub alpha: Vec<f64>,
+}
+
+impl UniformPolyModel {
+    /// Standardizes `x` and `y` and solves the ridge system.
+    pub fn fit(x: &Matrix, y: &[f64], degree: usize, lambda: f64) -> Result<UniformPolyModel> {
+        if x.rows != y.len() || x.rows == 0 {
+            return Err(Error::invalid(format!(
+                "{} rows but {} targets",
+                x.rows,
+                y.len()
+            )));
+        }
+        if degree == 0 {
+            return Err(Error::invalid("the polynomial degree must be at least 1"));
+        }
+        let standardizer = Standardizer::fit(x);
+        let xs = standardizer.apply(x);
+        let target = TargetScaler::fit(y);
+        let ys = target.apply_all(y);
+        let n = xs.rows;
+        let mut k = Matrix::zeros(n, n);
+        for a in 0..n {
+            for b in 0..=a {
+                let v = (1.0 + dot(xs.row(a), xs.row(b))).powi(degree as i32);
+                k.set(a, b, v);
+                k.set(b, a, v);
+            }
+        }
+        let (_, alpha) = super::objective::objective(&k, &ys, lambda)?;
+        Ok(UniformPolyModel {
+            standardizer,
+            target,
+            degree,
+            lambda,
+            x_train: xs,
+            alpha,
+        })
+    }
+
+    /// Predictions (original target units) for raw rows.
+    pub fn predict(&self, x: &Matrix) -> Vec<f64> {
+        let xs = self.standardizer.apply(x);
+        (0..xs.rows)
+            .into_par_iter()
+            .map(|i| {
+                let row = xs.row(i);
+                let f: f64 = (0..self.x_train.rows)
+                    .map(|t| {
+                        self.alpha[t]
+                            * (1.0 + dot(row, self.x_train.row(t))).powi(self.degree as i32)
+                    })
+                    .sum();
+                self.target.invert(f)
+            })
             .collect()
     }
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
     use crate::data::synthetic::MonomialProblem;
@@ -1147,7 +1443,12 @@ mod tests {
     use crate::solver::poly_sampler::enumerate_multisets;
     use rand::Rng;
 
-    fn rank_one_sampler(n: usize, r: usize, degree: usize, seed: u64) -> (PolySampler, Vec<f64>, Matrix) {
+    fn rank_one_sampler(
+        n: usize,
+        r: usize,
+        degree: usize,
+        seed: u64,
+    ) -> (PolySampler, Vec<f64>, Matrix) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let x = Matrix::from_vec(n, r, (0..n * r).map(|_| rng.gen_range(-1.0..1.0)).collect());
         let z = x.transpose();
@@ -1162,6 +1463,18 @@ mod tests {
         )
         .unwrap();
         (s, y, z)
+    }
+
+    /// Every product kernel's weight: the touched terms, the uniform weight elsewhere.
+    fn full_weights(sol: &MdSolution, r: usize, degree: usize) -> Vec<(MultiIndex, f64)> {
+        let map: HashMap<MultiIndex, f64> = sol.terms.iter().cloned().collect();
+        (0..=degree)
+            .flat_map(|d| enumerate_multisets(r, d))
+            .map(|m| {
+                let w = map.get(&m).copied().unwrap_or(sol.uniform_weight);
+                (m, w)
+            })
+            .collect()
     }
 
     /// Brute force: K_theta of the returned terms from explicit monomial features.
@@ -1185,9 +1498,16 @@ mod tests {
         // The returned objective and alpha equal a from-scratch computation on the returned
         // weights, for every sampling and averaging choice.
         let (s, y, z) = rank_one_sampler(30, 4, 3, 1);
-        for sampling in [Sampling::Importance, Sampling::Uniform, Sampling::Proportional] {
-            for power in [None, Some(-0.5), Some(1.0)] {
+        for (sampling, init) in [
+            (Sampling::Importance, Init::Zero),
+            (Sampling::Importance, Init::Uniform),
+            (Sampling::Uniform, Init::Uniform),
+            (Sampling::Proportional, Init::Zero),
+        ] {
+            for (power, batch) in [(None, 1), (Some(-0.5), 3), (Some(1.0), 1)] {
                 let opts = SolverOptions {
+                    init,
+                    batch,
                     sampling: sampling.clone(),
                     lambda: 1e-3,
                     max_iter: 300,
@@ -1196,15 +1516,22 @@ mod tests {
                     ..SolverOptions::default()
                 };
                 let sol = solve(&s, &y, &opts, &mut |_| {}).unwrap();
-                let norm: f64 = sol.terms.iter().map(|t| t.1 * t.1).sum::<f64>().sqrt();
+                assert_eq!(sol.uniform_weight > 0.0, init == Init::Uniform);
+                let all = full_weights(&sol, 4, 3);
+                let norm: f64 = all.iter().map(|t| t.1 * t.1).sum::<f64>().sqrt();
                 assert!((norm - 1.0).abs() < 1e-9);
-                let k = brute_k(&sol.terms, &z, 30);
+                let k = brute_k(&all, &z, 30);
                 let (j, alpha) = objective(&k, &y, 1e-3).unwrap();
-                assert!((j - sol.objective).abs() < 1e-6 * j, "{j} vs {}", sol.objective);
+                assert!(
+                    (j - sol.objective).abs() < 1e-6 * j,
+                    "{j} vs {}",
+                    sol.objective
+                );
                 for (a, b) in alpha.iter().zip(&sol.alpha) {
                     assert!((a - b).abs() < 1e-5 * (1.0 + a.abs()));
                 }
                 assert_eq!(sol.iterations, 300);
+                assert!(sol.stats.rank_one_updates >= 299 * batch as u64 - 5);
             }
         }
     }
@@ -1266,8 +1593,16 @@ mod tests {
             ..SolverOptions::default()
         };
         let sol = solve(&s, &y, &opts, &mut |_| {}).unwrap();
-        assert!(sol.objective >= jref * (1.0 - 1e-6), "{} < optimum {jref}", sol.objective);
-        assert!(sol.objective <= jref * 1.02, "{} vs optimum {jref}", sol.objective);
+        assert!(
+            sol.objective >= jref * (1.0 - 1e-6),
+            "{} < optimum {jref}",
+            sol.objective
+        );
+        assert!(
+            sol.objective <= jref * 1.02,
+            "{} vs optimum {jref}",
+            sol.objective
+        );
         assert_eq!(sol.pilot.len(), DEFAULT_ETA0_GRID.len());
     }
 
@@ -1276,8 +1611,12 @@ mod tests {
         let p = MonomialProblem::new(4, 5, 3, 9).unwrap();
         let train = p.generate(150, 1);
         let test = p.generate(100, 2);
-        let Targets::Real(ytr) = &train.targets else { panic!() };
-        let Targets::Real(yte) = &test.targets else { panic!() };
+        let Targets::Real(ytr) = &train.targets else {
+            panic!()
+        };
+        let Targets::Real(yte) = &test.targets else {
+            panic!()
+        };
         let params = MirrorDescentParams {
             lambda: 1e-4,
             max_iter: 1500,
@@ -1286,7 +1625,12 @@ mod tests {
         let model = PolyMklModel::fit(&train.x, ytr, &params).unwrap();
         let pred = model.predict(&test.x);
         let var = yte.iter().map(|v| v * v).sum::<f64>() / yte.len() as f64;
-        let mse = pred.iter().zip(yte).map(|(a, b)| (a - b) * (a - b)).sum::<f64>() / yte.len() as f64;
+        let mse = pred
+            .iter()
+            .zip(yte)
+            .map(|(a, b)| (a - b) * (a - b))
+            .sum::<f64>()
+            / yte.len() as f64;
         assert!(mse < 0.05 * var, "mse {mse} vs variance {var}");
         let names = model.kernels();
         assert!(!names.is_empty());
@@ -1297,12 +1641,13 @@ mod tests {
         // Monomial predictor equals the dual form sum_t alpha_t K_theta(x_t, x).
         let prob = PolyProblem::new(&train.x, ytr, &params).unwrap();
         let (m2, sol) = prob.fit(&params.solver_options(), &mut |_| {}).unwrap();
+        assert!(sol.uniform_weight > 0.0);
+        let all = full_weights(&sol, 4, 3);
         let xs = prob.standardizer.apply(&test.x);
         for i in 0..5 {
             let mut f = 0.0;
             for (t, a) in sol.alpha.iter().enumerate() {
-                let kv: f64 = sol
-                    .terms
+                let kv: f64 = all
                     .iter()
                     .map(|(m, w)| {
                         w * m
@@ -1323,7 +1668,9 @@ mod tests {
     fn gaussian_base_kernels_train_and_predict() {
         let p = MonomialProblem::new(3, 4, 2, 5).unwrap();
         let train = p.generate(60, 3);
-        let Targets::Real(ytr) = &train.targets else { panic!() };
+        let Targets::Real(ytr) = &train.targets else {
+            panic!()
+        };
         let mut base = KernelSpec::new(crate::kernel::KernelKind::Rbf { sigma2: Some(1.0) });
         base.perfeature = true;
         let params = MirrorDescentParams {
@@ -1340,7 +1687,7 @@ mod tests {
         let pred = model.predict(&train.x);
         let n = 60;
         let mut k = vec![0.0; n * n];
-        for (m, w) in &sol.terms {
+        for (m, w) in &full_weights(&sol, 3, 2) {
             let km = prob.sampler.kernel_dense(m);
             for (a, b) in k.iter_mut().zip(&km) {
                 *a += w * b;
@@ -1350,19 +1697,74 @@ mod tests {
             let f: f64 = (0..n).map(|t| k[i * n + t] * sol.alpha[t]).sum();
             assert!((prob.target.invert(f) - pred[i]).abs() < 1e-8);
         }
-        let mse = pred.iter().zip(ytr).map(|(a, b)| (a - b) * (a - b)).sum::<f64>() / n as f64;
+        let mse = pred
+            .iter()
+            .zip(ytr)
+            .map(|(a, b)| (a - b) * (a - b))
+            .sum::<f64>()
+            / n as f64;
         let var = ytr.iter().map(|v| v * v).sum::<f64>() / n as f64;
         assert!(mse < 0.1 * var);
+    }
+
+    #[test]
+    fn uniform_kernel_equals_sum_over_ordered_products() {
+        // (1 + x.x')^D is the sum over ordered tuples of the base kernels with the constant
+        // feature: checked against explicit expansion on a tiny problem.
+        let mut rng = ChaCha8Rng::seed_from_u64(6);
+        let x = Matrix::from_vec(6, 2, (0..12).map(|_| rng.gen_range(-1.0..1.0)).collect());
+        let y: Vec<f64> = (0..6).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let m = UniformPolyModel::fit(&x, &y, 2, 0.1).unwrap();
+        let xs = &m.x_train;
+        let mut k = Matrix::zeros(6, 6);
+        for a in 0..6 {
+            for b in 0..6 {
+                let f = |i: usize, j: usize| if j == 0 { 1.0 } else { xs.get(i, j - 1) };
+                let mut v = 0.0;
+                for j1 in 0..3 {
+                    for j2 in 0..3 {
+                        v += f(a, j1) * f(b, j1) * f(a, j2) * f(b, j2);
+                    }
+                }
+                k.set(a, b, v);
+            }
+        }
+        let ys = m.target.apply_all(&y);
+        let (_, alpha) = objective(&k, &ys, 0.1).unwrap();
+        for (p, q) in alpha.iter().zip(&m.alpha) {
+            assert!((p - q).abs() < 1e-9 * (1.0 + p.abs()));
+        }
+        let pred = m.predict(&x);
+        for i in 0..6 {
+            let f: f64 = (0..6).map(|t| k.get(i, t) * alpha[t]).sum();
+            assert!((m.target.invert(f) - pred[i]).abs() < 1e-9);
+        }
+        assert!(UniformPolyModel::fit(&x, &y, 0, 0.1).is_err());
     }
 
     #[test]
     fn invalid_options_are_rejected() {
         let (s, y, _) = rank_one_sampler(10, 3, 2, 4);
         let bad = [
-            SolverOptions { lambda: 0.0, ..SolverOptions::default() },
-            SolverOptions { step: StepRule::Fixed(-1.0), ..SolverOptions::default() },
-            SolverOptions { step: StepRule::Pilot { grid: vec![], fraction: 0.1 }, ..SolverOptions::default() },
-            SolverOptions { max_seconds: Some(0.0), ..SolverOptions::default() },
+            SolverOptions {
+                lambda: 0.0,
+                ..SolverOptions::default()
+            },
+            SolverOptions {
+                step: StepRule::Fixed(-1.0),
+                ..SolverOptions::default()
+            },
+            SolverOptions {
+                step: StepRule::Pilot {
+                    grid: vec![],
+                    fraction: 0.1,
+                },
+                ..SolverOptions::default()
+            },
+            SolverOptions {
+                max_seconds: Some(0.0),
+                ..SolverOptions::default()
+            },
         ];
         for o in bad {
             assert!(solve(&s, &y, &o, &mut |_| {}).is_err());

@@ -123,11 +123,7 @@ impl SpdFactor {
         assert_eq!(b.len(), n, "SpdFactor::solve_in_place: length mismatch");
         let mut rhs = MatMut::from_column_major_slice_mut(b, n, 1);
         let l = self.l.as_ref();
-        faer::linalg::triangular_solve::solve_lower_triangular_in_place(
-            l,
-            rhs.as_mut(),
-            Par::Seq,
-        );
+        faer::linalg::triangular_solve::solve_lower_triangular_in_place(l, rhs.as_mut(), Par::Seq);
         faer::linalg::triangular_solve::solve_upper_triangular_in_place(
             l.transpose(),
             rhs.as_mut(),
@@ -140,6 +136,21 @@ impl SpdFactor {
         let mut x = b.to_vec();
         self.solve_in_place(&mut x);
         x
+    }
+
+    /// Turns the factor of `A` into the factor of `A + F diag(w) F^T` in `O(n^2 k)`, with
+    /// `F` given column-major (`n x k`, `f.len() = n k`) and all `w > 0`.
+    pub fn rank_update(&mut self, f: &[f64], w: &[f64]) -> Result<()> {
+        let n = self.dim();
+        let k = w.len();
+        assert_eq!(f.len(), n * k, "SpdFactor::rank_update: shape mismatch");
+        if k == 0 {
+            return Ok(());
+        }
+        let mut ff = Mat::<f64>::from_fn(n, k, |i, j| f[j * n + i]);
+        let mut a = faer::Col::<f64>::from_fn(k, |j| w[j]);
+        llt::update::rank_r_update_clobber(self.l.as_mut(), ff.as_mut(), a.as_diagonal_mut())
+            .map_err(|_| Error::Numerical("rank update lost positive definiteness".into()))
     }
 
     /// Turns the factor of `A` into the factor of `A + w z z^T` in `O(n^2)` (`w > 0`).
@@ -189,10 +200,12 @@ fn check_lengths(m: usize, theta: &[f64], rho2: &[f64]) -> Result<()> {
             rho2.len()
         )));
     }
-    if theta.iter().any(|t| !(*t >= 0.0) || !t.is_finite()) {
-        return Err(Error::invalid("kernel weights theta must be finite and >= 0"));
+    if theta.iter().any(|t| !(t.is_finite() && *t >= 0.0)) {
+        return Err(Error::invalid(
+            "kernel weights theta must be finite and >= 0",
+        ));
     }
-    if rho2.iter().any(|r| !(*r > 0.0) || !r.is_finite()) {
+    if rho2.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
         return Err(Error::invalid("kernel scales rho^2 must be finite and > 0"));
     }
     Ok(())
@@ -275,6 +288,7 @@ pub fn gradient_rank_one(z: &Matrix, rho2: &[f64], alpha: &[f64], lambda: f64) -
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
@@ -408,11 +422,7 @@ mod tests {
             }
         }
         // Rank-one kernels: (z^T alpha)^2 equals alpha^T z z^T alpha.
-        let z = Matrix::from_vec(
-            3,
-            n,
-            (0..3 * n).map(|_| rng.gen_range(-1.0..1.0)).collect(),
-        );
+        let z = Matrix::from_vec(3, n, (0..3 * n).map(|_| rng.gen_range(-1.0..1.0)).collect());
         let rk: Vec<Matrix> = (0..3)
             .map(|i| {
                 let zi = z.row(i);

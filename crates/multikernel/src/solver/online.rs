@@ -183,7 +183,13 @@ impl OnlineState {
     pub fn kernel_coefs(&self, averaged: bool) -> Vec<Vec<f64>> {
         self.kernel
             .iter()
-            .map(|g| if averaged { g.averaged(self.t) } else { g.current() })
+            .map(|g| {
+                if averaged {
+                    g.averaged(self.t)
+                } else {
+                    g.current()
+                }
+            })
             .collect()
     }
 
@@ -191,7 +197,13 @@ impl OnlineState {
     pub fn explicit_values(&self, averaged: bool) -> Vec<Vec<f64>> {
         self.explicit
             .iter()
-            .map(|g| if averaged { g.averaged(self.t) } else { g.current() })
+            .map(|g| {
+                if averaged {
+                    g.averaged(self.t)
+                } else {
+                    g.current()
+                }
+            })
             .collect()
     }
 
@@ -221,6 +233,10 @@ fn point_scores(kernel: &[ScaledVec], p: usize, n_labels: usize, out: &mut [f64]
         }
     }
 }
+
+/// Gram-row updates (gradient entries x training points x groups) per round above which the
+/// kernel groups are updated in parallel.
+const PAR_MIN_WORK: usize = 1 << 16;
 
 /// `image[j] += a * G[p, j]` for all `j`: one label's slice of a label-major image updated
 /// with Gram row `p` (a contiguous, vectorizable loop for dense Grams; the stored entries only
@@ -270,8 +286,7 @@ pub struct OnlineLearner<'a, T: OnlineTask> {
 /// Omega(theta) from the norms of the regularized groups (NaN for a regularizer that is not
 /// a function of the group norms).
 pub fn regularizer_value(reg: &RegSpec, norms: &[f64]) -> f64 {
-    reg.build_block()
-        .map_or(f64::NAN, |b| b.value_norms(norms))
+    reg.build_block().map_or(f64::NAN, |b| b.value_norms(norms))
 }
 
 impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
@@ -366,9 +381,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         grad.scores.clear();
         grad.scores.resize(len * l, 0.0);
         grad.explicit.clear();
-        let loss = self
-            .task
-            .loss_grad(i, scores, &self.state.explicit, grad);
+        let loss = self.task.loss_grad(i, scores, &self.state.explicit, grad);
         self.state.t += 1;
         let eta = self.eta(self.state.t);
 
@@ -382,8 +395,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
             .collect();
         if !nz.is_empty() {
             let n = self.task.n_points();
-            for (m, group) in self.state.kernel.iter_mut().enumerate() {
-                let gram = &self.grams[m];
+            let step = |group: &mut ScaledVec, gram: &Gram| {
                 // <theta_m, d> and ||d||^2 before the update (Sec. 3.4).
                 let s = group.scale();
                 let mut inner = 0.0;
@@ -402,6 +414,20 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
                     group.add(p * l + y, d);
                     let (image, inv) = group.image_mut();
                     add_gram_row(gram, p, d * inv, &mut image[y * n..(y + 1) * n]);
+                }
+            };
+            // Groups are independent: update them in parallel when there is enough work.
+            let groups = self.state.kernel.len();
+            if groups > 1 && nz.len() * n * groups >= PAR_MIN_WORK {
+                use rayon::prelude::*;
+                self.state
+                    .kernel
+                    .par_iter_mut()
+                    .zip(self.grams.par_iter())
+                    .for_each(|(group, gram)| step(group, gram));
+            } else {
+                for (group, gram) in self.state.kernel.iter_mut().zip(self.grams) {
+                    step(group, gram);
                 }
             }
         }
@@ -541,7 +567,10 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
 
     /// Runs all epochs, calling `observer` after each; returns the final state. The observer
     /// may stop training early by returning `false`.
-    pub fn run(mut self, observer: &mut dyn FnMut(&EpochReport, &OnlineState) -> bool) -> OnlineState {
+    pub fn run(
+        mut self,
+        observer: &mut dyn FnMut(&EpochReport, &OnlineState) -> bool,
+    ) -> OnlineState {
         let start = std::time::Instant::now();
         for _ in 0..self.params.epochs {
             self.epoch();

@@ -112,7 +112,11 @@ pub fn orderings(m: &[u32]) -> f64 {
     let mut c = 1.0;
     let mut run = 0usize;
     for (i, _) in m.iter().enumerate() {
-        run = if i > 0 && m[i] == m[i - 1] { run + 1 } else { 1 };
+        run = if i > 0 && m[i] == m[i - 1] {
+            run + 1
+        } else {
+            1
+        };
         // multiply by (i+1) / run: d!/prod mu! built incrementally
         c = c * (i + 1) as f64 / run as f64;
     }
@@ -229,7 +233,9 @@ impl PolySampler {
         let mats = 2 * degree;
         limit.check(
             mats.saturating_mul(n).saturating_mul(n).saturating_mul(8),
-            &format!("polynomial kernel sampling (degree {degree}, {n} points: {mats} n x n matrices)"),
+            &format!(
+                "polynomial kernel sampling (degree {degree}, {n} points: {mats} n x n matrices)"
+            ),
         )?;
 
         let nn = n * n;
@@ -362,121 +368,29 @@ impl PolySampler {
     }
 
     /// `alpha^T S^{⊙d} alpha` and `alpha^T H_d alpha` for `d = 0..=D` in one pass over the
-    /// lower triangles of the power sums `P_1..P_D`: per entry, the powers of `S = P_1` and
-    /// `H_d = (1/d) sum_{i=1..d} P_i ⊙ H_{d-i}` (Newton) are formed in registers.
+    /// lower triangles of the power sums `P_1..P_D`: per column, the powers of `S = P_1` and
+    /// `H_d = (1/d) sum_{i=1..d} P_i ⊙ H_{d-i}` (Newton) are formed in short buffers that
+    /// stay in cache.
     pub fn masses(&self, alpha: &[f64]) -> (Vec<f64>, Vec<f64>) {
         assert_eq!(alpha.len(), self.n, "PolySampler::masses: alpha length");
-        match self.degree {
-            1 => self.masses_impl::<1>(alpha),
-            2 => self.masses_impl::<2>(alpha),
-            3 => self.masses_impl::<3>(alpha),
-            4 => self.masses_impl::<4>(alpha),
-            5 => self.masses_impl::<5>(alpha),
-            6 => self.masses_impl::<6>(alpha),
-            7 => self.masses_impl::<7>(alpha),
-            8 => self.masses_impl::<8>(alpha),
-            _ => self.masses_generic(alpha),
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2 (checked just above).
+                return unsafe { self.masses_avx2(alpha) };
+            }
         }
+        self.masses_body(alpha)
     }
 
-    /// One lane block of [`PolySampler::masses`]: `pw[d] = p1^(d+1)`,
-    /// `h[d] = H_{d+1}` from the power sums `p[i] = P_{i+1}` (Newton's identity).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn masses_avx2(&self, alpha: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        self.masses_body(alpha)
+    }
+
     #[inline(always)]
-    fn entry_block<const D: usize, const L: usize>(
-        p: &[[f64; L]; D],
-        pw: &mut [[f64; L]; D],
-        h: &mut [[f64; L]; D],
-    ) {
-        pw[0] = p[0];
-        for d in 1..D {
-            for k in 0..L {
-                pw[d][k] = pw[d - 1][k] * p[0][k];
-            }
-        }
-        for d in 0..D {
-            // H_{d+1} = (1/(d+1)) sum_{i=0..d} P_{i+1} H_{d-i}, H_0 = 1.
-            let mut acc = p[d];
-            for i in 0..d {
-                for k in 0..L {
-                    acc[k] += p[i][k] * h[d - 1 - i][k];
-                }
-            }
-            let inv = 1.0 / (d + 1) as f64;
-            for k in 0..L {
-                h[d][k] = acc[k] * inv;
-            }
-        }
-    }
-
-    /// [`PolySampler::masses`] for degree exactly `D`.
-    fn masses_impl<const D: usize>(&self, alpha: &[f64]) -> (Vec<f64>, Vec<f64>) {
-        const L: usize = 4;
-        debug_assert_eq!(self.degree, D);
-        let n = self.n;
-        let sum: f64 = alpha.iter().sum();
-        let mut pq = vec![0.0; D + 1];
-        let mut hq = vec![0.0; D + 1];
-        pq[0] = sum * sum;
-        hq[0] = sum * sum;
-        let mut p = [[0.0f64; L]; D];
-        let mut pw = [[0.0f64; L]; D];
-        let mut h = [[0.0f64; L]; D];
-        for (t, &at) in alpha.iter().enumerate() {
-            if at == 0.0 {
-                continue;
-            }
-            let lo = t * n + t;
-            let hi = (t + 1) * n;
-            let cols: [&[f64]; D] = std::array::from_fn(|i| &self.psums[i][lo..hi]);
-            let a = &alpha[t..];
-            let m = hi - lo;
-            let mut acc_p = [[0.0f64; L]; D];
-            let mut acc_h = [[0.0f64; L]; D];
-            let mut s = 0;
-            while s + L <= m {
-                for i in 0..D {
-                    p[i].copy_from_slice(&cols[i][s..s + L]);
-                }
-                Self::entry_block::<D, L>(&p, &mut pw, &mut h);
-                for d in 0..D {
-                    for k in 0..L {
-                        acc_p[d][k] += a[s + k] * pw[d][k];
-                        acc_h[d][k] += a[s + k] * h[d][k];
-                    }
-                }
-                s += L;
-            }
-            if s < m {
-                let rem = m - s;
-                for i in 0..D {
-                    p[i] = [0.0; L];
-                    p[i][..rem].copy_from_slice(&cols[i][s..m]);
-                }
-                Self::entry_block::<D, L>(&p, &mut pw, &mut h);
-                for d in 0..D {
-                    for k in 0..rem {
-                        acc_p[d][k] += a[s + k] * pw[d][k];
-                        acc_h[d][k] += a[s + k] * h[d][k];
-                    }
-                }
-            }
-            // The diagonal entry (s = t) was counted with weight 1 instead of 1/2.
-            for i in 0..D {
-                p[i] = [cols[i][0], 0.0, 0.0, 0.0];
-            }
-            Self::entry_block::<D, L>(&p, &mut pw, &mut h);
-            for d in 0..D {
-                let sp: f64 = acc_p[d].iter().sum();
-                let sh: f64 = acc_h[d].iter().sum();
-                pq[d + 1] += at * (2.0 * sp - at * pw[d][0]);
-                hq[d + 1] += at * (2.0 * sh - at * h[d][0]);
-            }
-        }
-        (pq, hq)
-    }
-
-    /// Scalar fallback of [`PolySampler::masses`] for degrees above 8.
-    fn masses_generic(&self, alpha: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    fn masses_body(&self, alpha: &[f64]) -> (Vec<f64>, Vec<f64>) {
         let n = self.n;
         let deg = self.degree;
         let sum: f64 = alpha.iter().sum();
@@ -484,27 +398,43 @@ impl PolySampler {
         let mut hq = vec![0.0; deg + 1];
         pq[0] = sum * sum;
         hq[0] = sum * sum;
-        let mut hs = vec![0.0; deg + 1];
-        for t in 0..n {
-            for u in 0..n {
-                let w = alpha[t] * alpha[u];
-                if w == 0.0 {
-                    continue;
-                }
-                let idx = t * n + u;
-                let s1 = self.psums[0][idx];
-                let mut pw = 1.0;
-                hs[0] = 1.0;
-                for d in 1..=deg {
-                    pw *= s1;
-                    let mut acc = 0.0;
-                    for i in 1..=d {
-                        acc += self.psums[i - 1][idx] * hs[d - i];
+        let mut pw = vec![0.0; n];
+        // h[d - 1] holds H_d on the current column segment.
+        let mut h: Vec<Vec<f64>> = vec![vec![0.0; n]; deg];
+        for (t, &at) in alpha.iter().enumerate() {
+            if at == 0.0 {
+                continue;
+            }
+            let lo = t * n + t;
+            let hi = (t + 1) * n;
+            let m = hi - lo;
+            let a = &alpha[t..];
+            let p1 = &self.psums[0][lo..hi];
+            let pw = &mut pw[..m];
+            pw.copy_from_slice(p1);
+            for d in 1..=deg {
+                if d > 1 {
+                    for (v, x) in pw.iter_mut().zip(p1) {
+                        *v *= x;
                     }
-                    hs[d] = acc / d as f64;
-                    pq[d] += w * pw;
-                    hq[d] += w * hs[d];
                 }
+                // Weight 2 off the diagonal, 1 on it (entry 0 of the segment).
+                pq[d] += at * (2.0 * dot_body(a, pw) - at * pw[0]);
+                let (done, rest) = h.split_at_mut(d - 1);
+                let hd = &mut rest[0][..m];
+                hd.copy_from_slice(&self.psums[d - 1][lo..hi]);
+                for i in 1..d {
+                    let pi = &self.psums[i - 1][lo..hi];
+                    let hm = &done[d - i - 1][..m];
+                    for ((v, x), y) in hd.iter_mut().zip(pi).zip(hm) {
+                        *v += x * y;
+                    }
+                }
+                let inv = 1.0 / d as f64;
+                for v in hd.iter_mut() {
+                    *v *= inv;
+                }
+                hq[d] += at * (2.0 * dot_body(a, hd) - at * hd[0]);
             }
         }
         (pq, hq)
@@ -628,7 +558,7 @@ impl PolySampler {
             }
         };
         for v in w.iter_mut() {
-            if !(*v > 0.0) {
+            if !pos(*v) {
                 *v = 0.0;
             }
         }
@@ -675,7 +605,7 @@ impl PolySampler {
         alpha: &[f64],
         rng: &mut R,
     ) -> Option<MultiIndex> {
-        if !(prep.total > 0.0) || !prep.total.is_finite() {
+        if !pos(prep.total) || !prep.total.is_finite() {
             return None;
         }
         let d = pick(&prep.delta, rng)?;
@@ -690,6 +620,57 @@ impl PolySampler {
             }
         }
         out.sort_unstable();
+        Some(out)
+    }
+
+    /// `count` independent draws of Algorithm 3 for the same `alpha`; the first-index
+    /// weights of each degree (the `O(r n^2)` step) are computed once and shared.
+    pub fn draw_batch<R: Rng + ?Sized>(
+        &self,
+        prep: &Prepared,
+        alpha: &[f64],
+        rng: &mut R,
+        count: usize,
+    ) -> Option<Vec<MultiIndex>> {
+        if !pos(prep.total) || !prep.total.is_finite() {
+            return None;
+        }
+        let mut first: Vec<Option<Vec<f64>>> = vec![None; self.degree + 1];
+        // Second-level weights per (degree, first index): first indices repeat often.
+        let mut second: std::collections::HashMap<(usize, usize), Vec<f64>> =
+            std::collections::HashMap::new();
+        let start = self.start(alpha);
+        let mut out = Vec::with_capacity(count);
+        for _ in 0..count {
+            let d = pick(&prep.delta, rng)?;
+            let mut m = Vec::with_capacity(d);
+            if d > 0 {
+                let w0 = first[d].get_or_insert_with(|| self.conditional(&start, d - 1));
+                let j0 = pick(w0, rng)?;
+                m.push(j0 as u32);
+                if d > 1 {
+                    let mut state = self.start(alpha);
+                    self.advance(&mut state, j0);
+                    for i in 2..=d {
+                        let w = if i == 2 {
+                            second
+                                .entry((d, j0))
+                                .or_insert_with(|| self.conditional(&state, d - 2))
+                                .clone()
+                        } else {
+                            self.conditional(&state, d - i)
+                        };
+                        let j = pick(&w, rng)?;
+                        m.push(j as u32);
+                        if i < d {
+                            self.advance(&mut state, j);
+                        }
+                    }
+                }
+            }
+            m.sort_unstable();
+            out.push(m);
+        }
         Some(out)
     }
 
@@ -717,7 +698,7 @@ impl PolySampler {
     /// The probability that Algorithm 3 produces the ordered tuple `path` (product of the
     /// step-4 and step-7 probabilities of the running algorithm; for the tests).
     pub fn path_prob(&self, prep: &Prepared, alpha: &[f64], path: &[u32]) -> f64 {
-        if !(prep.total > 0.0) {
+        if !pos(prep.total) {
             return 0.0;
         }
         let d = path.len();
@@ -729,7 +710,7 @@ impl PolySampler {
         for (i, &j) in path.iter().enumerate() {
             let w = self.conditional(&state, d - i - 1);
             let s: f64 = w.iter().sum();
-            if !(s > 0.0) {
+            if !pos(s) {
                 return 0.0;
             }
             p *= w[j as usize] / s;
@@ -802,7 +783,7 @@ impl PolySampler {
     /// The probability that [`PolySampler::draw`] returns the multiset `m`:
     /// `c_m rho_d^-2 alpha^T K_m alpha / C'`.
     pub fn multiset_prob(&self, prep: &Prepared, m: &[u32], alpha: &[f64]) -> f64 {
-        if !(prep.total > 0.0) || m.len() > self.degree {
+        if !pos(prep.total) || m.len() > self.degree {
             return 0.0;
         }
         orderings(m) * self.grad_mass(m, alpha) / prep.total
@@ -816,10 +797,60 @@ enum Running {
     Dense(Vec<f64>),
 }
 
+/// `v > 0` (false for NaN).
+#[inline]
+pub(crate) fn pos(v: f64) -> bool {
+    v > 0.0
+}
+
 /// Dot product with eight independent accumulators, so that it vectorizes (the plain
-/// iterator sum is a serial chain of additions).
+/// iterator sum is a serial chain of additions); AVX2 when the CPU has it.
 #[inline]
 pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if a.len() >= 64 && std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { dot_avx2(a, b) };
+        }
+    }
+    dot_body(a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn dot_avx2(a: &[f64], b: &[f64]) -> f64 {
+    dot_body(a, b)
+}
+
+/// `y += a * x`, vectorized (AVX2 when the CPU has it).
+#[inline]
+pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if y.len() >= 64 && std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { axpy_avx2(a, x, y) };
+        }
+    }
+    axpy_body(a, x, y)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn axpy_avx2(a: f64, x: &[f64], y: &mut [f64]) {
+    axpy_body(a, x, y)
+}
+
+#[inline(always)]
+fn axpy_body(a: f64, x: &[f64], y: &mut [f64]) {
+    for (v, w) in y.iter_mut().zip(x) {
+        *v += a * w;
+    }
+}
+
+#[inline(always)]
+fn dot_body(a: &[f64], b: &[f64]) -> f64 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
     let mut acc = [0.0f64; 8];
@@ -841,7 +872,7 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// Index drawn with probability proportional to the non-negative `w` (`None` if all zero).
 pub fn pick<R: Rng + ?Sized>(w: &[f64], rng: &mut R) -> Option<usize> {
     let total: f64 = w.iter().sum();
-    if !(total > 0.0) || !total.is_finite() {
+    if !pos(total) || !total.is_finite() {
         return None;
     }
     let u = rng.gen::<f64>() * total;
@@ -887,10 +918,12 @@ impl DegreeUniform {
             ));
         }
         if degree_probs.iter().any(|p| !(p.is_finite() && *p >= 0.0)) {
-            return Err(Error::invalid("degree probabilities must be finite and >= 0"));
+            return Err(Error::invalid(
+                "degree probabilities must be finite and >= 0",
+            ));
         }
         let s: f64 = degree_probs.iter().sum();
-        if !(s > 0.0) {
+        if !pos(s) {
             return Err(Error::invalid("degree probabilities are all zero"));
         }
         Ok(DegreeUniform {
@@ -966,6 +999,7 @@ pub fn enumerate_multisets(r: usize, d: usize) -> Vec<MultiIndex> {
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
     use rand::SeedableRng;
@@ -1083,11 +1117,17 @@ mod tests {
         let mut distinct = 0.0;
         for (m, p) in &by_multiset {
             let q = s.multiset_prob(&prep, m, alpha);
-            assert!((p - q).abs() < 1e-10 + 1e-8 * q, "multiset {m:?}: {p} vs {q}");
+            assert!(
+                (p - q).abs() < 1e-10 + 1e-8 * q,
+                "multiset {m:?}: {p} vs {q}"
+            );
             distinct += brute_quad(&brute_kernel(&base, m, n), alpha) / rho2[m.len()];
         }
         let dm = s.distinct_mass(alpha);
-        assert!((dm - distinct).abs() < 1e-9 * distinct, "{dm} vs {distinct}");
+        assert!(
+            (dm - distinct).abs() < 1e-9 * distinct,
+            "{dm} vs {distinct}"
+        );
         // Uniform kernel = sum of all distinct kernels.
         let mut u = vec![0.0; n * n];
         s.add_uniform_kernel(1.0, &mut u);
@@ -1106,7 +1146,14 @@ mod tests {
     #[test]
     fn rank_one_sampler_matches_enumeration() {
         let mut rng = ChaCha8Rng::seed_from_u64(11);
-        for (r, degree, n) in [(3, 3, 6), (4, 2, 5), (2, 4, 7), (5, 3, 4)] {
+        for (r, degree, n) in [
+            (3, 3, 6),
+            (4, 2, 5),
+            (2, 4, 7),
+            (5, 3, 4),
+            (2, 6, 5),
+            (1, 1, 3),
+        ] {
             let z = random_matrix(r, n, &mut rng);
             let alpha: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
             let rho2: Vec<f64> = (0..=degree).map(|d| 1.0 + 0.5 * d as f64).collect();
@@ -1121,7 +1168,14 @@ mod tests {
             let x = random_matrix(n, r, &mut rng);
             let alpha: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
             let rho2 = vec![1.0; degree + 1];
-            check_exact(PolyBasis::Full { grams: gaussian_grams(&x) }, degree, &rho2, &alpha);
+            check_exact(
+                PolyBasis::Full {
+                    grams: gaussian_grams(&x),
+                },
+                degree,
+                &rho2,
+                &alpha,
+            );
         }
     }
 
@@ -1134,15 +1188,31 @@ mod tests {
         let z = random_matrix(r, n, &mut rng);
         let alpha: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
         let rho2 = [1.0, 1.0, 2.0, 4.0];
-        let s = PolySampler::new(PolyBasis::RankOne { z }, degree, &rho2, &MemoryLimit::default())
-            .unwrap();
+        let s = PolySampler::new(
+            PolyBasis::RankOne { z },
+            degree,
+            &rho2,
+            &MemoryLimit::default(),
+        )
+        .unwrap();
         let prep = s.prepare(&alpha);
-        let all: Vec<MultiIndex> = (0..=degree).flat_map(|d| enumerate_multisets(r, d)).collect();
+        let all: Vec<MultiIndex> = (0..=degree)
+            .flat_map(|d| enumerate_multisets(r, d))
+            .collect();
         assert_eq!(all.len(), 20);
         let draws = 40_000;
-        for proportional in [false, true] {
+        for mode in 0..3 {
+            let proportional = mode == 1;
             let mut counts: HashMap<MultiIndex, usize> = HashMap::new();
-            for _ in 0..draws {
+            if mode == 2 {
+                // Batches share the first-level weights: same distribution.
+                for _ in 0..draws / 8 {
+                    for m in s.draw_batch(&prep, &alpha, &mut rng, 8).unwrap() {
+                        *counts.entry(m).or_default() += 1;
+                    }
+                }
+            }
+            for _ in 0..if mode == 2 { 0 } else { draws } {
                 let m = if proportional {
                     s.draw_proportional(&prep, &alpha, &mut rng, 1000).unwrap()
                 } else {
@@ -1205,7 +1275,10 @@ mod tests {
         assert_eq!(counts.len(), 10);
         for m in &all {
             let c = counts[m] as f64;
-            assert!((c - 2000.0).abs() < 5.0 * (2000.0f64 * 0.9).sqrt(), "{m:?}: {c}");
+            assert!(
+                (c - 2000.0).abs() < 5.0 * (2000.0f64 * 0.9).sqrt(),
+                "{m:?}: {c}"
+            );
         }
     }
 
@@ -1213,7 +1286,9 @@ mod tests {
     fn bad_inputs_are_errors() {
         let z = Matrix::from_vec(2, 3, vec![1.0; 6]);
         let lim = MemoryLimit::default();
-        assert!(PolySampler::new(PolyBasis::RankOne { z: z.clone() }, 2, &[1.0, 1.0], &lim).is_err());
+        assert!(
+            PolySampler::new(PolyBasis::RankOne { z: z.clone() }, 2, &[1.0, 1.0], &lim).is_err()
+        );
         assert!(PolySampler::new(PolyBasis::RankOne { z: z.clone() }, 0, &[1.0], &lim).is_err());
         assert!(
             PolySampler::new(PolyBasis::RankOne { z: z.clone() }, 1, &[1.0, -1.0], &lim).is_err()

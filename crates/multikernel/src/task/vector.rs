@@ -239,7 +239,11 @@ mod tests {
                     tmp.iter_mut().for_each(|v| *v = 0.0);
                     loss.eval(&sm, t, &mut tmp)
                 }) / (2.0 * h);
-                assert!((fd - g[k]).abs() < 1e-6, "{loss} k={k}: fd {fd} vs {}", g[k]);
+                assert!(
+                    (fd - g[k]).abs() < 1e-6,
+                    "{loss} k={k}: fd {fd} vs {}",
+                    g[k]
+                );
             }
         }
     }
@@ -254,9 +258,19 @@ mod tests {
 
     #[test]
     fn loss_names_parse() {
-        for l in ["hinge", "logistic", "multiclass-hinge", "multiclass-logistic", "squared"] {
+        for l in [
+            "hinge",
+            "logistic",
+            "multiclass-hinge",
+            "multiclass-logistic",
+            "squared",
+        ] {
             assert_eq!(l.parse::<Loss>().unwrap().to_string(), l);
         }
-        assert!("hinje".parse::<Loss>().unwrap_err().to_string().contains("hinge"));
+        assert!("hinje"
+            .parse::<Loss>()
+            .unwrap_err()
+            .to_string()
+            .contains("hinge"));
     }
 }
