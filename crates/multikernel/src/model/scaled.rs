@@ -6,7 +6,7 @@
 //! scales over the rounds ticked so far and `B` a correction vector,
 //! `sum_t theta_t = c * S - B`. Adding `delta` to an effective coordinate at round t adds
 //! `delta / s` to `c` and `(delta / s) * S` to `B`; scaling only changes `s`; a tick adds `s`
-//! to `S`. Re-normalizing (`c *= s`, `S /= s`, `s = 1`) and zeroing (`B -= c S`, `c = 0`)
+//! to `S`. Re-normalizing (`B -= c S`, `S = 0`, then `c *= s`, `s = 1`) and zeroing (`B -= c S`, `c = 0`)
 //! keep the invariant.
 
 use serde::{Deserialize, Serialize};
@@ -173,11 +173,18 @@ impl ScaledVec {
         self.sqnorm = 0.0;
     }
 
+    /// `c *= s`, `s = 1`. The running sum `c S - B` is folded into `B` first (`B <- B - c S`,
+    /// `S <- 0`) so that `S` never grows like `1 / s` and the average cannot overflow.
     fn renormalize(&mut self) {
         let s = self.scale;
+        if self.averaging {
+            for (b, c) in self.correction.iter_mut().zip(&self.coef) {
+                *b -= c * self.cum_scale;
+            }
+            self.cum_scale = 0.0;
+        }
         self.coef.iter_mut().for_each(|c| *c *= s);
         self.image.iter_mut().for_each(|c| *c *= s);
-        self.cum_scale /= s;
         self.scale = 1.0;
     }
 
@@ -251,8 +258,8 @@ mod tests {
                 for (s, x) in sum.iter_mut().zip(&explicit) {
                     *s += x;
                 }
-                for j in 0..n {
-                    assert!((v.get(j) - explicit[j]).abs() <= 1e-9 * (1.0 + explicit[j].abs()));
+                for (j, x) in explicit.iter().enumerate() {
+                    assert!((v.get(j) - x).abs() <= 1e-9 * (1.0 + x.abs()));
                 }
             }
             let avg = v.averaged(rounds);
