@@ -1,6 +1,8 @@
 //! `multikernel reproduce ...` and `multikernel demo`: wiring to the library's experiments.
 
-use crate::cli::{DemoArgs, GompArgs, OcrArgs, ReproduceCommand, ReproduceCommon, UciArgs};
+use crate::cli::{
+    DemoArgs, GompArgs, MirrorDescentArgs, OcrArgs, ReproduceCommand, ReproduceCommon, UciArgs,
+};
 use anyhow::{bail, Result};
 use multikernel::data::{read_table, TargetKind};
 use multikernel::model::TaskKind;
@@ -13,7 +15,46 @@ pub fn run(cmd: &ReproduceCommand) -> Result<()> {
         ReproduceCommand::Uci(a) => reproduce_uci(a),
         ReproduceCommand::Ocr(a) => reproduce_ocr(a),
         ReproduceCommand::Gomp(a) => reproduce_gomp(a),
+        ReproduceCommand::MirrorDescent(a) => reproduce_mirror_descent(a),
     }
+}
+
+fn reproduce_mirror_descent(a: &MirrorDescentArgs) -> Result<()> {
+    use multikernel::reproduce::mirror_descent::{self, MirrorDescentConfig};
+    let tables = mirror_descent::load_tables(&a.data_dir)?;
+    let mut cfg = if a.quick {
+        MirrorDescentConfig::quick(tables)
+    } else {
+        MirrorDescentConfig::full(tables)
+    };
+    let mut figures = [false; 3];
+    for &f in &a.figures {
+        match f {
+            1..=3 => figures[f - 1] = true,
+            _ => bail!("--figures takes 1, 2 or 3, got {f}"),
+        }
+    }
+    cfg.figures = figures;
+    if let Some(s) = a.seconds {
+        if !(s.is_finite() && s > 0.0) {
+            bail!("--seconds must be positive, got {s}");
+        }
+        cfg.fig1_seconds = s;
+    }
+    if let Some(r) = &a.r {
+        if r.iter().any(|&v| v == 0) {
+            bail!("--r takes positive input dimensions");
+        }
+        cfg.fig2_r = r.clone();
+    }
+    if !(a.memory_limit_gb.is_finite() && a.memory_limit_gb > 0.0) {
+        bail!("--memory-limit-gb must be positive, got {}", a.memory_limit_gb);
+    }
+    cfg.lp_memory = multikernel::kernel::MemoryLimit::gib(a.memory_limit_gb);
+    cfg.seed = a.seed;
+    cfg.out_dir = a.common.out_dir.clone();
+    let report = mirror_descent::run(&cfg, &mut |line| eprintln!("{line}"))?;
+    finish(&report, &a.common)
 }
 
 fn reproduce_ocr(a: &OcrArgs) -> Result<()> {
