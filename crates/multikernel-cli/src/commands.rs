@@ -77,10 +77,10 @@ pub fn train(a: &TrainArgs) -> Result<()> {
     let data = read_table(&a.data.data, format, target, None, None)?;
     match a.algo.as_str() {
         "online" => train_online(a, task, data),
-        other => bail!(
-            "unknown --algo '{other}': expected online (more learners: mirror-descent, ucd, \
-             lp-mkl, gomp)"
-        ),
+        "gomp" | "lp-mkl" | "mirror-descent" | "ucd" => crate::batch::train(a, task, data),
+        other => {
+            bail!("unknown --algo '{other}': expected online, gomp, lp-mkl, mirror-descent or ucd")
+        }
     }
 }
 
@@ -192,6 +192,9 @@ pub fn eval(a: &EvalArgs) -> Result<()> {
         AnyModel::Sequence(m) => {
             crate::sequence::eval(&m, &a.data, a.test_folds.as_deref(), &limit)?;
         }
+        AnyModel::Gomp(m) => crate::batch::eval(&m, &a.data, &limit)?,
+        AnyModel::LpMkl(m) => crate::batch::eval(&m, &a.data, &limit)?,
+        AnyModel::PolyMkl(m) => crate::batch::eval(&m, &a.data, &limit)?,
     }
     Ok(())
 }
@@ -244,6 +247,9 @@ pub fn predict(a: &PredictArgs) -> Result<()> {
         AnyModel::Sequence(m) => {
             out = crate::sequence::predict(&m, &a.data, a.test_folds.as_deref(), &limit)?;
         }
+        AnyModel::Gomp(m) => out = crate::batch::predict(&m, &a.data, &limit)?,
+        AnyModel::LpMkl(m) => out = crate::batch::predict(&m, &a.data, &limit)?,
+        AnyModel::PolyMkl(m) => out = crate::batch::predict(&m, &a.data, &limit)?,
     }
     match &a.out {
         Some(path) => multikernel::io::write_atomic(path, out.as_bytes())?,
@@ -275,6 +281,9 @@ pub fn inspect(a: &InspectArgs) -> Result<()> {
             }
         }
         AnyModel::Sequence(m) => crate::sequence::inspect(&m),
+        AnyModel::Gomp(m) => crate::batch::inspect_gomp(&m),
+        AnyModel::LpMkl(m) => crate::batch::inspect_lp(&m),
+        AnyModel::PolyMkl(m) => crate::batch::inspect_poly(&m),
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! `multikernel`: the command-line tool.
 
+mod batch;
 mod cli;
 mod commands;
 mod reproduce;
@@ -8,7 +9,19 @@ mod sequence;
 use clap::Parser;
 use cli::{Cli, Command};
 
+/// Restores the default SIGPIPE action, so `multikernel inspect ... | head` ends quietly like
+/// other command-line tools instead of panicking on a closed pipe. Model files are written
+/// before anything is printed, so nothing is lost.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called once at start-up before any thread exists; SIG_DFL is a valid action.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() {
+    restore_sigpipe();
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Train(a) => commands::train(a),

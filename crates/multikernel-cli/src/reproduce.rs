@@ -42,13 +42,16 @@ fn reproduce_mirror_descent(a: &MirrorDescentArgs) -> Result<()> {
         cfg.fig1_seconds = s;
     }
     if let Some(r) = &a.r {
-        if r.iter().any(|&v| v == 0) {
+        if r.contains(&0) {
             bail!("--r takes positive input dimensions");
         }
         cfg.fig2_r = r.clone();
     }
     if !(a.memory_limit_gb.is_finite() && a.memory_limit_gb > 0.0) {
-        bail!("--memory-limit-gb must be positive, got {}", a.memory_limit_gb);
+        bail!(
+            "--memory-limit-gb must be positive, got {}",
+            a.memory_limit_gb
+        );
     }
     cfg.lp_memory = multikernel::kernel::MemoryLimit::gib(a.memory_limit_gb);
     cfg.seed = a.seed;

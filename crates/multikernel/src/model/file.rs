@@ -2,8 +2,12 @@
 //! message when the format, version or content is wrong.
 
 use crate::error::{Error, Result};
+use crate::model::batch_model::BatchModel;
 use crate::model::kernel_machine::KernelMachine;
 use crate::model::sequence_model::SequenceModel;
+use crate::solver::gomp::GompModel;
+use crate::solver::lp_mkl::LpMklModel;
+use crate::solver::mirror_descent::PolyMklModel;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -12,7 +16,8 @@ pub const FORMAT: &str = "multikernel-model";
 /// The version this build writes and reads.
 pub const VERSION: u32 = 1;
 
-/// Any trained model.
+/// Any trained model. The JSON field `kind` names the variant (`kernel-machine`,
+/// `sequence`, `gomp`, `lp-mkl`, `poly-mkl`); adding a variant keeps older files readable.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "model", rename_all = "kebab-case")]
 pub enum AnyModel {
@@ -20,6 +25,13 @@ pub enum AnyModel {
     KernelMachine(KernelMachine),
     /// SPOM on sequences (Alg. 3, first-order chain).
     Sequence(SequenceModel),
+    /// MKL-GOMP (Sindhwani & Lozano 2012, Sec. 3) on vector data.
+    Gomp(BatchModel<GompModel>),
+    /// lp-norm MKL for the squared loss (Kloft et al. 2011) on vector data.
+    LpMkl(BatchModel<LpMklModel>),
+    /// Polynomial product-kernel MKL by randomized mirror descent or UCD (Afkanpour et al.
+    /// 2013, Alg. 2).
+    PolyMkl(BatchModel<PolyMklModel>),
 }
 
 #[derive(Serialize, Deserialize)]

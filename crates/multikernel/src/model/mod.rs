@@ -1,5 +1,6 @@
 //! Grouped parameters and trained models.
 
+pub mod batch_model;
 pub mod file;
 pub mod kernel_machine;
 pub mod scaled;

@@ -1,0 +1,403 @@
+//! The batch learners as models that predict labels: MKL-GOMP ([`GompModel`], Sindhwani &
+//! Lozano 2012, Sec. 3), lp-norm MKL ([`LpMklModel`], Kloft et al. 2011) and polynomial MKL
+//! by randomized mirror descent or UCD ([`PolyMklModel`], Afkanpour et al. 2013, Alg. 2).
+//!
+//! All three solve a *squared-loss* problem on real targets and return decision values;
+//! [`BatchModel`] adds what turns them into predictions of the task (the task kind, the
+//! class names, the feature names a test file must match):
+//!
+//! - regression: the targets as they are, the decision value is the prediction;
+//! - binary: targets `-1` (class 0) / `+1` (class 1, the "positive" class of the readers'
+//!   natural order), prediction by the sign (`> 0` is class 1);
+//! - multiclass: one-hot targets (`1` in the column of the class, `0` elsewhere; the
+//!   "multivariate mode" of MKL-GOMP and shared kernel weights for lp-MKL), prediction by
+//!   the largest output (the first among ties).
+//!
+//! [`encode_targets`] builds the target matrix, [`decode`] maps decision values back.
+
+use crate::data::{Matrix, Targets};
+use crate::error::{Error, Result};
+use crate::kernel::MemoryLimit;
+use crate::metrics::argmax;
+use crate::model::kernel_machine::{Prediction, TaskKind};
+use crate::solver::gomp::{GompModel, ValidationMetric};
+use crate::solver::lp_mkl::LpMklModel;
+use crate::solver::mirror_descent::PolyMklModel;
+use serde::{Deserialize, Serialize};
+
+/// A trained learner that maps raw rows to decision values (`n x outputs`).
+pub trait DecisionFunction {
+    /// Decision values of raw rows (`x.rows x n_outputs()`).
+    fn decision(&self, x: &Matrix, limit: &MemoryLimit) -> Result<Matrix>;
+    /// Number of outputs (1, or the number of classes of a multiclass model).
+    fn n_outputs(&self) -> usize;
+}
+
+impl DecisionFunction for GompModel {
+    fn decision(&self, x: &Matrix, limit: &MemoryLimit) -> Result<Matrix> {
+        self.predict_with_limit(x, limit)
+    }
+    fn n_outputs(&self) -> usize {
+        GompModel::n_outputs(self)
+    }
+}
+
+impl DecisionFunction for LpMklModel {
+    fn decision(&self, x: &Matrix, limit: &MemoryLimit) -> Result<Matrix> {
+        self.predict_with_limit(x, limit)
+    }
+    fn n_outputs(&self) -> usize {
+        LpMklModel::n_outputs(self)
+    }
+}
+
+impl DecisionFunction for PolyMklModel {
+    /// One output (the model is squared-loss regression); the memory limit is not needed
+    /// (prediction goes row by row).
+    fn decision(&self, x: &Matrix, _limit: &MemoryLimit) -> Result<Matrix> {
+        let d = self.standardizer.mean.len();
+        if x.cols != d {
+            return Err(Error::invalid(format!(
+                "the model was trained on {d} features, the data has {}",
+                x.cols
+            )));
+        }
+        Ok(Matrix::from_vec(x.rows, 1, self.predict(x)))
+    }
+    fn n_outputs(&self) -> usize {
+        1
+    }
+}
+
+/// A batch learner together with what predicting labels needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchModel<L> {
+    pub task: TaskKind,
+    /// Class names (binary: index 1 is the positive class, target `+1`); empty for
+    /// regression.
+    pub classes: Vec<String>,
+    /// One name per training feature; test rows must have as many.
+    pub feature_names: Vec<String>,
+    /// The trained solver model.
+    pub learner: L,
+}
+
+impl<L: DecisionFunction> BatchModel<L> {
+    /// Decision values of raw rows, after checking the feature count.
+    pub fn decision(&self, x: &Matrix, limit: &MemoryLimit) -> Result<Matrix> {
+        if x.cols != self.feature_names.len() {
+            return Err(Error::invalid(format!(
+                "the data has {} features, the model was trained on {}",
+                x.cols,
+                self.feature_names.len()
+            )));
+        }
+        let f = self.learner.decision(x, limit)?;
+        if f.rows != x.rows || f.cols != expected_outputs(self.task, self.classes.len()) {
+            return Err(Error::Numerical(format!(
+                "internal: the learner returned {}x{} decision values for {} rows",
+                f.rows, f.cols, x.rows
+            )));
+        }
+        Ok(f)
+    }
+
+    /// Predictions of raw rows: classes (indices into `classes`) or values.
+    pub fn predict(&self, x: &Matrix, limit: &MemoryLimit) -> Result<Vec<Prediction>> {
+        decode(self.task, &self.decision(x, limit)?)
+    }
+}
+
+/// Number of decision columns of a task: the number of classes for multiclass, else 1.
+pub fn expected_outputs(task: TaskKind, n_classes: usize) -> usize {
+    match task {
+        TaskKind::Multiclass => n_classes,
+        _ => 1,
+    }
+}
+
+/// The squared-loss targets of a task (module docs): regression `n x 1` as given, binary
+/// `n x 1` in `{-1, +1}`, multiclass one-hot `n x classes`. Returns the class names too
+/// (empty for regression). Errors when the targets do not fit the task (real targets for a
+/// classification task, a binary task without exactly two classes, ...).
+pub fn encode_targets(task: TaskKind, targets: &Targets) -> Result<(Vec<String>, Matrix)> {
+    match (task, targets) {
+        (TaskKind::Regression, Targets::Real(y)) => {
+            Ok((Vec::new(), Matrix::from_vec(y.len(), 1, y.clone())))
+        }
+        (TaskKind::Binary, Targets::Classes { classes, y }) => {
+            if classes.len() != 2 {
+                return Err(Error::invalid(format!(
+                    "binary task needs exactly 2 classes, the data has {} ({}); use --task \
+                     multiclass",
+                    classes.len(),
+                    classes.join(", ")
+                )));
+            }
+            let t = y.iter().map(|&c| if c == 1 { 1.0 } else { -1.0 }).collect();
+            Ok((classes.clone(), Matrix::from_vec(y.len(), 1, t)))
+        }
+        (TaskKind::Multiclass, Targets::Classes { classes, y }) => {
+            if classes.len() < 2 {
+                return Err(Error::invalid(format!(
+                    "multiclass task needs at least 2 classes, the data has {}",
+                    classes.len()
+                )));
+            }
+            let mut m = Matrix::zeros(y.len(), classes.len());
+            for (i, &c) in y.iter().enumerate() {
+                if c >= classes.len() {
+                    return Err(Error::invalid(format!(
+                        "row {}: class index {c} outside the {} classes",
+                        i + 1,
+                        classes.len()
+                    )));
+                }
+                m.set(i, c, 1.0);
+            }
+            Ok((classes.clone(), m))
+        }
+        (TaskKind::Regression, Targets::Classes { .. }) => Err(Error::invalid(
+            "regression needs real targets, the data has class labels",
+        )),
+        (_, Targets::Real(_)) => Err(Error::invalid(
+            "a classification task needs class labels, the data has real targets",
+        )),
+    }
+}
+
+/// Predictions from decision values (module docs): the value (regression), the sign
+/// (binary: `> 0` is class 1), the largest output (multiclass).
+pub fn decode(task: TaskKind, f: &Matrix) -> Result<Vec<Prediction>> {
+    let want_one = task != TaskKind::Multiclass;
+    if want_one && f.cols != 1 {
+        return Err(Error::invalid(format!(
+            "{task:?} needs one decision column, got {}",
+            f.cols
+        )));
+    }
+    if f.cols == 0 {
+        return Err(Error::invalid("no decision columns"));
+    }
+    Ok((0..f.rows)
+        .map(|i| match task {
+            TaskKind::Regression => Prediction::Value(f.get(i, 0)),
+            TaskKind::Binary => Prediction::Class(usize::from(f.get(i, 0) > 0.0)),
+            TaskKind::Multiclass => Prediction::Class(argmax(f.row(i))),
+        })
+        .collect())
+}
+
+/// The validation loss that chooses MKL-GOMP's path length: squared error for regression,
+/// error rate for classification.
+pub fn validation_metric(task: TaskKind) -> ValidationMetric {
+    match task {
+        TaskKind::Regression => ValidationMetric::SquaredError,
+        _ => ValidationMetric::ClassificationError,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn classes(names: &[&str], y: &[usize]) -> Targets {
+        Targets::Classes {
+            classes: names.iter().map(|s| s.to_string()).collect(),
+            y: y.to_vec(),
+        }
+    }
+
+    #[test]
+    fn binary_targets_are_plus_minus_one_and_decode_by_sign() {
+        let (c, y) = encode_targets(TaskKind::Binary, &classes(&["M", "R"], &[0, 1, 1])).unwrap();
+        assert_eq!(c, vec!["M", "R"]);
+        assert_eq!((y.rows, y.cols), (3, 1));
+        assert_eq!(y.data, vec![-1.0, 1.0, 1.0]);
+        // Decoding the targets themselves gives the classes back.
+        let p = decode(TaskKind::Binary, &y).unwrap();
+        assert_eq!(
+            p,
+            vec![
+                Prediction::Class(0),
+                Prediction::Class(1),
+                Prediction::Class(1)
+            ]
+        );
+        // Zero is the negative class.
+        let p = decode(TaskKind::Binary, &Matrix::from_vec(2, 1, vec![0.0, 1e-9])).unwrap();
+        assert_eq!(p, vec![Prediction::Class(0), Prediction::Class(1)]);
+    }
+
+    #[test]
+    fn multiclass_targets_are_one_hot_and_decode_by_argmax() {
+        let t = classes(&["1", "2", "3", "5"], &[2, 0, 3, 1, 2]);
+        let (_, y) = encode_targets(TaskKind::Multiclass, &t).unwrap();
+        assert_eq!((y.rows, y.cols), (5, 4));
+        // Brute force: every row sums to one and has its one at the class.
+        let Targets::Classes { y: idx, .. } = &t else {
+            unreachable!()
+        };
+        for (i, &c) in idx.iter().enumerate() {
+            for j in 0..4 {
+                assert_eq!(y.get(i, j), if j == c { 1.0 } else { 0.0 });
+            }
+        }
+        let p = decode(TaskKind::Multiclass, &y).unwrap();
+        let back: Vec<usize> = p
+            .iter()
+            .map(|p| match p {
+                Prediction::Class(c) => *c,
+                Prediction::Value(_) => usize::MAX,
+            })
+            .collect();
+        assert_eq!(&back, idx);
+    }
+
+    #[test]
+    fn mismatched_targets_are_refused() {
+        let three = classes(&["a", "b", "c"], &[0, 1, 2]);
+        let e = encode_targets(TaskKind::Binary, &three).unwrap_err();
+        assert!(e.to_string().contains("exactly 2 classes"), "{e}");
+        let e = encode_targets(TaskKind::Multiclass, &Targets::Real(vec![1.0])).unwrap_err();
+        assert!(e.to_string().contains("class labels"), "{e}");
+        let e = encode_targets(TaskKind::Regression, &three).unwrap_err();
+        assert!(e.to_string().contains("real targets"), "{e}");
+        assert!(decode(TaskKind::Binary, &Matrix::zeros(2, 3)).is_err());
+    }
+
+    #[test]
+    fn regression_targets_pass_through() {
+        let (c, y) = encode_targets(TaskKind::Regression, &Targets::Real(vec![1.5, -2.0])).unwrap();
+        assert!(c.is_empty());
+        assert_eq!(y.data, vec![1.5, -2.0]);
+        let p = decode(TaskKind::Regression, &y).unwrap();
+        assert_eq!(p, vec![Prediction::Value(1.5), Prediction::Value(-2.0)]);
+    }
+
+    /// Rows in `[-1, 1]^3` with the binary label `sign(x0 + 0.5 x1)` (deterministic).
+    fn separable(n: usize) -> (Matrix, Targets) {
+        let mut rows = Vec::new();
+        let mut y = Vec::new();
+        for i in 0..n {
+            let t = i as f64;
+            let r = vec![
+                (t * 0.37).sin(),
+                (t * 0.91 + 1.0).cos(),
+                (t * 1.7).sin() * 0.5,
+            ];
+            y.push(usize::from(r[0] + 0.5 * r[1] > 0.0));
+            rows.push(r);
+        }
+        let targets = Targets::Classes {
+            classes: vec!["neg".into(), "pos".into()],
+            y,
+        };
+        (Matrix::from_rows(&rows), targets)
+    }
+
+    fn binary<L>(classes: &[String], names: &[String], learner: L) -> BatchModel<L> {
+        BatchModel {
+            task: TaskKind::Binary,
+            classes: classes.to_vec(),
+            feature_names: names.to_vec(),
+            learner,
+        }
+    }
+
+    fn accuracy_of<L: DecisionFunction>(m: &BatchModel<L>, x: &Matrix, t: &Targets) -> f64 {
+        let Targets::Classes { y, .. } = t else {
+            unreachable!()
+        };
+        let p = m.predict(x, &MemoryLimit::default()).unwrap();
+        let hits = p
+            .iter()
+            .zip(y)
+            .filter(|(p, &c)| **p == Prediction::Class(c))
+            .count();
+        hits as f64 / y.len() as f64
+    }
+
+    /// Saves, loads and compares the decision values of a reloaded model.
+    fn round_trip(model: crate::model::AnyModel, x: &Matrix) -> crate::model::AnyModel {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.model");
+        crate::model::save(&path, &model).unwrap();
+        let back = crate::model::load(&path).unwrap();
+        let lim = MemoryLimit::default();
+        let (a, b) = match (&model, &back) {
+            (crate::model::AnyModel::Gomp(a), crate::model::AnyModel::Gomp(b)) => {
+                (a.decision(x, &lim).unwrap(), b.decision(x, &lim).unwrap())
+            }
+            (crate::model::AnyModel::LpMkl(a), crate::model::AnyModel::LpMkl(b)) => {
+                (a.decision(x, &lim).unwrap(), b.decision(x, &lim).unwrap())
+            }
+            (crate::model::AnyModel::PolyMkl(a), crate::model::AnyModel::PolyMkl(b)) => {
+                (a.decision(x, &lim).unwrap(), b.decision(x, &lim).unwrap())
+            }
+            _ => panic!("the model came back as another kind"),
+        };
+        assert_eq!((a.rows, a.cols), (b.rows, b.cols));
+        for (u, v) in a.data.iter().zip(&b.data) {
+            assert!((u - v).abs() <= 1e-9 * (1.0 + u.abs()), "{u} vs {v}");
+        }
+        back
+    }
+
+    #[test]
+    fn batch_models_learn_and_survive_model_files() {
+        use crate::kernel::KernelSpec;
+        use crate::solver::gomp::GompModelParams;
+        use crate::solver::lp_mkl::{LpMklModelParams, LpMklParams};
+        use crate::solver::mirror_descent::MirrorDescentParams;
+        let (x, t) = separable(60);
+        let names: Vec<String> = (0..3).map(|j| format!("f{j}")).collect();
+        let (classes, y) = encode_targets(TaskKind::Binary, &t).unwrap();
+        let specs: Vec<KernelSpec> = vec!["perfeature:linear".parse().unwrap()];
+        let g = GompModel::fit(&x, &names, &y, &specs, &GompModelParams::default()).unwrap();
+        let g = binary(&classes, &names, g);
+        assert!(accuracy_of(&g, &x, &t) > 0.9);
+        // The label depends on features 0 and 1 only: they are chosen first.
+        let mut first: Vec<usize> = g.learner.dictionary_index[..2].to_vec();
+        first.sort();
+        assert_eq!(first, vec![0, 1]);
+        round_trip(crate::model::AnyModel::Gomp(g), &x);
+
+        let lp = LpMklParams {
+            p: f64::INFINITY,
+            lambda: 0.1,
+            ..LpMklParams::default()
+        };
+        let params = LpMklModelParams {
+            lp,
+            ..LpMklModelParams::default()
+        };
+        let l = LpMklModel::fit(&x, &names, &y, &specs, &params).unwrap();
+        let l = binary(&classes, &names, l);
+        assert!(accuracy_of(&l, &x, &t) > 0.9);
+        // p = inf is written as "inf" and read back.
+        let back = round_trip(crate::model::AnyModel::LpMkl(l), &x);
+        let crate::model::AnyModel::LpMkl(back) = back else {
+            unreachable!()
+        };
+        assert_eq!(back.learner.p, "inf");
+
+        let md = MirrorDescentParams {
+            degree: 2,
+            lambda: 0.1,
+            max_iter: 200,
+            ..MirrorDescentParams::default()
+        };
+        let p = binary(
+            &classes,
+            &names,
+            PolyMklModel::fit(&x, &y.data, &md).unwrap(),
+        );
+        assert!(accuracy_of(&p, &x, &t) > 0.9);
+        round_trip(crate::model::AnyModel::PolyMkl(p.clone()), &x);
+
+        // A test matrix with the wrong number of features is refused, not a panic.
+        let e = p.decision(&Matrix::zeros(2, 4), &MemoryLimit::default());
+        assert!(e.unwrap_err().to_string().contains("trained on 3"));
+    }
+}
