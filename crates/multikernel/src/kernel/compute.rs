@@ -456,6 +456,8 @@ pub(crate) fn raw_sum(kind: &FittedKind, a: &Side) -> f64 {
         }
         return dot(&s, &s);
     }
+    // Symmetric: each block of rows r0..r0+h evaluates only columns r0..n and keeps, per row
+    // i, the diagonal once and the entries j > i twice (half the kernel evaluations).
     let br = block_rows(n, n, 4, SCRATCH_ELEMS);
     let needs_dot = kind.needs_dot();
     (0..n.div_ceil(br))
@@ -463,14 +465,16 @@ pub(crate) fn raw_sum(kind: &FittedKind, a: &Side) -> f64 {
         .map(|blk| {
             let r0 = blk * br;
             let h = br.min(n - r0);
-            let mut buf = vec![0.0; h * n];
+            let w = n - r0;
+            let mut buf = vec![0.0; h * w];
             if needs_dot {
-                dots_into(&a.x.data[r0 * d..(r0 + h) * d], h, d, &a.x, 0, &mut buf, n);
+                dots_into(&a.x.data[r0 * d..(r0 + h) * d], h, d, &a.x, r0, &mut buf, w);
             }
             let mut s = 0.0;
-            for (r, row) in buf.chunks_mut(n).enumerate() {
-                map_row(kind, row, a.norms[r0 + r], &a.norms, 1.0, None);
-                s += row.iter().sum::<f64>();
+            for (r, row) in buf.chunks_mut(w).enumerate() {
+                let tail = &mut row[r..];
+                map_row(kind, tail, a.norms[r0 + r], &a.norms[r0 + r..], 1.0, None);
+                s += tail[0] + 2.0 * tail[1..].iter().sum::<f64>();
             }
             s
         })
