@@ -156,6 +156,7 @@ fn train_gomp(out: &mut String, job: Job) -> Result<AnyModel> {
             eps: a.eps,
             bias: !a.no_bias,
             seed: a.seed,
+            subsample: a.subsample,
             ..GompParams::default()
         },
         standardize: !a.no_standardize,

@@ -121,6 +121,10 @@ pub struct TrainArgs {
     /// GOMP: a validation file that chooses the number of kernels on the path.
     #[arg(long)]
     pub validation: Option<PathBuf>,
+    /// GOMP: search only a random subsample of this many not-yet-chosen kernels per step
+    /// (a remark of Sec. 3; seeded by --seed).
+    #[arg(long)]
+    pub subsample: Option<usize>,
     /// Mirror descent / UCD: seconds of training.
     #[arg(long, default_value_t = 10.0)]
     pub seconds: f64,
