@@ -16,7 +16,7 @@
 use crate::cli::{DataArgs, TrainArgs};
 use crate::commands::{lambda_from, parse_format, parse_kernels};
 use anyhow::{bail, Context, Result};
-use multikernel::data::{read_table, Dataset, Matrix, TargetKind, Targets};
+use multikernel::data::{read_table, Dataset, Matrix, TargetKind};
 use multikernel::kernel::{KernelSpec, MemoryLimit};
 use multikernel::model::batch_model::{
     encode_targets, validation_metric, BatchModel, DecisionFunction,
@@ -432,34 +432,9 @@ pub fn eval<L: DecisionFunction>(
 ) -> Result<()> {
     let ds = read_for(m, data)?;
     let pred = m.predict(&ds.x, limit)?;
-    let (name, value) = metric(&pred, &ds.targets);
+    let (name, value) = multikernel::model::prediction_metric(&pred, &ds.targets);
     emit(&format!("n {}\n{name} {value:.4}\n", ds.len()));
     Ok(())
-}
-
-fn metric(pred: &[Prediction], targets: &Targets) -> (&'static str, f64) {
-    match targets {
-        Targets::Real(y) => {
-            let p: Vec<f64> = pred
-                .iter()
-                .map(|p| match p {
-                    Prediction::Value(v) => *v,
-                    Prediction::Class(c) => *c as f64,
-                })
-                .collect();
-            ("mse", multikernel::metrics::mse(&p, y))
-        }
-        Targets::Classes { y, .. } => {
-            let p: Vec<usize> = pred
-                .iter()
-                .map(|p| match p {
-                    Prediction::Class(c) => *c,
-                    Prediction::Value(_) => usize::MAX,
-                })
-                .collect();
-            ("accuracy", multikernel::metrics::accuracy(&p, y))
-        }
-    }
 }
 
 /// `predict` of a batch model: one line per row (a class name or a value).

@@ -185,7 +185,7 @@ pub fn eval(a: &EvalArgs) -> Result<()> {
         AnyModel::KernelMachine(m) => {
             let ds = read_for_machine(&m, &a.data)?;
             let pred = m.predict(&ds.x, &limit)?;
-            let (name, value) = metric_of(&m, &pred, &ds.targets);
+            let (name, value) = model::prediction_metric(&pred, &ds.targets);
             println!("n {}", ds.len());
             println!("{name} {value:.4}");
         }
@@ -197,37 +197,6 @@ pub fn eval(a: &EvalArgs) -> Result<()> {
         AnyModel::PolyMkl(m) => crate::batch::eval(&m, &a.data, &limit)?,
     }
     Ok(())
-}
-
-fn metric_of(
-    m: &KernelMachine,
-    pred: &[Prediction],
-    targets: &multikernel::data::Targets,
-) -> (&'static str, f64) {
-    use multikernel::data::Targets;
-    match (m.task, targets) {
-        (TaskKind::Regression, Targets::Real(y)) => {
-            let p: Vec<f64> = pred
-                .iter()
-                .map(|p| match p {
-                    Prediction::Value(v) => *v,
-                    Prediction::Class(c) => *c as f64,
-                })
-                .collect();
-            ("mse", multikernel::metrics::mse(&p, y))
-        }
-        (_, Targets::Classes { y, .. }) => {
-            let p: Vec<usize> = pred
-                .iter()
-                .map(|p| match p {
-                    Prediction::Class(c) => *c,
-                    Prediction::Value(v) => *v as usize,
-                })
-                .collect();
-            ("accuracy", multikernel::metrics::accuracy(&p, y))
-        }
-        _ => ("accuracy", f64::NAN),
-    }
 }
 
 pub fn predict(a: &PredictArgs) -> Result<()> {

@@ -244,13 +244,7 @@ mod tests {
             }
         }
         let p = decode(TaskKind::Multiclass, &y).unwrap();
-        let back: Vec<usize> = p
-            .iter()
-            .map(|p| match p {
-                Prediction::Class(c) => *c,
-                Prediction::Value(_) => usize::MAX,
-            })
-            .collect();
+        let back: Vec<usize> = p.iter().map(Prediction::class).collect();
         assert_eq!(&back, idx);
     }
 

@@ -10,8 +10,7 @@ use crate::data::split::{kfold, random_split, stratified_kfold, stratified_split
 use crate::data::{Dataset, Targets};
 use crate::error::{Error, Result};
 use crate::kernel::{KernelSpec, MemoryLimit};
-use crate::metrics::{accuracy, mse};
-use crate::model::{KernelMachine, Prediction, TaskKind};
+use crate::model::{prediction_metric, KernelMachine, TaskKind};
 use crate::prox::RegSpec;
 use crate::reproduce::{mean_std, median, Report, Row};
 use crate::solver::fit_vector::{default_loss, fit_vector, VectorFitConfig};
@@ -128,28 +127,7 @@ fn config(
 /// Test metric of a model: accuracy (fraction) or MSE in the original units.
 pub fn score(model: &KernelMachine, test: &Dataset) -> Result<f64> {
     let pred = model.predict(&test.x, &MemoryLimit::default())?;
-    Ok(match &test.targets {
-        Targets::Classes { y, .. } => {
-            let p: Vec<usize> = pred
-                .iter()
-                .map(|p| match p {
-                    Prediction::Class(c) => *c,
-                    Prediction::Value(_) => usize::MAX,
-                })
-                .collect();
-            accuracy(&p, y)
-        }
-        Targets::Real(y) => {
-            let p: Vec<f64> = pred
-                .iter()
-                .map(|p| match p {
-                    Prediction::Value(v) => *v,
-                    Prediction::Class(_) => f64::NAN,
-                })
-                .collect();
-            mse(&p, y)
-        }
-    })
+    Ok(prediction_metric(&pred, &test.targets).1)
 }
 
 struct SplitResult {
