@@ -3,47 +3,10 @@
 //! part (every third row held out), then `eval`, `predict` and `inspect`, and bad input that
 //! must give a clear message and a non-zero exit (never a panic).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
-fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../data/uci/{name}"))
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_multikernel"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).to_string(),
-        String::from_utf8_lossy(&o.stderr).to_string(),
-    )
-}
-
-/// Runs and asserts success; returns standard output.
-fn ok(args: &[&str]) -> String {
-    let o = run(args);
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{args:?}\nstdout {out}\nstderr {err}");
-    out
-}
-
-/// Fails with exit code 1 or 2, no panic, and a message containing every needle.
-fn assert_clean_error(o: &Output, needles: &[&str]) {
-    let (out, err) = text(o);
-    assert!(
-        matches!(o.status.code(), Some(1) | Some(2)),
-        "stdout {out}\nstderr {err}"
-    );
-    assert!(!err.contains("panicked"), "{err}");
-    for n in needles {
-        assert!(err.contains(n), "expected '{n}' in: {err}");
-    }
-}
+mod common;
+use common::*;
 
 /// Writes `name.train.csv` (rows 1, 2, 4, 5, ...) and `name.test.csv` (every third row,
 /// starting with the first) into `dir`; returns their paths.

@@ -1,41 +1,10 @@
 //! The `multikernel` binary end to end: the documented workflow, and bad input that must give
 //! a clear message and a non-zero exit (never a panic, never a half-written model).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_multikernel"))
-}
-
-fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../data/uci/{name}"))
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("binary runs")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).to_string(),
-        String::from_utf8_lossy(&o.stderr).to_string(),
-    )
-}
-
-/// Fails with a message containing every `needle`, a non-zero exit code (1 for our errors, 2
-/// for clap's usage errors), and no panic.
-fn assert_clean_error(o: &Output, needles: &[&str]) {
-    let (out, err) = text(o);
-    assert!(
-        matches!(o.status.code(), Some(1) | Some(2)),
-        "stdout {out}\nstderr {err}"
-    );
-    assert!(!err.contains("panicked"), "{err}");
-    for n in needles {
-        assert!(err.contains(n), "expected '{n}' in: {err}");
-    }
-}
+mod common;
+use common::*;
 
 #[test]
 fn train_eval_predict_inspect_workflow() {
