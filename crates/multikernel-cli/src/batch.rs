@@ -322,6 +322,7 @@ fn train_poly(out: &mut String, job: Job) -> Result<AnyModel> {
         seed: a.seed,
         base: job.kernels.clone(),
         memory: *limit,
+        rho2: a.rho2.clone().unwrap_or_default(),
         ..MirrorDescentParams::default()
     };
     let m = PolyMklModel::fit(&data.x, &y.data, &params)?;

@@ -109,6 +109,10 @@ pub struct TrainArgs {
     /// Degree D of the polynomial kernel learned by mirror-descent / ucd.
     #[arg(long, default_value_t = 3)]
     pub poly_degree: u32,
+    /// mirror-descent / ucd: rho_d^2 for d = 0..=D, comma separated (default all 1); a
+    /// product kernel of degree d enters K_theta as theta / rho_d^2.
+    #[arg(long, value_delimiter = ',')]
+    pub rho2: Option<Vec<f64>>,
     /// Kernel-weight norm P of lp-mkl: 1, 4/3, 2, 4 or inf.
     #[arg(long)]
     pub p: Option<String>,
