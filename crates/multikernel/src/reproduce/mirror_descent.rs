@@ -12,6 +12,18 @@
 //!   [`FIG2_LAMBDAS`] on the validation set; test MSE and training time of Stoch, lp-MKL (over
 //!   all `C(r + 3, 3)` monomial kernels, refused when they do not fit the memory limit) and
 //!   the uniform kernel `(1 + x . x')^3`.
+//!
+//!   Why Stoch's test MSE grows with `r` (measured with `diag_fig2` below, seed of the quick
+//!   run, lambda = 1e-4): the solver finds the true monomials — at r = 100 the 8 largest of
+//!   77,708 learned weights after 3000 iterations are true terms — but the objective it
+//!   minimizes (kernel-weight norm p = 2, shared with lp-MKL) has a dense optimum,
+//!   `theta*_m ∝ |g_m(theta*)|`: the true terms carry only 0.28% of `||g||_1` at r = 100
+//!   (1.3% at r = 60, 10% at r = 20), so chance correlations of the other 176,841 kernels
+//!   get most of the weight norm and the learned kernel is close to a uniform one. Where
+//!   lp-MKL runs it agrees: at r = 60 (39,711 kernels) lp-MKL's exact optimum has test MSE
+//!   0.428 and Stoch (1000 iterations) 0.437; at r = 100 Stoch reaches 0.834 in 23 s against
+//!   the uniform kernel's 0.977, and more iterations lower `J` and the test MSE only slowly
+//!   (3000 iterations: 0.821). The limit is the criterion, not the sampler.
 //! - **(c) Figure 3, real data**: test MSE of Stoch (D = 2, 3, and 3 with `rho_3^2 = 4`),
 //!   Stoch D = 2 over one Gaussian kernel per variable (the full-rank path), the uniform
 //!   kernel (D = 1, 2, 3) and lp-MKL over the linear kernels (p = 1, 2), `lambda` from
@@ -47,21 +59,33 @@ pub const FIG3_LAMBDAS: [f64; 8] = [1e-4, 1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3];
 /// The ridge of Figure 1.
 pub const FIG1_LAMBDA: f64 = 1e-5;
 
-/// `--quick`: fixed ridge per method of Figure 2, recorded from a full run (the value the
-/// validation set chose most often).
+/// `--quick`: fixed ridge per method of Figure 2, chosen on the validation set by the
+/// non-quick path with one repetition at r in {20, 100} (`cargo test --release -p multikernel
+/// diag_validation_lambdas -- --ignored --nocapture` with `DIAG_FIGS=2`): stoch 1e-2 at
+/// r = 20 (1e-6 at r = 100, where its test MSE is flat in lambda: 0.836 for every lambda in
+/// 1e-6..1), lp-MKL 1e-4 at r = 20 (refused at r = 100), uniform 1e2 at r = 20 (1e-6 at
+/// r = 100, equally flat: 0.977).
 pub const QUICK_FIG2_LAMBDA: [(&str, f64); 3] =
-    [("stoch", 1e-4), ("lp-mkl", 1e-4), ("uniform", 1e-2)];
-/// `--quick`: fixed ridge per method of Figure 3, recorded from a full run.
+    [("stoch", 1e-2), ("lp-mkl", 1e-4), ("uniform", 1e2)];
+/// `--quick`: fixed ridge per method of Figure 3, chosen on the validation sets by the
+/// non-quick path with one split (`cargo test --release -p multikernel
+/// diag_validation_lambdas -- --ignored --nocapture`, `DIAG_FIGS=3`, seed 1): per method the
+/// value chosen most often over the six tables (ties: the median of the six choices). The
+/// choices (ionosphere, sonar, ringnorm, waveform, breast-cancer, pima-diabetes):
+/// stoch-d2 1, 1, 10, 100, 10, 100; stoch-d3 100, 1e-4, 100, 100, 10, 100; stoch-d3-prior
+/// 10, 0.1, 10, 100, 10, 100; stoch-d2-gauss 10 everywhere; uniform-d1 10, 100, 100, 100,
+/// 1e-4, 100; uniform-d2 10, 100, 100, 1e3, 100, 1e3; uniform-d3 1e3, 1e-4, 1e3, 1e3, 1e3,
+/// 1e3; lp-mkl-p1 10, 1, 10, 10, 0.1, 10; lp-mkl-p2 1, 10, 100, 100, 1e-4, 10.
 pub const QUICK_FIG3_LAMBDA: [(&str, f64); 9] = [
-    ("stoch-d2", 1e-1),
-    ("stoch-d3", 1e-1),
-    ("stoch-d3-prior", 1e-1),
-    ("stoch-d2-gauss", 1e-1),
-    ("uniform-d1", 1e1),
-    ("uniform-d2", 1e1),
-    ("uniform-d3", 1e2),
-    ("lp-mkl-p1", 1e-1),
-    ("lp-mkl-p2", 1e-1),
+    ("stoch-d2", 10.0),
+    ("stoch-d3", 100.0),
+    ("stoch-d3-prior", 10.0),
+    ("stoch-d2-gauss", 10.0),
+    ("uniform-d1", 100.0),
+    ("uniform-d2", 100.0),
+    ("uniform-d3", 1e3),
+    ("lp-mkl-p1", 10.0),
+    ("lp-mkl-p2", 10.0),
 ];
 
 /// The real tables: name, training size, validation size (the rest is test).
@@ -1079,6 +1103,340 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
         assert_eq!(json["experiment"], "mirror-descent");
         assert!(report.table.contains("Figure 1") && report.table.contains("Figure 2"));
+    }
+
+    /// Diagnostics of Figure 2 at one `r` (not a test: `cargo test --release -p multikernel
+    /// diag_fig2 -- --ignored --nocapture`, env `DIAG_R`, `DIAG_ITERS`, `DIAG_LAMBDA`).
+    #[test]
+    #[ignore]
+    fn diag_fig2() {
+        let env = |k: &str, d: f64| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(d)
+        };
+        let r = env("DIAG_R", 100.0) as usize;
+        let iters = env("DIAG_ITERS", 1000.0) as u64;
+        let lambda = env("DIAG_LAMBDA", 1e-4);
+        let batch = env("DIAG_BATCH", 0.0) as usize;
+        let seed = 1000 + r as u64;
+        let problem = MonomialProblem::new(r, 10, 3, seed).unwrap();
+        let gen = |n: usize, k: u64| {
+            let d = problem.generate(n, seed.wrapping_mul(7).wrapping_add(k));
+            let y = numeric(&d.targets, "synthetic").unwrap();
+            (d.x, y)
+        };
+        let (xtr, ytr) = gen(500, 1);
+        let (xva, yva) = gen(1000, 2);
+        let (xte, yte) = gen(1000, 3);
+        let s = Split {
+            xtr,
+            ytr,
+            xva,
+            yva,
+            xte,
+            yte,
+        };
+        println!("true terms: {:?}", problem.terms);
+        let params = stoch_params(3, Vec::new(), perfeature_linear(), seed);
+        let prob = PolyProblem::new(&s.xtr, &s.ytr, &params).unwrap();
+        // Oracle: lp-MKL over the true monomials (and the constant).
+        let mut idx = problem.terms.clone();
+        if !idx.contains(&vec![]) {
+            idx.push(vec![]);
+        }
+        let kernels: Vec<KernelMatrix> = idx
+            .iter()
+            .map(|m| KernelMatrix::rank_one(prob.sampler.feature(m).unwrap()))
+            .collect();
+        let ym = Matrix::from_vec(prob.y.len(), 1, prob.y.clone());
+        let sol = lp_mkl(
+            &kernels,
+            &ym,
+            &LpMklParams {
+                p: 2.0,
+                lambda,
+                bias: false,
+                max_iter: 500,
+                tol: 1e-10,
+                init_theta: None,
+            },
+        )
+        .unwrap();
+        println!(
+            "oracle J (lp-MKL over the true terms) {:.6e}",
+            sol.objective.last().unwrap()
+        );
+        let share = |alpha: &[f64]| {
+            let tot = prob.sampler.distinct_mass(alpha);
+            let rel: f64 = problem
+                .terms
+                .iter()
+                .map(|m| prob.sampler.grad_mass(m, alpha))
+                .sum();
+            rel / tot
+        };
+        println!(
+            "true-term share of ||g||_1 at theta = 0: {:.4}",
+            share(&prob.y)
+        );
+        if env("DIAG_LP", 0.0) > 0.0 {
+            let t = Instant::now();
+            let f = lp_grid(
+                &s,
+                &all_monomials(r, 3),
+                2.0,
+                &[lambda],
+                &MemoryLimit::gib(4.0),
+            )
+            .unwrap()
+            .unwrap();
+            println!(
+                "lp-mkl lambda {lambda:e}: val {:.4} test {:.4} ({:.1} s)",
+                f.val,
+                f.test,
+                t.elapsed().as_secs_f64()
+            );
+        }
+        let init = if env("DIAG_ZERO", 0.0) > 0.0 {
+            crate::solver::mirror_descent::Init::Zero
+        } else {
+            crate::solver::mirror_descent::Init::Uniform
+        };
+        let lambdas: Vec<f64> = std::env::var("DIAG_LAMBDAS")
+            .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
+            .unwrap_or_else(|_| vec![lambda]);
+        for lambda in lambdas {
+            let t = Instant::now();
+            let opts = SolverOptions {
+                sampling: Sampling::Importance,
+                lambda,
+                max_iter: iters,
+                seed,
+                batch,
+                init,
+                eval: EvalSchedule::Iterations((iters / 5).max(1)),
+                ..SolverOptions::default()
+            };
+            let (model, sol) = prob
+                .fit(&opts, &mut |c| {
+                    println!(
+                        "  it {} {:.2}s J {:.6e}",
+                        c.iteration, c.seconds, c.objective
+                    )
+                })
+                .unwrap();
+            println!(
+                "stoch lambda {lambda:e}: {:.2} s, eta0 {}, pilot {:?}, J {:.6e}, touched {}, uniform weight {:.3e}",
+                t.elapsed().as_secs_f64(),
+                sol.eta0,
+                sol.pilot,
+                sol.objective,
+                sol.terms.len(),
+                sol.uniform_weight,
+            );
+            for (m, w) in sol.terms.iter().take(12) {
+                println!(
+                    "  {m:?} {w:.4} {}",
+                    if problem.terms.contains(m) {
+                        "TRUE"
+                    } else {
+                        ""
+                    }
+                );
+            }
+            println!(
+                "true-term share of ||g||_1 at the end: {:.4}",
+                share(&sol.alpha)
+            );
+            let scale = prob.target.scale;
+            println!(
+                "stoch lambda {lambda:e} val {:.4} test {:.4}",
+                scaled_mse(&model.predict(&s.xva), &s.yva, scale),
+                scaled_mse(&model.predict(&s.xte), &s.yte, scale)
+            );
+        }
+    }
+
+    /// Diagnostics of Figure 1 (not a test: `cargo test --release -p multikernel diag_fig1
+    /// -- --ignored --nocapture`; env `DIAG_DS`, `DIAG_SECS`, `DIAG_ZERO`, `DIAG_BATCH`,
+    /// `DIAG_POWER`, `DIAG_DECAY`, `DIAG_ETAS`, `DIAG_UCD`).
+    #[test]
+    #[ignore]
+    fn diag_fig1() {
+        use crate::solver::mirror_descent::Init;
+        let env = |k: &str, d: f64| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(d)
+        };
+        let list = |k: &str| -> Option<Vec<f64>> {
+            std::env::var(k)
+                .ok()
+                .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
+        };
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/uci");
+        let cfg = MirrorDescentConfig::quick(load_tables(&dir).unwrap());
+        let names = std::env::var("DIAG_DS").unwrap_or("ionosphere,sonar,ringnorm,waveform".into());
+        let secs = env("DIAG_SECS", 5.0);
+        for name in names.split(',') {
+            let s = split(&cfg, name, cfg.seed).unwrap();
+            let params = MirrorDescentParams {
+                lambda: FIG1_LAMBDA,
+                ..stoch_params(3, Vec::new(), perfeature_linear(), cfg.seed)
+            };
+            let prob = PolyProblem::new(&s.xtr, &s.ytr, &params).unwrap();
+            let idx = all_monomials(prob.sampler.base_count(), 3);
+            let kernels: Vec<KernelMatrix> = idx
+                .iter()
+                .map(|m| KernelMatrix::rank_one(prob.sampler.feature(m).unwrap()))
+                .collect();
+            let ym = Matrix::from_vec(prob.y.len(), 1, prob.y.clone());
+            let lp = lp_mkl(
+                &kernels,
+                &ym,
+                &LpMklParams {
+                    p: 2.0,
+                    lambda: FIG1_LAMBDA,
+                    bias: false,
+                    max_iter: 500,
+                    tol: 1e-9,
+                    init_theta: None,
+                },
+            )
+            .unwrap();
+            let best = lp.objective.iter().copied().fold(f64::INFINITY, f64::min);
+            let mut opts = SolverOptions {
+                sampling: if env("DIAG_UCD", 0.0) > 0.0 {
+                    Sampling::Uniform
+                } else {
+                    Sampling::Importance
+                },
+                lambda: FIG1_LAMBDA,
+                max_iter: env("DIAG_ITERS", 0.0) as u64,
+                max_seconds: if env("DIAG_ITERS", 0.0) > 0.0 {
+                    None
+                } else {
+                    Some(secs)
+                },
+                eval: EvalSchedule::Geometric {
+                    first: 0.02,
+                    factor: 1.15,
+                },
+                seed: cfg.seed,
+                batch: env("DIAG_BATCH", 0.0) as usize,
+                step_decay: env("DIAG_DECAY", 0.5),
+                averaging_power: Some(env("DIAG_POWER", 1.0)),
+                init: if env("DIAG_ZERO", 0.0) > 0.0 {
+                    Init::Zero
+                } else {
+                    Init::Uniform
+                },
+                ..SolverOptions::default()
+            };
+            if let Some(g) = list("DIAG_ETAS") {
+                opts.step = StepRule::Pilot {
+                    grid: g,
+                    fraction: 0.1,
+                };
+            }
+            let mut curve = Vec::new();
+            let sol =
+                crate::solver::mirror_descent::solve(&prob.sampler, &prob.y, &opts, &mut |c| {
+                    curve.push((c.seconds, c.objective))
+                })
+                .unwrap();
+            let t1 = curve.iter().find(|p| p.1 <= 1.01 * best).map(|p| p.0);
+            // Second moment of the eq.-14 estimate under uniform sampling relative to
+            // sampling by |g| (which is 1): N sum_m q_m^2, q = |g| / ||g||_1 at the end.
+            let tot = prob.sampler.distinct_mass(&sol.alpha);
+            let sq: f64 = idx
+                .iter()
+                .map(|m| (prob.sampler.grad_mass(m, &sol.alpha) / tot).powi(2))
+                .sum();
+            println!(
+                "{name}: N sum q^2 = {:.2} (uniform-sampling variance factor)",
+                idx.len() as f64 * sq
+            );
+            let at = |t: f64| {
+                curve
+                    .iter()
+                    .rfind(|p| p.0 <= t)
+                    .map_or(f64::NAN, |p| p.1 / best)
+            };
+            println!(
+                "{name}: n {} N {} lp best {best:.4e}; {} iters, eta0 {}, t1pct {t1:?}, J/best at 0.5s {:.4} 1s {:.4} 2s {:.4} end {:.4}",
+                s.xtr.rows,
+                idx.len(),
+                sol.iterations,
+                sol.eta0,
+                at(0.5),
+                at(1.0),
+                at(2.0),
+                sol.objective / best
+            );
+        }
+    }
+
+    /// The validation-chosen ridges behind [`QUICK_FIG2_LAMBDA`] and [`QUICK_FIG3_LAMBDA`]
+    /// (not a test: `cargo test --release -p multikernel diag_validation -- --ignored
+    /// --nocapture`, env `DIAG_FIGS=2,3`): the non-quick path with one repetition.
+    #[test]
+    #[ignore]
+    fn diag_validation_lambdas() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/uci");
+        let figs = std::env::var("DIAG_FIGS").unwrap_or("3".into());
+        let cfg = MirrorDescentConfig {
+            figures: [false, figs.contains('2'), figs.contains('3')],
+            fig2_r: vec![20, 100],
+            fig2_reps: 1,
+            fig3_reps: 1,
+            ..MirrorDescentConfig::full(load_tables(&dir).unwrap())
+        };
+        let report = run(&cfg, &mut |m| println!("{m}")).unwrap();
+        println!("{}", report.table);
+        for r in &report.rows {
+            println!(
+                "{} {} {:?} lambdas {:?}",
+                r.dataset,
+                r.method,
+                r.mean,
+                r.extra.get("lambdas")
+            );
+        }
+    }
+
+    /// Where the test error of a polynomial fit comes from (not a test: `cargo test --release
+    /// -p multikernel diag_errors -- --ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn diag_errors() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/uci");
+        let cfg = MirrorDescentConfig::quick(load_tables(&dir).unwrap());
+        for (name, degree, lambda) in [("ionosphere", 2, 10.0), ("ringnorm", 3, 100.0)] {
+            let s = split(&cfg, name, cfg.seed + 100).unwrap();
+            let m = UniformPolyModel::fit(&s.xtr, &s.ytr, degree, lambda).unwrap();
+            let pred = m.predict(&s.xte);
+            let scale = m.target.scale;
+            let mut err: Vec<f64> = pred
+                .iter()
+                .zip(&s.yte)
+                .map(|(p, t)| (p - t) * (p - t) / (scale * scale))
+                .collect();
+            err.sort_by(|a, b| b.total_cmp(a));
+            let total: f64 = err.iter().sum();
+            let top: f64 = err.iter().take(err.len() / 20).sum();
+            let tr = m.predict(&s.xtr);
+            println!(
+                "{name} uniform-d{degree} lambda {lambda}: test MSE {:.3}, worst 5% of points carry {:.0}% of it, max {:.1}; train MSE {:.4}",
+                total / err.len() as f64,
+                100.0 * top / total,
+                err[0],
+                scaled_mse(&tr, &s.ytr, scale)
+            );
+        }
     }
 
     #[test]
