@@ -215,6 +215,9 @@ pub struct MirrorDescentArgs {
     /// Figure 2: input dimensions r (comma separated; default 5,10,20,...,100).
     #[arg(long, value_delimiter = ',')]
     pub r: Option<Vec<usize>>,
+    /// Repetitions of Figure 2 and random splits of Figure 3 (default 3, 1 with --quick).
+    #[arg(long)]
+    pub reps: Option<usize>,
     /// Directory holding the UCI CSV files.
     #[arg(long, default_value = "data/uci")]
     pub data_dir: PathBuf,

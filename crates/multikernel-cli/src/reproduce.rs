@@ -54,6 +54,13 @@ fn reproduce_mirror_descent(a: &MirrorDescentArgs) -> Result<()> {
         );
     }
     cfg.lp_memory = multikernel::kernel::MemoryLimit::gib(a.memory_limit_gb);
+    if let Some(reps) = a.reps {
+        if reps == 0 {
+            bail!("--reps must be at least 1");
+        }
+        cfg.fig2_reps = reps;
+        cfg.fig3_reps = reps;
+    }
     cfg.seed = a.seed;
     cfg.out_dir = a.common.out_dir.clone();
     let report = mirror_descent::run(&cfg, &mut |line| eprintln!("{line}"))?;
