@@ -34,6 +34,21 @@ pub fn parse_kernels(specs: &[String], default: &str) -> Result<Vec<KernelSpec>>
         .collect()
 }
 
+/// The online learner's parameters (Alg. 1 / SPOM) from the `train` flags.
+pub fn online_params(a: &TrainArgs, lambda: f64, reg: RegSpec) -> Result<OnlineParams> {
+    Ok(OnlineParams {
+        lambda,
+        reg,
+        eta0: a.eta0,
+        schedule: parse_schedule(&a.schedule)?,
+        epochs: a.epochs,
+        seed: a.seed,
+        averaging: a.average,
+        projection: !a.no_projection,
+        shuffle: true,
+    })
+}
+
 pub fn parse_schedule(s: &str) -> Result<StepSchedule> {
     Ok(match s {
         "sqrt" => StepSchedule::InvSqrt,
@@ -95,18 +110,7 @@ fn train_online(a: &TrainArgs, task: TaskKind, data: multikernel::data::Dataset)
         Some(l) => l.parse::<Loss>()?,
         None => default_loss(task),
     };
-    let lambda = lambda_from(a.c, a.lambda, data.len())?;
-    let params = OnlineParams {
-        lambda,
-        reg,
-        eta0: a.eta0,
-        schedule: parse_schedule(&a.schedule)?,
-        epochs: a.epochs,
-        seed: a.seed,
-        averaging: a.average,
-        projection: !a.no_projection,
-        shuffle: true,
-    };
+    let params = online_params(a, lambda_from(a.c, a.lambda, data.len())?, reg)?;
     let cfg = VectorFitConfig {
         task,
         loss,

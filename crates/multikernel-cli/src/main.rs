@@ -32,7 +32,23 @@ fn main() {
         Command::Demo(a) => reproduce::demo(a),
     };
     if let Err(e) = result {
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", message(&e));
         std::process::exit(1);
     }
+}
+
+/// The error with its causes joined by ": ", leaving out a cause whose text the message
+/// already contains (the library's errors print their I/O source themselves).
+fn message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&text);
+        }
+    }
+    out
 }

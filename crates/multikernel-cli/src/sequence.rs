@@ -1,7 +1,7 @@
 //! `--task sequence`: SPOM (Alg. 3) on the OCR words, and the OCR demo.
 
 use crate::cli::{DataArgs, TrainArgs};
-use crate::commands::{lambda_from, parse_kernels, parse_schedule};
+use crate::commands::{lambda_from, online_params, parse_kernels};
 use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use multikernel::data::ocr::{parse_folds, read_ocr, OcrData};
@@ -47,17 +47,7 @@ pub fn train(a: &TrainArgs) -> Result<()> {
         None => RegSpec::L2,
     };
     let loss = a.loss.as_deref().unwrap_or("hinge").parse()?;
-    let params = OnlineParams {
-        lambda: lambda_from(a.c, a.lambda, train.n_words())?,
-        reg,
-        eta0: a.eta0,
-        schedule: parse_schedule(&a.schedule)?,
-        epochs: a.epochs,
-        seed: a.seed,
-        averaging: a.average,
-        projection: !a.no_projection,
-        shuffle: true,
-    };
+    let params = online_params(a, lambda_from(a.c, a.lambda, train.n_words())?, reg)?;
     let cfg = SequenceFitConfig {
         loss,
         kernels,
