@@ -291,6 +291,9 @@ fn train_poly(out: &mut String, job: Job) -> Result<AnyModel> {
     if !(a.seconds.is_finite() && a.seconds > 0.0) {
         bail!("--seconds must be a positive number, got {}", a.seconds);
     }
+    if a.iterations == Some(0) {
+        bail!("--iterations must be at least 1");
+    }
     if a.poly_degree == 0 {
         bail!("--poly-degree must be at least 1");
     }
@@ -317,8 +320,12 @@ fn train_poly(out: &mut String, job: Job) -> Result<AnyModel> {
         sampling,
         degree: a.poly_degree as usize,
         lambda,
-        max_iter: MD_MAX_ITER,
-        max_seconds: Some(a.seconds),
+        max_iter: a.iterations.unwrap_or(MD_MAX_ITER),
+        max_seconds: if a.iterations.is_some() {
+            None
+        } else {
+            Some(a.seconds)
+        },
         seed: a.seed,
         base: job.kernels.clone(),
         memory: *limit,

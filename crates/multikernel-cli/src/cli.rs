@@ -32,6 +32,30 @@ pub enum Command {
     Reproduce(ReproduceCommand),
     /// Train and evaluate on data shipped in the repository.
     Demo(DemoArgs),
+    /// Write a generated data set as CSV (features, then the target).
+    Generate(GenerateArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct GenerateArgs {
+    /// polynomial (Afkanpour et al. 2013, Sec. 5.2: inputs uniform on [-1, 1]^r, the
+    /// target the sum of 10 random monomials of degree <= 3), ringnorm or waveform
+    /// (Breiman 1996; the class labels 1, 2 (, 3) as the target).
+    pub dataset: String,
+    /// Number of points.
+    #[arg(long)]
+    pub n: usize,
+    /// polynomial: number of input variables.
+    #[arg(long, default_value_t = 20)]
+    pub r: usize,
+    /// polynomial: seed of the monomials (the points use --seed).
+    #[arg(long, default_value_t = 1)]
+    pub problem_seed: u64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output CSV file (written whole or not at all).
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -132,6 +156,10 @@ pub struct TrainArgs {
     /// Mirror descent / UCD: seconds of training.
     #[arg(long, default_value_t = 10.0)]
     pub seconds: f64,
+    /// Mirror descent / UCD: train for this many iterations (pilots not included) instead
+    /// of --seconds (reproducible: the same seed gives the same model).
+    #[arg(long)]
+    pub iterations: Option<u64>,
     /// Sequence data: folds to train on (e.g. 0 or 0,3 or 1-9).
     #[arg(long)]
     pub train_folds: Option<String>,

@@ -3,6 +3,7 @@
 mod batch;
 mod cli;
 mod commands;
+mod generate;
 mod reproduce;
 mod sequence;
 
@@ -30,6 +31,7 @@ fn main() {
         Command::Inspect(a) => commands::inspect(a),
         Command::Reproduce(r) => reproduce::run(r),
         Command::Demo(a) => reproduce::demo(a),
+        Command::Generate(a) => generate::run(a),
     };
     if let Err(e) = result {
         eprintln!("error: {}", message(&e));

@@ -458,3 +458,49 @@ mod tests {
         assert!(combine(&kernels, &[1.0, -1.0, 0.0], &rho2).is_err());
     }
 }
+
+#[cfg(test)]
+mod timing_probe {
+    use super::*;
+
+    /// The measurement behind the mirror-descent solver's `RANK_UPDATE_RATIO` (not a test:
+    /// `cargo test --release -p multikernel probe_update -- --ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn probe_update_vs_refactor() {
+        use std::time::Instant;
+        for &(n, b) in &[(83usize, 394usize), (140, 234), (500, 65), (500, 16)] {
+            let z: Vec<f64> = (0..n * n)
+                .map(|i| ((i * 7919) % 1000) as f64 / 1000.0 - 0.5)
+                .collect();
+            let mut a = vec![0.0; n * n];
+            faer::linalg::matmul::matmul(
+                MatMut::from_column_major_slice_mut(&mut a, n, n),
+                faer::Accum::Replace,
+                MatRef::from_column_major_slice(&z, n, n),
+                MatRef::from_column_major_slice(&z, n, n).transpose(),
+                1.0,
+                Par::Seq,
+            );
+            let reps = 50;
+            let t = Instant::now();
+            for _ in 0..reps {
+                let _f = SpdFactor::new(MatRef::from_column_major_slice(&a, n, n), 1.0).unwrap();
+            }
+            let tf = t.elapsed().as_secs_f64() / reps as f64;
+            let mut f = SpdFactor::new(MatRef::from_column_major_slice(&a, n, n), 1.0).unwrap();
+            let cols: Vec<f64> = (0..n * b).map(|i| z[i % (n * n)] * 0.01).collect();
+            let w = vec![1.0; b];
+            let t = Instant::now();
+            for _ in 0..reps {
+                f.rank_update(&cols, &w).unwrap();
+            }
+            let tu = t.elapsed().as_secs_f64() / reps as f64;
+            println!(
+                "n {n} b {b}: refactor {:.3} ms, rank-{b} update {:.3} ms",
+                tf * 1e3,
+                tu * 1e3
+            );
+        }
+    }
+}

@@ -42,8 +42,10 @@
 use crate::data::Matrix;
 use crate::error::{Error, Result};
 use crate::kernel::MemoryLimit;
+use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, MatMut, MatRef, Par};
 use rand::Rng;
+use std::collections::HashMap;
 
 /// A product kernel: base-kernel indices in non-decreasing order (`len` = degree).
 pub type MultiIndex = Vec<u32>;
@@ -509,18 +511,31 @@ impl PolySampler {
                             .chunks_exact(n)
                             .flat_map(|zj| zj.iter().zip(a).map(|(x, y)| x * y))
                             .collect();
+                        // G is symmetric: only its lower triangle is formed (half the
+                        // products); row j left of the diagonal is column j above it.
                         let mut g = vec![0.0; r * r];
-                        faer::linalg::matmul::matmul(
+                        triangular::matmul(
                             MatMut::from_column_major_slice_mut(&mut g, r, r),
+                            BlockStructure::TriangularLower,
                             Accum::Replace,
                             MatRef::from_column_major_slice(&self.zt, n, r).transpose(),
+                            BlockStructure::Rectangular,
                             MatRef::from_column_major_slice(&az, n, r),
+                            BlockStructure::Rectangular,
                             1.0,
                             Par::Seq,
                         );
-                        g.chunks_exact(r)
-                            .map(|col| col.iter().map(|v| v * v).sum())
-                            .collect()
+                        let mut w = vec![0.0; r];
+                        for (c, col) in g.chunks_exact(r).enumerate() {
+                            let v2 = col[c] * col[c];
+                            w[c] += v2;
+                            for (k, v) in col.iter().enumerate().skip(c + 1) {
+                                let v2 = v * v;
+                                w[c] += v2;
+                                w[k] += v2;
+                            }
+                        }
+                        w
                     }
                     _ => {
                         // W = S^{⊙e} (a ⊙ Z^T) (n x r); pi(j) = (a ⊙ z_j)^T W_j.
@@ -623,8 +638,14 @@ impl PolySampler {
         Some(out)
     }
 
-    /// `count` independent draws of Algorithm 3 for the same `alpha`; the first-index
-    /// weights of each degree (the `O(r n^2)` step) are computed once and shared.
+    /// `count` independent draws of Algorithm 3 for the same `alpha`, run level by level.
+    ///
+    /// The step-6 weights depend only on the number `e` of indices still to draw and on
+    /// the multiset of indices drawn so far (the running state `alpha ⊙ z_j1 ⊙ ...` is a
+    /// product), so draws that share both share one computation. At each level the distinct
+    /// (e, prefix) pairs not seen yet are computed together: on a rank-one basis every
+    /// `O(n^2 r)` product `S^{⊙e} (a ⊙ Z^T)` of the level is one matrix product over all
+    /// the prefixes (`S^{⊙e}` is read once per level, not once per draw).
     pub fn draw_batch<R: Rng + ?Sized>(
         &self,
         prep: &Prepared,
@@ -635,43 +656,133 @@ impl PolySampler {
         if !pos(prep.total) || !prep.total.is_finite() {
             return None;
         }
-        let mut first: Vec<Option<Vec<f64>>> = vec![None; self.degree + 1];
-        // Second-level weights per (degree, first index): first indices repeat often.
-        let mut second: std::collections::HashMap<(usize, usize), Vec<f64>> =
-            std::collections::HashMap::new();
-        let start = self.start(alpha);
-        let mut out = Vec::with_capacity(count);
-        for _ in 0..count {
-            let d = pick(&prep.delta, rng)?;
-            let mut m = Vec::with_capacity(d);
-            if d > 0 {
-                let w0 = first[d].get_or_insert_with(|| self.conditional(&start, d - 1));
-                let j0 = pick(w0, rng)?;
-                m.push(j0 as u32);
-                if d > 1 {
-                    let mut state = self.start(alpha);
-                    self.advance(&mut state, j0);
-                    for i in 2..=d {
-                        let w = if i == 2 {
-                            second
-                                .entry((d, j0))
-                                .or_insert_with(|| self.conditional(&state, d - 2))
-                                .clone()
-                        } else {
-                            self.conditional(&state, d - i)
-                        };
-                        let j = pick(&w, rng)?;
-                        m.push(j as u32);
-                        if i < d {
-                            self.advance(&mut state, j);
+        let degrees: Vec<usize> = (0..count)
+            .map(|_| pick(&prep.delta, rng))
+            .collect::<Option<_>>()?;
+        let mut paths: Vec<MultiIndex> = degrees.iter().map(|&d| Vec::with_capacity(d)).collect();
+        let mut cache: HashMap<(usize, MultiIndex), Vec<f64>> = HashMap::new();
+        let top = degrees.iter().copied().max().unwrap_or(0);
+        for level in 1..=top {
+            // Keys of the draws still running at this level (prefix kept sorted).
+            let keys: Vec<Option<(usize, MultiIndex)>> = degrees
+                .iter()
+                .zip(&paths)
+                .map(|(&d, path)| {
+                    (d >= level).then(|| {
+                        let mut prefix = path.clone();
+                        prefix.sort_unstable();
+                        (d - level, prefix)
+                    })
+                })
+                .collect();
+            let mut missing: Vec<(usize, MultiIndex)> = keys
+                .iter()
+                .flatten()
+                .filter(|k| !cache.contains_key(*k))
+                .cloned()
+                .collect();
+            missing.sort_unstable();
+            missing.dedup();
+            for (key, w) in self.conditionals(alpha, missing) {
+                cache.insert(key, w);
+            }
+            for (key, path) in keys.iter().zip(paths.iter_mut()) {
+                if let Some(key) = key {
+                    let j = pick(&cache[key], rng)?;
+                    path.push(j as u32);
+                }
+            }
+        }
+        for path in paths.iter_mut() {
+            path.sort_unstable();
+        }
+        Some(paths)
+    }
+
+    /// The step-6 weights for several `(e, prefix)` pairs (see [`PolySampler::draw_batch`]).
+    fn conditionals(
+        &self,
+        alpha: &[f64],
+        keys: Vec<(usize, MultiIndex)>,
+    ) -> Vec<((usize, MultiIndex), Vec<f64>)> {
+        let state_of = |prefix: &[u32]| {
+            let mut state = self.start(alpha);
+            for &j in prefix {
+                self.advance(&mut state, j as usize);
+            }
+            state
+        };
+        // Rank-one keys whose weights need `S^{⊙e} (a ⊙ Z^T)`: batched per `e`.
+        let batched = |e: usize| {
+            matches!(self.basis, PolyBasis::RankOne { .. })
+                && (e >= 2 || (e == 1 && self.r >= self.n))
+        };
+        let (wide, single): (Vec<_>, Vec<_>) = keys.into_iter().partition(|(e, _)| batched(*e));
+        let mut out: Vec<((usize, MultiIndex), Vec<f64>)> = single
+            .into_iter()
+            .map(|(e, prefix)| {
+                let w = self.conditional(&state_of(&prefix), e);
+                ((e, prefix), w)
+            })
+            .collect();
+        let (n, r) = (self.n, self.r);
+        // At most this many prefixes per product (bounds the n x r x m work space).
+        let chunk = (BATCH_WORK_DOUBLES / (n * r)).max(1);
+        let mut by_e: Vec<(usize, MultiIndex)> = wide;
+        by_e.sort_by_key(|(e, _)| *e);
+        for group in by_e.chunk_by(|a, b| a.0 == b.0) {
+            let e = group[0].0;
+            let p = self.power(e).expect("e >= 1");
+            for part in group.chunks(chunk) {
+                let m = part.len();
+                let mut az = vec![0.0; n * r * m];
+                for ((_, prefix), block) in part.iter().zip(az.chunks_exact_mut(n * r)) {
+                    let Running::Vector(a) = state_of(prefix) else {
+                        unreachable!("rank-one basis")
+                    };
+                    for (zj, out) in self.zt.chunks_exact(n).zip(block.chunks_exact_mut(n)) {
+                        for ((o, x), y) in out.iter_mut().zip(zj).zip(&a) {
+                            *o = x * y;
                         }
                     }
                 }
+                // x^T P x = 2 x^T (strict lower P) x + sum_t P_tt x_t^2: half the products.
+                let mut wm = vec![0.0; n * r * m];
+                triangular::matmul(
+                    MatMut::from_column_major_slice_mut(&mut wm, n, r * m),
+                    BlockStructure::Rectangular,
+                    Accum::Replace,
+                    MatRef::from_column_major_slice(p, n, n),
+                    BlockStructure::StrictTriangularLower,
+                    MatRef::from_column_major_slice(&az, n, r * m),
+                    BlockStructure::Rectangular,
+                    2.0,
+                    Par::Seq,
+                );
+                let diag: Vec<f64> = (0..n).map(|t| p[t * n + t]).collect();
+                for ((key, ablock), wblock) in part
+                    .iter()
+                    .zip(az.chunks_exact(n * r))
+                    .zip(wm.chunks_exact(n * r))
+                {
+                    let w: Vec<f64> = ablock
+                        .chunks_exact(n)
+                        .zip(wblock.chunks_exact(n))
+                        .map(|(x, y)| {
+                            let d: f64 = x.iter().zip(&diag).map(|(xv, dv)| dv * xv * xv).sum();
+                            let v = dot(x, y) + d;
+                            if pos(v) {
+                                v
+                            } else {
+                                0.0
+                            }
+                        })
+                        .collect();
+                    out.push((key.clone(), w));
+                }
             }
-            m.sort_unstable();
-            out.push(m);
         }
-        Some(out)
+        out
     }
 
     /// A draw from exactly `q_m = |g_m| / ||g||_1` over distinct kernels: Algorithm 3
@@ -796,6 +907,10 @@ enum Running {
     Vector(Vec<f64>),
     Dense(Vec<f64>),
 }
+
+/// Work space of one batched product in [`PolySampler::draw_batch`], in doubles (32 MiB
+/// for the two `n x r x m` blocks together).
+const BATCH_WORK_DOUBLES: usize = 1 << 21;
 
 /// `v > 0` (false for NaN).
 #[inline]
@@ -1238,6 +1353,63 @@ mod tests {
             }
             // 19 degrees of freedom: P(chi2 > 50) < 1e-4.
             assert!(chi2 < 50.0, "chi2 = {chi2}");
+        }
+    }
+
+    /// `draw_batch` on the shapes its batched products handle (a level with `e >= 2`,
+    /// and `e = 1` when `r >= n`), degrees 4 and 5: frequencies against the exact
+    /// multiset probabilities.
+    #[test]
+    fn batched_draws_match_exact_probabilities() {
+        let mut rng = ChaCha8Rng::seed_from_u64(17);
+        for (r, degree, n) in [(4, 4, 3), (3, 5, 8)] {
+            let z = random_matrix(r, n, &mut rng);
+            let alpha: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+            let rho2: Vec<f64> = (0..=degree).map(|d| 1.0 + 0.3 * d as f64).collect();
+            let s = PolySampler::new(
+                PolyBasis::RankOne { z },
+                degree,
+                &rho2,
+                &MemoryLimit::default(),
+            )
+            .unwrap();
+            let prep = s.prepare(&alpha);
+            let draws = 32_000;
+            let mut counts: HashMap<MultiIndex, usize> = HashMap::new();
+            for _ in 0..draws / 16 {
+                for m in s.draw_batch(&prep, &alpha, &mut rng, 16).unwrap() {
+                    *counts.entry(m).or_default() += 1;
+                }
+            }
+            let all: Vec<MultiIndex> = (0..=degree)
+                .flat_map(|d| enumerate_multisets(r, d))
+                .collect();
+            let mut chi2 = 0.0;
+            let mut total_p = 0.0;
+            for m in &all {
+                let p = s.multiset_prob(&prep, m, &alpha);
+                total_p += p;
+                let c = *counts.get(m).unwrap_or(&0) as f64;
+                let e = p * draws as f64;
+                let sd = (e * (1.0 - p)).sqrt().max(1.0);
+                assert!(
+                    (c - e).abs() < 5.0 * sd,
+                    "r {r} D {degree} {m:?}: {c} vs {e}"
+                );
+                if e > 0.0 {
+                    chi2 += (c - e) * (c - e) / e;
+                }
+            }
+            assert!(
+                (total_p - 1.0).abs() < 1e-9,
+                "probabilities sum to {total_p}"
+            );
+            // Bound: dof + 6 sqrt(2 dof), far in the tail of the chi-square distribution.
+            let dof = (all.len() - 1) as f64;
+            assert!(
+                chi2 < dof + 6.0 * (2.0 * dof).sqrt(),
+                "r {r} D {degree}: chi2 {chi2}"
+            );
         }
     }
 
