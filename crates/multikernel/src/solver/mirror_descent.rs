@@ -795,7 +795,7 @@ impl<'a> Engine<'a> {
             Some(_) => self.base_acc + self.base * (self.wc - self.base_mark),
             None => self.c * self.base,
         };
-        let terms = self
+        let mut terms: Vec<(MultiIndex, f64)> = self
             .coords
             .iter()
             .map(|(m, c)| {
@@ -806,10 +806,9 @@ impl<'a> Engine<'a> {
                 (m.clone(), base + v)
             })
             .filter(|(_, v)| *v > 0.0)
-            .collect::<Vec<_>>();
+            .collect();
         // A fixed order (the map's is random), so sums over the terms and the saved model
         // are the same bit for bit from run to run.
-        let mut terms = terms;
         terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         (terms, base)
     }

@@ -1336,24 +1336,38 @@ mod tests {
                 *counts.entry(m).or_default() += 1;
             }
             let distinct = s.distinct_mass(&alpha);
-            let mut chi2 = 0.0;
-            for m in &all {
-                let p = if proportional {
+            let chi2 = frequency_chi2(&all, &counts, draws, |m| {
+                if proportional {
                     s.grad_mass(m, &alpha) / distinct
                 } else {
                     s.multiset_prob(&prep, m, &alpha)
-                };
-                let c = *counts.get(m).unwrap_or(&0) as f64;
-                let e = p * draws as f64;
-                let sd = (e * (1.0 - p)).sqrt().max(1.0);
-                assert!((c - e).abs() < 5.0 * sd, "{m:?}: {c} vs {e}");
-                if e > 0.0 {
-                    chi2 += (c - e) * (c - e) / e;
                 }
-            }
+            });
             // 19 degrees of freedom: P(chi2 > 50) < 1e-4.
             assert!(chi2 < 50.0, "chi2 = {chi2}");
         }
+    }
+
+    /// Every cell's count within 5 standard deviations of `p(m) draws`; returns the
+    /// chi-square statistic over the cells.
+    fn frequency_chi2(
+        all: &[MultiIndex],
+        counts: &HashMap<MultiIndex, usize>,
+        draws: usize,
+        prob: impl Fn(&MultiIndex) -> f64,
+    ) -> f64 {
+        let mut chi2 = 0.0;
+        for m in all {
+            let p = prob(m);
+            let c = *counts.get(m).unwrap_or(&0) as f64;
+            let e = p * draws as f64;
+            let sd = (e * (1.0 - p)).sqrt().max(1.0);
+            assert!((c - e).abs() < 5.0 * sd, "{m:?}: {c} vs {e}");
+            if e > 0.0 {
+                chi2 += (c - e) * (c - e) / e;
+            }
+        }
+        chi2
     }
 
     /// `draw_batch` on the shapes its batched products handle (a level with `e >= 2`,
@@ -1384,22 +1398,8 @@ mod tests {
             let all: Vec<MultiIndex> = (0..=degree)
                 .flat_map(|d| enumerate_multisets(r, d))
                 .collect();
-            let mut chi2 = 0.0;
-            let mut total_p = 0.0;
-            for m in &all {
-                let p = s.multiset_prob(&prep, m, &alpha);
-                total_p += p;
-                let c = *counts.get(m).unwrap_or(&0) as f64;
-                let e = p * draws as f64;
-                let sd = (e * (1.0 - p)).sqrt().max(1.0);
-                assert!(
-                    (c - e).abs() < 5.0 * sd,
-                    "r {r} D {degree} {m:?}: {c} vs {e}"
-                );
-                if e > 0.0 {
-                    chi2 += (c - e) * (c - e) / e;
-                }
-            }
+            let total_p: f64 = all.iter().map(|m| s.multiset_prob(&prep, m, &alpha)).sum();
+            let chi2 = frequency_chi2(&all, &counts, draws, |m| s.multiset_prob(&prep, m, &alpha));
             assert!(
                 (total_p - 1.0).abs() < 1e-9,
                 "probabilities sum to {total_p}"
