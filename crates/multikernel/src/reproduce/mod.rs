@@ -99,4 +99,5 @@ impl Report {
 pub mod gomp;
 pub mod mirror_descent;
 pub mod ocr;
+pub mod thread_clock;
 pub mod uci;

@@ -579,6 +579,8 @@ impl<'a> Engine<'a> {
         // Rank-one columns (column-major n x B) and their weights.
         let mut fcols: Vec<f64> = Vec::new();
         let mut fw: Vec<f64> = Vec::new();
+        // Full-rank kernels and their weights, added once per distinct kernel below.
+        let mut dense: Vec<(MultiIndex, f64)> = Vec::new();
         let mut changed = false;
         for (m, ratio) in samples {
             let dtheta = step * ratio;
@@ -595,11 +597,7 @@ impl<'a> Engine<'a> {
                     fcols.extend_from_slice(&f);
                     fw.push(w);
                 }
-                None => {
-                    let km = self.s.kernel_dense(&m);
-                    axpy(w, &km, &mut self.k_phi);
-                    self.factor = None;
-                }
+                None => dense.push((m.clone(), w)),
             }
             let coord = self.coords.entry(m).or_insert(Coord {
                 phi: 0.0,
@@ -610,6 +608,15 @@ impl<'a> Engine<'a> {
             coord.mark = wc;
             self.phi_norm2 += dphi * (2.0 * (self.base + coord.phi) + dphi);
             coord.phi += dphi;
+        }
+        if !dense.is_empty() {
+            // A batch often draws the same kernel several times: one pass over K_phi each.
+            dense.sort_by(|a, b| a.0.cmp(&b.0));
+            for group in dense.chunk_by(|a, b| a.0 == b.0) {
+                let w: f64 = group.iter().map(|(_, w)| w).sum();
+                self.s.add_kernel(&group[0].0, w, &mut self.k_phi);
+            }
+            self.factor = None;
         }
         if !fw.is_empty() {
             let b = fw.len();

@@ -173,6 +173,10 @@ pub struct PolySampler {
     powers: Vec<Vec<f64>>,
     /// Rank-one basis: `Z^T` column-major `n x r` (column `j` is `z_j`).
     zt: Vec<f64>,
+    /// Full basis: the lower triangles of `K_1..K_r` packed column by column ([`pack_lower`]),
+    /// stacked as the columns of an `n(n+1)/2 x r` matrix, so that the step-6 weights of many
+    /// prefixes are one matrix product that reads each base kernel once.
+    gram_tri: Vec<f64>,
 }
 
 impl PolySampler {
@@ -233,15 +237,24 @@ impl PolySampler {
             }
         }
         let mats = 2 * degree;
+        let packed = match &basis {
+            PolyBasis::RankOne { .. } => 0,
+            PolyBasis::Full { .. } => r.saturating_mul(n * (n + 1) / 2),
+        };
         limit.check(
-            mats.saturating_mul(n).saturating_mul(n).saturating_mul(8),
+            mats.saturating_mul(n)
+                .saturating_mul(n)
+                .saturating_add(packed)
+                .saturating_mul(8),
             &format!(
-                "polynomial kernel sampling (degree {degree}, {n} points: {mats} n x n matrices)"
+                "polynomial kernel sampling (degree {degree}, {n} points: {mats} n x n matrices \
+                 and the packed base kernels)"
             ),
         )?;
 
         let nn = n * n;
         let mut zt = Vec::new();
+        let mut gram_tri = Vec::new();
         // Power sums P_i = sum_j K_j^{⊙i}, i = 1..=D.
         let mut psums: Vec<Vec<f64>> = Vec::with_capacity(degree);
         match &basis {
@@ -271,6 +284,11 @@ impl PolySampler {
                 }
             }
             PolyBasis::Full { grams } => {
+                let nt = n * (n + 1) / 2;
+                gram_tri = vec![0.0; packed];
+                for (g, col) in grams.iter().zip(gram_tri.chunks_exact_mut(nt)) {
+                    pack_lower_into(&g.data, None, n, 1.0, col);
+                }
                 for i in 1..=degree {
                     let mut p = vec![0.0; nn];
                     for g in grams {
@@ -299,6 +317,7 @@ impl PolySampler {
             psums,
             powers,
             zt,
+            gram_tri,
         })
     }
 
@@ -712,6 +731,9 @@ impl PolySampler {
             }
             state
         };
+        if let PolyBasis::Full { .. } = self.basis {
+            return self.dense_conditionals(keys, &state_of);
+        }
         // Rank-one keys whose weights need `S^{⊙e} (a ⊙ Z^T)`: batched per `e`.
         let batched = |e: usize| {
             matches!(self.basis, PolyBasis::RankOne { .. })
@@ -780,6 +802,46 @@ impl PolySampler {
                         .collect();
                     out.push((key.clone(), w));
                 }
+            }
+        }
+        out
+    }
+
+    /// The step-6 weights for several `(e, prefix)` pairs on a full basis: with `B` the
+    /// running matrix of a prefix, `pi(j) = <B ⊙ S^{⊙e}, K_j>`, so for `m` prefixes at once
+    /// the weights are the `r x m` product of the packed base kernels ([`PolySampler`]'s
+    /// `gram_tri`) with the packed `B ⊙ S^{⊙e}` (off-diagonal entries doubled): each base
+    /// kernel is read once per `m` prefixes instead of once per prefix.
+    fn dense_conditionals(
+        &self,
+        keys: Vec<(usize, MultiIndex)>,
+        state_of: &dyn Fn(&[u32]) -> Running,
+    ) -> Vec<((usize, MultiIndex), Vec<f64>)> {
+        let (n, r) = (self.n, self.r);
+        let nt = n * (n + 1) / 2;
+        let chunk = (BATCH_WORK_DOUBLES / nt).max(1);
+        let mut out = Vec::with_capacity(keys.len());
+        for part in keys.chunks(chunk) {
+            let m = part.len();
+            let mut packed = vec![0.0; nt * m];
+            for ((e, prefix), col) in part.iter().zip(packed.chunks_exact_mut(nt)) {
+                let Running::Dense(state) = state_of(prefix) else {
+                    unreachable!("dense state with a full basis")
+                };
+                pack_lower_into(&state, self.power(*e), n, 2.0, col);
+            }
+            let mut w = vec![0.0; r * m];
+            faer::linalg::matmul::matmul(
+                MatMut::from_column_major_slice_mut(&mut w, r, m),
+                Accum::Replace,
+                MatRef::from_column_major_slice(&self.gram_tri, nt, r).transpose(),
+                MatRef::from_column_major_slice(&packed, nt, m),
+                1.0,
+                Par::Seq,
+            );
+            for (key, col) in part.iter().zip(w.chunks_exact(r)) {
+                let weights = col.iter().map(|&v| if pos(v) { v } else { 0.0 }).collect();
+                out.push((key.clone(), weights));
             }
         }
         out
@@ -871,6 +933,40 @@ impl PolySampler {
         }
     }
 
+    /// `out += w K_m` (`n x n`, column-major). On a full basis a kernel of degree `<= 2` is
+    /// added in one fused pass, without materializing `K_m`.
+    pub fn add_kernel(&self, m: &[u32], w: f64, out: &mut [f64]) {
+        let n = self.n;
+        assert_eq!(out.len(), n * n, "PolySampler::add_kernel: output size");
+        match &self.basis {
+            PolyBasis::RankOne { .. } => {
+                let f = self.feature(m).expect("rank-one basis");
+                for (t, &ft) in f.iter().enumerate() {
+                    axpy(w * ft, &f, &mut out[t * n..(t + 1) * n]);
+                }
+            }
+            PolyBasis::Full { grams } => {
+                let g = |j: &u32| &grams[*j as usize].data;
+                match m {
+                    [] => out.iter_mut().for_each(|v| *v += w),
+                    [a] => axpy(w, g(a), out),
+                    [rest @ .., last] => {
+                        let head;
+                        let first: &[f64] = if let [a] = rest {
+                            g(a)
+                        } else {
+                            head = self.kernel_dense(rest);
+                            &head
+                        };
+                        for ((o, x), y) in out.iter_mut().zip(first).zip(g(last)) {
+                            *o += w * x * y;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// `alpha^T K_m alpha` (`(z_m^T alpha)^2` for a rank-one basis).
     pub fn kernel_quad(&self, m: &[u32], alpha: &[f64]) -> f64 {
         match &self.basis {
@@ -911,6 +1007,28 @@ enum Running {
 /// Work space of one batched product in [`PolySampler::draw_batch`], in doubles (32 MiB
 /// for the two `n x r x m` blocks together).
 const BATCH_WORK_DOUBLES: usize = 1 << 21;
+
+/// Packs the lower triangle of the symmetric `a ⊙ b` (`b = None`: `a` alone; both `n x n`)
+/// column by column into `out` (`n(n+1)/2` numbers), off-diagonal entries times `off`.
+fn pack_lower_into(a: &[f64], b: Option<&[f64]>, n: usize, off: f64, out: &mut [f64]) {
+    let mut k = 0;
+    for t in 0..n {
+        let (lo, hi) = (t * n + t, (t + 1) * n);
+        let dst = &mut out[k..k + hi - lo];
+        match b {
+            None => dst.copy_from_slice(&a[lo..hi]),
+            Some(b) => {
+                for ((d, x), y) in dst.iter_mut().zip(&a[lo..hi]).zip(&b[lo..hi]) {
+                    *d = x * y;
+                }
+            }
+        }
+        if off != 1.0 {
+            dst[1..].iter_mut().for_each(|v| *v *= off);
+        }
+        k += hi - lo;
+    }
+}
 
 /// `v > 0` (false for NaN).
 #[inline]
@@ -1370,23 +1488,31 @@ mod tests {
         chi2
     }
 
-    /// `draw_batch` on the shapes its batched products handle (a level with `e >= 2`,
-    /// and `e = 1` when `r >= n`), degrees 4 and 5: frequencies against the exact
-    /// multiset probabilities.
+    /// `draw_batch` on the shapes its batched products handle (rank one: a level with
+    /// `e >= 2`, and `e = 1` when `r >= n`, degrees 4 and 5; full-rank Gaussian base
+    /// kernels: every level, degrees 2 and 3): frequencies against the exact multiset
+    /// probabilities.
     #[test]
     fn batched_draws_match_exact_probabilities() {
         let mut rng = ChaCha8Rng::seed_from_u64(17);
-        for (r, degree, n) in [(4, 4, 3), (3, 5, 8)] {
-            let z = random_matrix(r, n, &mut rng);
+        for (r, degree, n, full) in [
+            (4, 4, 3, false),
+            (3, 5, 8, false),
+            (3, 3, 6, true),
+            (4, 2, 5, true),
+        ] {
             let alpha: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
             let rho2: Vec<f64> = (0..=degree).map(|d| 1.0 + 0.3 * d as f64).collect();
-            let s = PolySampler::new(
-                PolyBasis::RankOne { z },
-                degree,
-                &rho2,
-                &MemoryLimit::default(),
-            )
-            .unwrap();
+            let basis = if full {
+                PolyBasis::Full {
+                    grams: gaussian_grams(&random_matrix(n, r, &mut rng)),
+                }
+            } else {
+                PolyBasis::RankOne {
+                    z: random_matrix(r, n, &mut rng),
+                }
+            };
+            let s = PolySampler::new(basis, degree, &rho2, &MemoryLimit::default()).unwrap();
             let prep = s.prepare(&alpha);
             let draws = 32_000;
             let mut counts: HashMap<MultiIndex, usize> = HashMap::new();
@@ -1410,6 +1536,35 @@ mod tests {
                 chi2 < dof + 6.0 * (2.0 * dof).sqrt(),
                 "r {r} D {degree}: chi2 {chi2}"
             );
+        }
+    }
+
+    /// `add_kernel` (fused for degree <= 2 on a full basis) against `K_m` materialized.
+    #[test]
+    fn add_kernel_matches_the_dense_kernel() {
+        let mut rng = ChaCha8Rng::seed_from_u64(23);
+        let (r, n, degree) = (3, 5, 3);
+        let x = random_matrix(n, r, &mut rng);
+        for basis in [
+            PolyBasis::Full {
+                grams: gaussian_grams(&x),
+            },
+            PolyBasis::RankOne {
+                z: random_matrix(r, n, &mut rng),
+            },
+        ] {
+            let s = PolySampler::new(basis, degree, &[1.0; 4], &MemoryLimit::default()).unwrap();
+            for d in 0..=degree {
+                for m in enumerate_multisets(r, d) {
+                    let start: Vec<f64> = (0..n * n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+                    let mut got = start.clone();
+                    s.add_kernel(&m, 0.7, &mut got);
+                    let k = s.kernel_dense(&m);
+                    for ((g, s0), kv) in got.iter().zip(&start).zip(&k) {
+                        assert!((g - (s0 + 0.7 * kv)).abs() < 1e-12, "{m:?}");
+                    }
+                }
+            }
         }
     }
 
