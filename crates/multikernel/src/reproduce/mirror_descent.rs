@@ -50,7 +50,7 @@ use crate::solver::mirror_descent::{
     perfeature_linear, EvalSchedule, MirrorDescentParams, PolyProblem, Sampling, SolverOptions,
     StepRule, UniformPolyModel,
 };
-use crate::solver::poly_sampler::{enumerate_multisets, MultiIndex};
+use crate::solver::poly_sampler::{count_kernels, enumerate_multisets, MultiIndex};
 use rayon::prelude::*;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -63,23 +63,24 @@ pub const FIG3_LAMBDAS: [f64; 8] = [1e-4, 1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3];
 /// The ridge of Figure 1.
 pub const FIG1_LAMBDA: f64 = 1e-5;
 
-/// `--quick`: fixed ridge per method of Figure 2, chosen on the validation set by the
-/// non-quick path with one repetition at r in {20, 100} (`cargo test --release -p multikernel
-/// diag_validation_lambdas -- --ignored --nocapture` with `DIAG_FIGS=2`): stoch 1e-2 at
-/// r = 20 (1e-6 at r = 100, where its test MSE is flat in lambda: 0.836 for every lambda in
-/// 1e-6..1), lp-MKL 1e-4 at r = 20 (refused at r = 100), uniform 1e2 at r = 20 (1e-6 at
-/// r = 100, equally flat: 0.977).
+/// `--quick`: fixed ridge per method of Figure 2, the choice on the validation set of the
+/// full run's first repetition at r = 20 (`reproduce mirror-descent --json F`, field
+/// `lambdas`; commit 4743484): stoch 1e-2, lp-MKL 1e-4, uniform 1e2. At r = 100 the first
+/// repetition chose 1 for stoch and 1e-6 for uniform, but there the test MSE is flat in
+/// lambda (stoch 0.836 for every lambda in 1e-6..1, uniform 0.977 in an earlier check with
+/// `diag_validation_lambdas`), so the r = 20 values serve both.
 pub const QUICK_FIG2_LAMBDA: [(&str, f64); 3] =
     [("stoch", 1e-2), ("lp-mkl", 1e-4), ("uniform", 1e2)];
-/// `--quick`: fixed ridge per method of Figure 3, chosen on the validation sets by the
-/// non-quick path with one split (`cargo test --release -p multikernel
-/// diag_validation_lambdas -- --ignored --nocapture`, `DIAG_FIGS=3`, seed 1): per method the
-/// value chosen most often over the six tables (ties: the median of the six choices). The
-/// choices (ionosphere, sonar, ringnorm, waveform, breast-cancer, pima-diabetes):
-/// stoch-d2 1, 1, 10, 100, 10, 100; stoch-d3 100, 1e-4, 100, 100, 10, 100; stoch-d3-prior
-/// 10, 0.1, 10, 100, 10, 100; stoch-d2-gauss 10 everywhere; uniform-d1 10, 100, 100, 100,
-/// 1e-4, 100; uniform-d2 10, 100, 100, 1e3, 100, 1e3; uniform-d3 1e3, 1e-4, 1e3, 1e3, 1e3,
-/// 1e3; lp-mkl-p1 10, 1, 10, 10, 0.1, 10; lp-mkl-p2 1, 10, 100, 100, 1e-4, 10.
+/// `--quick`: fixed ridge per method of Figure 3, the choice on the validation sets of the
+/// full run's first split (as for [`QUICK_FIG2_LAMBDA`]; also `cargo test --release -p
+/// multikernel diag_validation_lambdas -- --ignored --nocapture` with `DIAG_FIGS=3`): per
+/// method the value chosen most often over the six tables (ties: the median of the six
+/// choices). The choices (ionosphere, sonar, ringnorm, waveform, breast-cancer,
+/// pima-diabetes) at commit 4743484: stoch-d2 1, 10, 10, 100, 10, 100; stoch-d3 100, 1e-3,
+/// 100, 100, 10, 100; stoch-d3-prior 10, 1e-4, 10, 100, 10, 100; stoch-d2-gauss 10
+/// everywhere; uniform-d1 10, 100, 100, 100, 1e-4, 100; uniform-d2 10, 100, 100, 1e3, 100,
+/// 1e3; uniform-d3 1e3, 1e-4, 1e3, 1e3, 1e3, 1e3; lp-mkl-p1 10, 1, 10, 10, 0.1, 10;
+/// lp-mkl-p2 1, 10, 100, 100, 1e-4, 10.
 pub const QUICK_FIG3_LAMBDA: [(&str, f64); 9] = [
     ("stoch-d2", 10.0),
     ("stoch-d3", 100.0),
@@ -498,6 +499,8 @@ pub fn run(cfg: &MirrorDescentConfig, progress: &mut dyn FnMut(&str)) -> Result<
 
 /// One curve of Figure 1: `(seconds, iteration, J)`.
 type Curve = Vec<(f64, u64, f64)>;
+/// One method's result in a [`race`]: name, curve, iterations, the chosen `eta0` (Stoch, UCD).
+type RaceEntry = (&'static str, Curve, u64, Option<f64>);
 
 fn figure1(
     cfg: &MirrorDescentConfig,
@@ -531,76 +534,16 @@ fn figure1(
             ..stoch_params(3, Vec::new(), perfeature_linear(), cfg.seed)
         };
         let prob = PolyProblem::new(&s.xtr, &s.ytr, &params)?;
-        let mut curves: Vec<(&str, Curve, u64, Option<f64>)> = Vec::new();
-        for (method, sampling) in [("stoch", Sampling::Importance), ("ucd", Sampling::Uniform)] {
-            let opts = SolverOptions {
-                sampling,
-                lambda: FIG1_LAMBDA,
-                max_iter: 0,
-                max_seconds: Some(secs),
-                step: StepRule::default(),
-                eval: EvalSchedule::Geometric {
-                    first: 0.02,
-                    factor: 1.15,
-                },
-                seed: cfg.seed,
-                ..SolverOptions::default()
-            };
-            let mut curve = Vec::new();
-            let sol =
-                crate::solver::mirror_descent::solve(&prob.sampler, &prob.y, &opts, &mut |c| {
-                    curve.push((c.seconds, c.iteration, c.objective))
-                })?;
-            progress(&format!(
-                "  {method}: {} iterations, eta0 {}, J {:.6e}",
-                sol.iterations, sol.eta0, sol.objective
-            ));
-            curves.push((method, curve, sol.iterations, Some(sol.eta0)));
-        }
-        // lp-MKL (p = 2) over all C(r + 3, 3) monomials: the same objective.
-        let idx = all_monomials(prob.sampler.base_count(), 3);
-        let lp_curve = match cfg.lp_memory.check(
-            lp_bytes(s.xtr.rows, idx.len()),
-            &format!("lp-MKL over {} product kernels", idx.len()),
-        ) {
-            Ok(()) => {
-                let kernels: Vec<KernelMatrix> = idx
-                    .iter()
-                    .map(|m| KernelMatrix::rank_one(prob.sampler.feature(m).expect("rank one")))
-                    .collect();
-                let ym = Matrix::from_vec(prob.y.len(), 1, prob.y.clone());
-                let params = LpMklParams {
-                    p: 2.0,
-                    lambda: FIG1_LAMBDA,
-                    bias: false,
-                    max_iter: 500,
-                    tol: 1e-9,
-                    init_theta: None,
-                };
-                let t = Instant::now();
-                let sol = lp_mkl(&kernels, &ym, &params)?;
-                let total = t.elapsed().as_secs_f64();
-                let per = total / sol.objective.len().max(1) as f64;
-                progress(&format!(
-                    "  lp-mkl: {} iterations in {total:.2} s, J {:.6e}",
-                    sol.iterations,
-                    sol.objective.last().copied().unwrap_or(f64::NAN)
-                ));
-                // J of iterate k is known after k + 1 solves; time per solve averaged.
-                sol.objective
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &j)| ((k + 1) as f64 * per, k as u64, j))
-                    .filter(|(t, _, _)| *t <= secs)
-                    .collect()
-            }
-            Err(e) => {
-                progress(&format!("  lp-mkl refused: {e}"));
-                Vec::new()
-            }
-        };
-        let lp_iters = lp_curve.len() as u64;
-        curves.push(("lp-mkl", lp_curve, lp_iters, None));
+        let curves = race(
+            &prob,
+            3,
+            FIG1_LAMBDA,
+            secs,
+            cfg.seed,
+            &cfg.lp_memory,
+            progress,
+        )?;
+        let idx_len = count_kernels(prob.sampler.base_count(), 3) as usize;
         let best = curves
             .iter()
             .flat_map(|c| c.1.iter().map(|p| p.2))
@@ -620,7 +563,7 @@ fn figure1(
             .with("iterations", *iters)
             .with("n_train", s.xtr.rows)
             .with("r", s.xtr.cols)
-            .with("kernels", idx.len());
+            .with("kernels", idx_len);
             if let Some(l) = last {
                 row = row.with("final_objective", l);
             }
@@ -645,7 +588,7 @@ fn figure1(
             "| {name} | {} | {} | {} | {best:.4e} | {} | {} | {} | {} | {} | {} | {} | {} |",
             s.xtr.rows,
             s.xtr.cols,
-            idx.len(),
+            idx_len,
             cells[0],
             cells[1],
             cells[2],
@@ -682,6 +625,91 @@ fn figure1(
         )?;
     }
     Ok(())
+}
+
+/// One convergence race on a prepared problem (Figure 1 and the (r, D) sweep): Stoch and
+/// UCD for `secs` seconds each (J of the averaged iterate on a geometric time grid), then
+/// lp-MKL (p = 2, the same objective) over all product kernels of degree `<= degree`,
+/// refused (an empty curve) when they do not fit `limit`. Curves are (seconds, iteration, J).
+fn race(
+    prob: &PolyProblem,
+    degree: usize,
+    lambda: f64,
+    secs: f64,
+    seed: u64,
+    limit: &MemoryLimit,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<RaceEntry>> {
+    let mut curves: Vec<RaceEntry> = Vec::new();
+    for (method, sampling) in [("stoch", Sampling::Importance), ("ucd", Sampling::Uniform)] {
+        let opts = SolverOptions {
+            sampling,
+            lambda,
+            max_iter: 0,
+            max_seconds: Some(secs),
+            step: StepRule::default(),
+            eval: EvalSchedule::Geometric {
+                first: 0.02,
+                factor: 1.15,
+            },
+            seed,
+            ..SolverOptions::default()
+        };
+        let mut curve = Vec::new();
+        let sol = crate::solver::mirror_descent::solve(&prob.sampler, &prob.y, &opts, &mut |c| {
+            curve.push((c.seconds, c.iteration, c.objective))
+        })?;
+        progress(&format!(
+            "  {method}: {} iterations, eta0 {}, J {:.6e}",
+            sol.iterations, sol.eta0, sol.objective
+        ));
+        curves.push((method, curve, sol.iterations, Some(sol.eta0)));
+    }
+    // lp-MKL (p = 2) over all C(r + D, D) monomials: the same objective.
+    let idx = all_monomials(prob.sampler.base_count(), degree);
+    let lp_curve = match limit.check(
+        lp_bytes(prob.y.len(), idx.len()),
+        &format!("lp-MKL over {} product kernels", idx.len()),
+    ) {
+        Ok(()) => {
+            let kernels: Vec<KernelMatrix> = idx
+                .iter()
+                .map(|m| KernelMatrix::rank_one(prob.sampler.feature(m).expect("rank one")))
+                .collect();
+            let ym = Matrix::from_vec(prob.y.len(), 1, prob.y.clone());
+            let params = LpMklParams {
+                p: 2.0,
+                lambda,
+                bias: false,
+                max_iter: 500,
+                tol: 1e-9,
+                init_theta: None,
+            };
+            let t = Instant::now();
+            let sol = lp_mkl(&kernels, &ym, &params)?;
+            let total = t.elapsed().as_secs_f64();
+            let per = total / sol.objective.len().max(1) as f64;
+            progress(&format!(
+                "  lp-mkl: {} iterations in {total:.2} s, J {:.6e}",
+                sol.iterations,
+                sol.objective.last().copied().unwrap_or(f64::NAN)
+            ));
+            // J of iterate k is known after k + 1 solves; time per solve averaged.
+            sol.objective
+                .iter()
+                .enumerate()
+                .map(|(k, &j)| ((k + 1) as f64 * per, k as u64, j))
+                .filter(|(t, _, _)| *t <= secs)
+                .collect()
+        }
+        Err(e) => {
+            progress(&format!("  lp-mkl refused: {e}"));
+            Vec::new()
+        }
+    };
+    let lp_iters = lp_curve.len() as u64;
+    curves.push(("lp-mkl", lp_curve, lp_iters, None));
+    Ok(curves)
 }
 
 fn figure2(
@@ -1406,6 +1434,76 @@ mod tests {
                 r.method,
                 r.mean,
                 r.extra.get("lambdas")
+            );
+        }
+    }
+
+    /// Where Stoch and lp-MKL each win over the number of inputs r and the degree D (not a
+    /// test; BENCHMARKS.md): the Figure 1 race on Sec. 5.2's synthetic data, 500 points,
+    /// lambda = 1e-5, `DIAG_SECS` (default 10) seconds per stochastic method, lp-MKL under
+    /// the default 0.5 GiB limit. `cargo test --release -p multikernel diag_sweep --
+    /// --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn diag_sweep() {
+        let secs: f64 = std::env::var("DIAG_SECS").map_or(10.0, |v| v.parse().unwrap());
+        let limit = MemoryLimit::gib(0.5);
+        println!(
+            "| r | D | kernels | best J | stoch s | ucd s | lp-mkl s | stoch J/best | ucd J/best |"
+        );
+        println!("|---|---|---|---|---|---|---|---|---|");
+        for (r, degree) in [
+            (10, 2),
+            (10, 3),
+            (10, 4),
+            (10, 5),
+            (20, 2),
+            (20, 3),
+            (20, 4),
+            (20, 5),
+            (40, 2),
+            (40, 3),
+            (40, 4),
+        ] {
+            let seed = 5;
+            let problem = MonomialProblem::new(r, 10, 3, seed).unwrap();
+            let d = problem.generate(500, 1);
+            let y = numeric(&d.targets, "synthetic").unwrap();
+            let params = MirrorDescentParams {
+                lambda: FIG1_LAMBDA,
+                ..stoch_params(degree, Vec::new(), perfeature_linear(), seed)
+            };
+            let prob = PolyProblem::new(&d.x, &y, &params).unwrap();
+            let curves = race(&prob, degree, FIG1_LAMBDA, secs, seed, &limit, &mut |m| {
+                eprintln!("r {r} D {degree}: {m}")
+            })
+            .unwrap();
+            let best = curves
+                .iter()
+                .flat_map(|c| c.1.iter().map(|p| p.2))
+                .fold(f64::INFINITY, f64::min);
+            let t1: Vec<String> = curves
+                .iter()
+                .map(|(m, c, _, _)| {
+                    if *m == "lp-mkl" && c.is_empty() {
+                        "refused".into()
+                    } else {
+                        fmt_opt(c.iter().find(|p| p.2 <= 1.01 * best).map(|p| p.0), 2)
+                    }
+                })
+                .collect();
+            let fin: Vec<String> = curves[..2]
+                .iter()
+                .map(|c| fmt_opt(c.1.last().map(|p| p.2 / best), 4))
+                .collect();
+            println!(
+                "| {r} | {degree} | {} | {best:.4e} | {} | {} | {} | {} | {} |",
+                count_kernels(r, degree),
+                t1[0],
+                t1[1],
+                t1[2],
+                fin[0],
+                fin[1]
             );
         }
     }
