@@ -161,7 +161,7 @@ pub struct MirrorDescentConfig {
 }
 
 impl MirrorDescentConfig {
-    /// The full reproduction (about an hour on two cores).
+    /// The full reproduction (56 min on the 2-core machine, README).
     pub fn full(tables: Vec<MdTable>) -> MirrorDescentConfig {
         MirrorDescentConfig {
             quick: false,
