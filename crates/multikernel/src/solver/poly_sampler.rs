@@ -32,7 +32,9 @@
 //! `W = S^{⊙e} (a ⊙ Z)` and `pi(j) = sum_t a_t z_{jt} W_{tj}`; the last step (`e = 0`) is
 //! `(z_j^T a)^2` in `O(n r)` and the one before (`e = 1`) `||Z diag(a) z_j||^2` in `O(n r^2)`.
 //! Full-rank base kernels (e.g. one Gaussian per variable, [`PolyBasis::Full`]) keep the
-//! dense running matrix.
+//! dense running matrix `B`; there `pi(j) = <B ⊙ S^{⊙e}, K_j>`, and the weights of all the
+//! prefixes of a level are one product with the packed lower triangles of the `K_j` (kept
+//! once: `r n^2 / 2` more numbers), which reads each base kernel once per level.
 //!
 //! The sum of all *distinct* kernels of degree `d`, `H_d = sum_{|m| = d} K_m` (the complete
 //! homogeneous symmetric polynomial of the `K_j` under `⊙`), follows from Newton's identity
@@ -173,7 +175,7 @@ pub struct PolySampler {
     powers: Vec<Vec<f64>>,
     /// Rank-one basis: `Z^T` column-major `n x r` (column `j` is `z_j`).
     zt: Vec<f64>,
-    /// Full basis: the lower triangles of `K_1..K_r` packed column by column ([`pack_lower`]),
+    /// Full basis: the lower triangles of `K_1..K_r` packed column by column ([`pack_lower_into`]),
     /// stacked as the columns of an `n(n+1)/2 x r` matrix, so that the step-6 weights of many
     /// prefixes are one matrix product that reads each base kernel once.
     gram_tri: Vec<f64>,
@@ -1004,8 +1006,9 @@ enum Running {
     Dense(Vec<f64>),
 }
 
-/// Work space of one batched product in [`PolySampler::draw_batch`], in doubles (32 MiB
-/// for the two `n x r x m` blocks together).
+/// Work space of one batched product in [`PolySampler::draw_batch`], in doubles: the two
+/// `n x r x m` blocks of a rank-one level together, or the `n(n+1)/2 x m` packed running
+/// matrices of a full-rank level (16 MiB each).
 const BATCH_WORK_DOUBLES: usize = 1 << 21;
 
 /// Packs the lower triangle of the symmetric `a ⊙ b` (`b = None`: `a` alone; both `n x n`)
