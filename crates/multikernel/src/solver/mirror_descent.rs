@@ -626,11 +626,13 @@ impl<'a> Engine<'a> {
                 }
             } else {
                 // K_phi += F diag(w) F^T in one pass.
-                let fwt: Vec<f64> = fcols
-                    .chunks_exact(n)
-                    .zip(&fw)
-                    .flat_map(|(col, &w)| col.iter().map(move |v| v * w))
-                    .collect();
+                let mut fwt = vec![0.0; fcols.len()];
+                for ((out, col), &w) in fwt.chunks_exact_mut(n).zip(fcols.chunks_exact(n)).zip(&fw)
+                {
+                    for (o, v) in out.iter_mut().zip(col) {
+                        *o = v * w;
+                    }
+                }
                 faer::linalg::matmul::matmul(
                     MatMut::from_column_major_slice_mut(&mut self.k_phi, n, n),
                     Accum::Add,
