@@ -18,13 +18,13 @@ use crate::commands::{lambda_from, parse_format, parse_kernels};
 use anyhow::{bail, Context, Result};
 use multikernel::data::{read_table, Dataset, Matrix, TargetKind};
 use multikernel::kernel::{KernelSpec, MemoryLimit};
-use multikernel::model::batch_model::{
-    encode_targets, validation_metric, BatchModel, DecisionFunction,
-};
-use multikernel::model::{self, AnyModel, Prediction, TaskKind};
+use multikernel::model::batch_model::{validation_metric, BatchModel, DecisionFunction};
+use multikernel::model::{self, AnyModel};
 use multikernel::solver::gomp::{GompModel, GompModelParams, GompParams, GompStop};
 use multikernel::solver::lp_mkl::{parse_p, LpMklModel, LpMklModelParams, LpMklParams};
 use multikernel::solver::mirror_descent::{MirrorDescentParams, PolyMklModel, Sampling};
+use multikernel::task::targets::encode_targets;
+use multikernel::task::{Prediction, TaskKind};
 use std::io::Write;
 use std::time::Instant;
 
@@ -440,7 +440,7 @@ pub fn eval<L: DecisionFunction>(
 ) -> Result<()> {
     let ds = read_for(m, data)?;
     let pred = m.predict(&ds.x, limit)?;
-    let (name, value) = multikernel::model::prediction_metric(&pred, &ds.targets);
+    let (name, value) = multikernel::task::prediction_metric(&pred, &ds.targets);
     emit(&format!("n {}\n{name} {value:.4}\n", ds.len()));
     Ok(())
 }

@@ -5,11 +5,15 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use multikernel::data::{read_table, Format, TargetKind};
 use multikernel::kernel::{KernelSpec, MemoryLimit};
-use multikernel::model::{self, AnyModel, KernelMachine, Prediction, TaskKind};
+use multikernel::model::{self, AnyModel};
 use multikernel::prox::RegSpec;
-use multikernel::solver::fit_vector::{default_loss, fit_vector, VectorFitConfig};
+use multikernel::run::{Control, Progress};
+use multikernel::solver::online::vector::{fit_vector, VectorFitConfig};
+use multikernel::solver::online::vector_model::KernelMachine;
 use multikernel::solver::online::{OnlineParams, StepSchedule};
+use multikernel::task::vector::default_loss;
 use multikernel::task::Loss;
+use multikernel::task::{prediction_metric, Prediction, TaskKind};
 use std::io::Write;
 use std::path::Path;
 
@@ -121,10 +125,10 @@ fn train_online(a: &TrainArgs, task: TaskKind, data: multikernel::data::Dataset)
         memory: MemoryLimit::gib(a.memory_limit_gb),
     };
     let pb = progress(a.epochs);
-    let model = fit_vector(&data, &cfg, &mut |rep, _| {
-        pb.set_message(format!("objective {:.5}", rep.objective));
+    let (model, _) = fit_vector(&data, &cfg, &|p: &Progress| {
+        pb.set_message(format!("objective {:.5}", p.objective.unwrap_or(f64::NAN)));
         pb.inc(1);
-        true
+        Control::Continue
     })?;
     pb.finish_and_clear();
     let obj = model.training["final_objective"]
@@ -189,7 +193,7 @@ pub fn eval(a: &EvalArgs) -> Result<()> {
         AnyModel::KernelMachine(m) => {
             let ds = read_for_machine(&m, &a.data)?;
             let pred = m.predict(&ds.x, &limit)?;
-            let (name, value) = model::prediction_metric(&pred, &ds.targets);
+            let (name, value) = prediction_metric(&pred, &ds.targets);
             println!("n {}", ds.len());
             println!("{name} {value:.4}");
         }

@@ -5,9 +5,9 @@ use crate::cli::{
 };
 use anyhow::{bail, Result};
 use multikernel::data::{read_table, TargetKind};
-use multikernel::model::TaskKind;
 use multikernel::reproduce::uci::{self, UciConfig, UciTable};
 use multikernel::reproduce::Report;
+use multikernel::task::TaskKind;
 use std::path::Path;
 
 pub fn run(cmd: &ReproduceCommand) -> Result<()> {
@@ -197,7 +197,7 @@ pub fn demo(a: &DemoArgs) -> Result<()> {
 fn demo_uci(a: &DemoArgs) -> Result<()> {
     use multikernel::kernel::{KernelSpec, MemoryLimit};
     use multikernel::prox::RegSpec;
-    use multikernel::solver::fit_vector::{fit_vector, VectorFitConfig};
+    use multikernel::solver::online::vector::{fit_vector, VectorFitConfig};
     use multikernel::solver::online::{OnlineParams, StepSchedule};
     let tables = load_uci(&a.data_dir.join("uci"), Some("ionosphere"))?;
     let t = &tables[0];
@@ -240,9 +240,13 @@ fn demo_uci(a: &DemoArgs) -> Result<()> {
         standardize: true,
         memory: MemoryLimit::default(),
     };
-    let model = fit_vector(&train, &cfg, &mut |rep, _| {
-        println!("epoch {:>2}  objective {:.5}", rep.epoch, rep.objective);
-        true
+    let (model, _) = fit_vector(&train, &cfg, &|p: &multikernel::run::Progress| {
+        println!(
+            "epoch {:>2}  objective {:.5}",
+            p.step,
+            p.objective.unwrap_or(f64::NAN)
+        );
+        multikernel::run::Control::Continue
     })?;
     let acc = uci::score(&model, &test)?;
     println!("kernel weights:");

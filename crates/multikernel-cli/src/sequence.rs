@@ -6,10 +6,10 @@ use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use multikernel::data::ocr::{parse_folds, read_ocr, OcrData};
 use multikernel::kernel::MemoryLimit;
-use multikernel::model::sequence_model::SequenceModel;
 use multikernel::model::{self, AnyModel};
 use multikernel::prox::RegSpec;
-use multikernel::solver::fit_sequence::{fit_sequence, SequenceFitConfig};
+use multikernel::solver::online::sequence::{fit_sequence, SequenceFitConfig};
+use multikernel::solver::online::sequence_model::SequenceModel;
 use multikernel::solver::online::OnlineParams;
 
 /// Reads the OCR file and keeps the given folds (all when `folds` is None).
@@ -76,10 +76,10 @@ fn fit_with_progress(train: &OcrData, cfg: &SequenceFitConfig) -> Result<Sequenc
         ProgressStyle::with_template("{bar:30} epoch {pos}/{len} {msg} [{elapsed}]")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let m = fit_sequence(train, cfg, &mut |rep, _| {
-        pb.set_message(format!("objective {:.4}", rep.objective));
+    let (m, _) = fit_sequence(train, cfg, &|p: &multikernel::run::Progress| {
+        pb.set_message(format!("objective {:.4}", p.objective.unwrap_or(f64::NAN)));
         pb.inc(1);
-        true
+        multikernel::run::Control::Continue
     })?;
     pb.finish_and_clear();
     Ok(m)

@@ -16,8 +16,9 @@
 use criterion::{criterion_group, BenchmarkId, Criterion};
 use multikernel::data::Matrix;
 use multikernel::kernel::{fit_all, KernelSpec, MemoryLimit, Normalization};
+use multikernel::kernel::{kernel_matrices, KernelMatrix};
 use multikernel::solver::gomp::{gomp, GompParams, Precompute};
-use multikernel::solver::lp_mkl::{kernel_matrices, lp_mkl, KernelMatrix, LpMklParams};
+use multikernel::solver::lp_mkl::{lp_mkl, LpMklParams};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -12,10 +12,11 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use multikernel::data::ocr::{read_ocr, OcrData};
 use multikernel::data::Matrix;
+use multikernel::kernel::binary::{binary_grams, expansion_scores};
 use multikernel::kernel::{FittedKernel, KernelSpec, MemoryLimit};
-use multikernel::model::sequence_model::{binary_grams, expansion_scores, KernelGroup};
 use multikernel::prox::RegSpec;
-use multikernel::solver::fit_sequence::{fit_with_grams, lambda_from_c, SequenceFitConfig};
+use multikernel::solver::online::sequence::{fit_with_grams, lambda_from_c, SequenceFitConfig};
+use multikernel::solver::online::sequence_model::KernelGroup;
 use multikernel::solver::online::OnlineParams;
 use multikernel::task::sequence::SeqLoss;
 use std::path::Path;
@@ -99,7 +100,8 @@ fn spom(c: &mut Criterion) {
                     groups.clone(),
                     &grams,
                     &cfg,
-                    &mut |_, _| true,
+                    &(),
+                    &mut |_, _| multikernel::run::Control::Continue,
                 )
                 .expect("fit")
             })

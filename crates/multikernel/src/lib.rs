@@ -19,11 +19,15 @@ pub mod data;
 pub mod error;
 pub mod io;
 pub mod kernel;
+pub mod linalg;
 pub mod metrics;
 pub mod model;
+pub mod multiset;
+pub mod params;
 pub mod plot;
 pub mod prox;
 pub mod reproduce;
+pub mod run;
 pub mod solver;
 pub mod task;
 

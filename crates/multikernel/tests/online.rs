@@ -4,10 +4,10 @@
 
 use multikernel::data::{read_table, Matrix, TargetKind, Targets};
 use multikernel::kernel::{FittedKernel, Gram, KernelKind, KernelSpec, MemoryLimit, Normalization};
-use multikernel::model::TaskKind;
 use multikernel::prox::{Groups, RegSpec};
-use multikernel::solver::fit_vector::{fit_vector, VectorFitConfig};
+use multikernel::solver::online::vector::{fit_vector, VectorFitConfig};
 use multikernel::solver::online::{OnlineLearner, OnlineParams, StepSchedule};
+use multikernel::task::TaskKind;
 use multikernel::task::{Loss, VectorTask};
 use rand::{Rng, SeedableRng};
 use std::path::PathBuf;
@@ -122,7 +122,7 @@ fn kernelized_learner_equals_explicit_twin() {
             .collect();
         let task = VectorTask::new(loss, y.clone(), 1, true);
         let learner = OnlineLearner::new(&task, &grams, params.clone()).unwrap();
-        let state = learner.run(&mut |_, _| true);
+        let (state, _) = learner.run(&(), &mut |_, _| multikernel::run::Control::Continue);
         let coefs = state.kernel_coefs(false);
         let bias = state.explicit_values(false)[0][0];
         let (want, want_b) = explicit_alg1(&x, &y, &groups, loss, &params);
@@ -213,7 +213,7 @@ fn three_kernel_config(
 ) -> VectorFitConfig {
     VectorFitConfig {
         task,
-        loss: multikernel::solver::fit_vector::default_loss(task),
+        loss: multikernel::task::vector::default_loss(task),
         kernels: [
             "linear:norm=trace",
             "poly:degree=2,offset=1,norm=trace",
@@ -258,12 +258,9 @@ fn objective_goes_down_on_every_uci_table() {
         };
         let data = uci(name, target);
         let cfg = three_kernel_config(task, RegSpec::L21Sq, 10.0, data.len(), 15);
-        let mut objectives = Vec::new();
-        fit_vector(&data, &cfg, &mut |rep, _| {
-            objectives.push(rep.objective);
-            true
-        })
-        .unwrap();
+        let (_, info) = fit_vector(&data, &cfg, &()).unwrap();
+        let objectives: Vec<f64> = info.trace.iter().map(|t| t.objective).collect();
+        assert_eq!(objectives.len(), 15);
         let zero = match task {
             TaskKind::Regression => 0.5, // standardized targets: mean y^2 / 2
             _ => 1.0,
@@ -284,7 +281,7 @@ fn large_lambda_zeroes_kernels() {
     let data = uci("sonar", TargetKind::Classes);
     let mut cfg = three_kernel_config(TaskKind::Binary, RegSpec::L21Sq, 0.01, data.len(), 20);
     cfg.kernels = vec!["perfeature:linear".parse().unwrap()];
-    let m = fit_vector(&data, &cfg, &mut |_, _| true).unwrap();
+    let m = fit_vector(&data, &cfg, &()).unwrap().0;
     assert_eq!(m.weights.len(), 60);
     let zeros = m.weights.iter().filter(|w| **w == 0.0).count();
     assert!(zeros >= 1, "weights {:?}", m.weights);
@@ -301,7 +298,7 @@ fn large_lambda_zeroes_kernels() {
     // A smaller lambda keeps more kernels.
     let mut cfg_small = cfg.clone();
     cfg_small.params.lambda /= 100.0;
-    let m2 = fit_vector(&data, &cfg_small, &mut |_, _| true).unwrap();
+    let m2 = fit_vector(&data, &cfg_small, &()).unwrap().0;
     let zeros2 = m2.weights.iter().filter(|w| **w == 0.0).count();
     assert!(
         zeros2 < zeros,
@@ -321,7 +318,7 @@ fn model_generalizes_and_round_trips() {
     let train = data.select(&tr);
     let test = data.select(&te);
     let cfg = three_kernel_config(TaskKind::Binary, RegSpec::L21Sq, 10.0, train.len(), 20);
-    let m = fit_vector(&train, &cfg, &mut |_, _| true).unwrap();
+    let m = fit_vector(&train, &cfg, &()).unwrap().0;
     let acc = multikernel::reproduce::uci::score(&m, &test).unwrap();
     assert!(acc > 0.85, "accuracy {acc}");
     let dir = tempfile::tempdir().unwrap();

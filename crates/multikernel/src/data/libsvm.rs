@@ -274,7 +274,7 @@ mod tests {
     #[test]
     fn huge_index_is_refused_not_allocated() {
         let e = parse("1 1:1 99999999999:1\n-1 1:2\n", None).unwrap_err();
-        assert!(matches!(e, crate::error::Error::Memory(_)), "{e}");
+        assert!(matches!(e, crate::error::Error::Memory { .. }), "{e}");
         assert!(e.to_string().contains("t.svm"));
         // An index too large for usize is a parse error.
         let e = parse("1 1:1 999999999999999999999999:1\n", None)

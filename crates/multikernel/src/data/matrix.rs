@@ -105,21 +105,3 @@ impl Matrix {
         t
     }
 }
-
-/// Dot product of two equal-length slices.
-#[inline]
-pub fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-/// Squared Euclidean distance of two equal-length slices.
-#[inline]
-pub fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| {
-            let d = x - y;
-            d * d
-        })
-        .sum()
-}

@@ -357,10 +357,11 @@ pub(crate) fn check_dense_size(path: &Path, rows: usize, cols: usize) -> Result<
     const MAX_VALUES: usize = 1 << 28;
     match rows.checked_mul(cols) {
         Some(v) if v <= MAX_VALUES => Ok(()),
-        _ => Err(Error::Memory(format!(
-            "{}: a dense {rows} x {cols} feature table exceeds {MAX_VALUES} values (2 GiB)",
-            path.display()
-        ))),
+        _ => Err(Error::Memory {
+            what: format!("{}: a dense {rows} x {cols} feature table", path.display()),
+            needed: rows.saturating_mul(cols).saturating_mul(8),
+            limit: MAX_VALUES * 8,
+        }),
     }
 }
 

@@ -17,9 +17,7 @@
 
 use super::{Dataset, Matrix, Targets};
 use crate::error::{Error, Result};
-use crate::solver::poly_sampler::{
-    count_kernels, index_name, DegreeUniform, IndexDistribution, MultiIndex,
-};
+use crate::multiset::{count_kernels, index_name, DegreeUniform, IndexDistribution, MultiIndex};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};

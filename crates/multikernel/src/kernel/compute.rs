@@ -12,8 +12,9 @@ use rayon::prelude::*;
 use super::fitted::FittedKind;
 use super::gram::SparseGram;
 use super::memory::{bytes_of, MemoryLimit};
-use crate::data::{dot, Matrix};
+use crate::data::Matrix;
 use crate::error::{Error, Result};
+use crate::linalg::sq_norm;
 
 /// Largest scratch buffer (in `f64` entries) of one row block (sparse Grams, sums).
 const SCRATCH_ELEMS: usize = 1 << 20;
@@ -39,7 +40,7 @@ impl<'a> Side<'a> {
             .with_min_len(1024)
             .map(|i| {
                 let r = x.row(i);
-                dot(r, r)
+                sq_norm(r)
             })
             .collect();
         Side { x, norms }
@@ -454,7 +455,7 @@ pub(crate) fn raw_sum(kind: &FittedKind, a: &Side) -> f64 {
                 *acc += v;
             }
         }
-        return dot(&s, &s);
+        return sq_norm(&s);
     }
     // Symmetric: each block of rows r0..r0+h evaluates only columns r0..n and keeps, per row
     // i, the diagonal once and the entries j > i twice (half the kernel evaluations).

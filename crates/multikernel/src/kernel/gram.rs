@@ -77,7 +77,8 @@ impl Gram {
     #[inline]
     pub fn row_dot(&self, i: usize, v: &[f64]) -> f64 {
         match self {
-            Gram::Dense(m) => crate::data::dot(m.row(i), v),
+            // In order, as the sparse rows below: both forms give the same bits.
+            Gram::Dense(m) => m.row(i).iter().zip(v).map(|(g, x)| g * x).sum(),
             Gram::Sparse(s) => {
                 let (idx, val) = s.row(i);
                 idx.iter().zip(val).map(|(&j, &g)| g * v[j as usize]).sum()

@@ -6,7 +6,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::data::{sq_dist, Matrix};
+use crate::data::Matrix;
+use crate::linalg::sq_dist;
 
 /// At most this many training points enter the pairwise heuristics.
 pub const HEURISTIC_MAX_POINTS: usize = 1000;

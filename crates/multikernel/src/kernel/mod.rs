@@ -12,10 +12,12 @@
 //!   row blocks (rayon); B1-spline Grams sparse (CSR). Sizes are checked against a
 //!   [`MemoryLimit`] before allocating.
 
+pub mod binary;
 mod compute;
 mod fitted;
 mod gram;
 mod heuristics;
+pub mod matrix;
 mod memory;
 mod spec;
 
@@ -26,5 +28,6 @@ pub use compute::clear_upper_simd_state;
 pub use fitted::{fit_all, FittedKernel, FittedKind, VARIANCE_MAX_POINTS};
 pub use gram::{Gram, SparseGram};
 pub use heuristics::{bspline_h_for_zeros, median_sigma2, HEURISTIC_MAX_POINTS};
+pub use matrix::{kernel_matrices, test_kernel_matrix, train_kernel_matrix, KernelMatrix};
 pub use memory::MemoryLimit;
 pub use spec::{expand_specs, KernelKind, KernelSpec, Normalization, DEFAULT_BSPLINE_ZEROS};

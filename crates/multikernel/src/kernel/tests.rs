@@ -5,8 +5,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::*;
-use crate::data::{sq_dist, Matrix};
+use crate::data::Matrix;
 use crate::error::Error;
+use crate::linalg::sq_dist;
 
 fn random(n: usize, d: usize, seed: u64) -> Matrix {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -284,20 +285,20 @@ fn memory_limit_refuses_before_allocating() {
     let x = Matrix::zeros(300_000, 1);
     let k = FittedKernel::fit(&spec("rbf:sigma2=1"), &x.select_rows(&[0, 1]), &[], 0).unwrap();
     let err = k.gram_sym(&x, &MemoryLimit::default()).unwrap_err();
-    assert!(matches!(err, Error::Memory(_)), "{err}");
+    assert!(matches!(err, Error::Memory { .. }), "{err}");
     let msg = err.to_string();
     assert!(
-        msg.contains("300000 x 300000") && msg.contains("--memory-limit-gb"),
+        msg.contains("300000 x 300000") && msg.contains("raise the limit to"),
         "{msg}"
     );
     let err = k.gram(&x, &x, &MemoryLimit::gib(1.0)).unwrap_err();
-    assert!(matches!(err, Error::Memory(_)));
+    assert!(matches!(err, Error::Memory { .. }));
     // Sparse Grams: refused once the stored entries exceed the limit (all rows identical, so
     // every entry is non-zero).
     let x = Matrix::zeros(2000, 1);
     let k = FittedKernel::fit(&spec("bspline:h=1"), &x, &[], 0).unwrap();
     let err = k.gram_sym(&x, &MemoryLimit::gib(0.01)).unwrap_err();
-    assert!(matches!(err, Error::Memory(_)), "{err}");
+    assert!(matches!(err, Error::Memory { .. }), "{err}");
     assert!(k.gram_sym(&x, &MemoryLimit::gib(1.0)).is_ok());
 }
 

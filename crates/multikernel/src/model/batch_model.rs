@@ -15,14 +15,14 @@
 //!
 //! [`encode_targets`] builds the target matrix, [`decode`] maps decision values back.
 
-use crate::data::{Matrix, Targets};
+use crate::data::Matrix;
 use crate::error::{Error, Result};
 use crate::kernel::MemoryLimit;
-use crate::metrics::argmax;
-use crate::model::kernel_machine::{Prediction, TaskKind};
 use crate::solver::gomp::{GompModel, ValidationMetric};
 use crate::solver::lp_mkl::LpMklModel;
 use crate::solver::mirror_descent::PolyMklModel;
+use crate::task::targets::{decode, expected_outputs};
+use crate::task::{Prediction, TaskKind};
 use serde::{Deserialize, Serialize};
 
 /// A trained learner that maps raw rows to decision values (`n x outputs`).
@@ -108,86 +108,6 @@ impl<L: DecisionFunction> BatchModel<L> {
     }
 }
 
-/// Number of decision columns of a task: the number of classes for multiclass, else 1.
-pub fn expected_outputs(task: TaskKind, n_classes: usize) -> usize {
-    match task {
-        TaskKind::Multiclass => n_classes,
-        _ => 1,
-    }
-}
-
-/// The squared-loss targets of a task (module docs): regression `n x 1` as given, binary
-/// `n x 1` in `{-1, +1}`, multiclass one-hot `n x classes`. Returns the class names too
-/// (empty for regression). Errors when the targets do not fit the task (real targets for a
-/// classification task, a binary task without exactly two classes, ...).
-pub fn encode_targets(task: TaskKind, targets: &Targets) -> Result<(Vec<String>, Matrix)> {
-    match (task, targets) {
-        (TaskKind::Regression, Targets::Real(y)) => {
-            Ok((Vec::new(), Matrix::from_vec(y.len(), 1, y.clone())))
-        }
-        (TaskKind::Binary, Targets::Classes { classes, y }) => {
-            if classes.len() != 2 {
-                return Err(Error::invalid(format!(
-                    "binary task needs exactly 2 classes, the data has {} ({}); use --task \
-                     multiclass",
-                    classes.len(),
-                    classes.join(", ")
-                )));
-            }
-            let t = y.iter().map(|&c| if c == 1 { 1.0 } else { -1.0 }).collect();
-            Ok((classes.clone(), Matrix::from_vec(y.len(), 1, t)))
-        }
-        (TaskKind::Multiclass, Targets::Classes { classes, y }) => {
-            if classes.len() < 2 {
-                return Err(Error::invalid(format!(
-                    "multiclass task needs at least 2 classes, the data has {}",
-                    classes.len()
-                )));
-            }
-            let mut m = Matrix::zeros(y.len(), classes.len());
-            for (i, &c) in y.iter().enumerate() {
-                if c >= classes.len() {
-                    return Err(Error::invalid(format!(
-                        "row {}: class index {c} outside the {} classes",
-                        i + 1,
-                        classes.len()
-                    )));
-                }
-                m.set(i, c, 1.0);
-            }
-            Ok((classes.clone(), m))
-        }
-        (TaskKind::Regression, Targets::Classes { .. }) => Err(Error::invalid(
-            "regression needs real targets, the data has class labels",
-        )),
-        (_, Targets::Real(_)) => Err(Error::invalid(
-            "a classification task needs class labels, the data has real targets",
-        )),
-    }
-}
-
-/// Predictions from decision values (module docs): the value (regression), the sign
-/// (binary: `> 0` is class 1), the largest output (multiclass).
-pub fn decode(task: TaskKind, f: &Matrix) -> Result<Vec<Prediction>> {
-    let want_one = task != TaskKind::Multiclass;
-    if want_one && f.cols != 1 {
-        return Err(Error::invalid(format!(
-            "{task:?} needs one decision column, got {}",
-            f.cols
-        )));
-    }
-    if f.cols == 0 {
-        return Err(Error::invalid("no decision columns"));
-    }
-    Ok((0..f.rows)
-        .map(|i| match task {
-            TaskKind::Regression => Prediction::Value(f.get(i, 0)),
-            TaskKind::Binary => Prediction::Class(usize::from(f.get(i, 0) > 0.0)),
-            TaskKind::Multiclass => Prediction::Class(argmax(f.row(i))),
-        })
-        .collect())
-}
-
 /// The validation loss that chooses MKL-GOMP's path length: squared error for regression,
 /// error rate for classification.
 pub fn validation_metric(task: TaskKind) -> ValidationMetric {
@@ -200,6 +120,8 @@ pub fn validation_metric(task: TaskKind) -> ValidationMetric {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::Targets;
+    use crate::task::targets::encode_targets;
 
     fn classes(names: &[&str], y: &[usize]) -> Targets {
         Targets::Classes {

@@ -3,11 +3,11 @@
 
 use crate::error::{Error, Result};
 use crate::model::batch_model::BatchModel;
-use crate::model::kernel_machine::KernelMachine;
-use crate::model::sequence_model::SequenceModel;
 use crate::solver::gomp::GompModel;
 use crate::solver::lp_mkl::LpMklModel;
 use crate::solver::mirror_descent::PolyMklModel;
+use crate::solver::online::sequence_model::SequenceModel;
+use crate::solver::online::vector_model::KernelMachine;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -56,10 +56,7 @@ pub fn save(path: &Path, model: &AnyModel) -> Result<()> {
         version: VERSION,
         model,
     })
-    .map_err(|e| Error::Model {
-        path: path.to_path_buf(),
-        msg: format!("cannot serialize: {e}"),
-    })?;
+    .map_err(|e| Error::model(path.display().to_string(), format!("cannot serialize: {e}")))?;
     crate::io::write_atomic(path, &text)
 }
 
@@ -69,10 +66,7 @@ pub fn load(path: &Path) -> Result<AnyModel> {
         path: path.to_path_buf(),
         source,
     })?;
-    let err = |msg: String| Error::Model {
-        path: path.to_path_buf(),
-        msg,
-    };
+    let err = |msg: String| Error::model(path.display().to_string(), msg);
     let value: serde_json::Value = serde_json::from_slice(&bytes)
         .map_err(|e| err(format!("not a multikernel model (invalid JSON: {e})")))?;
     match value.get("format").and_then(|f| f.as_str()) {

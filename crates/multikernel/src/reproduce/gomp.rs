@@ -32,12 +32,11 @@ use crate::data::standardize::Standardizer;
 use crate::data::{Dataset, Matrix, Targets};
 use crate::error::{Error, Result};
 use crate::kernel::{fit_all, median_sigma2, KernelKind, KernelSpec, MemoryLimit, Normalization};
+use crate::kernel::{kernel_matrices, test_kernel_matrix, KernelMatrix};
 use crate::plot::{LinePlot, Series};
 use crate::reproduce::{mean_std, median, Report, Row};
 use crate::solver::gomp::{gomp, GompParams, GompPath, ValidationMetric};
-use crate::solver::lp_mkl::{
-    kernel_matrices, lp_mkl, p_label, test_kernel_matrix, KernelMatrix, LpMklParams, LpMklSolution,
-};
+use crate::solver::lp_mkl::{lp_mkl, p_label, LpMklParams, LpMklSolution};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -238,7 +237,7 @@ fn simulate_rep(cfg: &GompConfig, level: usize, rep: usize) -> Result<SimRep> {
         cfg.n_test,
         1,
         (0..cfg.n_test)
-            .map(|i| crate::data::dot(xte.row(i), &mu))
+            .map(|i| crate::linalg::dot(xte.row(i), &mu))
             .collect(),
     );
     let bayes_err = class_error(&bayes, &yte);

@@ -41,16 +41,17 @@ use crate::data::split::three_way_split;
 use crate::data::synthetic::{class_values, ringnorm, waveform, MonomialProblem};
 use crate::data::{read_table, Dataset, Matrix, TargetKind, Targets};
 use crate::error::{Error, Result};
+use crate::kernel::KernelMatrix;
 use crate::kernel::{KernelKind, KernelSpec, MemoryLimit};
+use crate::multiset::{count_kernels, enumerate_multisets, MultiIndex};
 use crate::plot::{LinePlot, Series};
 use crate::reproduce::thread_clock::ThreadClock;
 use crate::reproduce::{median, Report, Row};
-use crate::solver::lp_mkl::{lp_mkl, KernelMatrix, LpMklParams};
+use crate::solver::lp_mkl::{lp_mkl, LpMklParams};
 use crate::solver::mirror_descent::{
     perfeature_linear, EvalSchedule, MirrorDescentParams, PolyProblem, Sampling, SolverOptions,
     StepRule, UniformPolyModel,
 };
-use crate::solver::poly_sampler::{count_kernels, enumerate_multisets, MultiIndex};
 use rayon::prelude::*;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -743,7 +744,7 @@ fn figure2(
         .collect();
     let mut tseries = series.clone();
     for &r in &cfg.fig2_r {
-        let count = crate::solver::poly_sampler::count_kernels(r, 3) as usize;
+        let count = crate::multiset::count_kernels(r, 3) as usize;
         let mut res: Vec<(Vec<f64>, Vec<f64>, Vec<f64>)> = vec![(vec![], vec![], vec![]); 3];
         let mut refused: Option<String> = None;
         for rep in 0..cfg.fig2_reps {
@@ -803,7 +804,8 @@ fn figure2(
                         res[1].2.push(f.lambda);
                     }
                     Ok(None) => {}
-                    Err(Error::Memory(m)) => {
+                    Err(e @ Error::Memory { .. }) => {
+                        let m = e.to_string();
                         progress(&format!("  lp-mkl refused: {m}"));
                         refused = Some(m);
                     }
@@ -1556,7 +1558,7 @@ mod tests {
         let tiny = MemoryLimit { bytes: 1000 };
         assert!(matches!(
             lp_grid(&s, &idx, 2.0, &[1e-2], &tiny),
-            Err(Error::Memory(_))
+            Err(Error::Memory { .. })
         ));
         let f = lp_grid(&s, &idx, 2.0, &[1e-4, 1e-2], &MemoryLimit::default())
             .unwrap()

@@ -16,15 +16,17 @@
 use crate::data::ocr::{read_ocr, OcrData, N_LETTERS};
 use crate::data::Matrix;
 use crate::error::{Error, Result};
+use crate::kernel::binary::expansion_scores;
 use crate::kernel::{FittedKernel, Gram, KernelSpec, MemoryLimit};
-use crate::model::sequence_model::{
-    char_accuracy, decode_words, expansion_scores, KernelGroup, SequenceModel,
-};
 use crate::plot::{LinePlot, Series};
 use crate::prox::RegSpec;
 use crate::reproduce::{mean_std, median, Report, Row};
-use crate::solver::fit_sequence::{
+use crate::run::Control;
+use crate::solver::online::sequence::{
     base_grams, fit_with_grams, group_gram, lambda_from_c, SequenceFitConfig,
+};
+use crate::solver::online::sequence_model::{
+    char_accuracy, decode_words, KernelGroup, SequenceModel,
 };
 use crate::solver::online::{OnlineParams, OnlineState, StepSchedule};
 use crate::task::sequence::SeqLoss;
@@ -424,13 +426,14 @@ pub fn select(
                 .map(|&(eta0, c)| -> Result<f64> {
                     let p = params(m, eta0, c, train.n_words(), cfg.epochs, cfg.seed);
                     let fc = fit_config(m, p, cfg)?;
-                    let model = fit_with_grams(
+                    let (model, _) = fit_with_grams(
                         &train,
                         set.kernels.clone(),
                         groups.clone(),
                         grams,
                         &fc,
-                        &mut |_, _| true,
+                        &(),
+                        &mut |_, _| Control::Continue,
                     )?;
                     model.char_accuracy(&held, &cfg.memory)
                 })
@@ -621,14 +624,17 @@ fn run_method(
     let mut eval_seconds = 0.0;
     let mut eval_error: Option<Error> = None;
     let start = Instant::now();
-    let model: SequenceModel = fit_with_grams(
+    let (model, _): (SequenceModel, _) = fit_with_grams(
         train,
         set.kernels.clone(),
         groups.clone(),
         grams,
         &fc,
+        &(),
         &mut |rep, st| {
-            let Some(cs) = curve_set else { return true };
+            let Some(cs) = curve_set else {
+                return Control::Continue;
+            };
             let t = Instant::now();
             match state_accuracy(st, &set.kernels, &groups, &train.x, cs, &cfg.memory) {
                 Ok(acc) => curve.push(CurvePoint {
@@ -641,11 +647,11 @@ fn run_method(
                 }),
                 Err(e) => {
                     eval_error = Some(e);
-                    return false;
+                    return Control::Stop;
                 }
             }
             eval_seconds += t.elapsed().as_secs_f64();
-            true
+            Control::Continue
         },
     )?;
     if let Some(e) = eval_error {

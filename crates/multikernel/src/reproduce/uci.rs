@@ -10,11 +10,13 @@ use crate::data::split::{kfold, random_split, stratified_kfold, stratified_split
 use crate::data::{Dataset, Targets};
 use crate::error::{Error, Result};
 use crate::kernel::{KernelSpec, MemoryLimit};
-use crate::model::{prediction_metric, KernelMachine, TaskKind};
 use crate::prox::RegSpec;
 use crate::reproduce::{mean_std, median, Report, Row};
-use crate::solver::fit_vector::{default_loss, fit_vector, VectorFitConfig};
+use crate::solver::online::vector::{fit_vector, VectorFitConfig};
+use crate::solver::online::vector_model::KernelMachine;
 use crate::solver::online::{OnlineParams, StepSchedule};
+use crate::task::vector::default_loss;
+use crate::task::{prediction_metric, TaskKind};
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -165,7 +167,7 @@ fn run_split(
             for (tr, va) in &folds {
                 let part = train.select(tr);
                 let fit_cfg = config(table.task, kernels, reg, (c, rule), part.len(), cfg, seed)?;
-                let m = fit_vector(&part, &fit_cfg, &mut |_, _| true)?;
+                let (m, _) = fit_vector(&part, &fit_cfg, &())?;
                 total += score(&m, &train.select(va))?;
             }
             let v = total / folds.len() as f64;
@@ -178,7 +180,7 @@ fn run_split(
     let (_, c, rule) = best.ok_or_else(|| Error::invalid("empty hyper-parameter grid"))?;
     let fit_cfg = config(table.task, kernels, reg, (c, rule), train.len(), cfg, seed)?;
     let start = Instant::now();
-    let m = fit_vector(&train, &fit_cfg, &mut |_, _| true)?;
+    let (m, _) = fit_vector(&train, &fit_cfg, &())?;
     let seconds = start.elapsed().as_secs_f64();
     Ok(SplitResult {
         metric: score(&m, &test)?,

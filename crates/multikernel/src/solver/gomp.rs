@@ -42,16 +42,14 @@
 //! Candidates are evaluated in parallel over kernels with rayon.
 
 use super::lp_mkl::{
-    center_factor, center_targets, check_inputs, cholesky, cross_times, factor_t_times,
-    kernel_matrices, lower_solve_in_place, matmul, predict_rows_std, prepare_rows, KernelMatrix,
-    Prepared,
+    center_targets, check_inputs, cross_times, predict_rows_std, prepare_rows, Prepared,
 };
 use crate::data::standardize::Standardizer;
 use crate::data::Matrix;
 use crate::error::{Error, Result};
+use crate::kernel::matrix::{center_factor, factor_t_times, kernel_matrices, KernelMatrix};
 use crate::kernel::{fit_all, FittedKernel, KernelSpec, MemoryLimit};
-use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
+use crate::linalg::{cholesky, lower_solve_in_place, matmul};
 use faer::{Mat, Par};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -327,7 +325,7 @@ fn factor_gram_chol(z: &Matrix, c: f64) -> Result<Mat<f64>> {
     let mut g = Mat::<f64>::zeros(q, q);
     for a in 0..q {
         for b in 0..=a {
-            let v = crate::data::dot(zt.row(a), zt.row(b));
+            let v = crate::linalg::dot(zt.row(a), zt.row(b));
             g[(a, b)] = v;
             g[(b, a)] = v;
         }
@@ -358,22 +356,10 @@ impl PackedChol {
     fn new(k: &Matrix, c: f64, center: bool, scratch: &mut Mat<f64>) -> Result<PackedChol> {
         let n = k.rows;
         fill_shifted(k, c, center, scratch);
-        let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f64>(
-            n,
-            Par::Seq,
-            Default::default(),
-        ));
-        cholesky_in_place(
-            scratch.as_mut(),
-            Default::default(),
-            Par::Seq,
-            MemStack::new(&mut mem),
-            Default::default(),
-        )
-        .map_err(|e| {
+        crate::linalg::cholesky_in_place(scratch.as_mut(), Par::Seq).map_err(|index| {
             Error::Numerical(format!(
-                "Cholesky factorization of a {n}x{n} kernel system failed ({e:?}); is every \
-                 kernel positive semidefinite?"
+                "Cholesky factorization of a {n}x{n} kernel system failed (non-positive pivot \
+                 {index}); is every kernel positive semidefinite?"
             ))
         })?;
         let mut data = Vec::with_capacity(n * (n + 1) / 2);
@@ -588,12 +574,14 @@ pub fn gomp_with_progress(
         Precompute::Auto => need <= params.memory_bytes as u128,
     };
     if params.precompute == Precompute::Cholesky && need > params.memory_bytes as u128 {
-        return Err(Error::Memory(format!(
-            "MKL-GOMP: caching {n_dense} Cholesky factors of {n}x{n} needs {:.2} GiB, \
-             over the limit of {:.2} GiB (use the no-precompute mode or a larger limit)",
-            need as f64 / (1u64 << 30) as f64,
-            params.memory_bytes as f64 / (1u64 << 30) as f64
-        )));
+        return Err(Error::Memory {
+            what: format!(
+                "MKL-GOMP: caching {n_dense} Cholesky factors of {n}x{n} (the no-precompute \
+                 mode needs none)"
+            ),
+            needed: usize::try_from(need).unwrap_or(usize::MAX),
+            limit: params.memory_bytes,
+        });
     }
 
     let mut rng = ChaCha8Rng::seed_from_u64(params.seed);
@@ -1068,7 +1056,7 @@ pub fn best_index(losses: &[f64]) -> usize {
 #[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
-    use crate::solver::lp_mkl::test_kernel_matrix;
+    use crate::kernel::test_kernel_matrix;
     use rand::Rng;
 
     fn random_matrix(rows: usize, cols: usize, rng: &mut ChaCha8Rng) -> Matrix {
@@ -1439,7 +1427,7 @@ mod tests {
             memory_bytes: 10,
             ..GompParams::default()
         };
-        assert!(matches!(gomp(&dict, &y, &tight), Err(Error::Memory(_))));
+        assert!(matches!(gomp(&dict, &y, &tight), Err(Error::Memory { .. })));
         let auto = GompParams {
             precompute: Precompute::Auto,
             memory_bytes: 10,

@@ -89,17 +89,15 @@
 //! memory is `O(n^2 D)` plus one entry per kernel ever sampled — never per kernel of the
 //! family.
 
-use super::objective::SpdFactor;
-use super::poly_sampler::{
-    axpy, dot, index_name, orderings, pos, DegreeUniform, IndexDistribution, MultiIndex, PolyBasis,
-    PolySampler,
-};
+use super::poly_sampler::{pos, PolyBasis, PolySampler};
 use crate::data::standardize::{Standardizer, TargetScaler};
 use crate::data::Matrix;
 use crate::error::{Error, Result};
 use crate::kernel::{
     expand_specs, fit_all, FittedKernel, FittedKind, KernelSpec, MemoryLimit, Normalization,
 };
+use crate::linalg::{axpy, dot, SpdFactor};
+use crate::multiset::{index_name, orderings, DegreeUniform, IndexDistribution, MultiIndex};
 use faer::{Accum, MatMut, MatRef, Par};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -1506,8 +1504,8 @@ mod tests {
     use super::*;
     use crate::data::synthetic::MonomialProblem;
     use crate::data::Targets;
+    use crate::multiset::enumerate_multisets;
     use crate::solver::objective::objective;
-    use crate::solver::poly_sampler::enumerate_multisets;
     use rand::Rng;
 
     fn rank_one_sampler(

@@ -1,7 +1,5 @@
 //! Learners.
 
-pub mod fit_sequence;
-pub mod fit_vector;
 pub mod gomp;
 pub mod lp_mkl;
 pub mod mirror_descent;

@@ -22,152 +22,7 @@
 
 use crate::data::Matrix;
 use crate::error::{Error, Result};
-use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::cholesky::llt;
-use faer::{Mat, MatMut, MatRef, Par};
-
-/// A Cholesky factor `L` of a symmetric positive definite `A + shift I`.
-#[derive(Debug, Clone)]
-pub struct SpdFactor {
-    /// Lower triangle holds `L`; the strict upper triangle is scratch.
-    l: Mat<f64>,
-}
-
-impl SpdFactor {
-    /// Factors `a + shift I`; only the lower triangle of `a` is read.
-    ///
-    /// Fails with [`Error::Numerical`] when the matrix is not (numerically) positive
-    /// definite.
-    pub fn new(a: MatRef<'_, f64>, shift: f64) -> Result<SpdFactor> {
-        let n = a.nrows();
-        if a.ncols() != n {
-            return Err(Error::invalid(format!(
-                "Cholesky of a {} x {} matrix: not square",
-                n,
-                a.ncols()
-            )));
-        }
-        let mut l = Mat::<f64>::zeros(n, n);
-        for j in 0..n {
-            for i in j..n {
-                l[(i, j)] = a[(i, j)];
-            }
-            l[(j, j)] += shift;
-        }
-        Self::factor_in_place(l)
-    }
-
-    /// Factors `a + shift I` for a row-major [`Matrix`] (lower triangle read).
-    pub fn from_matrix(a: &Matrix, shift: f64) -> Result<SpdFactor> {
-        if a.rows != a.cols {
-            return Err(Error::invalid(format!(
-                "Cholesky of a {} x {} matrix: not square",
-                a.rows, a.cols
-            )));
-        }
-        // Row-major data read as column-major is the transpose: its lower triangle is the
-        // upper triangle of `a`, equal to the lower one for a symmetric matrix. Read the
-        // lower triangle explicitly instead to honour the contract above.
-        let n = a.rows;
-        let mut l = Mat::<f64>::zeros(n, n);
-        for i in 0..n {
-            let row = a.row(i);
-            for (j, &v) in row.iter().enumerate().take(i + 1) {
-                l[(i, j)] = v;
-            }
-            l[(i, i)] += shift;
-        }
-        Self::factor_in_place(l)
-    }
-
-    fn factor_in_place(mut l: Mat<f64>) -> Result<SpdFactor> {
-        let n = l.nrows();
-        let mut mem = MemBuffer::new(llt::factor::cholesky_in_place_scratch::<f64>(
-            n,
-            Par::Seq,
-            Default::default(),
-        ));
-        let stack = MemStack::new(&mut mem);
-        match llt::factor::cholesky_in_place(
-            l.as_mut(),
-            Default::default(),
-            Par::Seq,
-            stack,
-            Default::default(),
-        ) {
-            Ok(_) => {}
-            Err(llt::factor::LltError::NonPositivePivot { index }) => {
-                return Err(Error::Numerical(format!(
-                    "Cholesky factorization: matrix of order {n} is not positive definite \
-                     (pivot {index}); increase lambda"
-                )))
-            }
-        }
-        if (0..n).any(|i| !l[(i, i)].is_finite()) {
-            return Err(Error::Numerical(
-                "Cholesky factorization produced non-finite values (non-finite kernel values?)"
-                    .into(),
-            ));
-        }
-        Ok(SpdFactor { l })
-    }
-
-    /// Order of the matrix.
-    pub fn dim(&self) -> usize {
-        self.l.nrows()
-    }
-
-    /// Overwrites `b` with `(L L^T)^-1 b`.
-    pub fn solve_in_place(&self, b: &mut [f64]) {
-        let n = self.dim();
-        assert_eq!(b.len(), n, "SpdFactor::solve_in_place: length mismatch");
-        let mut rhs = MatMut::from_column_major_slice_mut(b, n, 1);
-        let l = self.l.as_ref();
-        faer::linalg::triangular_solve::solve_lower_triangular_in_place(l, rhs.as_mut(), Par::Seq);
-        faer::linalg::triangular_solve::solve_upper_triangular_in_place(
-            l.transpose(),
-            rhs.as_mut(),
-            Par::Seq,
-        );
-    }
-
-    /// `(L L^T)^-1 b` as a new vector.
-    pub fn solve(&self, b: &[f64]) -> Vec<f64> {
-        let mut x = b.to_vec();
-        self.solve_in_place(&mut x);
-        x
-    }
-
-    /// Turns the factor of `A` into the factor of `A + F diag(w) F^T` in `O(n^2 k)`, with
-    /// `F` given column-major (`n x k`, `f.len() = n k`) and all `w > 0`.
-    pub fn rank_update(&mut self, f: &[f64], w: &[f64]) -> Result<()> {
-        let n = self.dim();
-        let k = w.len();
-        assert_eq!(f.len(), n * k, "SpdFactor::rank_update: shape mismatch");
-        if k == 0 {
-            return Ok(());
-        }
-        let mut ff = Mat::<f64>::from_fn(n, k, |i, j| f[j * n + i]);
-        let mut a = faer::Col::<f64>::from_fn(k, |j| w[j]);
-        llt::update::rank_r_update_clobber(self.l.as_mut(), ff.as_mut(), a.as_diagonal_mut())
-            .map_err(|_| Error::Numerical("rank update lost positive definiteness".into()))
-    }
-
-    /// Turns the factor of `A` into the factor of `A + w z z^T` in `O(n^2)` (`w > 0`).
-    pub fn rank_one_update(&mut self, z: &[f64], w: f64) -> Result<()> {
-        let n = self.dim();
-        assert_eq!(z.len(), n, "SpdFactor::rank_one_update: length mismatch");
-        if w == 0.0 {
-            return Ok(());
-        }
-        let mut zz = Mat::<f64>::from_fn(n, 1, |i, _| z[i]);
-        let mut a = faer::Col::<f64>::from_fn(1, |_| w);
-        llt::update::rank_r_update_clobber(self.l.as_mut(), zz.as_mut(), a.as_diagonal_mut())
-            .map_err(|_| {
-                Error::Numerical("rank-one Cholesky update lost positive definiteness".into())
-            })
-    }
-}
+use crate::linalg::SpdFactor;
 
 /// `K_theta = sum_i theta_i rho_i^-2 K_i` over an explicit list of `n x n` kernels.
 pub fn combine(kernels: &[Matrix], theta: &[f64], rho2: &[f64]) -> Result<Matrix> {
@@ -235,7 +90,7 @@ pub fn objective(k: &Matrix, y: &[f64], lambda: f64) -> Result<(f64, Vec<f64>)> 
     }
     let f = SpdFactor::from_matrix(k, lambda)?;
     let alpha = f.solve(y);
-    let j = 0.5 * lambda * crate::data::dot(y, &alpha);
+    let j = 0.5 * lambda * crate::linalg::dot(y, &alpha);
     Ok((j, alpha))
 }
 
@@ -254,7 +109,7 @@ pub fn objective_theta(
 /// `alpha^T K alpha` for a dense symmetric `K`.
 pub fn quad_form(k: &Matrix, alpha: &[f64]) -> f64 {
     (0..k.rows)
-        .map(|i| alpha[i] * crate::data::dot(k.row(i), alpha))
+        .map(|i| alpha[i] * crate::linalg::dot(k.row(i), alpha))
         .sum()
 }
 
@@ -281,7 +136,7 @@ pub fn objective_and_gradient(
 pub fn gradient_rank_one(z: &Matrix, rho2: &[f64], alpha: &[f64], lambda: f64) -> Vec<f64> {
     (0..z.rows)
         .map(|i| {
-            let s = crate::data::dot(z.row(i), alpha);
+            let s = crate::linalg::dot(z.row(i), alpha);
             -0.5 * lambda * s * s / rho2[i]
         })
         .collect()
@@ -353,7 +208,7 @@ mod tests {
         for (p, q) in alpha.iter().zip(&x) {
             assert!((p - q).abs() < 1e-10, "{p} vs {q}");
         }
-        let j2 = 0.5 * lambda * crate::data::dot(&y, &x);
+        let j2 = 0.5 * lambda * crate::linalg::dot(&y, &x);
         assert!((j - j2).abs() < 1e-10 * j2.abs());
     }
 
@@ -462,6 +317,7 @@ mod tests {
 #[cfg(test)]
 mod timing_probe {
     use super::*;
+    use faer::{MatMut, MatRef, Par};
 
     /// The measurement behind the mirror-descent solver's `RANK_UPDATE_RATIO` (not a test:
     /// `cargo test --release -p multikernel probe_update -- --ignored --nocapture`).

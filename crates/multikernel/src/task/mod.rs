@@ -1,6 +1,11 @@
 //! Tasks: what an output is, its loss, and how it is scored.
 
 pub mod chain;
-pub mod vector;
-pub use vector::{Loss, VectorTask};
+pub mod online;
 pub mod sequence;
+pub mod targets;
+pub mod vector;
+
+pub use online::{ExplicitGroup, Gradient, GroupRole, OnlineTask};
+pub use targets::{prediction_metric, Prediction, TaskKind};
+pub use vector::{Loss, VectorTask};

@@ -14,11 +14,11 @@
 //! and the CRF loss (eq. 3), by forward-backward in log space.
 
 use crate::error::{Error, Result};
-use crate::model::ScaledVec;
-use crate::solver::online::{ExplicitGroup, Gradient, GroupRole, OnlineTask};
+use crate::params::ScaledVec;
 use crate::task::chain::{
     forward_backward, hamming, loss_augmented_viterbi, sequence_score, viterbi,
 };
+use crate::task::online::{ExplicitGroup, Gradient, GroupRole, OnlineTask};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 

@@ -3,8 +3,9 @@
 //! training point.
 
 use crate::error::{Error, Result};
-use crate::model::ScaledVec;
-use crate::solver::online::{ExplicitGroup, Gradient, GroupRole, OnlineTask};
+use crate::params::ScaledVec;
+use crate::task::online::{ExplicitGroup, Gradient, GroupRole, OnlineTask};
+use crate::task::TaskKind;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
@@ -129,6 +130,32 @@ impl Loss {
     pub fn at_zero(self, target: f64, n_outputs: usize) -> f64 {
         let mut g = vec![0.0; n_outputs];
         self.eval(&vec![0.0; n_outputs], target, &mut g)
+    }
+}
+
+/// The loss a task uses when none is given.
+pub fn default_loss(task: TaskKind) -> Loss {
+    match task {
+        TaskKind::Binary => Loss::Hinge,
+        TaskKind::Multiclass => Loss::MulticlassHinge,
+        TaskKind::Regression => Loss::Squared,
+    }
+}
+
+/// Checks that a loss fits the task.
+pub fn check_loss(task: TaskKind, loss: Loss) -> Result<()> {
+    let ok = match task {
+        TaskKind::Binary => matches!(loss, Loss::Hinge | Loss::Logistic | Loss::Squared),
+        TaskKind::Multiclass => matches!(loss, Loss::MulticlassHinge | Loss::MulticlassLogistic),
+        TaskKind::Regression => loss == Loss::Squared,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "loss '{loss}' does not fit task {task:?}: binary takes hinge, logistic or squared; \
+             multiclass takes multiclass-hinge or multiclass-logistic; regression takes squared"
+        )))
     }
 }
 

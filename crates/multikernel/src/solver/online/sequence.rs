@@ -9,9 +9,12 @@
 
 use crate::data::ocr::{label_char, OcrData, N_LETTERS};
 use crate::error::{Error, Result};
+use crate::kernel::binary::binary_grams;
 use crate::kernel::{fit_all, FittedKernel, Gram, KernelSpec, MemoryLimit};
-use crate::model::sequence_model::{binary_grams, KernelGroup, SequenceModel};
-use crate::solver::online::{EpochReport, GroupRole, OnlineLearner, OnlineParams, OnlineState};
+use crate::run::{Control, Observer, RunInfo};
+use crate::solver::online::sequence_model::{KernelGroup, SequenceModel};
+use crate::solver::online::{EpochReport, OnlineLearner, OnlineParams, OnlineState};
+use crate::task::online::GroupRole;
 use crate::task::sequence::{SeqLoss, SequenceTask, BIGRAM_GROUP};
 use faer::{Accum, MatMut, MatRef, Par};
 use rayon::prelude::*;
@@ -97,13 +100,13 @@ pub fn group_gram(base: &[Gram], group: &KernelGroup) -> Result<Gram> {
     Ok(Gram::Dense(m))
 }
 
-/// Trains on `train` (kernels fitted, Grams computed here); `observer` sees every epoch's
-/// report and the learner's state, and may stop early by returning `false`.
+/// Trains on `train` (kernels fitted, Grams computed here); `observer` sees every epoch and
+/// may stop the run.
 pub fn fit_sequence(
     train: &OcrData,
     cfg: &SequenceFitConfig,
-    observer: &mut dyn FnMut(&EpochReport, &OnlineState) -> bool,
-) -> Result<SequenceModel> {
+    observer: &(impl Observer + ?Sized),
+) -> Result<(SequenceModel, RunInfo)> {
     if train.n_words() == 0 {
         return Err(Error::invalid("the training set has no words"));
     }
@@ -121,19 +124,30 @@ pub fn fit_sequence(
     } else {
         base
     };
-    fit_with_grams(train, kernels, groups, &grams, cfg, observer)
+    fit_with_grams(
+        train,
+        kernels,
+        groups,
+        &grams,
+        cfg,
+        observer,
+        &mut |_, _| Control::Continue,
+    )
 }
 
 /// Trains on `train` with precomputed group Gram matrices (`grams[g]` is the training Gram of
-/// `groups[g]`): the entry point that lets several runs share Grams.
+/// `groups[g]`): the entry point that lets several runs share Grams. `on_epoch` sees each
+/// epoch's report and the learner's state (and may stop the run); `observer` sees the
+/// progress.
 pub fn fit_with_grams(
     train: &OcrData,
     kernels: Vec<FittedKernel>,
     groups: Vec<KernelGroup>,
     grams: &[Gram],
     cfg: &SequenceFitConfig,
-    observer: &mut dyn FnMut(&EpochReport, &OnlineState) -> bool,
-) -> Result<SequenceModel> {
+    observer: &(impl Observer + ?Sized),
+    on_epoch: &mut dyn FnMut(&EpochReport, &OnlineState) -> Control,
+) -> Result<(SequenceModel, RunInfo)> {
     let n = train.n_chars();
     if groups.len() != grams.len() {
         return Err(Error::invalid(format!(
@@ -163,9 +177,9 @@ pub fn fit_with_grams(
     let gamma = learner.gamma();
     let start = std::time::Instant::now();
     let mut last: Option<EpochReport> = None;
-    let state = learner.run(&mut |rep, st| {
+    let (state, info) = learner.run(observer, &mut |rep, st| {
         last = Some(rep.clone());
-        observer(rep, st)
+        on_epoch(rep, st)
     });
     let seconds = start.elapsed().as_secs_f64();
     let averaged = cfg.params.averaging;
@@ -255,21 +269,24 @@ pub fn fit_with_grams(
         "final_average_loss": last.as_ref().map(|r| r.average_loss),
         "folds": train.fold_list(),
     });
-    Ok(SequenceModel {
-        loss: cfg.loss,
-        labels: (0..l).map(|y| label_char(y).to_string()).collect(),
-        n_features: train.x.cols,
-        kernels,
-        groups,
-        support: train.x.select_rows(&support_rows),
-        support_rows,
-        coef,
-        transitions,
-        group_norms,
-        weight_names,
-        weights,
-        training,
-    })
+    Ok((
+        SequenceModel {
+            loss: cfg.loss,
+            labels: (0..l).map(|y| label_char(y).to_string()).collect(),
+            n_features: train.x.cols,
+            kernels,
+            groups,
+            support: train.x.select_rows(&support_rows),
+            support_rows,
+            coef,
+            transitions,
+            group_norms,
+            weight_names,
+            weights,
+            training,
+        },
+        info,
+    ))
 }
 
 /// `sum_y a_y^T K a_y` for point-major coefficients `a` (`n x l`): `K A` by a matrix product
@@ -376,13 +393,14 @@ mod tests {
         let c = 3.0;
         for (beta0, average) in [(false, false), (true, false), (false, true)] {
             let cfg = config(beta0, average, c, train.n_words());
-            let mut epochs = 0;
-            let model = fit_sequence(&train, &cfg, &mut |_, _| {
-                epochs += 1;
-                true
+            let epochs = std::sync::atomic::AtomicU64::new(0);
+            let (model, info) = fit_sequence(&train, &cfg, &|_: &crate::run::Progress| {
+                epochs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Control::Continue
             })
             .unwrap();
-            assert_eq!(epochs, 5);
+            assert_eq!(epochs.into_inner(), 5);
+            assert_eq!(info.steps, 5);
             let acc = model.char_accuracy(&test, &MemoryLimit::default()).unwrap();
             assert!(acc > 0.9, "beta0 {beta0} average {average}: accuracy {acc}");
             let total: f64 = model.weights.iter().sum();
@@ -406,15 +424,16 @@ mod tests {
         let grams = base_grams(&kernels, &train.x, &cfg.memory).unwrap();
         let groups = KernelGroup::separate(&kernels);
         let mut exact = Vec::new();
-        let model = fit_with_grams(&train, kernels, groups, &grams, &cfg, &mut |_, st| {
-            exact = grams
-                .iter()
-                .zip(st.kernel_coefs(false))
-                .map(|(g, a)| group_sqnorm(g, &a, N_LETTERS).sqrt())
-                .collect();
-            true
-        })
-        .unwrap();
+        let (model, _) =
+            fit_with_grams(&train, kernels, groups, &grams, &cfg, &(), &mut |_, st| {
+                exact = grams
+                    .iter()
+                    .zip(st.kernel_coefs(false))
+                    .map(|(g, a)| group_sqnorm(g, &a, N_LETTERS).sqrt())
+                    .collect();
+                Control::Continue
+            })
+            .unwrap();
         for (a, b) in model.group_norms.iter().zip(&exact) {
             assert!((a - b).abs() < 1e-9 * (1.0 + b), "{a} vs {b}");
         }
@@ -425,7 +444,7 @@ mod tests {
     fn learns_the_bigram() {
         let train = synthetic(80, 4);
         let cfg = config(false, false, 3.0, train.n_words());
-        let model = fit_sequence(&train, &cfg, &mut |_, _| true).unwrap();
+        let (model, _) = fit_sequence(&train, &cfg, &()).unwrap();
         let w = &model.transitions;
         let ab = w[1];
         let best_after_a = (0..N_LETTERS)
@@ -439,10 +458,10 @@ mod tests {
         let train = synthetic(10, 5);
         let mut cfg = config(false, false, 1.0, 10);
         cfg.kernels.clear();
-        assert!(fit_sequence(&train, &cfg, &mut |_, _| true).is_err());
+        assert!(fit_sequence(&train, &cfg, &()).is_err());
         let cfg = config(false, false, 1.0, 10);
         let empty = train.select_words(&[]);
-        assert!(fit_sequence(&empty, &cfg, &mut |_, _| true).is_err());
+        assert!(fit_sequence(&empty, &cfg, &()).is_err());
         assert!((c_from_lambda(lambda_from_c(3.0, 17), 17) - 3.0).abs() < 1e-12);
     }
 }

@@ -2,76 +2,12 @@
 //! `f_y(x) = sum_m sum_j K_m(x, x_j) a_m[j, y] + b_y` over the support points x_j.
 
 use crate::data::standardize::{Standardizer, TargetScaler};
-use crate::data::{Matrix, Targets};
+use crate::data::Matrix;
 use crate::error::Result;
 use crate::kernel::{FittedKernel, MemoryLimit};
 use crate::metrics::argmax;
-use crate::task::Loss;
+use crate::task::{Loss, Prediction, TaskKind};
 use serde::{Deserialize, Serialize};
-
-/// What the model predicts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum TaskKind {
-    Binary,
-    Multiclass,
-    Regression,
-}
-
-impl std::str::FromStr for TaskKind {
-    type Err = crate::Error;
-    fn from_str(s: &str) -> Result<TaskKind> {
-        Ok(match s {
-            "binary" => TaskKind::Binary,
-            "multiclass" => TaskKind::Multiclass,
-            "regression" => TaskKind::Regression,
-            _ => {
-                return Err(crate::Error::invalid(format!(
-                    "unknown task '{s}': expected binary, multiclass, regression or sequence"
-                )))
-            }
-        })
-    }
-}
-
-/// A prediction: a class (index into the model's class list) or a real value.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Prediction {
-    Class(usize),
-    Value(f64),
-}
-
-impl Prediction {
-    /// The class index (`usize::MAX`, never a valid class, for a real value).
-    pub fn class(&self) -> usize {
-        match self {
-            Prediction::Class(c) => *c,
-            Prediction::Value(_) => usize::MAX,
-        }
-    }
-
-    /// The real value (NaN for a class).
-    pub fn value(&self) -> f64 {
-        match self {
-            Prediction::Value(v) => *v,
-            Prediction::Class(_) => f64::NAN,
-        }
-    }
-}
-
-/// The test metric of predictions against targets: `("accuracy", fraction)` for class
-/// labels, `("mse", mean squared error)` for real targets.
-pub fn prediction_metric(pred: &[Prediction], targets: &Targets) -> (&'static str, f64) {
-    match targets {
-        Targets::Classes { y, .. } => {
-            let p: Vec<usize> = pred.iter().map(Prediction::class).collect();
-            ("accuracy", crate::metrics::accuracy(&p, y))
-        }
-        Targets::Real(y) => {
-            let p: Vec<f64> = pred.iter().map(Prediction::value).collect();
-            ("mse", crate::metrics::mse(&p, y))
-        }
-    }
-}
 
 /// The trained multiple-kernel model on vector data.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -15,155 +15,13 @@
 
 use crate::error::{Error, Result};
 use crate::kernel::Gram;
-use crate::model::ScaledVec;
+use crate::params::ScaledVec;
 use crate::prox::{RegSpec, Regularizer};
+use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
+use crate::solver::online::params::{EpochReport, OnlineParams, StepSchedule};
+use crate::task::online::{ExplicitGroup, Gradient, GroupRole, OnlineTask};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
-use serde::{Deserialize, Serialize};
-use std::ops::Range;
-
-/// Learning-rate schedule; t counts examples processed, from 1.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub enum StepSchedule {
-    /// eta_t = eta0.
-    Constant,
-    /// eta_t = eta0 / sqrt(t).
-    InvSqrt,
-    /// eta_t = 1 / (sigma t) (strongly convex objectives; sigma defaults to lambda).
-    Inv { sigma: Option<f64> },
-}
-
-/// How an explicit parameter group is regularized.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum GroupRole {
-    /// Takes part in the (MKL) regularizer like a kernel group.
-    Regularized,
-    /// Not regularized (a bias).
-    Unregularized,
-    /// Plain l2 shrinkage w <- w / (1 + eta lambda) each round, outside the MKL prox (a group
-    /// whose weight beta is fixed at 1).
-    L2Shrink,
-}
-
-/// An explicit (non-kernelized) parameter group a task owns: a bias, a label-pair matrix, ...
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExplicitGroup {
-    pub name: String,
-    pub len: usize,
-    pub role: GroupRole,
-}
-
-/// The loss side of Alg. 1: what an example is and the (sub)gradient of its loss.
-///
-/// An example covers a range of consecutive training points (one point for a vector task, the
-/// characters of a word for sequence labeling). Each point has `n_labels` unigram scores
-/// `sum_m f_m(x_p, y)`, computed by the learner from the kernel groups; the task adds whatever its
-/// explicit groups contribute.
-pub trait OnlineTask: Sync {
-    fn n_examples(&self) -> usize;
-    /// Training points (rows of the Gram matrices).
-    fn n_points(&self) -> usize;
-    fn n_labels(&self) -> usize;
-    /// The training points of example `i`.
-    fn points(&self, i: usize) -> Range<usize>;
-    fn explicit_groups(&self) -> Vec<ExplicitGroup>;
-    /// Loss of example `i` given the kernel scores of its points (`len * n_labels`, row major)
-    /// and the explicit groups; writes dLoss/dscore into `grad.scores` (same layout, zeroed by
-    /// the caller) and pushes explicit-gradient entries (group, index, value) into
-    /// `grad.explicit` (emptied by the caller; repeated indices are summed).
-    fn loss_grad(
-        &self,
-        i: usize,
-        scores: &[f64],
-        explicit: &[ScaledVec],
-        grad: &mut Gradient,
-    ) -> f64;
-    /// Average loss of the zero model, L(0), for the projection radius.
-    fn loss_at_zero(&self) -> f64;
-}
-
-/// Gradient of one example's loss.
-#[derive(Debug, Default, Clone)]
-pub struct Gradient {
-    pub scores: Vec<f64>,
-    pub explicit: Vec<(usize, usize, f64)>,
-}
-
-/// Hyper-parameters of Alg. 1.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OnlineParams {
-    /// Regularization constant lambda of lambda*Omega + (1/N) sum L (C = 1 / (lambda N)).
-    pub lambda: f64,
-    pub reg: RegSpec,
-    pub eta0: f64,
-    pub schedule: StepSchedule,
-    pub epochs: usize,
-    pub seed: u64,
-    /// Return the average of the iterates instead of the last one.
-    pub averaging: bool,
-    /// Project onto the ball of radius gamma = sqrt(2 L(0) / lambda) after each round.
-    pub projection: bool,
-    /// Visit examples in a fresh random order each epoch.
-    pub shuffle: bool,
-}
-
-impl OnlineParams {
-    /// Checks the values before any work starts.
-    pub fn validate(&self) -> Result<()> {
-        if !(self.lambda.is_finite() && self.lambda > 0.0) {
-            return Err(Error::invalid(format!(
-                "lambda must be a positive number (C = 1/(lambda N) > 0), got {}",
-                self.lambda
-            )));
-        }
-        if !(self.eta0.is_finite() && self.eta0 > 0.0) {
-            return Err(Error::invalid(format!(
-                "eta0 must be a positive number, got {}",
-                self.eta0
-            )));
-        }
-        if self.epochs == 0 {
-            return Err(Error::invalid("epochs must be at least 1"));
-        }
-        if let StepSchedule::Inv { sigma: Some(s) } = self.schedule {
-            if !(s.is_finite() && s > 0.0) {
-                return Err(Error::invalid(format!("sigma must be positive, got {s}")));
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Default for OnlineParams {
-    fn default() -> Self {
-        OnlineParams {
-            lambda: 1e-3,
-            reg: RegSpec::L21Sq,
-            eta0: 1.0,
-            schedule: StepSchedule::InvSqrt,
-            epochs: 20,
-            seed: 0,
-            averaging: false,
-            projection: true,
-            shuffle: true,
-        }
-    }
-}
-
-/// What is reported after each epoch.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct EpochReport {
-    pub epoch: usize,
-    /// lambda Omega(theta) + (1/N) sum_i L(theta; x_i, y_i) at the end of the epoch (last
-    /// iterate).
-    pub objective: f64,
-    pub average_loss: f64,
-    /// Norm of each regularized group (kernels first, then regularized explicit groups).
-    pub group_norms: Vec<f64>,
-    /// Kernel weights implied by the norms (see [`RegSpec::kernel_weights`]).
-    pub weights: Vec<f64>,
-    pub seconds: f64,
-}
 
 /// The state of the learner: one scaled block per kernel group and per explicit group.
 #[derive(Debug, Clone)]
@@ -233,6 +91,9 @@ fn point_scores(kernel: &[ScaledVec], p: usize, n_labels: usize, out: &mut [f64]
         }
     }
 }
+
+/// Rounds between two polls of the observer inside an epoch.
+pub const STOP_POLL: usize = 64;
 
 /// Gram-row updates (gradient entries x training points x groups) per round above which the
 /// kernel groups are updated in parallel.
@@ -504,6 +365,12 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
 
     /// One pass over the training examples (shuffled when asked).
     pub fn epoch(&mut self) {
+        self.epoch_observed(&());
+    }
+
+    /// One pass over the training examples, polling `observer` every [`STOP_POLL`] rounds;
+    /// returns [`Control::Stop`] when it asked to stop (the pass is then cut short).
+    pub fn epoch_observed(&mut self, observer: &(impl Observer + ?Sized)) -> Control {
         if self.params.shuffle {
             let mut order = std::mem::take(&mut self.order);
             order.shuffle(&mut self.rng);
@@ -512,10 +379,14 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         let mut grad = Gradient::default();
         let mut scores = Vec::new();
         for k in 0..self.order.len() {
+            if k % STOP_POLL == 0 && observer.should_stop() {
+                return Control::Stop;
+            }
             let i = self.order[k];
             self.round(i, &mut grad, &mut scores);
         }
         self.epoch += 1;
+        Control::Continue
     }
 
     /// Average loss of the last iterate over all training examples (scores read from the
@@ -565,20 +436,29 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         }
     }
 
-    /// Runs all epochs, calling `observer` after each; returns the final state. The observer
-    /// may stop training early by returning `false`.
+    /// Runs all epochs. After each, `on_epoch` sees the report and the state (and may stop
+    /// the run) and `observer` sees the progress (epoch, objective); `observer` is also
+    /// polled between examples. Returns the final state with the run's information: status
+    /// [`RunStatus::Completed`] after all epochs, [`RunStatus::Cancelled`] when stopped.
     pub fn run(
         mut self,
-        observer: &mut dyn FnMut(&EpochReport, &OnlineState) -> bool,
-    ) -> OnlineState {
-        let start = std::time::Instant::now();
+        observer: &(impl Observer + ?Sized),
+        on_epoch: &mut dyn FnMut(&EpochReport, &OnlineState) -> Control,
+    ) -> (OnlineState, RunInfo) {
+        let mut rec = RunRecorder::new(StepUnit::Epoch, Some(self.params.epochs as u64));
+        let mut status = RunStatus::Completed;
         for _ in 0..self.params.epochs {
-            self.epoch();
-            let rep = self.report(start.elapsed().as_secs_f64());
-            if !observer(&rep, &self.state) {
+            if self.epoch_observed(observer) == Control::Stop {
+                status = RunStatus::Cancelled;
+                break;
+            }
+            let rep = self.report(rec.seconds());
+            let hook = on_epoch(&rep, &self.state);
+            if rec.step(Some(rep.objective), observer) == Control::Stop || hook == Control::Stop {
+                status = RunStatus::Cancelled;
                 break;
             }
         }
-        self.state
+        (self.state, rec.finish(status))
     }
 }

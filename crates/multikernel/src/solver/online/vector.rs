@@ -1,13 +1,16 @@
 //! Training the online proximal learner (Alg. 1) on a vector data set: standardization,
 //! kernel fitting on the training part, Gram matrices, the run, and the compact model.
 
-use crate::data::standardize::{Standardizer, TargetScaler};
-use crate::data::{Dataset, Targets};
+use crate::data::standardize::Standardizer;
+use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::kernel::{fit_all, Gram, KernelSpec, MemoryLimit};
-use crate::model::kernel_machine::{KernelMachine, TaskKind};
-use crate::solver::online::{EpochReport, OnlineLearner, OnlineParams, OnlineState};
-use crate::task::{Loss, VectorTask};
+use crate::run::{Control, Observer, RunInfo};
+use crate::solver::online::vector_model::KernelMachine;
+use crate::solver::online::{EpochReport, OnlineLearner, OnlineParams};
+use crate::task::targets::online_targets;
+use crate::task::vector::check_loss;
+use crate::task::{Loss, TaskKind, VectorTask};
 use rayon::prelude::*;
 
 /// Everything that defines a training run on vector data.
@@ -24,38 +27,13 @@ pub struct VectorFitConfig {
     pub memory: MemoryLimit,
 }
 
-/// The loss a task uses when none is given.
-pub fn default_loss(task: TaskKind) -> Loss {
-    match task {
-        TaskKind::Binary => Loss::Hinge,
-        TaskKind::Multiclass => Loss::MulticlassHinge,
-        TaskKind::Regression => Loss::Squared,
-    }
-}
-
-/// Checks that a loss fits the task.
-pub fn check_loss(task: TaskKind, loss: Loss) -> Result<()> {
-    let ok = match task {
-        TaskKind::Binary => matches!(loss, Loss::Hinge | Loss::Logistic | Loss::Squared),
-        TaskKind::Multiclass => matches!(loss, Loss::MulticlassHinge | Loss::MulticlassLogistic),
-        TaskKind::Regression => loss == Loss::Squared,
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "loss '{loss}' does not fit task {task:?}: binary takes hinge, logistic or squared; \
-             multiclass takes multiclass-hinge or multiclass-logistic; regression takes squared"
-        )))
-    }
-}
-
-/// Trains on `train`; `observer` sees each epoch's report and may stop early.
+/// Trains on `train`; `observer` sees each epoch and may stop the run (the model reached so
+/// far is returned, with status [`crate::run::RunStatus::Cancelled`]).
 pub fn fit_vector(
     train: &Dataset,
     cfg: &VectorFitConfig,
-    observer: &mut dyn FnMut(&EpochReport, &OnlineState) -> bool,
-) -> Result<KernelMachine> {
+    observer: &(impl Observer + ?Sized),
+) -> Result<(KernelMachine, RunInfo)> {
     check_loss(cfg.task, cfg.loss)?;
     if train.is_empty() {
         return Err(Error::invalid("the training set is empty"));
@@ -63,7 +41,7 @@ pub fn fit_vector(
     if cfg.kernels.is_empty() {
         return Err(Error::invalid("no kernel given (use --kernel SPEC)"));
     }
-    let (classes, targets, target_scaler) = encode_targets(cfg.task, &train.targets)?;
+    let (classes, targets, target_scaler) = online_targets(cfg.task, &train.targets)?;
     let standardizer = cfg.standardize.then(|| Standardizer::fit(&train.x));
     let x = match &standardizer {
         Some(s) => s.apply(&train.x),
@@ -84,9 +62,9 @@ pub fn fit_vector(
     let learner = OnlineLearner::new(&task, &grams, cfg.params.clone())?;
     let gamma = learner.gamma();
     let mut last: Option<EpochReport> = None;
-    let state = learner.run(&mut |rep, st| {
+    let (state, info) = learner.run(observer, &mut |rep, _| {
         last = Some(rep.clone());
-        observer(rep, st)
+        Control::Continue
     });
     let coefs = state.kernel_coefs(cfg.params.averaging);
     let bias = if cfg.bias {
@@ -155,60 +133,23 @@ pub fn fit_vector(
         "n_train": n,
         "final_objective": last.as_ref().map(|r| r.objective),
     });
-    Ok(KernelMachine {
-        task: cfg.task,
-        loss: cfg.loss,
-        classes,
-        feature_names: train.feature_names.clone(),
-        standardizer,
-        target_scaler,
-        kernels,
-        support: x.select_rows(&support_idx),
-        coef,
-        bias,
-        n_outputs,
-        group_norms,
-        weights,
-        training,
-    })
-}
-
-/// Targets as the online task wants them: +-1 (binary), class index (multiclass), scaled
-/// value (regression).
-fn encode_targets(
-    task: TaskKind,
-    targets: &Targets,
-) -> Result<(Vec<String>, Vec<f64>, Option<TargetScaler>)> {
-    match (task, targets) {
-        (TaskKind::Binary, Targets::Classes { classes, y }) => {
-            if classes.len() != 2 {
-                return Err(Error::invalid(format!(
-                    "binary task needs exactly 2 classes, the data has {} ({}); use --task multiclass",
-                    classes.len(),
-                    classes.join(", ")
-                )));
-            }
-            Ok((
-                classes.clone(),
-                y.iter().map(|&c| if c == 1 { 1.0 } else { -1.0 }).collect(),
-                None,
-            ))
-        }
-        (TaskKind::Multiclass, Targets::Classes { classes, y }) => {
-            if classes.len() < 2 {
-                return Err(Error::invalid("multiclass task needs at least 2 classes"));
-            }
-            Ok((classes.clone(), y.iter().map(|&c| c as f64).collect(), None))
-        }
-        (TaskKind::Regression, Targets::Real(y)) => {
-            let s = TargetScaler::fit(y);
-            Ok((Vec::new(), y.iter().map(|&v| s.apply(v)).collect(), Some(s)))
-        }
-        (TaskKind::Regression, Targets::Classes { .. }) => Err(Error::invalid(
-            "regression needs numeric targets, the data has class labels",
-        )),
-        (_, Targets::Real(_)) => Err(Error::invalid(
-            "classification needs class labels, the data has real targets",
-        )),
-    }
+    Ok((
+        KernelMachine {
+            task: cfg.task,
+            loss: cfg.loss,
+            classes,
+            feature_names: train.feature_names.clone(),
+            standardizer,
+            target_scaler,
+            kernels,
+            support: x.select_rows(&support_idx),
+            coef,
+            bias,
+            n_outputs,
+            group_norms,
+            weights,
+            training,
+        },
+        info,
+    ))
 }

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Reruns the reproductions whose numbers must not change under a refactor and compares their
+# JSON rows with the baseline recorded at commit 3b69a82 (timing fields ignored):
+# `reproduce uci`, `reproduce gomp`, `reproduce ocr` and the iteration-bounded Figures 2-3
+# of `reproduce mirror-descent --quick` (Figure 1 is time-budgeted and exempt).
+# About 7 minutes on the 2-core machine.
+#
+#   cargo build --release && benches/baseline/check.sh [OUT_DIR]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+MK=target/release/multikernel
+OUT=${1:-target/baseline-check}
+B=benches/baseline/3b69a82
+mkdir -p "$OUT"
+status=0
+run() {
+  local name=$1 base=$2; shift 2
+  echo "== $name: $*"
+  if ! "$MK" "$@" --json "$OUT/$name.json" > "$OUT/$name.txt" 2> "$OUT/$name.err"; then
+    echo "   failed: see $OUT/$name.err"; status=1; return
+  fi
+  python3 benches/baseline/compare.py "$B/$base" "$OUT/$name.json" || status=1
+}
+run uci uci.json reproduce uci
+run gomp gomp.json reproduce gomp
+run ocr ocr.json reproduce ocr
+run md mirror-descent-quick-fig23.json reproduce mirror-descent --quick --figures 2,3
+exit $status

@@ -1,0 +1,334 @@
+//! The run contract every learner follows.
+//!
+//! - A learner takes one [`Observer`]. It calls [`Observer::progress`] after each natural
+//!   step (an epoch, an iteration, a kernel chosen) and polls [`Observer::should_stop`]
+//!   between the smaller units of work inside a step (examples, candidate kernels), so a
+//!   request to stop takes effect at the next such point, from any thread.
+//! - A run ends with a [`RunStatus`] kept apart from errors: converged, completed its
+//!   planned steps, hit an iteration cap or a time budget, or cancelled by the observer. A
+//!   cancelled run still returns the model it had reached; what to do with it is the
+//!   caller's choice (the CLI writes no model file).
+//! - [`RunInfo`] holds the status, the steps, the seconds and the trace of the objective;
+//!   [`RunRecorder`] builds it, so every learner reports the same way.
+//!
+//! Timings live here, never in a model: the same seed gives the same model file.
+
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// Whether a run goes on after a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    Continue,
+    Stop,
+}
+
+/// What a step counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepUnit {
+    /// A pass over the training examples (online learner).
+    Epoch,
+    /// One iteration of a batch solver (lp-MKL's alternation, mirror descent's update).
+    Iteration,
+    /// One kernel added to the model (MKL-GOMP).
+    Kernel,
+}
+
+impl StepUnit {
+    /// The unit's name, singular (`epoch`, `iteration`, `kernel`).
+    pub fn name(self) -> &'static str {
+        match self {
+            StepUnit::Epoch => "epoch",
+            StepUnit::Iteration => "iteration",
+            StepUnit::Kernel => "kernel",
+        }
+    }
+}
+
+/// What a learner reports after a step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Steps done so far (1 after the first).
+    pub step: u64,
+    /// Steps planned, when known (epochs; the largest number of kernels; an iteration cap).
+    pub total: Option<u64>,
+    pub unit: StepUnit,
+    /// The training objective after this step, where the learner computes it.
+    pub objective: Option<f64>,
+    /// Seconds since the run started.
+    pub seconds: f64,
+}
+
+/// Sees a run's progress and may stop it. A learner may call it from worker threads, so
+/// implementations keep their state behind interior mutability (atomics, a mutex).
+pub trait Observer: Sync {
+    /// Called after each step; [`Control::Stop`] ends the run there.
+    fn progress(&self, _progress: &Progress) -> Control {
+        Control::Continue
+    }
+
+    /// Polled inside a step; `true` stops the run at the next point the learner checks.
+    fn should_stop(&self) -> bool {
+        false
+    }
+}
+
+/// The observer that watches nothing and never stops a run.
+impl Observer for () {}
+
+/// A closure over [`Progress`] is an observer.
+impl<F> Observer for F
+where
+    F: Fn(&Progress) -> Control + Sync,
+{
+    fn progress(&self, progress: &Progress) -> Control {
+        self(progress)
+    }
+}
+
+/// A flag that stops a run once set, from any thread (a Ctrl-C handler, a GUI button, a
+/// Python `KeyboardInterrupt`).
+#[derive(Debug, Default)]
+pub struct StopFlag(AtomicBool);
+
+impl StopFlag {
+    pub fn new() -> StopFlag {
+        StopFlag(AtomicBool::new(false))
+    }
+
+    /// Asks the run to stop.
+    pub fn stop(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+impl Observer for StopFlag {
+    fn progress(&self, _progress: &Progress) -> Control {
+        if self.is_set() {
+            Control::Stop
+        } else {
+            Control::Continue
+        }
+    }
+
+    fn should_stop(&self) -> bool {
+        self.is_set()
+    }
+}
+
+/// Two observers at once: both see every step; either may stop the run.
+#[derive(Debug, Clone, Copy)]
+pub struct Both<'a, A: ?Sized, B: ?Sized>(pub &'a A, pub &'a B);
+
+impl<A: Observer + ?Sized, B: Observer + ?Sized> Observer for Both<'_, A, B> {
+    fn progress(&self, p: &Progress) -> Control {
+        let a = self.0.progress(p);
+        let b = self.1.progress(p);
+        if a == Control::Stop || b == Control::Stop {
+            Control::Stop
+        } else {
+            Control::Continue
+        }
+    }
+
+    fn should_stop(&self) -> bool {
+        self.0.should_stop() || self.1.should_stop()
+    }
+}
+
+/// How a run ended. Not an error: every status comes with a usable model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum RunStatus {
+    /// A convergence criterion was met (lp-MKL's relative change; GOMP's improvement below
+    /// eps or every kernel chosen).
+    Converged,
+    /// The planned steps were all done (the online learner's epochs, a fixed number of
+    /// iterations, GOMP's largest number of kernels).
+    Completed,
+    /// A safety cap on iterations ended a run that would have gone on (not converged).
+    IterationLimit,
+    /// The time budget ran out.
+    TimeBudget,
+    /// The observer stopped the run.
+    Cancelled,
+}
+
+impl RunStatus {
+    /// The status as printed: `converged`, `completed`, `iteration limit`, ...
+    pub fn describe(self) -> &'static str {
+        match self {
+            RunStatus::Converged => "converged",
+            RunStatus::Completed => "completed",
+            RunStatus::IterationLimit => "iteration limit",
+            RunStatus::TimeBudget => "time budget",
+            RunStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// One point of a run's trace.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TracePoint {
+    pub step: u64,
+    pub seconds: f64,
+    pub objective: f64,
+}
+
+/// What a run did: how it ended, its steps, its time and the objective along the way.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RunInfo {
+    pub status: RunStatus,
+    pub unit: StepUnit,
+    /// Steps done.
+    pub steps: u64,
+    /// Wall-clock seconds of the run (fitting only; data reading excluded).
+    pub seconds: f64,
+    /// The last objective reported, where the learner computes one.
+    pub objective: Option<f64>,
+    /// The objective after each step that reported one.
+    pub trace: Vec<TracePoint>,
+}
+
+/// Builds a [`RunInfo`] while a learner runs, and relays steps to the observer.
+#[derive(Debug)]
+pub struct RunRecorder {
+    start: Instant,
+    unit: StepUnit,
+    total: Option<u64>,
+    steps: u64,
+    trace: Vec<TracePoint>,
+    objective: Option<f64>,
+}
+
+impl RunRecorder {
+    /// Starts the clock of a run of `total` planned steps (if known).
+    pub fn new(unit: StepUnit, total: Option<u64>) -> RunRecorder {
+        RunRecorder {
+            start: Instant::now(),
+            unit,
+            total,
+            steps: 0,
+            trace: Vec::new(),
+            objective: None,
+        }
+    }
+
+    /// Seconds since the start.
+    pub fn seconds(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
+    /// Steps recorded so far.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Records one more step (with its objective, if any) and tells the observer.
+    pub fn step(&mut self, objective: Option<f64>, observer: &(impl Observer + ?Sized)) -> Control {
+        self.steps += 1;
+        let seconds = self.seconds();
+        if let Some(o) = objective {
+            self.objective = Some(o);
+            self.trace.push(TracePoint {
+                step: self.steps,
+                seconds,
+                objective: o,
+            });
+        }
+        observer.progress(&Progress {
+            step: self.steps,
+            total: self.total,
+            unit: self.unit,
+            objective,
+            seconds,
+        })
+    }
+
+    /// Sets the number of steps done without reporting them (a learner that counts its own
+    /// iterations and reports only some of them).
+    pub fn set_steps(&mut self, steps: u64) {
+        self.steps = steps;
+    }
+
+    /// Sets the final objective (when it is computed after the last step).
+    pub fn set_objective(&mut self, objective: f64) {
+        self.objective = Some(objective);
+    }
+
+    /// The run's information with its final status.
+    pub fn finish(self, status: RunStatus) -> RunInfo {
+        RunInfo {
+            status,
+            unit: self.unit,
+            steps: self.steps,
+            seconds: self.seconds(),
+            objective: self.objective,
+            trace: self.trace,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+
+    #[test]
+    fn recorder_relays_steps_and_builds_the_trace() {
+        let seen = AtomicU64::new(0);
+        let obs = |p: &Progress| {
+            seen.fetch_add(1, Ordering::SeqCst);
+            if p.step == 3 {
+                Control::Stop
+            } else {
+                Control::Continue
+            }
+        };
+        let mut rec = RunRecorder::new(StepUnit::Epoch, Some(5));
+        let mut status = RunStatus::Completed;
+        for k in 0..5 {
+            if rec.step(Some(10.0 - k as f64), &obs) == Control::Stop {
+                status = RunStatus::Cancelled;
+                break;
+            }
+        }
+        let info = rec.finish(status);
+        assert_eq!(info.status, RunStatus::Cancelled);
+        assert_eq!(info.steps, 3);
+        assert_eq!(seen.load(Ordering::SeqCst), 3);
+        assert_eq!(info.objective, Some(8.0));
+        assert_eq!(
+            info.trace.iter().map(|t| t.objective).collect::<Vec<_>>(),
+            vec![10.0, 9.0, 8.0]
+        );
+    }
+
+    #[test]
+    fn stop_flag_and_both() {
+        let flag = StopFlag::new();
+        let p = Progress {
+            step: 1,
+            total: None,
+            unit: StepUnit::Iteration,
+            objective: None,
+            seconds: 0.0,
+        };
+        assert!(!flag.should_stop());
+        assert_eq!(Observer::progress(&flag, &p), Control::Continue);
+        let both = Both(&(), &flag);
+        flag.stop();
+        assert!(both.should_stop());
+        assert_eq!(both.progress(&p), Control::Stop);
+        assert!(!().should_stop());
+    }
+}

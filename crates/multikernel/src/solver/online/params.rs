@@ -1,0 +1,93 @@
+//! Hyper-parameters of the online proximal learner (Alg. 1 of Martins et al. 2011) and what
+//! it reports after each epoch.
+
+use crate::error::{Error, Result};
+use crate::prox::RegSpec;
+use serde::{Deserialize, Serialize};
+
+/// Learning-rate schedule; t counts examples processed, from 1.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum StepSchedule {
+    /// eta_t = eta0.
+    Constant,
+    /// eta_t = eta0 / sqrt(t).
+    InvSqrt,
+    /// eta_t = 1 / (sigma t) (strongly convex objectives; sigma defaults to lambda).
+    Inv { sigma: Option<f64> },
+}
+
+/// Hyper-parameters of Alg. 1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OnlineParams {
+    /// Regularization constant lambda of lambda*Omega + (1/N) sum L (C = 1 / (lambda N)).
+    pub lambda: f64,
+    pub reg: RegSpec,
+    pub eta0: f64,
+    pub schedule: StepSchedule,
+    pub epochs: usize,
+    pub seed: u64,
+    /// Return the average of the iterates instead of the last one.
+    pub averaging: bool,
+    /// Project onto the ball of radius gamma = sqrt(2 L(0) / lambda) after each round.
+    pub projection: bool,
+    /// Visit examples in a fresh random order each epoch.
+    pub shuffle: bool,
+}
+
+impl OnlineParams {
+    /// Checks the values before any work starts.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.lambda.is_finite() && self.lambda > 0.0) {
+            return Err(Error::invalid(format!(
+                "lambda must be a positive number (C = 1/(lambda N) > 0), got {}",
+                self.lambda
+            )));
+        }
+        if !(self.eta0.is_finite() && self.eta0 > 0.0) {
+            return Err(Error::invalid(format!(
+                "eta0 must be a positive number, got {}",
+                self.eta0
+            )));
+        }
+        if self.epochs == 0 {
+            return Err(Error::invalid("epochs must be at least 1"));
+        }
+        if let StepSchedule::Inv { sigma: Some(s) } = self.schedule {
+            if !(s.is_finite() && s > 0.0) {
+                return Err(Error::invalid(format!("sigma must be positive, got {s}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for OnlineParams {
+    fn default() -> Self {
+        OnlineParams {
+            lambda: 1e-3,
+            reg: RegSpec::L21Sq,
+            eta0: 1.0,
+            schedule: StepSchedule::InvSqrt,
+            epochs: 20,
+            seed: 0,
+            averaging: false,
+            projection: true,
+            shuffle: true,
+        }
+    }
+}
+
+/// What is reported after each epoch.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EpochReport {
+    pub epoch: usize,
+    /// lambda Omega(theta) + (1/N) sum_i L(theta; x_i, y_i) at the end of the epoch (last
+    /// iterate).
+    pub objective: f64,
+    pub average_loss: f64,
+    /// Norm of each regularized group (kernels first, then regularized explicit groups).
+    pub group_norms: Vec<f64>,
+    /// Kernel weights implied by the norms (see [`RegSpec::kernel_weights`]).
+    pub weights: Vec<f64>,
+    pub seconds: f64,
+}

@@ -1,0 +1,195 @@
+//! What a vector task predicts ([`TaskKind`], [`Prediction`]) and how class labels and real
+//! targets become the numbers a learner fits: `-1/+1`, class indices or standardized values
+//! for the online learner ([`online_targets`]); `-1/+1`, one-hot columns or raw values for the
+//! squared-loss batch learners ([`encode_targets`]), with [`decode`] mapping their decision
+//! values back to predictions.
+
+use crate::data::standardize::TargetScaler;
+use crate::data::{Matrix, Targets};
+use crate::error::{Error, Result};
+use crate::metrics::argmax;
+use serde::{Deserialize, Serialize};
+
+/// What the model predicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TaskKind {
+    Binary,
+    Multiclass,
+    Regression,
+}
+
+impl std::str::FromStr for TaskKind {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> Result<TaskKind> {
+        Ok(match s {
+            "binary" => TaskKind::Binary,
+            "multiclass" => TaskKind::Multiclass,
+            "regression" => TaskKind::Regression,
+            _ => {
+                return Err(crate::Error::invalid(format!(
+                    "unknown task '{s}': expected binary, multiclass, regression or sequence"
+                )))
+            }
+        })
+    }
+}
+
+/// A prediction: a class (index into the model's class list) or a real value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Prediction {
+    Class(usize),
+    Value(f64),
+}
+
+impl Prediction {
+    /// The class index (`usize::MAX`, never a valid class, for a real value).
+    pub fn class(&self) -> usize {
+        match self {
+            Prediction::Class(c) => *c,
+            Prediction::Value(_) => usize::MAX,
+        }
+    }
+
+    /// The real value (NaN for a class).
+    pub fn value(&self) -> f64 {
+        match self {
+            Prediction::Value(v) => *v,
+            Prediction::Class(_) => f64::NAN,
+        }
+    }
+}
+
+/// The test metric of predictions against targets: `("accuracy", fraction)` for class
+/// labels, `("mse", mean squared error)` for real targets.
+pub fn prediction_metric(pred: &[Prediction], targets: &Targets) -> (&'static str, f64) {
+    match targets {
+        Targets::Classes { y, .. } => {
+            let p: Vec<usize> = pred.iter().map(Prediction::class).collect();
+            ("accuracy", crate::metrics::accuracy(&p, y))
+        }
+        Targets::Real(y) => {
+            let p: Vec<f64> = pred.iter().map(Prediction::value).collect();
+            ("mse", crate::metrics::mse(&p, y))
+        }
+    }
+}
+
+/// Number of decision columns of a task: the number of classes for multiclass, else 1.
+pub fn expected_outputs(task: TaskKind, n_classes: usize) -> usize {
+    match task {
+        TaskKind::Multiclass => n_classes,
+        _ => 1,
+    }
+}
+
+/// The squared-loss targets of a task (module docs): regression `n x 1` as given, binary
+/// `n x 1` in `{-1, +1}`, multiclass one-hot `n x classes`. Returns the class names too
+/// (empty for regression). Errors when the targets do not fit the task (real targets for a
+/// classification task, a binary task without exactly two classes, ...).
+pub fn encode_targets(task: TaskKind, targets: &Targets) -> Result<(Vec<String>, Matrix)> {
+    match (task, targets) {
+        (TaskKind::Regression, Targets::Real(y)) => {
+            Ok((Vec::new(), Matrix::from_vec(y.len(), 1, y.clone())))
+        }
+        (TaskKind::Binary, Targets::Classes { classes, y }) => {
+            if classes.len() != 2 {
+                return Err(Error::invalid(format!(
+                    "binary task needs exactly 2 classes, the data has {} ({}); use --task \
+                     multiclass",
+                    classes.len(),
+                    classes.join(", ")
+                )));
+            }
+            let t = y.iter().map(|&c| if c == 1 { 1.0 } else { -1.0 }).collect();
+            Ok((classes.clone(), Matrix::from_vec(y.len(), 1, t)))
+        }
+        (TaskKind::Multiclass, Targets::Classes { classes, y }) => {
+            if classes.len() < 2 {
+                return Err(Error::invalid(format!(
+                    "multiclass task needs at least 2 classes, the data has {}",
+                    classes.len()
+                )));
+            }
+            let mut m = Matrix::zeros(y.len(), classes.len());
+            for (i, &c) in y.iter().enumerate() {
+                if c >= classes.len() {
+                    return Err(Error::invalid(format!(
+                        "row {}: class index {c} outside the {} classes",
+                        i + 1,
+                        classes.len()
+                    )));
+                }
+                m.set(i, c, 1.0);
+            }
+            Ok((classes.clone(), m))
+        }
+        (TaskKind::Regression, Targets::Classes { .. }) => Err(Error::invalid(
+            "regression needs real targets, the data has class labels",
+        )),
+        (_, Targets::Real(_)) => Err(Error::invalid(
+            "a classification task needs class labels, the data has real targets",
+        )),
+    }
+}
+
+/// Predictions from decision values (module docs): the value (regression), the sign
+/// (binary: `> 0` is class 1), the largest output (multiclass).
+pub fn decode(task: TaskKind, f: &Matrix) -> Result<Vec<Prediction>> {
+    let want_one = task != TaskKind::Multiclass;
+    if want_one && f.cols != 1 {
+        return Err(Error::invalid(format!(
+            "{task:?} needs one decision column, got {}",
+            f.cols
+        )));
+    }
+    if f.cols == 0 {
+        return Err(Error::invalid("no decision columns"));
+    }
+    Ok((0..f.rows)
+        .map(|i| match task {
+            TaskKind::Regression => Prediction::Value(f.get(i, 0)),
+            TaskKind::Binary => Prediction::Class(usize::from(f.get(i, 0) > 0.0)),
+            TaskKind::Multiclass => Prediction::Class(argmax(f.row(i))),
+        })
+        .collect())
+}
+
+/// Targets as the online task wants them: +-1 (binary), class index (multiclass), scaled
+/// value (regression).
+pub fn online_targets(
+    task: TaskKind,
+    targets: &Targets,
+) -> Result<(Vec<String>, Vec<f64>, Option<TargetScaler>)> {
+    match (task, targets) {
+        (TaskKind::Binary, Targets::Classes { classes, y }) => {
+            if classes.len() != 2 {
+                return Err(Error::invalid(format!(
+                    "binary task needs exactly 2 classes, the data has {} ({}); use --task multiclass",
+                    classes.len(),
+                    classes.join(", ")
+                )));
+            }
+            Ok((
+                classes.clone(),
+                y.iter().map(|&c| if c == 1 { 1.0 } else { -1.0 }).collect(),
+                None,
+            ))
+        }
+        (TaskKind::Multiclass, Targets::Classes { classes, y }) => {
+            if classes.len() < 2 {
+                return Err(Error::invalid("multiclass task needs at least 2 classes"));
+            }
+            Ok((classes.clone(), y.iter().map(|&c| c as f64).collect(), None))
+        }
+        (TaskKind::Regression, Targets::Real(y)) => {
+            let s = TargetScaler::fit(y);
+            Ok((Vec::new(), y.iter().map(|&v| s.apply(v)).collect(), Some(s)))
+        }
+        (TaskKind::Regression, Targets::Classes { .. }) => Err(Error::invalid(
+            "regression needs numeric targets, the data has class labels",
+        )),
+        (_, Targets::Real(_)) => Err(Error::invalid(
+            "classification needs class labels, the data has real targets",
+        )),
+    }
+}
