@@ -105,3 +105,86 @@ impl Matrix {
         t
     }
 }
+
+/// A borrowed row-major matrix: the caller's memory (a numpy array, a slice of a larger
+/// table) read in place. Learners take views, so a caller never copies its data to call
+/// them; [`Matrix::view`] gives the view of an owned matrix.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MatrixRef<'a> {
+    rows: usize,
+    cols: usize,
+    data: &'a [f64],
+}
+
+impl<'a> MatrixRef<'a> {
+    /// Views `rows * cols` row-major values; `None` when the length does not match.
+    pub fn new(rows: usize, cols: usize, data: &'a [f64]) -> Option<MatrixRef<'a>> {
+        (rows.checked_mul(cols) == Some(data.len())).then_some(MatrixRef { rows, cols, data })
+    }
+
+    #[inline]
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    #[inline]
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// The values, row after row.
+    #[inline]
+    pub fn data(&self) -> &'a [f64] {
+        self.data
+    }
+
+    #[inline]
+    pub fn row(&self, i: usize) -> &'a [f64] {
+        &self.data[i * self.cols..(i + 1) * self.cols]
+    }
+
+    #[inline]
+    pub fn get(&self, i: usize, j: usize) -> f64 {
+        self.data[i * self.cols + j]
+    }
+
+    /// An owned copy.
+    pub fn to_matrix(&self) -> Matrix {
+        Matrix {
+            rows: self.rows,
+            cols: self.cols,
+            data: self.data.to_vec(),
+        }
+    }
+
+    /// The rows whose indices are given, copied.
+    pub fn select_rows(&self, idx: &[usize]) -> Matrix {
+        let mut data = Vec::with_capacity(idx.len() * self.cols);
+        for &i in idx {
+            data.extend_from_slice(self.row(i));
+        }
+        Matrix {
+            rows: idx.len(),
+            cols: self.cols,
+            data,
+        }
+    }
+}
+
+impl Matrix {
+    /// A borrowed view of the whole matrix.
+    #[inline]
+    pub fn view(&self) -> MatrixRef<'_> {
+        MatrixRef {
+            rows: self.rows,
+            cols: self.cols,
+            data: &self.data,
+        }
+    }
+}
+
+impl<'a> From<&'a Matrix> for MatrixRef<'a> {
+    fn from(m: &'a Matrix) -> MatrixRef<'a> {
+        m.view()
+    }
+}

@@ -1,7 +1,7 @@
 //! Data sets and their readers. Readers never learn; learners never read files.
 
 mod matrix;
-pub use matrix::Matrix;
+pub use matrix::{Matrix, MatrixRef};
 
 pub mod csv;
 pub mod libsvm;
