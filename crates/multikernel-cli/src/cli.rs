@@ -1,7 +1,11 @@
-//! Command-line grammar (clap). Every learner and experiment is reached from here; the
-//! library does the work.
+//! Command-line grammar (clap). Values are parsed by the library's own `FromStr` types, so
+//! a flag accepts exactly what the library does.
 
 use clap::{Args, Parser, Subcommand};
+use multikernel::estimator::{LearnerKind, LossKind, Task};
+use multikernel::kernel::KernelSpec;
+use multikernel::prox::RegSpec;
+use multikernel::solver::online::StepSchedule;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -19,13 +23,13 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Train a model and write it to --out.
+    /// Train a model and write it to --out (Ctrl-C stops training and writes nothing).
     Train(Box<TrainArgs>),
     /// Evaluate a model on labelled data; the last line is `METRIC VALUE`.
     Eval(EvalArgs),
-    /// Write one prediction per line.
+    /// Write one prediction per line (the data may leave out the target column).
     Predict(PredictArgs),
-    /// List a model's kernels with their weights.
+    /// Describe a model: learner, settings, kernels and their weights.
     Inspect(InspectArgs),
     /// Reproduce a paper's experiments.
     #[command(subcommand)]
@@ -60,34 +64,32 @@ pub struct GenerateArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct DataArgs {
-    /// Data file (CSV with a header and the target last, or LIBSVM; .gz allowed).
+    /// Data file: CSV with a header (the features, the target), LIBSVM, or for
+    /// --task sequence the OCR letter.data format; .gz allowed.
     #[arg(long)]
     pub data: PathBuf,
-    /// csv, libsvm or ocr (default: from the file extension).
+    /// csv, libsvm or ocr (default: from the file name, else from its first line).
     #[arg(long)]
     pub format: Option<String>,
 }
 
 #[derive(Args, Debug, Clone)]
 pub struct TrainArgs {
-    /// binary, multiclass, regression or sequence.
     #[arg(long, default_value = "binary")]
-    pub task: String,
+    pub task: Task,
     #[command(flatten)]
     pub data: DataArgs,
-    /// Learner: online (Alg. 1 / SPOM), mirror-descent, ucd, lp-mkl or gomp.
-    #[arg(long, default_value = "online")]
-    pub algo: String,
+    /// Learner: online (Alg. 1 / SPOM), gomp, lp-mkl, mirror-descent or ucd.
+    #[arg(long = "algo", default_value = "online")]
+    pub learner: LearnerKind,
     /// Kernel SPEC, repeatable: NAME[:key=value,...], NAME in linear, poly, rbf, bspline,
     /// const, perfeature:linear, perfeature:rbf; keys degree, offset, sigma2, zeros, h,
-    /// norm=none|diag|trace|variance.
+    /// norm=none|diag|trace|variance. Default: rbf (online; linear:norm=diag for
+    /// sequences), perfeature:linear (the batch learners).
     #[arg(long = "kernel", value_name = "SPEC")]
-    pub kernels: Vec<String>,
-    /// Regularizer: l2, l1, l21, l21sq (default with several kernels), l2q:q=Q,
-    /// elastic:sigma=S, sparse-group:sigma=S.
-    #[arg(long)]
-    pub reg: Option<String>,
-    /// C = 1 / (lambda N); give --C or --lambda.
+    pub kernels: Vec<KernelSpec>,
+    /// C: weighs the sum of the losses against 1/2 ||f||^2, the same for every learner
+    /// (default 1). Give --C or --lambda.
     #[arg(
         long = "C",
         value_name = "C",
@@ -95,27 +97,9 @@ pub struct TrainArgs {
         allow_negative_numbers = true
     )]
     pub c: Option<f64>,
-    /// Regularization constant lambda.
+    /// The learner's own regularization constant lambda.
     #[arg(long, allow_negative_numbers = true)]
     pub lambda: Option<f64>,
-    /// Loss: hinge, logistic, multiclass-hinge, multiclass-logistic, squared (sequence:
-    /// hinge or crf).
-    #[arg(long)]
-    pub loss: Option<String>,
-    #[arg(long, default_value_t = 20)]
-    pub epochs: usize,
-    /// Initial learning rate eta0.
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    pub eta0: f64,
-    /// Learning-rate schedule: sqrt (eta0/sqrt(t)), const, inv (1/(lambda t)).
-    #[arg(long, default_value = "sqrt")]
-    pub schedule: String,
-    /// Return the average of the iterates instead of the last one.
-    #[arg(long)]
-    pub average: bool,
-    /// Skip the projection onto the ball of radius sqrt(2 L(0) / lambda).
-    #[arg(long)]
-    pub no_projection: bool,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// No unregularized bias.
@@ -130,42 +114,99 @@ pub struct TrainArgs {
     /// Where to write the model.
     #[arg(long)]
     pub out: PathBuf,
-    /// Degree D of the polynomial kernel learned by mirror-descent / ucd.
-    #[arg(long, default_value_t = 3)]
-    pub poly_degree: u32,
-    /// mirror-descent / ucd: rho_d^2 for d = 0..=D, comma separated (default all 1); a
-    /// product kernel of degree d enters K_theta as theta / rho_d^2.
-    #[arg(long, value_delimiter = ',')]
-    pub rho2: Option<Vec<f64>>,
-    /// Kernel-weight norm P of lp-mkl: 1, 4/3, 2, 4 or inf.
+    /// Write the run's information (status, steps, seconds, objective trace) as JSON here.
     #[arg(long)]
-    pub p: Option<String>,
-    /// GOMP: largest number of kernels.
-    #[arg(long, default_value_t = 20)]
-    pub max_kernels: usize,
-    /// GOMP: stop when the best improvement is at most this.
-    #[arg(long, default_value_t = 1e-4)]
-    pub eps: f64,
-    /// GOMP: a validation file that chooses the number of kernels on the path.
+    pub run_json: Option<PathBuf>,
+    #[command(flatten, next_help_heading = "Online learner (--algo online)")]
+    pub online: OnlineArgs,
+    #[command(flatten, next_help_heading = "MKL-GOMP (--algo gomp)")]
+    pub gomp: GompArgs,
+    #[command(flatten, next_help_heading = "lp-MKL (--algo lp-mkl)")]
+    pub lp: LpArgs,
+    #[command(
+        flatten,
+        next_help_heading = "Mirror descent and UCD (--algo mirror-descent | ucd)"
+    )]
+    pub poly: PolyArgs,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct OnlineArgs {
+    /// Regularizer: l2, l1, l21, l21sq (default with several kernels), l2q:q=Q,
+    /// elastic:sigma=S, sparse-group:sigma=S.
+    #[arg(long)]
+    pub reg: Option<RegSpec>,
+    /// Loss: hinge (multiclass hinge, structured hinge), logistic (softmax; crf for
+    /// sequences) or squared. Default: hinge, squared for regression.
+    #[arg(long)]
+    pub loss: Option<LossKind>,
+    /// Passes over the training data (default 20).
+    #[arg(long)]
+    pub epochs: Option<usize>,
+    /// Initial learning rate eta0 (default 1).
+    #[arg(long, allow_negative_numbers = true)]
+    pub eta0: Option<f64>,
+    /// Learning-rate schedule: sqrt (eta0/sqrt(t), default), const, inv (1/(lambda t)).
+    #[arg(long)]
+    pub schedule: Option<StepSchedule>,
+    /// Return the average of the iterates instead of the last one.
+    #[arg(long)]
+    pub average: bool,
+    /// Skip the projection onto the ball of radius sqrt(2 L(0) / lambda).
+    #[arg(long)]
+    pub no_projection: bool,
+    /// Sequences: learn the weight beta0 of the label-pair group inside the MKL prox.
+    #[arg(long)]
+    pub learn_beta0: bool,
+    /// Sequence data (OCR): folds to train on (e.g. 0 or 0,3 or 1-9).
+    #[arg(long)]
+    pub train_folds: Option<String>,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct GompArgs {
+    /// Largest number of kernels (default 20).
+    #[arg(long)]
+    pub max_kernels: Option<usize>,
+    /// Stop when the best improvement is at most this (default 1e-4).
+    #[arg(long)]
+    pub eps: Option<f64>,
+    /// A validation file that chooses the number of kernels on the path.
     #[arg(long)]
     pub validation: Option<PathBuf>,
-    /// GOMP: search only a random subsample of this many not-yet-chosen kernels per step
+    /// Search only a random subsample of this many not-yet-chosen kernels per step
     /// (a remark of Sec. 3; seeded by --seed).
     #[arg(long)]
     pub subsample: Option<usize>,
-    /// Mirror descent / UCD: seconds of training.
-    #[arg(long, default_value_t = 10.0)]
-    pub seconds: f64,
-    /// Mirror descent / UCD: train for this many iterations (pilots not included) instead
-    /// of --seconds (reproducible: the same seed gives the same model).
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct LpArgs {
+    /// Kernel-weight norm P: a number >= 1 such as 1, 4/3, 2, 4, or inf (required).
+    #[arg(long, value_parser = parse_p)]
+    pub p: Option<f64>,
+}
+
+fn parse_p(s: &str) -> Result<f64, multikernel::Error> {
+    multikernel::solver::lp_mkl::parse_p(s)
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct PolyArgs {
+    /// Degree D of the learned polynomial kernel (default 3).
+    #[arg(long)]
+    pub poly_degree: Option<usize>,
+    /// rho_d^2 for d = 0..=D, comma separated (default all 1); a product kernel of degree
+    /// d enters K_theta as theta / rho_d^2.
+    #[arg(long, value_delimiter = ',')]
+    pub rho2: Option<Vec<f64>>,
+    /// Seconds of training (default 10).
+    #[arg(long, conflicts_with = "iterations")]
+    pub seconds: Option<f64>,
+    /// Train for this many iterations (pilots not included) instead of --seconds
+    /// (reproducible: the same seed gives the same model).
     #[arg(long)]
     pub iterations: Option<u64>,
-    /// Sequence data: folds to train on (e.g. 0 or 0,3 or 1-9).
-    #[arg(long)]
-    pub train_folds: Option<String>,
-    /// Sequence: learn the weight beta0 of the label-pair group inside the MKL prox.
-    #[arg(long)]
-    pub learn_beta0: bool,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -174,7 +215,7 @@ pub struct EvalArgs {
     pub model: PathBuf,
     #[command(flatten)]
     pub data: DataArgs,
-    /// Sequence data: folds to test on (e.g. 1-9).
+    /// Sequence data (OCR): folds to test on (e.g. 1-9).
     #[arg(long)]
     pub test_folds: Option<String>,
     #[arg(long, default_value_t = 8.0)]
@@ -187,10 +228,10 @@ pub struct PredictArgs {
     pub model: PathBuf,
     #[command(flatten)]
     pub data: DataArgs,
-    /// Sequence data: folds to predict.
+    /// Sequence data (OCR): folds to predict.
     #[arg(long)]
     pub test_folds: Option<String>,
-    /// Output file (default: standard output).
+    /// Output file; `-` or none: standard output.
     #[arg(long)]
     pub out: Option<PathBuf>,
     #[arg(long, default_value_t = 8.0)]
@@ -201,6 +242,9 @@ pub struct PredictArgs {
 pub struct InspectArgs {
     #[arg(long)]
     pub model: PathBuf,
+    /// List every kernel (default: the first 40).
+    #[arg(long)]
+    pub all: bool,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -220,7 +264,7 @@ pub enum ReproduceCommand {
     /// OCR handwriting, Table 1 of Martins et al. (2011): SPOM on sequences.
     Ocr(OcrArgs),
     /// MKL-GOMP against lp-MKL: the simulation of Sindhwani & Lozano (2012) and glass.
-    Gomp(GompArgs),
+    Gomp(GompReproArgs),
     /// Randomized mirror descent over polynomial product kernels: Figures 1-3 of Afkanpour
     /// et al. (2013).
     MirrorDescent(MirrorDescentArgs),
@@ -281,7 +325,7 @@ pub struct OcrArgs {
 }
 
 #[derive(Args, Debug, Clone)]
-pub struct GompArgs {
+pub struct GompReproArgs {
     #[command(flatten)]
     pub common: ReproduceCommon,
     /// Repetitions per sparsity level.

@@ -1,14 +1,24 @@
-//! `multikernel`: the command-line tool.
+//! `multikernel`: the command-line tool. Flags become library specs, the library does the
+//! work, this crate prints.
 
-mod batch;
 mod cli;
-mod commands;
-mod generate;
+mod data;
+mod errors;
+mod observe;
 mod reproduce;
-mod sequence;
+mod train;
+mod use_model;
 
 use clap::Parser;
 use cli::{Cli, Command};
+use std::io::Write;
+
+/// How a command ended when it did not fail.
+pub enum Outcome {
+    Done,
+    /// Ctrl-C stopped training; nothing was written.
+    Interrupted,
+}
 
 /// Restores the default SIGPIPE action, so `multikernel inspect ... | head` ends quietly like
 /// other command-line tools instead of panicking on a closed pipe. Model files are written
@@ -21,36 +31,30 @@ fn restore_sigpipe() {
     }
 }
 
+/// Writes to standard output; a closed pipe (`| head`) is not an error.
+pub fn emit(text: &str) {
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
 fn main() {
     restore_sigpipe();
     let cli = Cli::parse();
+    let done = |r: anyhow::Result<()>| r.map(|()| Outcome::Done);
     let result = match &cli.command {
-        Command::Train(a) => commands::train(a),
-        Command::Eval(a) => commands::eval(a),
-        Command::Predict(a) => commands::predict(a),
-        Command::Inspect(a) => commands::inspect(a),
-        Command::Reproduce(r) => reproduce::run(r),
-        Command::Demo(a) => reproduce::demo(a),
-        Command::Generate(a) => generate::run(a),
+        Command::Train(a) => train::train(a),
+        Command::Eval(a) => done(use_model::eval(a)),
+        Command::Predict(a) => done(use_model::predict(a)),
+        Command::Inspect(a) => done(use_model::inspect(a)),
+        Command::Reproduce(r) => done(reproduce::run(r)),
+        Command::Demo(a) => done(reproduce::demo(a)),
+        Command::Generate(a) => done(reproduce::generate(a)),
     };
-    if let Err(e) = result {
-        eprintln!("error: {}", message(&e));
-        std::process::exit(1);
-    }
-}
-
-/// The error with its causes joined by ": ", leaving out a cause whose text the message
-/// already contains (the library's errors print their I/O source themselves).
-fn message(e: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if !out.contains(&text) {
-            if !out.is_empty() {
-                out.push_str(": ");
-            }
-            out.push_str(&text);
+    match result {
+        Ok(Outcome::Done) => {}
+        Ok(Outcome::Interrupted) => std::process::exit(130),
+        Err(e) => {
+            eprintln!("error: {}", errors::message(&e));
+            std::process::exit(1);
         }
     }
-    out
 }

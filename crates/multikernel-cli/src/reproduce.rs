@@ -1,14 +1,15 @@
 //! `multikernel reproduce ...` and `multikernel demo`: wiring to the library's experiments.
 
 use crate::cli::{
-    DemoArgs, GompArgs, MirrorDescentArgs, OcrArgs, ReproduceCommand, ReproduceCommon, UciArgs,
+    DemoArgs, GenerateArgs, GompReproArgs, MirrorDescentArgs, OcrArgs, ReproduceCommand,
+    ReproduceCommon, UciArgs,
 };
 use anyhow::{bail, Result};
 use multikernel::data::{read_table, TargetKind};
-use multikernel::reproduce::uci::{self, UciConfig, UciTable};
+use multikernel::reproduce::tables::load_uci;
+use multikernel::reproduce::uci::{self, UciConfig};
 use multikernel::reproduce::Report;
-use multikernel::task::TaskKind;
-use std::path::Path;
+use multikernel::run::{Control, Progress};
 
 pub fn run(cmd: &ReproduceCommand) -> Result<()> {
     match cmd {
@@ -89,7 +90,7 @@ fn reproduce_ocr(a: &OcrArgs) -> Result<()> {
     finish(&report, &a.common)
 }
 
-fn reproduce_gomp(a: &GompArgs) -> Result<()> {
+fn reproduce_gomp(a: &GompReproArgs) -> Result<()> {
     use multikernel::reproduce::gomp::{self, GompConfig};
     let glass = if a.glass.exists() {
         Some(read_table(&a.glass, None, TargetKind::Classes, None, None)?)
@@ -121,47 +122,6 @@ fn finish(report: &Report, common: &ReproduceCommon) -> Result<()> {
     Ok(())
 }
 
-/// The UCI tables of `reproduce uci`: (file stem, task).
-pub const UCI_TABLES: [(&str, TaskKind); 5] = [
-    ("sonar", TaskKind::Binary),
-    ("ionosphere", TaskKind::Binary),
-    ("breast-cancer", TaskKind::Binary),
-    ("pima-diabetes", TaskKind::Binary),
-    ("boston-housing", TaskKind::Regression),
-];
-
-pub fn load_uci(dir: &Path, names: Option<&str>) -> Result<Vec<UciTable>> {
-    let wanted: Option<Vec<&str>> = names.map(|s| s.split(',').map(str::trim).collect());
-    if let Some(w) = &wanted {
-        for n in w {
-            if !UCI_TABLES.iter().any(|(t, _)| t == n) {
-                bail!(
-                    "unknown data set '{n}': expected one of {}",
-                    UCI_TABLES.map(|t| t.0).join(", ")
-                );
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for (name, task) in UCI_TABLES {
-        if wanted.as_ref().is_some_and(|w| !w.contains(&name)) {
-            continue;
-        }
-        let target = if task == TaskKind::Regression {
-            TargetKind::Real
-        } else {
-            TargetKind::Classes
-        };
-        let data = read_table(&dir.join(format!("{name}.csv")), None, target, None, None)?;
-        out.push(UciTable {
-            name: name.to_string(),
-            data,
-            task,
-        });
-    }
-    Ok(out)
-}
-
 fn reproduce_uci(a: &UciArgs) -> Result<()> {
     let tables = load_uci(&a.data_dir, a.datasets.as_deref())?;
     let d = UciConfig::default();
@@ -187,72 +147,72 @@ fn reproduce_uci(a: &UciArgs) -> Result<()> {
 }
 
 pub fn demo(a: &DemoArgs) -> Result<()> {
+    use multikernel::reproduce::demo;
     if a.uci {
-        return demo_uci(a);
-    }
-    crate::sequence::demo(&a.data_dir)
-}
-
-/// The small demo: sparse MKL on ionosphere.
-fn demo_uci(a: &DemoArgs) -> Result<()> {
-    use multikernel::kernel::{KernelSpec, MemoryLimit};
-    use multikernel::prox::RegSpec;
-    use multikernel::solver::online::vector::{fit_vector, VectorFitConfig};
-    use multikernel::solver::online::{OnlineParams, StepSchedule};
-    let tables = load_uci(&a.data_dir.join("uci"), Some("ionosphere"))?;
-    let t = &tables[0];
-    let y = match &t.data.targets {
-        multikernel::data::Targets::Classes { y, .. } => y.clone(),
-        _ => bail!("ionosphere has class labels"),
-    };
-    let (tr, te) = multikernel::data::split::stratified_split(&y, 0.7, 1);
-    let train = t.data.select(&tr);
-    let test = t.data.select(&te);
-    println!(
-        "demo: sparse MKL (squared l2,1, online proximal Alg. 1) on ionosphere, {} train / {} test rows",
-        train.len(),
-        test.len()
-    );
-    let kernels: Vec<KernelSpec> = [
-        "linear:norm=trace",
-        "poly:degree=2,offset=1,norm=trace",
-        "rbf:norm=trace",
-    ]
-    .iter()
-    .map(|s| s.parse())
-    .collect::<multikernel::Result<_>>()?;
-    let cfg = VectorFitConfig {
-        task: TaskKind::Binary,
-        loss: multikernel::task::Loss::Hinge,
-        kernels,
-        params: OnlineParams {
-            lambda: 1.0 / (10.0 * train.len() as f64),
-            reg: RegSpec::L21Sq,
-            eta0: 1.0,
-            schedule: StepSchedule::InvSqrt,
-            epochs: 20,
-            seed: 0,
-            averaging: false,
-            projection: true,
-            shuffle: true,
-        },
-        bias: true,
-        standardize: true,
-        memory: MemoryLimit::default(),
-    };
-    let (model, _) = fit_vector(&train, &cfg, &|p: &multikernel::run::Progress| {
+        let epoch = |p: &Progress| {
+            println!(
+                "epoch {:>2}  objective {:.5}",
+                p.step,
+                p.objective.unwrap_or(f64::NAN)
+            );
+            Control::Continue
+        };
         println!(
-            "epoch {:>2}  objective {:.5}",
-            p.step,
-            p.objective.unwrap_or(f64::NAN)
+            "demo: sparse MKL (squared l2,1, online proximal Alg. 1) on ionosphere, 70/30 split"
         );
-        multikernel::run::Control::Continue
-    })?;
-    let acc = uci::score(&model, &test)?;
-    println!("kernel weights:");
-    for (name, w) in model.kernel_weights() {
+        let d = demo::uci_demo(&a.data_dir, &epoch)?;
+        println!(
+            "{} train / {} test rows; kernel weights:",
+            d.train_rows, d.test_rows
+        );
+        for (name, w) in &d.weights {
+            println!("  {w:.4}  {name}");
+        }
+        println!("accuracy {:.4}", d.accuracy);
+        return Ok(());
+    }
+    let (spec, _) = demo::ocr_demo_spec()?;
+    println!(
+        "demo: SPOM sparse MKL (squared l2,1) over linear, quadratic and Gaussian kernels on OCR \
+         fold 0; {}",
+        spec.kernels
+            .iter()
+            .map(|k| k.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let bar = crate::observe::Bar::new();
+    let d = demo::ocr_demo(&a.data_dir, &bar)?;
+    bar.finish();
+    println!(
+        "trained on {} words, {} characters in {:.1} s (C = {}, eta0 = {}, {} epochs); kernel \
+         weights:",
+        d.train_words, d.train_chars, d.seconds, d.c, d.eta0, d.epochs
+    );
+    for (name, w) in &d.weights {
         println!("  {w:.4}  {name}");
     }
-    println!("accuracy {acc:.4}");
+    println!(
+        "test: folds 1-9, {} words, {} characters (paper, Table 1: {})",
+        d.test_words, d.test_chars, d.paper
+    );
+    println!("char_accuracy {:.4}", d.accuracy);
+    Ok(())
+}
+
+/// `multikernel generate`: a generated data set written as CSV.
+pub fn generate(a: &GenerateArgs) -> Result<()> {
+    let (ds, target) =
+        multikernel::data::synthetic::generate(&a.dataset, a.n, a.r, a.problem_seed, a.seed)?;
+    if let Some(t) = target {
+        eprintln!("target: {t}");
+    }
+    multikernel::io::write_atomic(&a.out, multikernel::data::to_csv(&ds).as_bytes())?;
+    eprintln!(
+        "wrote {} points x {} features to {}",
+        ds.len(),
+        ds.n_features(),
+        a.out.display()
+    );
     Ok(())
 }

@@ -213,3 +213,76 @@ fn bad_input_gives_clear_errors_and_keeps_old_model() {
     );
     assert_clean_error(&run(&["inspect", "--model", &trunc]), &["trunc.model"]);
 }
+
+/// `predict` on new data: a CSV without the target column (its columns in another order,
+/// matched by name), a LIBSVM file without labels, and `--out -` for standard output.
+#[test]
+fn predict_on_unlabelled_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.model");
+    let m = model.to_str().unwrap();
+    let sonar = data("sonar.csv");
+    let s = sonar.to_str().unwrap();
+    ok(&[
+        "train", "--data", s, "--kernel", "rbf", "--epochs", "3", "--out", m,
+    ]);
+    let labelled = ok(&["predict", "--model", m, "--data", s]);
+    // The features only, last column first: the same predictions.
+    let text = std::fs::read_to_string(&sonar).unwrap();
+    let mut rows = Vec::new();
+    for line in text.lines() {
+        let mut f: Vec<&str> = line.split(',').collect();
+        f.pop();
+        let last = f.pop().unwrap();
+        f.insert(0, last);
+        rows.push(f.join(","));
+    }
+    let unlabelled = write(dir.path(), "new.csv", &(rows.join("\n") + "\n"));
+    let out = ok(&["predict", "--model", m, "--data", &unlabelled, "--out", "-"]);
+    assert_eq!(out, labelled);
+    assert!(!dir.path().join("-").exists(), "--out - is standard output");
+    // eval needs the labels and says so.
+    assert_clean_error(
+        &run(&["eval", "--model", m, "--data", &unlabelled]),
+        &["new.csv", "no target column"],
+    );
+    // A column the model does not know is refused by name.
+    let extra: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                format!("{l},extra")
+            } else {
+                format!("{l},0")
+            }
+        })
+        .collect();
+    let extra = write(dir.path(), "extra.csv", &(extra.join("\n") + "\n"));
+    assert_clean_error(
+        &run(&["predict", "--model", m, "--data", &extra]),
+        &["extra.csv:1", "'label', 'extra'"],
+    );
+
+    // LIBSVM: a model trained on labelled lines predicts lines without labels.
+    let svm_train = write(
+        dir.path(),
+        "t.svm",
+        "+1 1:1 2:0.5\n-1 1:-1 2:0.2\n+1 1:0.9\n-1 2:-0.4 1:-0.8\n"
+            .replace("2:-0.4 1:-0.8", "1:-0.8 2:-0.4")
+            .as_str(),
+    );
+    let svm_model = dir.path().join("s.model");
+    let sm = svm_model.to_str().unwrap();
+    ok(&[
+        "train", "--data", &svm_train, "--kernel", "linear", "--out", sm,
+    ]);
+    let new = write(dir.path(), "new.svm", "1:1 2:0.5\n1:-1 2:0.2\n");
+    let out = ok(&["predict", "--model", sm, "--data", &new]);
+    assert_eq!(out, "+1\n-1\n");
+    let mixed = write(dir.path(), "mixed.svm", "1:1\n-1 1:-1\n");
+    assert_clean_error(
+        &run(&["predict", "--model", sm, "--data", &mixed]),
+        &["mixed.svm:2", "label all lines or none"],
+    );
+}

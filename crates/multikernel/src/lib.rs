@@ -17,6 +17,7 @@
 
 pub mod data;
 pub mod error;
+pub mod estimator;
 pub mod io;
 pub mod kernel;
 pub mod linalg;
@@ -25,6 +26,7 @@ pub mod model;
 pub mod multiset;
 pub mod params;
 pub mod plot;
+pub mod prelude;
 pub mod prox;
 pub mod reproduce;
 pub mod run;

@@ -258,7 +258,7 @@ fn objective_goes_down_on_every_uci_table() {
         };
         let data = uci(name, target);
         let cfg = three_kernel_config(task, RegSpec::L21Sq, 10.0, data.len(), 15);
-        let (_, info) = fit_vector(&data, &cfg, &()).unwrap();
+        let (_, info) = fit_vector(data.view(), &cfg, &()).unwrap();
         let objectives: Vec<f64> = info.trace.iter().map(|t| t.objective).collect();
         assert_eq!(objectives.len(), 15);
         let zero = match task {
@@ -281,7 +281,7 @@ fn large_lambda_zeroes_kernels() {
     let data = uci("sonar", TargetKind::Classes);
     let mut cfg = three_kernel_config(TaskKind::Binary, RegSpec::L21Sq, 0.01, data.len(), 20);
     cfg.kernels = vec!["perfeature:linear".parse().unwrap()];
-    let m = fit_vector(&data, &cfg, &()).unwrap().0;
+    let m = fit_vector(data.view(), &cfg, &()).unwrap().0;
     assert_eq!(m.weights.len(), 60);
     let zeros = m.weights.iter().filter(|w| **w == 0.0).count();
     assert!(zeros >= 1, "weights {:?}", m.weights);
@@ -298,7 +298,7 @@ fn large_lambda_zeroes_kernels() {
     // A smaller lambda keeps more kernels.
     let mut cfg_small = cfg.clone();
     cfg_small.params.lambda /= 100.0;
-    let m2 = fit_vector(&data, &cfg_small, &()).unwrap().0;
+    let m2 = fit_vector(data.view(), &cfg_small, &()).unwrap().0;
     let zeros2 = m2.weights.iter().filter(|w| **w == 0.0).count();
     assert!(
         zeros2 < zeros,
@@ -318,13 +318,16 @@ fn model_generalizes_and_round_trips() {
     let train = data.select(&tr);
     let test = data.select(&te);
     let cfg = three_kernel_config(TaskKind::Binary, RegSpec::L21Sq, 10.0, train.len(), 20);
-    let m = fit_vector(&train, &cfg, &()).unwrap().0;
+    let m = fit_vector(train.view(), &cfg, &()).unwrap().0;
     let acc = multikernel::reproduce::uci::score(&m, &test).unwrap();
     assert!(acc > 0.85, "accuracy {acc}");
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("m.json");
-    multikernel::model::save(&p, &multikernel::model::AnyModel::KernelMachine(m.clone())).unwrap();
-    let multikernel::model::AnyModel::KernelMachine(back) = multikernel::model::load(&p).unwrap()
+    multikernel::model::Model::KernelMachine(m.clone())
+        .save(&p)
+        .unwrap();
+    let multikernel::model::Model::KernelMachine(back) =
+        multikernel::model::Model::load(&p).unwrap()
     else {
         panic!("not a kernel machine")
     };
@@ -332,8 +335,8 @@ fn model_generalizes_and_round_trips() {
     // A wrong version is refused with a clear message.
     let text = std::fs::read_to_string(&p)
         .unwrap()
-        .replace("\"version\":1", "\"version\":99");
+        .replace("\"version\":2", "\"version\":99");
     std::fs::write(&p, text).unwrap();
-    let e = multikernel::model::load(&p).unwrap_err().to_string();
+    let e = multikernel::model::Model::load(&p).unwrap_err().to_string();
     assert!(e.contains("version 99"), "{e}");
 }

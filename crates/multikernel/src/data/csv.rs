@@ -17,6 +17,7 @@ use super::read::{
     finish_dataset, parse_err, parse_number, read_bytes, utf8_err, Lines, TargetCollector,
     TargetKind,
 };
+use super::read::{ModelRows, Schema, TargetSchema};
 use super::{Dataset, Matrix};
 use crate::error::Result;
 use std::path::Path;
@@ -214,6 +215,186 @@ pub(crate) fn parse_csv(
     }
     let x = Matrix::from_vec(n_rows, d, data);
     finish_dataset(path, x, targets, feature_names, last_line)
+}
+
+/// Parses CSV `bytes` for a model with `schema` (see [`super::read::read_for_model`]):
+/// columns matched by header name, or by position without a header (or when the model's
+/// features carry the default names `x1, x2, ...`); the target column is optional.
+pub(crate) fn parse_csv_for_model(path: &Path, bytes: &[u8], schema: &Schema) -> Result<ModelRows> {
+    let d = schema.feature_names.len();
+    let (kind, classes) = match &schema.target {
+        TargetSchema::Classes(c) => (TargetKind::Classes, Some(c.as_slice())),
+        TargetSchema::Real => (TargetKind::Real, None),
+    };
+    let mut lines = Lines::new(bytes);
+    let mut last_line = 0;
+    let (first_no, first) = loop {
+        match lines.next() {
+            None => {
+                return Err(parse_err(
+                    path,
+                    last_line.max(1),
+                    "no data rows (the file is empty)",
+                ))
+            }
+            Some((no, Err(()))) => return Err(utf8_err(path, no)),
+            Some((no, Ok(l))) => {
+                last_line = no;
+                if !l.trim().is_empty() {
+                    break (no, l);
+                }
+            }
+        }
+    };
+    let delim = if first.contains(',') {
+        ','
+    } else if first.contains('\t') {
+        '\t'
+    } else if first.contains(';') {
+        ';'
+    } else {
+        ','
+    };
+    let head = split_fields(first, delim).map_err(|m| parse_err(path, first_no, m))?;
+    let n_cols = head.len();
+    let all_named = schema
+        .feature_names
+        .iter()
+        .all(|name| head.iter().filter(|h| *h == name).count() == 1);
+    let is_header = all_named
+        || head[..n_cols.min(d)].iter().any(|f| !is_number(f))
+        || (n_cols == d + 1
+            && (["label", "class", "target", "y"]
+                .contains(&head[d].to_ascii_lowercase().as_str())
+                || (kind == TargetKind::Real && !is_number(&head[d]))));
+    // Column of each model feature, and the target column if any.
+    let (cols, target_col): (Vec<usize>, Option<usize>) = if is_header && all_named {
+        let cols: Vec<usize> = schema
+            .feature_names
+            .iter()
+            .map(|name| head.iter().position(|h| h == name).unwrap_or(0))
+            .collect();
+        let rest: Vec<usize> = (0..n_cols).filter(|j| !cols.contains(j)).collect();
+        match rest.as_slice() {
+            [] => (cols, None),
+            [t] => (cols, Some(*t)),
+            _ => {
+                let names: Vec<String> = rest.iter().map(|&j| format!("'{}'", head[j])).collect();
+                return Err(parse_err(
+                    path,
+                    first_no,
+                    format!(
+                        "columns {} are not features of the model; a file for the model holds \
+                         its {d} feature columns and at most one more, the target",
+                        names.join(", ")
+                    ),
+                ));
+            }
+        }
+    } else if is_header && !schema.has_default_names() {
+        let missing: Vec<&str> = schema
+            .feature_names
+            .iter()
+            .filter(|name| head.iter().filter(|h| h == name).count() != 1)
+            .map(String::as_str)
+            .take(5)
+            .collect();
+        return Err(parse_err(
+            path,
+            first_no,
+            format!(
+                "the header does not name each of the model's {d} feature columns once \
+                 (missing or repeated: {}{}); the file's columns are {}{}",
+                missing.join(", "),
+                if missing.len() == 5 { ", ..." } else { "" },
+                head.iter().take(5).cloned().collect::<Vec<_>>().join(", "),
+                if head.len() > 5 { ", ..." } else { "" }
+            ),
+        ));
+    } else if n_cols == d {
+        ((0..d).collect(), None)
+    } else if n_cols == d + 1 {
+        ((0..d).collect(), Some(d))
+    } else {
+        return Err(parse_err(
+            path,
+            first_no,
+            format!(
+                "{n_cols} columns, expected {d} (the model's features) or {} (the features, then \
+                 the target)",
+                d + 1
+            ),
+        ));
+    };
+    let mut data: Vec<f64> = Vec::new();
+    let mut n_rows = 0usize;
+    let mut targets = TargetCollector::new(path, kind, classes);
+    let mut row = |no: usize, fields: &[String]| -> Result<()> {
+        if fields.len() != n_cols {
+            return Err(parse_err(
+                path,
+                no,
+                format!("expected {n_cols} fields, found {}", fields.len()),
+            ));
+        }
+        for &j in &cols {
+            let v = parse_number(&fields[j], &format!("field {}", j + 1))
+                .map_err(|m| parse_err(path, no, m))?;
+            data.push(v);
+        }
+        if let Some(t) = target_col {
+            targets.push(&fields[t], no, &format!("field {} (the target)", t + 1))?;
+        }
+        n_rows += 1;
+        Ok(())
+    };
+    if !is_header {
+        row(first_no, &head)?;
+    }
+    for (no, l) in lines {
+        last_line = no;
+        let l = l.map_err(|()| utf8_err(path, no))?;
+        if l.trim().is_empty() {
+            continue;
+        }
+        let fields = split_fields(l, delim).map_err(|m| parse_err(path, no, m))?;
+        row(no, &fields)?;
+    }
+    if n_rows == 0 {
+        return Err(parse_err(path, last_line.max(1), "no data rows"));
+    }
+    Ok(ModelRows {
+        x: Matrix::from_vec(n_rows, d, data),
+        targets: target_col.map(|_| targets.finish()),
+    })
+}
+
+/// A data set as CSV text: a header (the feature names, then `y`), one row per line,
+/// numbers in Rust's shortest round-trip form, class labels by name. [`read_csv`] reads it
+/// back to the same data set.
+pub fn to_csv(ds: &Dataset) -> String {
+    fn field(s: &str) -> String {
+        if s.contains([',', '"', '\n']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    }
+    let mut out: Vec<String> = ds.feature_names.iter().map(|f| field(f)).collect();
+    out.push("y".to_string());
+    let mut text = out.join(",");
+    text.push('\n');
+    for i in 0..ds.len() {
+        for v in ds.x.row(i) {
+            text.push_str(&format!("{v},"));
+        }
+        match &ds.targets {
+            super::Targets::Real(y) => text.push_str(&format!("{}", y[i])),
+            super::Targets::Classes { classes, y } => text.push_str(&field(&classes[y[i]])),
+        }
+        text.push('\n');
+    }
+    text
 }
 
 #[cfg(test)]
@@ -491,5 +672,74 @@ mod tests {
             }
         }
         assert!(oks > 50 && errs > 50, "ok {oks}, err {errs}");
+    }
+
+    fn schema(names: &[&str], classes: Option<&[&str]>) -> Schema {
+        Schema {
+            feature_names: names.iter().map(|s| s.to_string()).collect(),
+            target: match classes {
+                Some(c) => TargetSchema::Classes(c.iter().map(|s| s.to_string()).collect()),
+                None => TargetSchema::Real,
+            },
+        }
+    }
+
+    fn for_model(text: &str, schema: &Schema) -> Result<ModelRows> {
+        parse_csv_for_model(Path::new("m.csv"), text.as_bytes(), schema)
+    }
+
+    #[test]
+    fn model_files_match_columns_by_name_or_position() {
+        let s = schema(&["a", "b"], Some(&["neg", "pos"]));
+        // By name, in any order, the target anywhere.
+        let r = for_model("label,b,a\npos,2,1\nneg,4,3\n", &s).unwrap();
+        assert_eq!(r.x, Matrix::from_rows(&[vec![1.0, 2.0], vec![3.0, 4.0]]));
+        assert_eq!(
+            r.targets,
+            Some(Targets::Classes {
+                classes: vec!["neg".into(), "pos".into()],
+                y: vec![1, 0]
+            })
+        );
+        // No target column.
+        let r = for_model("b,a\n2,1\n", &s).unwrap();
+        assert_eq!((r.x.row(0), r.targets), (&[1.0, 2.0][..], None));
+        // No header: by position, with or without the target.
+        let r = for_model("1,2\n3,4\n", &s).unwrap();
+        assert_eq!((r.x.rows, r.targets.is_none()), (2, true));
+        let r = for_model("1,2,pos\n", &s).unwrap();
+        assert!(r.targets.is_some());
+        // Real targets; default names match by position whatever the header says.
+        let s = schema(&["x1", "x2"], None);
+        let r = for_model("u,v,price\n1,2,3.5\n", &s).unwrap();
+        assert_eq!(r.targets, Some(Targets::Real(vec![3.5])));
+        let cases: &[(&str, Schema, &str)] = &[
+            (
+                "a,c\n1,2\n",
+                schema(&["a", "b"], None),
+                "m.csv:1: the header",
+            ),
+            ("a,b,c,d\n1,2,3,4\n", schema(&["a", "b"], None), "'c', 'd'"),
+            (
+                "a,a,b\n1,2,3\n",
+                schema(&["a", "b"], None),
+                "missing or repeated: a",
+            ),
+            (
+                "1,2,3,4\n",
+                schema(&["x1", "x2"], None),
+                "4 columns, expected 2",
+            ),
+            (
+                "a,b,label\n1,2,zzz\n",
+                schema(&["a", "b"], Some(&["x", "y"])),
+                "'zzz'",
+            ),
+            ("a,b\n", schema(&["a", "b"], None), "no data rows"),
+        ];
+        for (text, s, want) in cases {
+            let e = for_model(text, s).unwrap_err().to_string();
+            assert!(e.contains(want), "{text:?}: {e}");
+        }
     }
 }

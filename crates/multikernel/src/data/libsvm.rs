@@ -40,7 +40,23 @@ pub(crate) fn parse_libsvm(
     classes: Option<&[String]>,
     n_features: Option<usize>,
 ) -> Result<Dataset> {
+    parse_libsvm_rows(path, bytes, target, classes, n_features, false).map(|(ds, _)| ds)
+}
+
+/// Parses libsvm `bytes`; with `unlabelled_ok`, lines may leave out the label (their first
+/// token is `index:value`), all or none of them. Returns the rows and whether they had labels
+/// (the targets of unlabelled rows are empty placeholders).
+pub(crate) fn parse_libsvm_rows(
+    path: &Path,
+    bytes: &[u8],
+    target: TargetKind,
+    classes: Option<&[String]>,
+    n_features: Option<usize>,
+    unlabelled_ok: bool,
+) -> Result<(Dataset, bool)> {
     let mut targets = TargetCollector::new(path, target, classes);
+    // Whether the lines carry labels: fixed by the first data line.
+    let mut labelled: Option<(bool, usize)> = None;
     // Sparse rows: (feature index from 0, value), then the row starts.
     let mut entries: Vec<(usize, f64)> = Vec::new();
     let mut starts: Vec<usize> = Vec::new();
@@ -51,10 +67,36 @@ pub(crate) fn parse_libsvm(
         let line = line.map_err(|()| utf8_err(path, no))?;
         let content = line.split_once('#').map_or(line, |(c, _)| c);
         let mut tokens = content.split_ascii_whitespace().peekable();
-        let Some(label) = tokens.next() else {
+        let Some(&first) = tokens.peek() else {
             continue; // blank or comment line
         };
-        targets.push(label, no, "the label")?;
+        let has_label = !(unlabelled_ok && first.contains(':') && !first.starts_with("qid:"));
+        match labelled {
+            None => labelled = Some((has_label, no)),
+            Some((l, at)) if l != has_label => {
+                return Err(parse_err(
+                    path,
+                    no,
+                    if l {
+                        format!("no label, but line {at} has one (label all lines or none)")
+                    } else {
+                        format!("a label, but line {at} has none (label all lines or none)")
+                    },
+                ))
+            }
+            Some(_) => {}
+        }
+        if has_label {
+            let label = tokens.next().unwrap_or_default();
+            if label.contains(':') {
+                return Err(parse_err(
+                    path,
+                    no,
+                    format!("'{label}' is not a label (training lines start with the label)"),
+                ));
+            }
+            targets.push(label, no, "the label")?;
+        }
         if tokens.peek().is_some_and(|t| t.starts_with("qid:")) {
             tokens.next();
         }
@@ -103,7 +145,20 @@ pub(crate) fn parse_libsvm(
         }
     }
     let names = (1..=d).map(|j| format!("x{j}")).collect();
-    finish_dataset(path, x, targets, names, last_line)
+    let is_labelled = labelled.is_none_or(|(l, _)| l);
+    if !is_labelled {
+        // Placeholder targets of the right length (the caller ignores them).
+        for _ in 0..n {
+            match target {
+                TargetKind::Real => targets.push("0", last_line, "the label")?,
+                TargetKind::Classes => match classes.and_then(|c| c.first()) {
+                    Some(c) => targets.push(c, last_line, "the label")?,
+                    None => targets.push("0", last_line, "the label")?,
+                },
+            }
+        }
+    }
+    finish_dataset(path, x, targets, names, last_line).map(|ds| (ds, is_labelled))
 }
 
 #[cfg(test)]
@@ -331,5 +386,39 @@ mod tests {
             }
         }
         assert!(oks > 50 && errs > 50, "ok {oks}, err {errs}");
+    }
+
+    #[test]
+    fn lines_without_labels_for_a_model() {
+        let (ds, labelled) = parse_libsvm_rows(
+            Path::new("n.svm"),
+            b"1:0.5 3:1\n\n2:2\n",
+            TargetKind::Classes,
+            None,
+            Some(3),
+            true,
+        )
+        .unwrap();
+        assert!(!labelled);
+        assert_eq!(
+            ds.x,
+            Matrix::from_rows(&[vec![0.5, 0.0, 1.0], vec![0.0, 2.0, 0.0]])
+        );
+        // Training files keep requiring labels: `1:0.5` is not a label.
+        assert!(parse("1:0.5 2:1\n", None).is_err());
+        let e = parse_libsvm_rows(
+            Path::new("n.svm"),
+            b"+1 1:1\n1:2\n",
+            TargetKind::Classes,
+            None,
+            None,
+            true,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("n.svm:2") && e.contains("label all lines or none"),
+            "{e}"
+        );
     }
 }

@@ -9,9 +9,9 @@ pub mod read;
 pub mod split;
 pub mod standardize;
 
-pub use csv::read_csv;
+pub use csv::{read_csv, to_csv};
 pub use libsvm::read_libsvm;
-pub use read::{read_table, Format, TargetKind};
+pub use read::{read_for_model, read_table, Format, ModelRows, Schema, TargetKind, TargetSchema};
 
 use serde::{Deserialize, Serialize};
 
@@ -78,6 +78,78 @@ impl Dataset {
             x: self.x.select_rows(idx),
             targets: self.targets.select(idx),
             feature_names: self.feature_names.clone(),
+        }
+    }
+}
+
+/// A borrowed table: the caller's feature rows, targets and column names, checked to agree.
+#[derive(Debug, Clone, Copy)]
+pub struct TableRef<'a> {
+    x: MatrixRef<'a>,
+    targets: &'a Targets,
+    feature_names: &'a [String],
+}
+
+impl<'a> TableRef<'a> {
+    /// Views rows `x`, one target per row and one name per column.
+    pub fn new(
+        x: MatrixRef<'a>,
+        targets: &'a Targets,
+        feature_names: &'a [String],
+    ) -> crate::error::Result<TableRef<'a>> {
+        if targets.len() != x.rows() {
+            return Err(crate::error::Error::shape(
+                "targets (one per row)",
+                x.rows(),
+                targets.len(),
+            ));
+        }
+        if feature_names.len() != x.cols() {
+            return Err(crate::error::Error::shape(
+                "feature names (one per column)",
+                x.cols(),
+                feature_names.len(),
+            ));
+        }
+        Ok(TableRef {
+            x,
+            targets,
+            feature_names,
+        })
+    }
+
+    pub fn x(&self) -> MatrixRef<'a> {
+        self.x
+    }
+
+    pub fn targets(&self) -> &'a Targets {
+        self.targets
+    }
+
+    pub fn feature_names(&self) -> &'a [String] {
+        self.feature_names
+    }
+
+    pub fn len(&self) -> usize {
+        self.x.rows()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.x.rows() == 0
+    }
+
+    pub fn n_features(&self) -> usize {
+        self.x.cols()
+    }
+}
+
+impl Dataset {
+    /// The data set as a borrowed table.
+    pub fn view(&self) -> TableRef<'_> {
+        TableRef {
+            x: self.x.view(),
+            targets: &self.targets,
+            feature_names: &self.feature_names,
         }
     }
 }

@@ -100,7 +100,7 @@ pub fn read_table(
     let format = match format.or_else(|| Format::from_path(path)) {
         Some(f) => f,
         None => sniff(&bytes).ok_or_else(|| {
-            Error::invalid(format!(
+            Error::data(format!(
                 "{}: cannot tell the data format from the file name or its first line; \
                  give it explicitly (csv or libsvm)",
                 path.display()
@@ -110,6 +110,83 @@ pub fn read_table(
     match format {
         Format::Csv => super::csv::parse_csv(path, &bytes, target, classes, n_features),
         Format::Libsvm => super::libsvm::parse_libsvm(path, &bytes, target, classes, n_features),
+    }
+}
+
+/// What a trained model expects of a data file: its feature columns, by name and in order,
+/// and its target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schema {
+    pub feature_names: Vec<String>,
+    pub target: TargetSchema,
+}
+
+/// The target a model predicts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TargetSchema {
+    /// Class labels, mapped to the model's training classes (an unseen label is an error).
+    Classes(Vec<String>),
+    /// Real values.
+    Real,
+}
+
+impl Schema {
+    /// Whether the feature names are the ones readers give columns without a header
+    /// (`x1, x2, ...`): such a model matches files by position, not by name.
+    pub fn has_default_names(&self) -> bool {
+        self.feature_names
+            .iter()
+            .enumerate()
+            .all(|(j, n)| *n == format!("x{}", j + 1))
+    }
+
+    fn target_kind(&self) -> (TargetKind, Option<&[String]>) {
+        match &self.target {
+            TargetSchema::Classes(c) => (TargetKind::Classes, Some(c.as_slice())),
+            TargetSchema::Real => (TargetKind::Real, None),
+        }
+    }
+}
+
+/// Rows read for a model: the features in the model's column order, and the targets when
+/// the file has them (files to predict on need not).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRows {
+    pub x: Matrix,
+    pub targets: Option<Targets>,
+}
+
+/// Reads a file to evaluate or apply a model with `schema`. CSV columns are matched by name
+/// (any order; one extra column is the target; without a header, by position: `d` fields
+/// for features only, `d + 1` with the target last); libsvm lines may leave out the label
+/// (a first token `index:value`). The format is chosen as in [`read_table`].
+pub fn read_for_model(path: &Path, format: Option<Format>, schema: &Schema) -> Result<ModelRows> {
+    let bytes = read_bytes(path)?;
+    let format = match format.or_else(|| Format::from_path(path)) {
+        Some(f) => f,
+        None => sniff(&bytes).ok_or_else(|| {
+            Error::data(format!(
+                "{}: cannot tell the data format from the file name or its first line; \
+                 give it explicitly (csv or libsvm)",
+                path.display()
+            ))
+        })?,
+    };
+    let (kind, classes) = schema.target_kind();
+    match format {
+        Format::Csv => super::csv::parse_csv_for_model(path, &bytes, schema),
+        Format::Libsvm => super::libsvm::parse_libsvm_rows(
+            path,
+            &bytes,
+            kind,
+            classes,
+            Some(schema.feature_names.len()),
+            true,
+        )
+        .map(|(ds, labelled)| ModelRows {
+            targets: labelled.then_some(ds.targets),
+            x: ds.x,
+        }),
     }
 }
 

@@ -167,6 +167,36 @@ impl MonomialProblem {
     }
 }
 
+/// The generated data sets by name, for command-line tools: `polynomial` (alias
+/// `synthetic`; Sec. 5.2 of Afkanpour et al. 2013: `r` inputs, 10 monomials of degree <= 3
+/// drawn with `problem_seed`), `ringnorm` or `waveform`; `n` points drawn with `seed`.
+/// Returns the data and, for the polynomial problem, its target as text.
+pub fn generate(
+    name: &str,
+    n: usize,
+    r: usize,
+    problem_seed: u64,
+    seed: u64,
+) -> Result<(Dataset, Option<String>)> {
+    if n == 0 {
+        return Err(Error::param("n", 0, "at least 1 point"));
+    }
+    match name.trim().to_ascii_lowercase().as_str() {
+        "polynomial" | "synthetic" => {
+            let problem = MonomialProblem::new(r, 10, 3, problem_seed)?;
+            let target = problem.term_names().join(" + ");
+            Ok((problem.generate(n, seed), Some(target)))
+        }
+        "ringnorm" => Ok((ringnorm(n, seed), None)),
+        "waveform" => Ok((waveform(n, seed), None)),
+        other => Err(Error::param(
+            "data set",
+            other,
+            "polynomial, ringnorm or waveform",
+        )),
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::needless_range_loop)]
 mod tests {

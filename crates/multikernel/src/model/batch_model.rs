@@ -86,11 +86,11 @@ impl<L: DecisionFunction> BatchModel<L> {
     /// Decision values of raw rows, after checking the feature count.
     pub fn decision(&self, x: &Matrix, limit: &MemoryLimit) -> Result<Matrix> {
         if x.cols != self.feature_names.len() {
-            return Err(Error::invalid(format!(
-                "the data has {} features, the model was trained on {}",
+            return Err(Error::shape(
+                "features of the data (the model's)",
+                self.feature_names.len(),
                 x.cols,
-                self.feature_names.len()
-            )));
+            ));
         }
         let f = self.learner.decision(x, limit)?;
         if f.rows != x.rows || f.cols != expected_outputs(self.task, self.classes.len()) {
@@ -100,6 +100,40 @@ impl<L: DecisionFunction> BatchModel<L> {
             )));
         }
         Ok(f)
+    }
+
+    /// Checks that the task, the classes and the learner's outputs agree (a model read from a
+    /// file).
+    pub fn validate_outputs(&self) -> Result<()> {
+        match self.task {
+            TaskKind::Binary if self.classes.len() != 2 => {
+                return Err(Error::shape(
+                    "classes of a binary model",
+                    2,
+                    self.classes.len(),
+                ))
+            }
+            TaskKind::Multiclass if self.classes.len() < 2 => {
+                return Err(Error::data("a multiclass model needs at least 2 classes"))
+            }
+            TaskKind::Regression if !self.classes.is_empty() => {
+                return Err(Error::shape(
+                    "classes of a regression model",
+                    0,
+                    self.classes.len(),
+                ))
+            }
+            _ => {}
+        }
+        let want = expected_outputs(self.task, self.classes.len());
+        if self.learner.n_outputs() != want {
+            return Err(Error::shape(
+                "outputs of the learner",
+                want,
+                self.learner.n_outputs(),
+            ));
+        }
+        Ok(())
     }
 
     /// Predictions of raw rows: classes (indices into `classes`) or values.
@@ -235,20 +269,20 @@ mod tests {
     }
 
     /// Saves, loads and compares the decision values of a reloaded model.
-    fn round_trip(model: crate::model::AnyModel, x: &Matrix) -> crate::model::AnyModel {
+    fn round_trip(model: crate::model::Model, x: &Matrix) -> crate::model::Model {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.model");
-        crate::model::save(&path, &model).unwrap();
-        let back = crate::model::load(&path).unwrap();
+        model.save(&path).unwrap();
+        let back = crate::model::Model::load(&path).unwrap();
         let lim = MemoryLimit::default();
         let (a, b) = match (&model, &back) {
-            (crate::model::AnyModel::Gomp(a), crate::model::AnyModel::Gomp(b)) => {
+            (crate::model::Model::Gomp(a), crate::model::Model::Gomp(b)) => {
                 (a.decision(x, &lim).unwrap(), b.decision(x, &lim).unwrap())
             }
-            (crate::model::AnyModel::LpMkl(a), crate::model::AnyModel::LpMkl(b)) => {
+            (crate::model::Model::LpMkl(a), crate::model::Model::LpMkl(b)) => {
                 (a.decision(x, &lim).unwrap(), b.decision(x, &lim).unwrap())
             }
-            (crate::model::AnyModel::PolyMkl(a), crate::model::AnyModel::PolyMkl(b)) => {
+            (crate::model::Model::PolyMkl(a), crate::model::Model::PolyMkl(b)) => {
                 (a.decision(x, &lim).unwrap(), b.decision(x, &lim).unwrap())
             }
             _ => panic!("the model came back as another kind"),
@@ -277,7 +311,7 @@ mod tests {
         let mut first: Vec<usize> = g.learner.dictionary_index[..2].to_vec();
         first.sort();
         assert_eq!(first, vec![0, 1]);
-        round_trip(crate::model::AnyModel::Gomp(g), &x);
+        round_trip(crate::model::Model::Gomp(g), &x);
 
         let lp = LpMklParams {
             p: f64::INFINITY,
@@ -292,8 +326,8 @@ mod tests {
         let l = binary(&classes, &names, l);
         assert!(accuracy_of(&l, &x, &t) > 0.9);
         // p = inf is written as "inf" and read back.
-        let back = round_trip(crate::model::AnyModel::LpMkl(l), &x);
-        let crate::model::AnyModel::LpMkl(back) = back else {
+        let back = round_trip(crate::model::Model::LpMkl(l), &x);
+        let crate::model::Model::LpMkl(back) = back else {
             unreachable!()
         };
         assert_eq!(back.learner.p, "inf");
@@ -310,10 +344,17 @@ mod tests {
             PolyMklModel::fit(&x, &y.data, &md).unwrap(),
         );
         assert!(accuracy_of(&p, &x, &t) > 0.9);
-        round_trip(crate::model::AnyModel::PolyMkl(p.clone()), &x);
+        round_trip(crate::model::Model::PolyMkl(p.clone()), &x);
 
         // A test matrix with the wrong number of features is refused, not a panic.
         let e = p.decision(&Matrix::zeros(2, 4), &MemoryLimit::default());
-        assert!(e.unwrap_err().to_string().contains("trained on 3"));
+        assert!(matches!(
+            e,
+            Err(Error::ShapeMismatch {
+                expected: 3,
+                found: 4,
+                ..
+            })
+        ));
     }
 }

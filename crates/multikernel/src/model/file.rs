@@ -1,73 +1,67 @@
-//! Model files: versioned JSON, written atomically (temp file + rename), refused with a clear
-//! message when the format, version or content is wrong.
+//! The model-file format: JSON in an envelope that names the format, its version and the
+//! crate that wrote it,
+//!
+//! ```text
+//! {"format": "multikernel-model", "version": 2, "crate_version": "0.1.0",
+//!  "kind": "gomp", "model": {...}}
+//! ```
+//!
+//! written atomically (a temporary file renamed into place) and refused with a clear message
+//! when the format, the version or the content is wrong. Files hold no timings, so the same
+//! seed gives byte-identical files.
+//!
+//! # Versions
+//! - 2 (this build writes it): adds `crate_version`; the online learner's training settings
+//!   are typed; no training times.
+//! - 1 (commit 3b69a82 and before): no `crate_version`; the training settings were loose
+//!   JSON. Read unchanged: the typed settings accept version 1's spellings
+//!   (`"schedule": "InvSqrt"`), and unknown keys are ignored.
+//!
+//! Every model read is checked with [`Model::validate`] before it is returned.
 
+use super::Model;
 use crate::error::{Error, Result};
-use crate::model::batch_model::BatchModel;
-use crate::solver::gomp::GompModel;
-use crate::solver::lp_mkl::LpMklModel;
-use crate::solver::mirror_descent::PolyMklModel;
-use crate::solver::online::sequence_model::SequenceModel;
-use crate::solver::online::vector_model::KernelMachine;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// The format tag every model file carries.
 pub const FORMAT: &str = "multikernel-model";
-/// The version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// The version this build writes.
+pub const VERSION: u32 = 2;
+/// The versions this build reads.
+pub const READS: [u32; 2] = [1, 2];
 
-/// Any trained model. The JSON field `kind` names the variant (`kernel-machine`,
-/// `sequence`, `gomp`, `lp-mkl`, `poly-mkl`); adding a variant keeps older files readable.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "model", rename_all = "kebab-case")]
-pub enum AnyModel {
-    /// Online proximal MKL on vector data (Alg. 1).
-    KernelMachine(KernelMachine),
-    /// SPOM on sequences (Alg. 3, first-order chain).
-    Sequence(SequenceModel),
-    /// MKL-GOMP (Sindhwani & Lozano 2012, Sec. 3) on vector data.
-    Gomp(BatchModel<GompModel>),
-    /// lp-norm MKL for the squared loss (Kloft et al. 2011) on vector data.
-    LpMkl(BatchModel<LpMklModel>),
-    /// Polynomial product-kernel MKL by randomized mirror descent or UCD (Afkanpour et al.
-    /// 2013, Alg. 2).
-    PolyMkl(BatchModel<PolyMklModel>),
-}
-
-#[derive(Serialize, Deserialize)]
-struct Envelope {
-    format: String,
+#[derive(Serialize)]
+struct Out<'a> {
+    format: &'a str,
     version: u32,
+    crate_version: &'a str,
     #[serde(flatten)]
-    model: AnyModel,
+    model: &'a Model,
 }
 
-/// Writes `model` to `path` atomically.
-pub fn save(path: &Path, model: &AnyModel) -> Result<()> {
-    #[derive(Serialize)]
-    struct Out<'a> {
-        format: &'a str,
-        version: u32,
-        #[serde(flatten)]
-        model: &'a AnyModel,
-    }
-    let text = serde_json::to_vec(&Out {
+#[derive(Deserialize)]
+struct Envelope {
+    #[serde(flatten)]
+    model: Model,
+}
+
+/// The model as the bytes of a model file.
+pub fn to_bytes(model: &Model) -> Result<Vec<u8>> {
+    serde_json::to_vec(&Out {
         format: FORMAT,
         version: VERSION,
+        crate_version: env!("CARGO_PKG_VERSION"),
         model,
     })
-    .map_err(|e| Error::model(path.display().to_string(), format!("cannot serialize: {e}")))?;
-    crate::io::write_atomic(path, &text)
+    .map_err(|e| Error::model("<in memory>", format!("cannot serialize: {e}")))
 }
 
-/// Reads a model file, checking its format tag and version first.
-pub fn load(path: &Path) -> Result<AnyModel> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let err = |msg: String| Error::model(path.display().to_string(), msg);
-    let value: serde_json::Value = serde_json::from_slice(&bytes)
+/// Reads a model from the bytes of a model file; `origin` names them in messages (a path,
+/// or `<bytes>`).
+pub fn from_bytes(bytes: &[u8], origin: &str) -> Result<Model> {
+    let err = |msg: String| Error::model(origin, msg);
+    let value: serde_json::Value = serde_json::from_slice(bytes)
         .map_err(|e| err(format!("not a multikernel model (invalid JSON: {e})")))?;
     match value.get("format").and_then(|f| f.as_str()) {
         Some(FORMAT) => {}
@@ -78,15 +72,38 @@ pub fn load(path: &Path) -> Result<AnyModel> {
         }
     }
     match value.get("version").and_then(|v| v.as_u64()) {
-        Some(v) if v == VERSION as u64 => {}
+        Some(v) if READS.iter().any(|&r| u64::from(r) == v) => {}
         Some(v) => {
             return Err(err(format!(
-                "version {v} is not supported by this build (it reads version {VERSION})"
+                "version {v} is not supported by this build (it reads versions 1 and 2; \
+                 written by multikernel {})",
+                value
+                    .get("crate_version")
+                    .and_then(|c| c.as_str())
+                    .unwrap_or("of an unknown version")
             )))
         }
         None => return Err(err("no version field".into())),
     }
     let env: Envelope =
         serde_json::from_value(value).map_err(|e| err(format!("inconsistent content: {e}")))?;
+    env.model
+        .validate()
+        .map_err(|e| err(format!("inconsistent content: {e}")))?;
     Ok(env.model)
+}
+
+/// Writes `model` to `path` atomically.
+pub fn save(path: &Path, model: &Model) -> Result<()> {
+    let bytes = to_bytes(model)?;
+    crate::io::write_atomic(path, &bytes)
+}
+
+/// Reads and checks a model file.
+pub fn load(path: &Path) -> Result<Model> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    from_bytes(&bytes, &path.display().to_string())
 }

@@ -1,6 +1,585 @@
-//! Trained models as users see them: the task wrapper of the squared-loss batch learners and
-//! the model files.
+//! Trained models as users see them: one [`Model`] type, whatever the learner, that
+//! predicts, gives decision values, describes itself ([`Summary`]) and round-trips through
+//! bytes and files ([`file`]).
+//!
+//! Each variant wraps the trained model of one learner (in its solver folder); the
+//! squared-loss batch learners are wrapped by [`BatchModel`], which adds the task, the class
+//! names and the feature names. Adding a learner adds one variant here.
 
 pub mod batch_model;
 pub mod file;
-pub use file::{load, save, AnyModel};
+pub mod summary;
+
+pub use batch_model::{BatchModel, DecisionFunction};
+pub use summary::{KernelRow, Summary};
+
+use crate::data::read::{Schema, TargetSchema};
+use crate::data::{Matrix, MatrixRef, Targets};
+use crate::error::{Error, Result};
+use crate::kernel::MemoryLimit;
+use crate::solver::gomp::{GompModel, GompStop};
+use crate::solver::lp_mkl::LpMklModel;
+use crate::solver::mirror_descent::PolyMklModel;
+use crate::solver::online::sequence_model::SequenceModel;
+use crate::solver::online::vector_model::KernelMachine;
+use crate::task::{Prediction, TaskKind};
+use serde::{Deserialize, Serialize};
+use std::ops::Range;
+use std::path::Path;
+use summary::num;
+
+/// Any trained model. The serialized form names the variant in its `kind` field
+/// (`kernel-machine`, `sequence`, `gomp`, `lp-mkl`, `poly-mkl`), as model files have since
+/// version 1.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "model", rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Model {
+    /// Online proximal MKL on vector data (Alg. 1 of Martins et al. 2011).
+    KernelMachine(KernelMachine),
+    /// SPOM on sequences (Alg. 3, first-order chain).
+    Sequence(SequenceModel),
+    /// MKL-GOMP (Sindhwani & Lozano 2012, Sec. 3).
+    Gomp(BatchModel<GompModel>),
+    /// lp-norm MKL for the squared loss (Kloft et al. 2011).
+    LpMkl(BatchModel<LpMklModel>),
+    /// Polynomial product-kernel MKL by randomized mirror descent or UCD (Afkanpour et al.
+    /// 2013, Alg. 2).
+    PolyMkl(BatchModel<PolyMklModel>),
+}
+
+/// A test metric and its value.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Score {
+    /// `accuracy` (a fraction), `mse`, or `token_accuracy` for sequences.
+    pub metric: &'static str,
+    pub value: f64,
+    /// Rows (or tokens) scored.
+    pub n: usize,
+}
+
+impl Model {
+    /// The task the model predicts: `binary`, `multiclass`, `regression` or `sequence`.
+    pub fn task_name(&self) -> &'static str {
+        match self.vector_task() {
+            Some(TaskKind::Binary) => "binary",
+            Some(TaskKind::Multiclass) => "multiclass",
+            Some(TaskKind::Regression) => "regression",
+            None => "sequence",
+        }
+    }
+
+    /// The vector task kind; `None` for a sequence model.
+    pub fn vector_task(&self) -> Option<TaskKind> {
+        match self {
+            Model::KernelMachine(m) => Some(m.task),
+            Model::Sequence(_) => None,
+            Model::Gomp(m) => Some(m.task),
+            Model::LpMkl(m) => Some(m.task),
+            Model::PolyMkl(m) => Some(m.task),
+        }
+    }
+
+    /// Names of the input columns the model was trained on (empty for a sequence model,
+    /// whose inputs are only counted: [`Model::n_features`]).
+    pub fn feature_names(&self) -> &[String] {
+        match self {
+            Model::KernelMachine(m) => &m.feature_names,
+            Model::Sequence(_) => &[],
+            Model::Gomp(m) => &m.feature_names,
+            Model::LpMkl(m) => &m.feature_names,
+            Model::PolyMkl(m) => &m.feature_names,
+        }
+    }
+
+    /// Number of input columns.
+    pub fn n_features(&self) -> usize {
+        match self {
+            Model::Sequence(m) => m.n_features,
+            _ => self.feature_names().len(),
+        }
+    }
+
+    /// Class names (binary: the second is the positive class), the label alphabet of a
+    /// sequence model, or nothing for regression.
+    pub fn classes(&self) -> &[String] {
+        match self {
+            Model::KernelMachine(m) => &m.classes,
+            Model::Sequence(m) => &m.labels,
+            Model::Gomp(m) => &m.classes,
+            Model::LpMkl(m) => &m.classes,
+            Model::PolyMkl(m) => &m.classes,
+        }
+    }
+
+    /// What a data file for this vector model must hold: the feature columns (by name) and
+    /// the target. `None` for a sequence model.
+    pub fn schema(&self) -> Option<Schema> {
+        let task = self.vector_task()?;
+        Some(Schema {
+            feature_names: self.feature_names().to_vec(),
+            target: match task {
+                TaskKind::Regression => TargetSchema::Real,
+                _ => TargetSchema::Classes(self.classes().to_vec()),
+            },
+        })
+    }
+
+    fn vector_only(&self) -> Result<()> {
+        match self {
+            Model::Sequence(_) => Err(Error::unsupported(
+                "a sequence model labels sequences: use predict_sequences",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Decision values of raw rows (`rows x outputs`: one column for binary and regression,
+    /// one per class for multiclass). Binary: positive means the second class. Regression:
+    /// the predicted values. The memory limit bounds the cross Gram blocks.
+    pub fn decision_function_with(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
+        self.vector_only()?;
+        self.check_columns(x)?;
+        match self {
+            Model::KernelMachine(m) => {
+                let mut s = m.scores(x, limit)?;
+                if let (TaskKind::Regression, Some(t)) = (m.task, &m.target_scaler) {
+                    s.data.iter_mut().for_each(|v| *v = t.invert(*v));
+                }
+                Ok(s)
+            }
+            Model::Gomp(m) => m.decision(&x.to_matrix(), limit),
+            Model::LpMkl(m) => m.decision(&x.to_matrix(), limit),
+            Model::PolyMkl(m) => m.decision(&x.to_matrix(), limit),
+            Model::Sequence(_) => unreachable!("refused above"),
+        }
+    }
+
+    /// [`Model::decision_function_with`] under the default memory limit (8 GiB).
+    pub fn decision_function(&self, x: MatrixRef<'_>) -> Result<Matrix> {
+        self.decision_function_with(x, &MemoryLimit::default())
+    }
+
+    /// Predictions of raw rows: class indices (with the class names) or values.
+    pub fn predict_with(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Targets> {
+        self.vector_only()?;
+        self.check_columns(x)?;
+        let pred: Vec<Prediction> = match self {
+            Model::KernelMachine(m) => m.predict(x, limit)?,
+            Model::Gomp(m) => m.predict(&x.to_matrix(), limit)?,
+            Model::LpMkl(m) => m.predict(&x.to_matrix(), limit)?,
+            Model::PolyMkl(m) => m.predict(&x.to_matrix(), limit)?,
+            Model::Sequence(_) => unreachable!("refused above"),
+        };
+        Ok(match self.vector_task() {
+            Some(TaskKind::Regression) => {
+                Targets::Real(pred.iter().map(Prediction::value).collect())
+            }
+            _ => {
+                let y: Vec<usize> = pred.iter().map(Prediction::class).collect();
+                let k = self.classes().len();
+                if let Some(bad) = y.iter().find(|&&c| c >= k) {
+                    return Err(Error::model(
+                        "<in memory>",
+                        format!("predicted class {bad} of {k}"),
+                    ));
+                }
+                Targets::Classes {
+                    classes: self.classes().to_vec(),
+                    y,
+                }
+            }
+        })
+    }
+
+    /// [`Model::predict_with`] under the default memory limit (8 GiB).
+    pub fn predict(&self, x: MatrixRef<'_>) -> Result<Targets> {
+        self.predict_with(x, &MemoryLimit::default())
+    }
+
+    /// The best label sequence of each span of rows of `x` (a sequence model).
+    pub fn predict_sequences_with(
+        &self,
+        x: MatrixRef<'_>,
+        spans: &[Range<usize>],
+        limit: &MemoryLimit,
+    ) -> Result<Vec<Vec<usize>>> {
+        match self {
+            Model::Sequence(m) => m.predict_words(&x.to_matrix(), spans, limit),
+            _ => Err(Error::unsupported(
+                "a vector model predicts rows: use predict",
+            )),
+        }
+    }
+
+    /// The test metric of a vector model on labelled rows: accuracy or mean squared error.
+    pub fn score_with(
+        &self,
+        x: MatrixRef<'_>,
+        targets: &Targets,
+        limit: &MemoryLimit,
+    ) -> Result<Score> {
+        if targets.len() != x.rows() {
+            return Err(Error::shape(
+                "targets (one per row)",
+                x.rows(),
+                targets.len(),
+            ));
+        }
+        let pred = self.predict_with(x, limit)?;
+        let (metric, value) = match (&pred, targets) {
+            (Targets::Classes { y: p, .. }, Targets::Classes { y, classes }) => {
+                if classes != self.classes() {
+                    return Err(Error::data(format!(
+                        "the targets' classes ({}) are not the model's ({})",
+                        classes.join(", "),
+                        self.classes().join(", ")
+                    )));
+                }
+                ("accuracy", crate::metrics::accuracy(p, y))
+            }
+            (Targets::Real(p), Targets::Real(y)) => ("mse", crate::metrics::mse(p, y)),
+            _ => {
+                return Err(Error::data(
+                    "the targets do not fit the model's task (class labels against values)",
+                ))
+            }
+        };
+        Ok(Score {
+            metric,
+            value,
+            n: x.rows(),
+        })
+    }
+
+    fn check_columns(&self, x: MatrixRef<'_>) -> Result<()> {
+        let d = self.n_features();
+        if x.cols() != d {
+            return Err(Error::shape(
+                "features of the data (the model's)",
+                d,
+                x.cols(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks that every shape stored in the model agrees (run on every model read from a
+    /// file or bytes): afterwards, prediction on rows of the right width cannot panic.
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            Model::KernelMachine(m) => m.validate(),
+            Model::Sequence(_) => Ok(()),
+            Model::Gomp(m) => m.validate_outputs(),
+            Model::LpMkl(m) => m.validate_outputs(),
+            Model::PolyMkl(m) => m.validate_outputs(),
+        }
+    }
+
+    /// The model as bytes (the model-file format, [`file`]).
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        file::to_bytes(self)
+    }
+
+    /// A model from bytes written by [`Model::to_bytes`] or read from a model file (either
+    /// format version), checked with [`Model::validate`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Model> {
+        file::from_bytes(bytes, "<bytes>")
+    }
+
+    /// Writes the model file atomically (a temporary file renamed into place).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        file::save(path, self)
+    }
+
+    /// Reads and checks a model file.
+    pub fn load(path: &Path) -> Result<Model> {
+        file::load(path)
+    }
+
+    /// The model's self-description.
+    pub fn summary(&self) -> Summary {
+        match self {
+            Model::KernelMachine(m) => online_summary(m),
+            Model::Sequence(m) => sequence_summary(m),
+            Model::Gomp(m) => gomp_summary(m),
+            Model::LpMkl(m) => lp_summary(m),
+            Model::PolyMkl(m) => poly_summary(m),
+        }
+    }
+}
+
+fn yes_no(b: bool) -> String {
+    if b { "on" } else { "off" }.to_string()
+}
+
+fn online_summary(m: &KernelMachine) -> Summary {
+    let t = &m.training;
+    let mut settings = vec![
+        ("loss".to_string(), m.loss.to_string()),
+        ("reg".to_string(), t.reg.to_string()),
+        ("lambda".to_string(), num(t.lambda)),
+        ("C".to_string(), num(t.c)),
+        ("eta0".to_string(), format!("{}", t.eta0)),
+        ("schedule".to_string(), t.schedule.to_string()),
+        ("epochs".to_string(), t.epochs.to_string()),
+        ("seed".to_string(), t.seed.to_string()),
+        ("averaging".to_string(), yes_no(t.averaging)),
+        ("bias".to_string(), yes_no(t.bias)),
+        ("standardize".to_string(), yes_no(m.standardizer.is_some())),
+    ];
+    if let Some(r) = t.projection_radius {
+        settings.push(("projection_radius".to_string(), num(r)));
+    }
+    let zero = m.weights.iter().filter(|w| **w == 0.0).count();
+    Summary {
+        learner: "online proximal MKL (Martins et al. 2011, Alg. 1)".into(),
+        task: TaskName::of(m.task).into(),
+        classes: m.classes.clone(),
+        n_features: m.feature_names.len(),
+        settings,
+        headline: format!(
+            "trained on {} rows: {} kernels ({zero} with weight 0), {} support points, \
+             objective {}",
+            t.n_train,
+            m.kernels.len(),
+            m.support.rows,
+            t.final_objective
+                .map_or("-".to_string(), |o| format!("{o:.6}"))
+        ),
+        columns: vec!["weight".into(), "norm".into()],
+        ranked: false,
+        kernels: m
+            .kernels
+            .iter()
+            .zip(&m.weights)
+            .zip(&m.group_norms)
+            .map(|((k, w), n)| KernelRow {
+                name: k.name.clone(),
+                values: vec![*w, *n],
+            })
+            .collect(),
+        notes: Vec::new(),
+    }
+}
+
+/// Task names of vector task kinds.
+struct TaskName;
+
+impl TaskName {
+    fn of(t: TaskKind) -> &'static str {
+        match t {
+            TaskKind::Binary => "binary",
+            TaskKind::Multiclass => "multiclass",
+            TaskKind::Regression => "regression",
+        }
+    }
+}
+
+fn sequence_summary(m: &SequenceModel) -> Summary {
+    let tr = &m.training;
+    let get = |k: &str| {
+        tr.get(k)
+            .map(|v| v.to_string().trim_matches('"').to_string())
+    };
+    let mut settings = vec![("loss".to_string(), m.loss.to_string())];
+    for k in [
+        "reg",
+        "lambda",
+        "C",
+        "eta0",
+        "schedule",
+        "epochs",
+        "seed",
+        "learn_beta0",
+    ] {
+        if let Some(v) = get(k) {
+            settings.push((k.to_string(), v));
+        }
+    }
+    Summary {
+        learner: "SPOM on sequences (Martins et al. 2011, Alg. 3)".into(),
+        task: "sequence".into(),
+        classes: m.labels.clone(),
+        n_features: m.n_features,
+        settings,
+        headline: format!(
+            "{} kernel groups, {} support positions, objective {}",
+            m.groups.len(),
+            m.support.rows,
+            get("final_objective").unwrap_or_else(|| "-".into())
+        ),
+        columns: vec!["weight".into(), "norm".into()],
+        ranked: false,
+        kernels: m
+            .weight_names
+            .iter()
+            .zip(&m.weights)
+            .zip(&m.group_norms)
+            .map(|((name, w), n)| KernelRow {
+                name: name.clone(),
+                values: vec![*w, *n],
+            })
+            .collect(),
+        notes: Vec::new(),
+    }
+}
+
+fn batch_base<L>(m: &BatchModel<L>, learner: &str) -> Summary {
+    Summary {
+        learner: learner.into(),
+        task: TaskName::of(m.task).into(),
+        classes: m.classes.clone(),
+        n_features: m.feature_names.len(),
+        settings: Vec::new(),
+        headline: String::new(),
+        columns: Vec::new(),
+        ranked: false,
+        kernels: Vec::new(),
+        notes: Vec::new(),
+    }
+}
+
+/// Why a GOMP path stopped, in words.
+pub fn gomp_stop_text(stop: GompStop, max_kernels: Option<usize>, eps: f64) -> String {
+    match stop {
+        GompStop::Eps => format!("stopped: best improvement <= eps = {eps:e}"),
+        GompStop::MaxKernels => match max_kernels {
+            Some(k) => format!("stopped: max_kernels = {k} reached"),
+            None => "stopped: max_kernels reached".to_string(),
+        },
+        GompStop::Exhausted => "stopped: every kernel of the dictionary chosen".to_string(),
+    }
+}
+
+fn gomp_summary(m: &BatchModel<GompModel>) -> Summary {
+    let g = &m.learner;
+    let mut s = batch_base(m, "MKL-GOMP (Sindhwani & Lozano 2012)");
+    s.settings = vec![
+        ("lambda".into(), num(g.lambda)),
+        ("eps".into(), format!("{:e}", g.eps)),
+        ("outputs".into(), g.n_outputs().to_string()),
+        ("dictionary".into(), g.dictionary_size.to_string()),
+        ("standardize".into(), yes_no(g.standardizer.is_some())),
+    ];
+    s.headline = format!(
+        "MKL-GOMP: lambda {}, {} of {} kernels chosen ({}), training residual {:.6}",
+        num(g.lambda),
+        g.n_kernels(),
+        g.dictionary_size,
+        gomp_stop_text(g.stop, None, g.eps),
+        g.path.last().map_or(f64::NAN, |p| p.residual)
+    );
+    s.columns = vec!["improvement".into()];
+    s.ranked = true;
+    s.kernels = g
+        .kernels()
+        .into_iter()
+        .map(|(name, imp)| KernelRow {
+            name,
+            values: vec![imp],
+        })
+        .collect();
+    s
+}
+
+fn lp_summary(m: &BatchModel<LpMklModel>) -> Summary {
+    let l = &m.learner;
+    let mut s = batch_base(m, "lp-norm MKL, squared loss (Kloft et al. 2011)");
+    s.settings = vec![
+        ("p".into(), l.p.clone()),
+        ("lambda".into(), num(l.lambda)),
+        ("outputs".into(), l.n_outputs().to_string()),
+        ("standardize".into(), yes_no(l.standardizer.is_some())),
+    ];
+    s.headline = format!(
+        "lp-MKL: p {}, lambda {}, {} kernels ({} with weight 0), objective {:.6} after {} \
+         steps{}",
+        l.p,
+        num(l.lambda),
+        l.kernels.len(),
+        l.theta.iter().filter(|t| **t == 0.0).count(),
+        l.objective.last().copied().unwrap_or(f64::NAN),
+        l.objective.len(),
+        if l.converged { "" } else { " (not converged)" }
+    );
+    s.columns = vec!["theta".into()];
+    let mut rows: Vec<KernelRow> = l
+        .kernels()
+        .into_iter()
+        .map(|(name, t)| KernelRow {
+            name,
+            values: vec![t],
+        })
+        .collect();
+    rows.sort_by(|a, b| b.values[0].total_cmp(&a.values[0]));
+    s.kernels = rows;
+    s
+}
+
+fn poly_summary(m: &BatchModel<PolyMklModel>) -> Summary {
+    let p = &m.learner;
+    let ucd = p.sampling == "ucd";
+    let mut s = batch_base(
+        m,
+        if ucd {
+            "polynomial product-kernel MKL by uniform coordinate descent (Afkanpour et al. 2013)"
+        } else {
+            "polynomial product-kernel MKL by randomized mirror descent (Afkanpour et al. 2013)"
+        },
+    );
+    let count = if p.kernel_count < 9.0e15 {
+        format!("{}", p.kernel_count as u64)
+    } else {
+        format!("{:e}", p.kernel_count)
+    };
+    s.settings = vec![
+        ("sampling".into(), p.sampling.clone()),
+        ("degree".into(), p.degree.to_string()),
+        ("lambda".into(), num(p.lambda)),
+        ("eta0".into(), format!("{}", p.eta0)),
+        ("iterations".into(), p.iterations.to_string()),
+    ];
+    if !p.rho2.is_empty() {
+        let r: Vec<String> = p.rho2.iter().map(|v| v.to_string()).collect();
+        s.settings.push(("rho2".into(), r.join(",")));
+    }
+    s.headline = format!(
+        "{}: degree {}, lambda {}, {count} product kernels, {} iterations (eta0 {}), objective \
+         {:.6}",
+        if ucd { "UCD" } else { "mirror descent" },
+        p.degree,
+        num(p.lambda),
+        p.iterations,
+        p.eta0,
+        p.objective,
+    );
+    s.notes
+        .push(format!("kernels with their own weight: {}", p.terms.len()));
+    s.columns = vec!["weight".into()];
+    s.kernels = p
+        .kernels()
+        .into_iter()
+        .map(|(name, w)| KernelRow {
+            name,
+            values: vec![w],
+        })
+        .collect();
+    if p.base_names.first().is_some_and(|n| n.starts_with('x')) {
+        let shown = summary::SHOWN_KERNELS;
+        let legend: Vec<String> = m
+            .feature_names
+            .iter()
+            .take(shown)
+            .enumerate()
+            .map(|(i, f)| format!("x{} = {f}", i + 1))
+            .collect();
+        let more = if m.feature_names.len() > shown {
+            format!(", ... {} more", m.feature_names.len() - shown)
+        } else {
+            String::new()
+        };
+        s.notes.push(format!("inputs: {}{more}", legend.join(", ")));
+    }
+    s
+}

@@ -96,8 +96,10 @@ impl Report {
         serde_json::to_string_pretty(self).expect("report rows are plain JSON values")
     }
 }
+pub mod demo;
 pub mod gomp;
 pub mod mirror_descent;
 pub mod ocr;
+pub mod tables;
 pub mod thread_clock;
 pub mod uci;

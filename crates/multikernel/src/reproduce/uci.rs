@@ -128,7 +128,7 @@ fn config(
 
 /// Test metric of a model: accuracy (fraction) or MSE in the original units.
 pub fn score(model: &KernelMachine, test: &Dataset) -> Result<f64> {
-    let pred = model.predict(&test.x, &MemoryLimit::default())?;
+    let pred = model.predict(test.x.view(), &MemoryLimit::default())?;
     Ok(prediction_metric(&pred, &test.targets).1)
 }
 
@@ -167,7 +167,7 @@ fn run_split(
             for (tr, va) in &folds {
                 let part = train.select(tr);
                 let fit_cfg = config(table.task, kernels, reg, (c, rule), part.len(), cfg, seed)?;
-                let (m, _) = fit_vector(&part, &fit_cfg, &())?;
+                let (m, _) = fit_vector(part.view(), &fit_cfg, &())?;
                 total += score(&m, &train.select(va))?;
             }
             let v = total / folds.len() as f64;
@@ -180,7 +180,7 @@ fn run_split(
     let (_, c, rule) = best.ok_or_else(|| Error::invalid("empty hyper-parameter grid"))?;
     let fit_cfg = config(table.task, kernels, reg, (c, rule), train.len(), cfg, seed)?;
     let start = Instant::now();
-    let (m, _) = fit_vector(&train, &fit_cfg, &())?;
+    let (m, _) = fit_vector(train.view(), &fit_cfg, &())?;
     let seconds = start.elapsed().as_secs_f64();
     Ok(SplitResult {
         metric: score(&m, &test)?,

@@ -16,6 +16,54 @@ pub enum StepSchedule {
     Inv { sigma: Option<f64> },
 }
 
+impl std::fmt::Display for StepSchedule {
+    /// `const`, `sqrt`, `inv` or `inv:sigma=S`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StepSchedule::Constant => f.write_str("const"),
+            StepSchedule::InvSqrt => f.write_str("sqrt"),
+            StepSchedule::Inv { sigma: None } => f.write_str("inv"),
+            StepSchedule::Inv { sigma: Some(s) } => write!(f, "inv:sigma={s}"),
+        }
+    }
+}
+
+impl std::str::FromStr for StepSchedule {
+    type Err = Error;
+    /// `sqrt` (eta0/sqrt(t)), `const` (eta0), `inv` (1/(lambda t)) or `inv:sigma=S`
+    /// (1/(S t)); also the names written by version-1 model files (`InvSqrt`, `Constant`,
+    /// `Inv { sigma: None }`, `Inv { sigma: Some(S) }`).
+    fn from_str(s: &str) -> Result<StepSchedule> {
+        let t = s.trim();
+        let bad = || Error::param("schedule", s, "sqrt, const, inv or inv:sigma=S (S > 0)");
+        let sigma = |v: &str| -> Result<StepSchedule> {
+            let v: f64 = v.trim().parse().map_err(|_| bad())?;
+            if v.is_finite() && v > 0.0 {
+                Ok(StepSchedule::Inv { sigma: Some(v) })
+            } else {
+                Err(bad())
+            }
+        };
+        match t {
+            "sqrt" | "InvSqrt" => Ok(StepSchedule::InvSqrt),
+            "const" | "constant" | "Constant" => Ok(StepSchedule::Constant),
+            "inv" | "Inv { sigma: None }" => Ok(StepSchedule::Inv { sigma: None }),
+            _ => {
+                if let Some(v) = t.strip_prefix("inv:sigma=") {
+                    sigma(v)
+                } else if let Some(v) = t
+                    .strip_prefix("Inv { sigma: Some(")
+                    .and_then(|r| r.strip_suffix(") }"))
+                {
+                    sigma(v)
+                } else {
+                    Err(bad())
+                }
+            }
+        }
+    }
+}
+
 /// Hyper-parameters of Alg. 1.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OnlineParams {
@@ -90,4 +138,24 @@ pub struct EpochReport {
     /// Kernel weights implied by the norms (see [`RegSpec::kernel_weights`]).
     pub weights: Vec<f64>,
     pub seconds: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedules_round_trip_through_text() {
+        for s in [
+            StepSchedule::Constant,
+            StepSchedule::InvSqrt,
+            StepSchedule::Inv { sigma: None },
+            StepSchedule::Inv { sigma: Some(0.25) },
+        ] {
+            assert_eq!(s.to_string().parse::<StepSchedule>().unwrap(), s);
+            assert_eq!(format!("{s:?}").parse::<StepSchedule>().unwrap(), s);
+        }
+        assert!("inv:sigma=0".parse::<StepSchedule>().is_err());
+        assert!("fast".parse::<StepSchedule>().is_err());
+    }
 }

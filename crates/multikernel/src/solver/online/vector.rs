@@ -2,11 +2,11 @@
 //! kernel fitting on the training part, Gram matrices, the run, and the compact model.
 
 use crate::data::standardize::Standardizer;
-use crate::data::Dataset;
+use crate::data::TableRef;
 use crate::error::{Error, Result};
 use crate::kernel::{fit_all, Gram, KernelSpec, MemoryLimit};
 use crate::run::{Control, Observer, RunInfo};
-use crate::solver::online::vector_model::KernelMachine;
+use crate::solver::online::vector_model::{KernelMachine, OnlineTraining};
 use crate::solver::online::{EpochReport, OnlineLearner, OnlineParams};
 use crate::task::targets::online_targets;
 use crate::task::vector::check_loss;
@@ -30,24 +30,27 @@ pub struct VectorFitConfig {
 /// Trains on `train`; `observer` sees each epoch and may stop the run (the model reached so
 /// far is returned, with status [`crate::run::RunStatus::Cancelled`]).
 pub fn fit_vector(
-    train: &Dataset,
+    train: TableRef<'_>,
     cfg: &VectorFitConfig,
     observer: &(impl Observer + ?Sized),
 ) -> Result<(KernelMachine, RunInfo)> {
     check_loss(cfg.task, cfg.loss)?;
     if train.is_empty() {
-        return Err(Error::invalid("the training set is empty"));
+        return Err(Error::data("the training set is empty"));
     }
     if cfg.kernels.is_empty() {
-        return Err(Error::invalid("no kernel given (use --kernel SPEC)"));
+        return Err(Error::param("kernels", "none", "at least one kernel"));
     }
-    let (classes, targets, target_scaler) = online_targets(cfg.task, &train.targets)?;
-    let standardizer = cfg.standardize.then(|| Standardizer::fit(&train.x));
-    let x = match &standardizer {
-        Some(s) => s.apply(&train.x),
-        None => train.x.clone(),
-    };
-    let kernels = fit_all(&cfg.kernels, &x, &train.feature_names, cfg.params.seed)?;
+    let (classes, targets, target_scaler) = online_targets(cfg.task, train.targets())?;
+    // The learner needs its own (standardized) copy of the rows: the support points.
+    let mut x = train.x().to_matrix();
+    let standardizer = cfg.standardize.then(|| Standardizer::fit(&x));
+    if let Some(s) = &standardizer {
+        for i in 0..x.rows {
+            s.apply_row(x.row_mut(i));
+        }
+    }
+    let kernels = fit_all(&cfg.kernels, &x, train.feature_names(), cfg.params.seed)?;
     let n = x.rows;
     cfg.memory.check(
         kernels.len() * n * n * 8,
@@ -118,27 +121,26 @@ pub fn fit_vector(
         })
         .collect();
     let p = &cfg.params;
-    let training = serde_json::json!({
-        "algo": "online",
-        "reg": p.reg.to_string(),
-        "lambda": p.lambda,
-        "C": 1.0 / (p.lambda * n as f64),
-        "eta0": p.eta0,
-        "schedule": format!("{:?}", p.schedule),
-        "epochs": p.epochs,
-        "seed": p.seed,
-        "averaging": p.averaging,
-        "projection_radius": gamma,
-        "bias": cfg.bias,
-        "n_train": n,
-        "final_objective": last.as_ref().map(|r| r.objective),
-    });
+    let training = OnlineTraining {
+        reg: p.reg.clone(),
+        lambda: p.lambda,
+        c: 1.0 / (p.lambda * n as f64),
+        eta0: p.eta0,
+        schedule: p.schedule,
+        epochs: p.epochs,
+        seed: p.seed,
+        averaging: p.averaging,
+        projection_radius: gamma,
+        bias: cfg.bias,
+        n_train: n,
+        final_objective: last.as_ref().map(|r| r.objective),
+    };
     Ok((
         KernelMachine {
             task: cfg.task,
             loss: cfg.loss,
             classes,
-            feature_names: train.feature_names.clone(),
+            feature_names: train.feature_names().to_vec(),
             standardizer,
             target_scaler,
             kernels,

@@ -2,12 +2,64 @@
 //! `f_y(x) = sum_m sum_j K_m(x, x_j) a_m[j, y] + b_y` over the support points x_j.
 
 use crate::data::standardize::{Standardizer, TargetScaler};
-use crate::data::Matrix;
-use crate::error::Result;
+use crate::data::{Matrix, MatrixRef};
+use crate::error::{Error, Result};
 use crate::kernel::{FittedKernel, MemoryLimit};
 use crate::metrics::argmax;
+use crate::prox::RegSpec;
+use crate::solver::online::StepSchedule;
 use crate::task::{Loss, Prediction, TaskKind};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// How an online model was trained: the settings it was fitted with and where the run
+/// ended (no timings, so that the same seed gives the same model file).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OnlineTraining {
+    /// The regularizer, as text (`l21sq`, `l2q:q=1.5`, ...).
+    #[serde(with = "as_text")]
+    pub reg: RegSpec,
+    pub lambda: f64,
+    /// `1 / (lambda N)`.
+    #[serde(rename = "C")]
+    pub c: f64,
+    pub eta0: f64,
+    /// The step rule as text (`sqrt`, `const`, `inv`, `inv:sigma=S`).
+    #[serde(with = "as_text")]
+    pub schedule: StepSchedule,
+    pub epochs: usize,
+    pub seed: u64,
+    pub averaging: bool,
+    /// Radius of the projection ball, `None` without projection.
+    pub projection_radius: Option<f64>,
+    pub bias: bool,
+    /// Training examples N.
+    pub n_train: usize,
+    /// The objective after the last epoch.
+    pub final_objective: Option<f64>,
+}
+
+/// Serde through `Display` / `FromStr` (regularizers and step rules are stored as the text
+/// users type).
+pub(crate) mod as_text {
+    use super::*;
+
+    pub fn serialize<T: std::fmt::Display, S: Serializer>(
+        v: &T,
+        s: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(v)
+    }
+
+    pub fn deserialize<'de, T, D>(d: D) -> std::result::Result<T, D::Error>
+    where
+        T: std::str::FromStr,
+        T::Err: std::fmt::Display,
+        D: Deserializer<'de>,
+    {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
 
 /// The trained multiple-kernel model on vector data.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -31,36 +83,48 @@ pub struct KernelMachine {
     /// Norm of each kernel's block ||theta_m|| and the implied kernel weights.
     pub group_norms: Vec<f64>,
     pub weights: Vec<f64>,
-    /// How it was trained (regularizer, lambda, C, eta0, epochs, ...), for `inspect`.
-    pub training: serde_json::Value,
+    /// How it was trained.
+    pub training: OnlineTraining,
 }
 
 impl KernelMachine {
-    /// Scores `n x n_outputs` of raw (unstandardized) rows.
-    pub fn scores(&self, x: &Matrix, limit: &MemoryLimit) -> Result<Matrix> {
-        let xs = match &self.standardizer {
-            Some(s) => s.apply(x),
-            None => x.clone(),
-        };
+    /// Scores `n x n_outputs` of raw (unstandardized) rows: blocks of test rows are
+    /// standardized and scored against the support points, so the cross Gram stays within a
+    /// few hundred MB and the caller's rows are never copied whole.
+    pub fn scores(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
+        let d = self.feature_names.len();
+        if x.cols() != d {
+            return Err(Error::shape(
+                "features of the data (the model's)",
+                d,
+                x.cols(),
+            ));
+        }
         let l = self.n_outputs;
-        let mut out = Matrix::zeros(x.rows, l);
-        for i in 0..x.rows {
+        let n = x.rows();
+        let mut out = Matrix::zeros(n, l);
+        for i in 0..n {
             out.row_mut(i).copy_from_slice(&self.bias);
         }
         if self.support.rows == 0 {
             return Ok(out);
         }
-        // Test rows in blocks so the cross Gram stays within a few hundred MB.
-        let block = (32_000_000 / self.support.rows.max(1)).clamp(1, x.rows.max(1));
-        for (kernel, coef) in self.kernels.iter().zip(&self.coef) {
-            if coef.is_empty() {
-                continue;
+        let block = (32_000_000 / self.support.rows.max(1)).clamp(1, n.max(1));
+        let mut start = 0;
+        while start < n {
+            let end = (start + block).min(n);
+            let idx: Vec<usize> = (start..end).collect();
+            let mut xb = x.select_rows(&idx);
+            if let Some(s) = &self.standardizer {
+                for r in 0..xb.rows {
+                    s.apply_row(xb.row_mut(r));
+                }
             }
-            let mut start = 0;
-            while start < x.rows {
-                let end = (start + block).min(x.rows);
-                let idx: Vec<usize> = (start..end).collect();
-                let g = kernel.gram(&xs.select_rows(&idx), &self.support, limit)?;
+            for (kernel, coef) in self.kernels.iter().zip(&self.coef) {
+                if coef.is_empty() {
+                    continue;
+                }
+                let g = kernel.gram(&xb, &self.support, limit)?;
                 for (r, i) in (start..end).enumerate() {
                     let o = out.row_mut(i);
                     g.for_each_in_row(r, |j, v| {
@@ -69,14 +133,14 @@ impl KernelMachine {
                         }
                     });
                 }
-                start = end;
             }
+            start = end;
         }
         Ok(out)
     }
 
     /// Predictions of raw rows.
-    pub fn predict(&self, x: &Matrix, limit: &MemoryLimit) -> Result<Vec<Prediction>> {
+    pub fn predict(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Vec<Prediction>> {
         let s = self.scores(x, limit)?;
         Ok((0..s.rows)
             .map(|i| {
@@ -100,5 +164,75 @@ impl KernelMachine {
             .zip(&self.weights)
             .map(|(k, w)| (k.name.clone(), *w))
             .collect()
+    }
+
+    /// Checks that every stored shape agrees (a model read from a file): after `Ok`, scoring
+    /// rows with as many columns as [`KernelMachine::feature_names`] cannot panic.
+    pub fn validate(&self) -> Result<()> {
+        let d = self.feature_names.len();
+        let bad = |what: &str, want: usize, found: usize| Err(Error::shape(what, want, found));
+        let outputs = match self.task {
+            TaskKind::Binary | TaskKind::Regression => 1,
+            TaskKind::Multiclass => self.classes.len(),
+        };
+        if self.n_outputs != outputs || self.loss.n_outputs(self.classes.len()) != outputs {
+            return bad("outputs of the model", outputs, self.n_outputs);
+        }
+        match self.task {
+            TaskKind::Binary if self.classes.len() != 2 => {
+                return bad("classes of a binary model", 2, self.classes.len())
+            }
+            TaskKind::Multiclass if self.classes.len() < 2 => {
+                return Err(Error::data("a multiclass model needs at least 2 classes"))
+            }
+            TaskKind::Regression if !self.classes.is_empty() => {
+                return bad("classes of a regression model", 0, self.classes.len())
+            }
+            _ => {}
+        }
+        if let Some(s) = &self.standardizer {
+            if s.mean.len() != d || s.scale.len() != d {
+                return bad(
+                    "features of the standardizer",
+                    d,
+                    s.mean.len().min(s.scale.len()),
+                );
+            }
+        }
+        let m = self.kernels.len();
+        for (what, len) in [
+            ("coefficient blocks", self.coef.len()),
+            ("group norms", self.group_norms.len()),
+            ("kernel weights", self.weights.len()),
+        ] {
+            if len != m {
+                return bad(what, m, len);
+            }
+        }
+        if self.bias.len() != self.n_outputs {
+            return bad("bias values", self.n_outputs, self.bias.len());
+        }
+        let sup = &self.support;
+        if sup.cols != d || sup.data.len() != sup.rows.saturating_mul(sup.cols) {
+            return bad("values of the support points", sup.rows * d, sup.data.len());
+        }
+        for (k, c) in self.kernels.iter().zip(&self.coef) {
+            if k.n_features() != d {
+                return bad(&format!("features of kernel {}", k.name), d, k.n_features());
+            }
+            if let Some(f) = k.features() {
+                if let Some(&j) = f.iter().find(|&&j| j >= d) {
+                    return bad(&format!("feature index of kernel {}", k.name), d, j);
+                }
+            }
+            if !c.is_empty() && c.len() != sup.rows * self.n_outputs {
+                return bad(
+                    &format!("coefficients of kernel {}", k.name),
+                    sup.rows * self.n_outputs,
+                    c.len(),
+                );
+            }
+        }
+        Ok(())
     }
 }

@@ -1,0 +1,233 @@
+//! `multikernel train`: flags -> [`LearnerSpec`], read the data, fit, write the model, print.
+
+use crate::cli::{DataArgs, TrainArgs};
+use crate::data::{read_sequences, table_format};
+use crate::observe::{catch_interrupt, Bar};
+use crate::Outcome;
+use anyhow::{bail, Context, Result};
+use multikernel::data::{
+    read_for_model, read_table, Schema, TableRef, TargetKind, TargetSchema, Targets,
+};
+use multikernel::estimator::{
+    fit, fit_with_validation, Budget, Fitted, Learner, LearnerKind, LearnerSpec, LossKind,
+    LpMklSpec, Strength, Task,
+};
+use multikernel::kernel::MemoryLimit;
+use multikernel::run::RunStatus;
+use std::time::Instant;
+
+/// Flags that belong to one group of learners: the flag, whether it was given, and the
+/// learners that take it.
+fn learner_flags(a: &TrainArgs) -> Vec<(&'static str, bool, &'static [LearnerKind])> {
+    use LearnerKind::*;
+    let o = &a.online;
+    let poly: &'static [LearnerKind] = &[MirrorDescent, Ucd];
+    vec![
+        ("--reg", o.reg.is_some(), &[Online]),
+        (
+            "--loss",
+            o.loss.is_some_and(|l| l != LossKind::Squared),
+            &[Online],
+        ),
+        ("--epochs", o.epochs.is_some(), &[Online]),
+        ("--eta0", o.eta0.is_some(), &[Online]),
+        ("--schedule", o.schedule.is_some(), &[Online]),
+        ("--average", o.average, &[Online]),
+        ("--no-projection", o.no_projection, &[Online]),
+        ("--learn-beta0", o.learn_beta0, &[Online]),
+        ("--max-kernels", a.gomp.max_kernels.is_some(), &[Gomp]),
+        ("--eps", a.gomp.eps.is_some(), &[Gomp]),
+        ("--validation", a.gomp.validation.is_some(), &[Gomp]),
+        ("--subsample", a.gomp.subsample.is_some(), &[Gomp]),
+        ("--p", a.lp.p.is_some(), &[LpMkl]),
+        ("--poly-degree", a.poly.poly_degree.is_some(), poly),
+        ("--rho2", a.poly.rho2.is_some(), poly),
+        ("--seconds", a.poly.seconds.is_some(), poly),
+        ("--iterations", a.poly.iterations.is_some(), poly),
+    ]
+}
+
+/// The learner spec the flags describe (the library fills in and checks the rest).
+pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
+    let kind = a.learner;
+    for (flag, given, owners) in learner_flags(a) {
+        if given && !owners.contains(&kind) {
+            let names: Vec<&str> = owners.iter().map(|k| k.name()).collect();
+            bail!(
+                "{flag} applies to --algo {}, not to --algo {kind}",
+                names.join(" or ")
+            );
+        }
+    }
+    if a.online.train_folds.is_some() && a.task != Task::Sequence {
+        bail!("--train-folds selects folds of sequence data (--task sequence)");
+    }
+    let mut learner = Learner::default_for(kind);
+    match &mut learner {
+        Learner::Online(o) => {
+            let f = &a.online;
+            o.reg = f.reg.clone();
+            o.loss = f.loss;
+            o.epochs = f.epochs.unwrap_or(o.epochs);
+            o.eta0 = f.eta0.unwrap_or(o.eta0);
+            o.schedule = f.schedule.unwrap_or(o.schedule);
+            o.averaging = f.average;
+            o.projection = !f.no_projection;
+            o.learn_beta0 = f.learn_beta0;
+        }
+        Learner::Gomp(g) => {
+            g.max_kernels = a.gomp.max_kernels.unwrap_or(g.max_kernels);
+            g.eps = a.gomp.eps.unwrap_or(g.eps);
+            g.subsample = a.gomp.subsample;
+        }
+        Learner::LpMkl(l) => {
+            let Some(p) = a.lp.p else {
+                bail!(
+                    "--algo lp-mkl needs --p P, the kernel-weight norm: a number >= 1 such as \
+                     1, 4/3, 2, 4, or inf"
+                );
+            };
+            *l = LpMklSpec { p };
+        }
+        Learner::MirrorDescent(p) | Learner::Ucd(p) => {
+            let f = &a.poly;
+            p.degree = f.poly_degree.unwrap_or(p.degree);
+            p.rho2 = f.rho2.clone().unwrap_or_default();
+            p.budget = match (f.iterations, f.seconds) {
+                (Some(n), _) => Budget::Iterations(n),
+                (None, Some(s)) => Budget::Seconds(s),
+                (None, None) => p.budget,
+            };
+        }
+        _ => bail!("--algo {kind} is not available from the command line"),
+    }
+    let mut spec = LearnerSpec::new(a.task, learner);
+    spec.kernels = a.kernels.clone();
+    spec.strength = match (a.c, a.lambda) {
+        (_, Some(l)) => Strength::Lambda(l),
+        (Some(c), None) => Strength::C(c),
+        (None, None) => Strength::default(),
+    };
+    spec.bias = !a.no_bias;
+    spec.standardize = !a.no_standardize;
+    spec.seed = a.seed;
+    spec.memory = MemoryLimit::gib(a.memory_limit_gb);
+    Ok(spec)
+}
+
+/// Reads labelled rows of a validation file with the training table's columns and classes.
+fn read_validation(
+    data: &DataArgs,
+    train: TableRef<'_>,
+) -> Result<(multikernel::data::Matrix, Targets)> {
+    let schema = Schema {
+        feature_names: train.feature_names().to_vec(),
+        target: match train.targets() {
+            Targets::Classes { classes, .. } => TargetSchema::Classes(classes.clone()),
+            Targets::Real(_) => TargetSchema::Real,
+        },
+    };
+    let rows = read_for_model(&data.data, table_format(&data.format)?, &schema)?;
+    let Some(t) = rows.targets else {
+        bail!("{}: no target column", data.data.display());
+    };
+    Ok((rows.x, t))
+}
+
+pub fn train(a: &TrainArgs) -> Result<Outcome> {
+    let spec = spec_from_flags(a)?;
+    // Check every setting before reading any data.
+    spec.check()?;
+    let start = Instant::now();
+    let bar = Bar::new();
+    catch_interrupt();
+    let fitted: Fitted = if a.task == Task::Sequence {
+        let data = read_sequences(&a.data, a.online.train_folds.as_deref())?;
+        fit(&data, &spec, &bar)?
+    } else {
+        let target = if a.task == Task::Regression {
+            TargetKind::Real
+        } else {
+            TargetKind::Classes
+        };
+        let data = read_table(
+            &a.data.data,
+            table_format(&a.data.format)?,
+            target,
+            None,
+            None,
+        )?;
+        match &a.gomp.validation {
+            Some(path) => {
+                let args = DataArgs {
+                    data: path.clone(),
+                    format: a.data.format.clone(),
+                };
+                let (xv, yv) = read_validation(&args, data.view()).context("--validation")?;
+                let v = TableRef::new(xv.view(), &yv, &data.feature_names)?;
+                fit_with_validation(&data, v, &spec, &bar)?
+            }
+            None => fit(&data, &spec, &bar)?,
+        }
+    };
+    bar.finish();
+    if fitted.run.status == RunStatus::Cancelled {
+        eprintln!(
+            "interrupted after {} {}s: no model written to {}",
+            fitted.run.steps,
+            fitted.run.unit.name(),
+            a.out.display()
+        );
+        return Ok(Outcome::Interrupted);
+    }
+    // The model is written before anything is printed: a closed pipe loses output, never
+    // the model.
+    fitted.model.save(&a.out)?;
+    if let Some(path) = &a.run_json {
+        let text = serde_json::to_string_pretty(&fitted.run)?;
+        multikernel::io::write_atomic(path, text.as_bytes())?;
+    }
+    for n in &fitted.notes {
+        eprintln!("note: {n}");
+    }
+    print_fit(&fitted);
+    eprintln!(
+        "trained {} on the {} task in {:.2} s ({}, {} {}s); model written to {}",
+        a.learner,
+        a.task,
+        start.elapsed().as_secs_f64(),
+        fitted.run.status.describe(),
+        fitted.run.steps,
+        fitted.run.unit.name(),
+        a.out.display()
+    );
+    Ok(Outcome::Done)
+}
+
+/// What `train` prints: the model's headline, the validation choice, the kernel table.
+fn print_fit(f: &Fitted) {
+    let s = f.model.summary();
+    let mut out = format!("{}\n", s.headline);
+    if let Some(c) = &f.path_choice {
+        out.push_str(&format!(
+            "validation ({} rows): path length {} of {} chosen, {} {:.4}\n",
+            c.rows, c.chosen, c.of, c.metric, c.losses[c.chosen]
+        ));
+        let by_len: Vec<String> = c
+            .losses
+            .iter()
+            .enumerate()
+            .map(|(k, l)| format!("{k}:{l:.4}"))
+            .collect();
+        out.push_str(&format!(
+            "  {} by path length: {}\n",
+            c.metric,
+            by_len.join(" ")
+        ));
+    }
+    out.push_str(&s.kernel_table(multikernel::model::summary::SHOWN_KERNELS));
+    for n in &s.notes {
+        out.push_str(&format!("  {n}\n"));
+    }
+    crate::emit(&out);
+}

@@ -1,0 +1,457 @@
+//! [`fit`]: one entry point that trains any learner on any task from a [`LearnerSpec`].
+
+use super::spec::{Budget, CheckedSpec, Learner, LearnerSpec, PolySpec, Task};
+use crate::data::ocr::OcrData;
+use crate::data::{Dataset, Matrix, TableRef, Targets};
+use crate::error::{Error, Result};
+use crate::model::{BatchModel, Model};
+use crate::run::{Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
+use crate::solver::gomp::{GompModel, GompModelParams, GompParams, GompStop, ValidationMetric};
+use crate::solver::lp_mkl::{LpMklModel, LpMklModelParams, LpMklParams};
+use crate::solver::mirror_descent::{MirrorDescentParams, PolyMklModel, Sampling};
+use crate::solver::online::sequence::{fit_sequence, SequenceFitConfig};
+use crate::solver::online::vector::{fit_vector, VectorFitConfig};
+use crate::solver::online::OnlineParams;
+use crate::task::targets::encode_targets;
+use crate::task::TaskKind;
+
+/// Iteration cap of mirror descent and UCD under a time budget: a safety net that only
+/// binds on tiny problems whose iterations take microseconds (the objective keeps
+/// decreasing with time on real tables, BENCHMARKS.md).
+pub const POLY_MAX_ITER: u64 = 100_000;
+
+/// What a learner trains on.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum TrainingData<'a> {
+    /// Rows of a table (binary, multiclass, regression).
+    Table(TableRef<'a>),
+    /// Sequences with a label per position.
+    Sequences(&'a OcrData),
+}
+
+impl<'a> From<TableRef<'a>> for TrainingData<'a> {
+    fn from(t: TableRef<'a>) -> Self {
+        TrainingData::Table(t)
+    }
+}
+
+impl<'a> From<&'a Dataset> for TrainingData<'a> {
+    fn from(d: &'a Dataset) -> Self {
+        TrainingData::Table(d.view())
+    }
+}
+
+impl<'a> From<&'a OcrData> for TrainingData<'a> {
+    fn from(d: &'a OcrData) -> Self {
+        TrainingData::Sequences(d)
+    }
+}
+
+/// The choice of MKL-GOMP's path length on validation rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathChoice {
+    /// Validation rows.
+    pub rows: usize,
+    /// The path length kept (kernels).
+    pub chosen: usize,
+    /// The path length before the choice.
+    pub of: usize,
+    /// `squared error` or `error rate`.
+    pub metric: &'static str,
+    /// The validation loss of every path length `0..=of`.
+    pub losses: Vec<f64>,
+}
+
+/// A trained model with what its run did.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Fitted {
+    pub model: Model,
+    pub run: RunInfo,
+    /// The regularization constant the learner used, on its own scale.
+    pub lambda: f64,
+    /// MKL-GOMP with validation rows: the path length they chose.
+    pub path_choice: Option<PathChoice>,
+    /// Settings the learner ignored, with why (e.g. mirror descent always standardizes).
+    pub notes: Vec<String>,
+}
+
+/// Trains the learner of `spec` on `data` (checks the spec first). `observer` sees the
+/// progress and may stop the run: the model reached so far is returned, with
+/// [`RunStatus::Cancelled`].
+///
+/// ```
+/// use multikernel::prelude::*;
+///
+/// let data = read_table(std::path::Path::new("../../data/uci/sonar.csv"), None,
+///                       TargetKind::Classes, None, None)?;
+/// let spec = LearnerSpec::new(Task::Binary, Learner::default_for(LearnerKind::LpMkl))
+///     .with_kernels(vec!["rbf".parse()?, "linear".parse()?]);
+/// let fitted = fit(&data, &spec, &())?;
+/// let score = fitted.model.score_with(data.x.view(), &data.targets, &MemoryLimit::default())?;
+/// assert!(score.value > 0.8);
+/// # Ok::<(), multikernel::Error>(())
+/// ```
+pub fn fit<'a>(
+    data: impl Into<TrainingData<'a>>,
+    spec: &LearnerSpec,
+    observer: &(impl Observer + ?Sized),
+) -> Result<Fitted> {
+    fit_checked(data.into(), None, &spec.check()?, observer)
+}
+
+/// [`fit`] with held-out rows: MKL-GOMP keeps the path length with the lowest validation
+/// error (squared error for regression, error rate for classification); the other learners
+/// do not take validation rows.
+pub fn fit_with_validation<'a>(
+    data: impl Into<TrainingData<'a>>,
+    validation: TableRef<'_>,
+    spec: &LearnerSpec,
+    observer: &(impl Observer + ?Sized),
+) -> Result<Fitted> {
+    fit_checked(data.into(), Some(validation), &spec.check()?, observer)
+}
+
+/// [`fit`] from a spec already checked.
+pub fn fit_checked(
+    data: TrainingData<'_>,
+    validation: Option<TableRef<'_>>,
+    spec: &CheckedSpec,
+    observer: &(impl Observer + ?Sized),
+) -> Result<Fitted> {
+    if validation.is_some() && !matches!(spec.learner, Learner::Gomp(_)) {
+        return Err(Error::unsupported(format!(
+            "validation rows choose MKL-GOMP's path length; the {} learner does not take them",
+            spec.learner.kind()
+        )));
+    }
+    match (data, spec.task) {
+        (TrainingData::Sequences(seq), Task::Sequence) => fit_sequences(seq, spec, observer),
+        (TrainingData::Sequences(_), t) => Err(Error::data(format!(
+            "sequences given for a {t} task (use the sequence task)"
+        ))),
+        (TrainingData::Table(_), Task::Sequence) => Err(Error::data(
+            "a table of rows given for the sequence task (sequences are needed)",
+        )),
+        (TrainingData::Table(table), task) => {
+            let kind = task
+                .vector_kind()
+                .ok_or_else(|| Error::data("a vector task needs a table"))?;
+            if table.is_empty() {
+                return Err(Error::data("the training set has no rows"));
+            }
+            match &spec.learner {
+                Learner::Online(_) => fit_online(table, kind, spec, observer),
+                Learner::Gomp(_) => fit_gomp(table, validation, kind, spec, observer),
+                Learner::LpMkl(_) => fit_lp(table, kind, spec, observer),
+                Learner::MirrorDescent(p) => fit_poly(table, kind, p, Sampling::Importance, spec),
+                Learner::Ucd(p) => fit_poly(table, kind, p, Sampling::Uniform, spec),
+            }
+        }
+    }
+}
+
+/// The online learner's parameters from a checked spec with `n` training examples.
+fn online_params(spec: &CheckedSpec, n: usize) -> OnlineParams {
+    let Learner::Online(o) = &spec.learner else {
+        unreachable!("online_params of another learner")
+    };
+    OnlineParams {
+        lambda: spec.strength.online_lambda(n),
+        reg: o.reg.clone().expect("check() sets the regularizer"),
+        eta0: o.eta0,
+        schedule: o.schedule,
+        epochs: o.epochs,
+        seed: spec.seed,
+        averaging: o.averaging,
+        projection: o.projection,
+        shuffle: true,
+    }
+}
+
+fn fit_online(
+    table: TableRef<'_>,
+    task: TaskKind,
+    spec: &CheckedSpec,
+    observer: &(impl Observer + ?Sized),
+) -> Result<Fitted> {
+    let Learner::Online(o) = &spec.learner else {
+        unreachable!()
+    };
+    let loss = o.loss.expect("check() sets the loss").vector_loss(task)?;
+    let params = online_params(spec, table.len());
+    let lambda = params.lambda;
+    let cfg = VectorFitConfig {
+        task,
+        loss,
+        kernels: spec.kernels.clone(),
+        params,
+        bias: spec.bias,
+        standardize: spec.standardize,
+        memory: spec.memory,
+    };
+    let (m, run) = fit_vector(table, &cfg, observer)?;
+    Ok(Fitted {
+        model: Model::KernelMachine(m),
+        run,
+        lambda,
+        path_choice: None,
+        notes: Vec::new(),
+    })
+}
+
+fn fit_sequences(
+    data: &OcrData,
+    spec: &CheckedSpec,
+    observer: &(impl Observer + ?Sized),
+) -> Result<Fitted> {
+    let Learner::Online(o) = &spec.learner else {
+        return Err(Error::unsupported(
+            "sequences are learned by the online learner (SPOM)",
+        ));
+    };
+    if data.n_words() == 0 {
+        return Err(Error::data("the training set has no sequences"));
+    }
+    let mut notes = Vec::new();
+    if !spec.standardize {
+        notes
+            .push("sequence inputs are used as they are; standardize = false has no effect".into());
+    }
+    let params = online_params(spec, data.n_words());
+    let lambda = params.lambda;
+    let cfg = SequenceFitConfig {
+        loss: o.loss.expect("check() sets the loss").sequence_loss()?,
+        kernels: spec.kernels.clone(),
+        average: false,
+        learn_beta0: o.learn_beta0,
+        params,
+        memory: spec.memory,
+    };
+    let (m, run) = fit_sequence(data, &cfg, observer)?;
+    Ok(Fitted {
+        model: Model::Sequence(m),
+        run,
+        lambda,
+        path_choice: None,
+        notes,
+    })
+}
+
+fn batch<L>(
+    table: TableRef<'_>,
+    task: TaskKind,
+    classes: Vec<String>,
+    learner: L,
+) -> BatchModel<L> {
+    BatchModel {
+        task,
+        classes,
+        feature_names: table.feature_names().to_vec(),
+        learner,
+    }
+}
+
+/// The validation rows' squared-loss targets, checked against the training table.
+fn validation_targets(
+    train: TableRef<'_>,
+    validation: TableRef<'_>,
+    task: TaskKind,
+    classes: &[String],
+) -> Result<Matrix> {
+    if validation.n_features() != train.n_features() {
+        return Err(Error::shape(
+            "features of the validation rows (the training rows')",
+            train.n_features(),
+            validation.n_features(),
+        ));
+    }
+    if validation.is_empty() {
+        return Err(Error::data("the validation set has no rows"));
+    }
+    if let Targets::Classes { classes: c, .. } = validation.targets() {
+        if c.as_slice() != classes {
+            return Err(Error::data(format!(
+                "the validation rows' classes ({}) are not the training classes ({})",
+                c.join(", "),
+                classes.join(", ")
+            )));
+        }
+    }
+    Ok(encode_targets(task, validation.targets())?.1)
+}
+
+fn fit_gomp(
+    table: TableRef<'_>,
+    validation: Option<TableRef<'_>>,
+    task: TaskKind,
+    spec: &CheckedSpec,
+    observer: &(impl Observer + ?Sized),
+) -> Result<Fitted> {
+    let Learner::Gomp(g) = &spec.learner else {
+        unreachable!()
+    };
+    let (classes, y) = encode_targets(task, table.targets())?;
+    let yv = match validation {
+        Some(v) => Some((v, validation_targets(table, v, task, &classes)?)),
+        None => None,
+    };
+    let lambda = spec.strength.gomp_lambda(table.len());
+    let params = GompModelParams {
+        gomp: GompParams {
+            lambda,
+            max_kernels: g.max_kernels,
+            eps: g.eps,
+            bias: spec.bias,
+            seed: spec.seed,
+            subsample: g.subsample,
+            ..GompParams::default()
+        },
+        standardize: spec.standardize,
+        seed: spec.seed,
+        memory: spec.memory,
+    };
+    let mut rec = RunRecorder::new(StepUnit::Kernel, Some(g.max_kernels as u64));
+    let _ = observer; // the batch learners take the observer once they report through it
+    let x = table.x().to_matrix();
+    let mut m = GompModel::fit(&x, table.feature_names(), &y, &spec.kernels, &params)?;
+    rec.set_steps(m.n_kernels() as u64);
+    if let Some(last) = m.path.last() {
+        rec.set_objective(last.residual);
+    }
+    let status = match m.stop {
+        GompStop::Eps | GompStop::Exhausted => RunStatus::Converged,
+        GompStop::MaxKernels => RunStatus::Completed,
+    };
+    let path_choice = match yv {
+        Some((v, yv)) => {
+            let metric = match task {
+                TaskKind::Regression => ValidationMetric::SquaredError,
+                _ => ValidationMetric::ClassificationError,
+            };
+            let of = m.n_kernels();
+            let (chosen, losses) =
+                m.select_on_validation(&v.x().to_matrix(), &yv, metric, &spec.memory)?;
+            Some(PathChoice {
+                rows: v.len(),
+                chosen,
+                of,
+                metric: match task {
+                    TaskKind::Regression => "squared error",
+                    _ => "error rate",
+                },
+                losses,
+            })
+        }
+        None => None,
+    };
+    Ok(Fitted {
+        model: Model::Gomp(batch(table, task, classes, m)),
+        run: rec.finish(status),
+        lambda,
+        path_choice,
+        notes: Vec::new(),
+    })
+}
+
+fn fit_lp(
+    table: TableRef<'_>,
+    task: TaskKind,
+    spec: &CheckedSpec,
+    observer: &(impl Observer + ?Sized),
+) -> Result<Fitted> {
+    let Learner::LpMkl(l) = &spec.learner else {
+        unreachable!()
+    };
+    let (classes, y) = encode_targets(task, table.targets())?;
+    let lambda = spec.strength.ridge_lambda();
+    let params = LpMklModelParams {
+        lp: LpMklParams {
+            p: l.p,
+            lambda,
+            bias: spec.bias,
+            ..LpMklParams::default()
+        },
+        standardize: spec.standardize,
+        seed: spec.seed,
+        memory: spec.memory,
+    };
+    let mut rec = RunRecorder::new(StepUnit::Iteration, Some(params.lp.max_iter as u64));
+    let _ = observer;
+    let x = table.x().to_matrix();
+    let m = LpMklModel::fit(&x, table.feature_names(), &y, &spec.kernels, &params)?;
+    rec.set_steps(m.objective.len() as u64);
+    if let Some(&o) = m.objective.last() {
+        rec.set_objective(o);
+    }
+    let status = if m.converged {
+        RunStatus::Converged
+    } else {
+        RunStatus::IterationLimit
+    };
+    Ok(Fitted {
+        model: Model::LpMkl(batch(table, task, classes, m)),
+        run: rec.finish(status),
+        lambda,
+        path_choice: None,
+        notes: Vec::new(),
+    })
+}
+
+fn fit_poly(
+    table: TableRef<'_>,
+    task: TaskKind,
+    p: &PolySpec,
+    sampling: Sampling,
+    spec: &CheckedSpec,
+) -> Result<Fitted> {
+    let kind = spec.learner.kind();
+    let mut notes = Vec::new();
+    if !spec.standardize {
+        notes.push(format!(
+            "the {kind} learner always standardizes its inputs; standardize = false ignored"
+        ));
+    }
+    if !spec.bias {
+        notes.push(format!(
+            "the {kind} learner has the constant product kernel (degree 0) as its bias; \
+             bias = false ignored"
+        ));
+    }
+    let (classes, y) = encode_targets(task, table.targets())?;
+    let lambda = spec.strength.ridge_lambda();
+    let (max_iter, max_seconds) = match p.budget {
+        Budget::Iterations(n) => (n, None),
+        Budget::Seconds(s) => (POLY_MAX_ITER, Some(s)),
+    };
+    let params = MirrorDescentParams {
+        sampling,
+        degree: p.degree,
+        lambda,
+        max_iter,
+        max_seconds,
+        seed: spec.seed,
+        base: spec.kernels.clone(),
+        memory: spec.memory,
+        rho2: p.rho2.clone(),
+        ..MirrorDescentParams::default()
+    };
+    let mut rec = RunRecorder::new(StepUnit::Iteration, Some(max_iter));
+    let x = table.x().to_matrix();
+    let m = PolyMklModel::fit(&x, &y.data, &params)?;
+    rec.set_steps(m.iterations);
+    rec.set_objective(m.objective);
+    let status = match p.budget {
+        Budget::Iterations(_) => RunStatus::Completed,
+        Budget::Seconds(_) if m.iterations >= max_iter => RunStatus::IterationLimit,
+        Budget::Seconds(_) => RunStatus::TimeBudget,
+    };
+    Ok(Fitted {
+        model: Model::PolyMkl(batch(table, task, classes, m)),
+        run: rec.finish(status),
+        lambda,
+        path_choice: None,
+        notes,
+    })
+}

@@ -1,0 +1,19 @@
+//! Everything a typical program needs, in one import:
+//!
+//! ```
+//! use multikernel::prelude::*;
+//! ```
+
+pub use crate::data::{
+    read_for_model, read_table, Dataset, Format, Matrix, MatrixRef, Schema, TableRef, TargetKind,
+    Targets,
+};
+pub use crate::error::{Error, Result};
+pub use crate::estimator::{
+    fit, fit_with_validation, Budget, Fitted, GompSpec, Learner, LearnerKind, LearnerSpec,
+    LossKind, LpMklSpec, OnlineSpec, PolySpec, Strength, Task,
+};
+pub use crate::kernel::{KernelSpec, MemoryLimit};
+pub use crate::model::{Model, Score, Summary};
+pub use crate::prox::RegSpec;
+pub use crate::run::{Control, Observer, Progress, RunInfo, RunStatus, StopFlag};
