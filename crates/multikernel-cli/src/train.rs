@@ -141,8 +141,12 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
     let start = Instant::now();
     let bar = Bar::new();
     catch_interrupt();
+    let training = |what: String| {
+        eprintln!("training {} on {what} (Ctrl-C stops it)", a.learner);
+    };
     let fitted: Fitted = if a.task == Task::Sequence {
         let data = read_sequences(&a.data, a.online.train_folds.as_deref())?;
+        training(format!("{} sequences", data.n_words()));
         fit(&data, &spec, &bar)?
     } else {
         let target = if a.task == Task::Regression {
@@ -157,6 +161,11 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
             None,
             None,
         )?;
+        training(format!(
+            "{} rows x {} features",
+            data.len(),
+            data.n_features()
+        ));
         match &a.gomp.validation {
             Some(path) => {
                 let args = DataArgs {

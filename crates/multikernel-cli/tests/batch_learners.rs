@@ -365,7 +365,7 @@ fn batch_learners_refuse_bad_input() {
     assert_clean_error(&run(&args), &["binary or regression"]);
     assert_clean_error(
         &run(&["train", "--data", g, "--out", m, "--algo", "gomp"]),
-        &["exactly 2 classes", "--task multiclass"],
+        &["exactly 2 classes", "multiclass task"],
     );
     // A trained model refuses a file with other features.
     ok(&["train", "--algo", "gomp", "--data", s, "--out", m]);

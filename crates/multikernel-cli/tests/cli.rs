@@ -286,3 +286,62 @@ fn predict_on_unlabelled_files() {
         &["mixed.svm:2", "label all lines or none"],
     );
 }
+
+/// Ctrl-C during training stops it at the next step: a one-line message, exit status 130,
+/// and no model file (an older one stays as it was).
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_training_without_writing_a_model() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.model");
+    std::fs::write(&model, b"old").unwrap();
+    let sonar = data("sonar.csv");
+    // Far more epochs than the test waits for.
+    let mut child = bin()
+        .args([
+            "train",
+            "--data",
+            sonar.to_str().unwrap(),
+            "--kernel",
+            "rbf",
+        ])
+        .args(["--epochs", "100000000", "--out", model.to_str().unwrap()])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    // The handler is installed before this line is printed.
+    while !line.contains("Ctrl-C stops it") {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "no start line");
+    }
+    let pid = child.id() as i32;
+    // SAFETY: sends SIGINT to the child we spawned.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    // A watchdog, so that a child that ignores Ctrl-C fails the test instead of hanging it.
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if wait
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .is_err()
+        {
+            // SAFETY: the child has not been reaped (the test still waits for it).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    });
+    let status = child.wait().unwrap();
+    let _ = done.send(());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    assert_eq!(status.code(), Some(130), "{rest}");
+    assert!(
+        rest.contains("interrupted after") && rest.contains("no model written"),
+        "{rest}"
+    );
+    assert!(!rest.contains("panicked"), "{rest}");
+    assert_eq!(std::fs::read(&model).unwrap(), b"old");
+}

@@ -17,7 +17,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     };
     let file_name = path
         .file_name()
-        .ok_or_else(|| Error::invalid(format!("{}: not a file path", path.display())))?
+        .ok_or_else(|| Error::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"),
+        })?
         .to_string_lossy()
         .to_string();
     let tmp = dir.join(format!(".{file_name}.tmp{}", std::process::id()));

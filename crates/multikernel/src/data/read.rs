@@ -41,9 +41,7 @@ impl FromStr for Format {
         match s.trim().to_ascii_lowercase().as_str() {
             "csv" => Ok(Format::Csv),
             "libsvm" | "svmlight" => Ok(Format::Libsvm),
-            _ => Err(Error::invalid(format!(
-                "unknown data format '{s}': expected one of csv, libsvm (or svmlight)"
-            ))),
+            _ => Err(Error::param("format", s, "csv or libsvm (svmlight)")),
         }
     }
 }

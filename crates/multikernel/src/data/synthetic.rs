@@ -93,11 +93,11 @@ pub fn class_values(targets: &Targets, values: &[f64]) -> Result<Vec<f64>> {
         Targets::Real(y) => Ok(y.clone()),
         Targets::Classes { classes, y } => {
             if classes.len() > values.len() {
-                return Err(Error::invalid(format!(
-                    "{} classes but {} numeric values",
+                return Err(Error::shape(
+                    "numeric values of the classes",
                     classes.len(),
-                    values.len()
-                )));
+                    values.len(),
+                ));
             }
             Ok(y.iter().map(|&c| values[c]).collect())
         }
@@ -117,12 +117,14 @@ impl MonomialProblem {
     /// `C(r + max_degree, max_degree)`.
     pub fn new(r: usize, n_terms: usize, max_degree: usize, seed: u64) -> Result<MonomialProblem> {
         if r == 0 {
-            return Err(Error::invalid("the synthetic problem needs r >= 1 inputs"));
+            return Err(Error::param("r", 0, "at least 1 input"));
         }
         if (n_terms as f64) > count_kernels(r, max_degree) {
-            return Err(Error::invalid(format!(
-                "{n_terms} distinct monomials of degree <= {max_degree} in {r} variables do not exist"
-            )));
+            return Err(Error::param(
+                "r",
+                r,
+                format!("enough inputs for {n_terms} distinct monomials of degree <= {max_degree}"),
+            ));
         }
         let dist = DegreeUniform::uniform(r, max_degree)?;
         let mut rng = ChaCha8Rng::seed_from_u64(seed);

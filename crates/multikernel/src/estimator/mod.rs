@@ -12,6 +12,94 @@
 //!   [`crate::run`] (an observer that sees progress and can stop the run; a status apart
 //!   from errors).
 //!
+//! # One example per learner family
+//! Each trains, predicts, turns the model into bytes and back, and gets the same
+//! predictions (the same code serves files: `model.save(path)`, `Model::load(path)`).
+//!
+//! Online proximal MKL (Martins et al. 2011, Alg. 1), sparse MKL over three kernels:
+//! ```
+//! use multikernel::prelude::*;
+//! # let sonar = std::path::Path::new("../../data/uci/sonar.csv");
+//! let data = read_table(sonar, None, TargetKind::Classes, None, None)?;
+//! let spec = LearnerSpec::new(Task::Binary, Learner::Online(OnlineSpec::default()))
+//!     .with_kernels(vec!["linear:norm=trace".parse()?, "rbf".parse()?])
+//!     .with_c(10.0);
+//! let fitted = fit(&data, &spec, &())?;
+//! assert_eq!(fitted.run.status, RunStatus::Completed);
+//! let model = fitted.model;
+//! let pred = model.predict(data.x.view())?;
+//! let back = Model::from_bytes(&model.to_bytes()?)?;
+//! assert_eq!(back.predict(data.x.view())?, pred);
+//! println!("{}", model.summary()); // kernels and their weights
+//! # Ok::<(), multikernel::Error>(())
+//! ```
+//!
+//! MKL-GOMP (Sindhwani & Lozano 2012), one kernel per feature chosen greedily:
+//! ```
+//! use multikernel::prelude::*;
+//! # let glass = std::path::Path::new("../../data/uci/glass.csv");
+//! let data = read_table(glass, None, TargetKind::Classes, None, None)?;
+//! let spec = LearnerSpec::new(
+//!     Task::Multiclass,
+//!     Learner::Gomp(GompSpec { max_kernels: 4, ..GompSpec::default() }),
+//! );
+//! let model = fit(&data, &spec, &())?.model;
+//! assert_eq!(model.summary().kernels.len(), 4);
+//! let back = Model::from_bytes(&model.to_bytes()?)?;
+//! assert_eq!(back.predict(data.x.view())?, model.predict(data.x.view())?);
+//! # Ok::<(), multikernel::Error>(())
+//! ```
+//!
+//! lp-norm MKL (Kloft et al. 2011), regression with p = 4/3:
+//! ```
+//! use multikernel::prelude::*;
+//! # let boston = std::path::Path::new("../../data/uci/boston-housing.csv");
+//! let data = read_table(boston, None, TargetKind::Real, None, None)?;
+//! let spec = LearnerSpec::new(Task::Regression, Learner::LpMkl(LpMklSpec { p: 4.0 / 3.0 }))
+//!     .with_kernels(vec!["rbf".parse()?, "linear".parse()?]);
+//! let model = fit(&data, &spec, &())?.model;
+//! let back = Model::from_bytes(&model.to_bytes()?)?;
+//! assert_eq!(back.decision_function(data.x.view())?, model.decision_function(data.x.view())?);
+//! # Ok::<(), multikernel::Error>(())
+//! ```
+//!
+//! Polynomial product-kernel MKL by randomized mirror descent (Afkanpour et al. 2013), a
+//! fixed number of iterations so that the same seed gives the same model (`Learner::Ucd` for
+//! uniform coordinate descent):
+//! ```
+//! use multikernel::prelude::*;
+//! # let sonar = std::path::Path::new("../../data/uci/sonar.csv");
+//! let data = read_table(sonar, None, TargetKind::Classes, None, None)?;
+//! let poly = PolySpec { degree: 2, budget: Budget::Iterations(100), ..PolySpec::default() };
+//! let spec = LearnerSpec::new(Task::Binary, Learner::MirrorDescent(poly));
+//! let model = fit(&data, &spec, &())?.model;
+//! let again = fit(&data, &spec, &())?.model;
+//! assert_eq!(again.to_bytes()?, model.to_bytes()?);
+//! let back = Model::from_bytes(&model.to_bytes()?)?;
+//! assert_eq!(back.predict(data.x.view())?, model.predict(data.x.view())?);
+//! # Ok::<(), multikernel::Error>(())
+//! ```
+//!
+//! SPOM on sequences (Alg. 3), OCR words, with an observer that stops after two epochs:
+//! ```
+//! use multikernel::prelude::*;
+//! use multikernel::data::ocr::read_ocr;
+//! # let ocr = std::path::Path::new("tests/fixtures/models-v1/ocr-train.data.gz");
+//! let words = read_ocr(ocr)?;
+//! let spec = LearnerSpec::new(Task::Sequence, Learner::Online(OnlineSpec::default()))
+//!     .with_kernels(vec!["linear:norm=diag".parse()?]);
+//! let two = |p: &Progress| if p.step == 2 { Control::Stop } else { Control::Continue };
+//! let fitted = fit(&words, &spec, &two)?;
+//! assert_eq!((fitted.run.status, fitted.run.steps), (RunStatus::Cancelled, 2));
+//! let back = Model::from_bytes(&fitted.model.to_bytes()?)?;
+//! let spans = &words.words;
+//! assert_eq!(
+//!     back.predict_sequences_with(words.x.view(), spans, &MemoryLimit::default())?,
+//!     fitted.model.predict_sequences_with(words.x.view(), spans, &MemoryLimit::default())?,
+//! );
+//! # Ok::<(), multikernel::Error>(())
+//! ```
+//!
 //! [`Model`]: crate::model::Model
 
 pub mod fit;

@@ -57,10 +57,11 @@ impl DecisionFunction for PolyMklModel {
     fn decision(&self, x: &Matrix, _limit: &MemoryLimit) -> Result<Matrix> {
         let d = self.standardizer.mean.len();
         if x.cols != d {
-            return Err(Error::invalid(format!(
-                "the model was trained on {d} features, the data has {}",
-                x.cols
-            )));
+            return Err(Error::shape(
+                "features of the data (the model's)",
+                d,
+                x.cols,
+            ));
         }
         Ok(Matrix::from_vec(x.rows, 1, self.predict(x)))
     }

@@ -18,22 +18,6 @@ pub enum TaskKind {
     Regression,
 }
 
-impl std::str::FromStr for TaskKind {
-    type Err = crate::Error;
-    fn from_str(s: &str) -> Result<TaskKind> {
-        Ok(match s {
-            "binary" => TaskKind::Binary,
-            "multiclass" => TaskKind::Multiclass,
-            "regression" => TaskKind::Regression,
-            _ => {
-                return Err(crate::Error::invalid(format!(
-                    "unknown task '{s}': expected binary, multiclass, regression or sequence"
-                )))
-            }
-        })
-    }
-}
-
 /// A prediction: a class (index into the model's class list) or a real value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Prediction {
@@ -82,54 +66,66 @@ pub fn expected_outputs(task: TaskKind, n_classes: usize) -> usize {
     }
 }
 
-/// The squared-loss targets of a task (module docs): regression `n x 1` as given, binary
-/// `n x 1` in `{-1, +1}`, multiclass one-hot `n x classes`. Returns the class names too
-/// (empty for regression). Errors when the targets do not fit the task (real targets for a
-/// classification task, a binary task without exactly two classes, ...).
-pub fn encode_targets(task: TaskKind, targets: &Targets) -> Result<(Vec<String>, Matrix)> {
+/// Checks that targets fit a task: class labels for classification (exactly two for a
+/// binary task, at least two for multiclass, every index in range), values for regression.
+pub fn check_targets(task: TaskKind, targets: &Targets) -> Result<()> {
     match (task, targets) {
-        (TaskKind::Regression, Targets::Real(y)) => {
-            Ok((Vec::new(), Matrix::from_vec(y.len(), 1, y.clone())))
+        (TaskKind::Regression, Targets::Real(_)) => Ok(()),
+        (TaskKind::Binary, Targets::Classes { classes, .. }) if classes.len() != 2 => {
+            Err(Error::data(format!(
+                "a binary task needs exactly 2 classes, the data has {} ({}); the multiclass \
+                 task takes more",
+                classes.len(),
+                classes.join(", ")
+            )))
         }
-        (TaskKind::Binary, Targets::Classes { classes, y }) => {
-            if classes.len() != 2 {
-                return Err(Error::invalid(format!(
-                    "binary task needs exactly 2 classes, the data has {} ({}); use --task \
-                     multiclass",
-                    classes.len(),
-                    classes.join(", ")
-                )));
-            }
-            let t = y.iter().map(|&c| if c == 1 { 1.0 } else { -1.0 }).collect();
-            Ok((classes.clone(), Matrix::from_vec(y.len(), 1, t)))
+        (TaskKind::Multiclass, Targets::Classes { classes, .. }) if classes.len() < 2 => {
+            Err(Error::data(format!(
+                "a multiclass task needs at least 2 classes, the data has {}",
+                classes.len()
+            )))
         }
-        (TaskKind::Multiclass, Targets::Classes { classes, y }) => {
-            if classes.len() < 2 {
-                return Err(Error::invalid(format!(
-                    "multiclass task needs at least 2 classes, the data has {}",
+        (_, Targets::Classes { classes, y }) if task != TaskKind::Regression => {
+            match y.iter().position(|&c| c >= classes.len()) {
+                Some(i) => Err(Error::data(format!(
+                    "row {}: class index {} outside the {} classes",
+                    i + 1,
+                    y[i],
                     classes.len()
-                )));
+                ))),
+                None => Ok(()),
             }
-            let mut m = Matrix::zeros(y.len(), classes.len());
-            for (i, &c) in y.iter().enumerate() {
-                if c >= classes.len() {
-                    return Err(Error::invalid(format!(
-                        "row {}: class index {c} outside the {} classes",
-                        i + 1,
-                        classes.len()
-                    )));
-                }
-                m.set(i, c, 1.0);
-            }
-            Ok((classes.clone(), m))
         }
-        (TaskKind::Regression, Targets::Classes { .. }) => Err(Error::invalid(
+        (TaskKind::Regression, Targets::Classes { .. }) => Err(Error::data(
             "regression needs real targets, the data has class labels",
         )),
-        (_, Targets::Real(_)) => Err(Error::invalid(
+        _ => Err(Error::data(
             "a classification task needs class labels, the data has real targets",
         )),
     }
+}
+
+/// The squared-loss targets of a task (module docs): regression `n x 1` as given, binary
+/// `n x 1` in `{-1, +1}`, multiclass one-hot `n x classes`. Returns the class names too
+/// (empty for regression). Errors when the targets do not fit the task
+/// ([`check_targets`]).
+pub fn encode_targets(task: TaskKind, targets: &Targets) -> Result<(Vec<String>, Matrix)> {
+    check_targets(task, targets)?;
+    Ok(match (task, targets) {
+        (TaskKind::Binary, Targets::Classes { classes, y }) => {
+            let t = y.iter().map(|&c| if c == 1 { 1.0 } else { -1.0 }).collect();
+            (classes.clone(), Matrix::from_vec(y.len(), 1, t))
+        }
+        (TaskKind::Multiclass, Targets::Classes { classes, y }) => {
+            let mut m = Matrix::zeros(y.len(), classes.len());
+            for (i, &c) in y.iter().enumerate() {
+                m.set(i, c, 1.0);
+            }
+            (classes.clone(), m)
+        }
+        (_, Targets::Real(y)) => (Vec::new(), Matrix::from_vec(y.len(), 1, y.clone())),
+        (TaskKind::Regression, Targets::Classes { .. }) => unreachable!("refused by check"),
+    })
 }
 
 /// Predictions from decision values (module docs): the value (regression), the sign
@@ -137,13 +133,10 @@ pub fn encode_targets(task: TaskKind, targets: &Targets) -> Result<(Vec<String>,
 pub fn decode(task: TaskKind, f: &Matrix) -> Result<Vec<Prediction>> {
     let want_one = task != TaskKind::Multiclass;
     if want_one && f.cols != 1 {
-        return Err(Error::invalid(format!(
-            "{task:?} needs one decision column, got {}",
-            f.cols
-        )));
+        return Err(Error::shape("decision columns", 1, f.cols));
     }
     if f.cols == 0 {
-        return Err(Error::invalid("no decision columns"));
+        return Err(Error::shape("decision columns (one per class)", 2, 0));
     }
     Ok((0..f.rows)
         .map(|i| match task {
@@ -155,41 +148,24 @@ pub fn decode(task: TaskKind, f: &Matrix) -> Result<Vec<Prediction>> {
 }
 
 /// Targets as the online task wants them: +-1 (binary), class index (multiclass), scaled
-/// value (regression).
+/// value (regression). Errors when the targets do not fit the task ([`check_targets`]).
 pub fn online_targets(
     task: TaskKind,
     targets: &Targets,
 ) -> Result<(Vec<String>, Vec<f64>, Option<TargetScaler>)> {
-    match (task, targets) {
-        (TaskKind::Binary, Targets::Classes { classes, y }) => {
-            if classes.len() != 2 {
-                return Err(Error::invalid(format!(
-                    "binary task needs exactly 2 classes, the data has {} ({}); use --task multiclass",
-                    classes.len(),
-                    classes.join(", ")
-                )));
-            }
-            Ok((
-                classes.clone(),
-                y.iter().map(|&c| if c == 1 { 1.0 } else { -1.0 }).collect(),
-                None,
-            ))
+    check_targets(task, targets)?;
+    Ok(match targets {
+        Targets::Classes { classes, y } if task == TaskKind::Binary => (
+            classes.clone(),
+            y.iter().map(|&c| if c == 1 { 1.0 } else { -1.0 }).collect(),
+            None,
+        ),
+        Targets::Classes { classes, y } => {
+            (classes.clone(), y.iter().map(|&c| c as f64).collect(), None)
         }
-        (TaskKind::Multiclass, Targets::Classes { classes, y }) => {
-            if classes.len() < 2 {
-                return Err(Error::invalid("multiclass task needs at least 2 classes"));
-            }
-            Ok((classes.clone(), y.iter().map(|&c| c as f64).collect(), None))
-        }
-        (TaskKind::Regression, Targets::Real(y)) => {
+        Targets::Real(y) => {
             let s = TargetScaler::fit(y);
-            Ok((Vec::new(), y.iter().map(|&v| s.apply(v)).collect(), Some(s)))
+            (Vec::new(), y.iter().map(|&v| s.apply(v)).collect(), Some(s))
         }
-        (TaskKind::Regression, Targets::Classes { .. }) => Err(Error::invalid(
-            "regression needs numeric targets, the data has class labels",
-        )),
-        (_, Targets::Real(_)) => Err(Error::invalid(
-            "classification needs class labels, the data has real targets",
-        )),
-    }
+    })
 }
