@@ -165,22 +165,25 @@ impl FittedKernel {
     ) -> Result<FittedKernel> {
         spec.validate()?;
         if spec.perfeature {
-            return Err(Error::invalid(format!(
+            return Err(Error::unsupported(format!(
                 "kernel '{spec}' is per-feature: expand it with expand_specs (or use fit_all)"
             )));
         }
         if x_train.rows == 0 {
-            return Err(Error::invalid(format!(
+            return Err(Error::data(format!(
                 "kernel '{spec}': cannot fit on an empty training set"
             )));
         }
         if let Some(f) = &spec.features {
             if let Some(&bad) = f.iter().find(|&&j| j >= x_train.cols) {
-                return Err(Error::invalid(format!(
-                    "kernel '{spec}': feature {bad} does not exist (the data has {} features, \
-                     numbered from 0)",
-                    x_train.cols
-                )));
+                return Err(Error::param(
+                    "kernel",
+                    spec,
+                    format!(
+                        "feature {bad} does not exist (the data has {} features, numbered from 0)",
+                        x_train.cols
+                    ),
+                ));
             }
         }
         let side = Side::new(x_train, spec.features.as_deref());
@@ -361,10 +364,11 @@ impl FittedKernel {
 
     fn check_cols(&self, m: &Matrix) -> Result<()> {
         if m.cols != self.n_features {
-            return Err(Error::invalid(format!(
-                "kernel {} was fitted on {} features, the data has {}",
-                self.name, self.n_features, m.cols
-            )));
+            return Err(Error::shape(
+                format!("features of the data for kernel {}", self.name),
+                self.n_features,
+                m.cols,
+            ));
         }
         Ok(())
     }
