@@ -180,7 +180,14 @@ fn train_gomp(out: &mut String, job: Job) -> Result<AnyModel> {
         }
         None => None,
     };
-    let mut m = GompModel::fit(&data.x, &data.feature_names, y, &job.kernels, &params)?;
+    let (mut m, _) = GompModel::fit(
+        data.x.view(),
+        &data.feature_names,
+        y,
+        &job.kernels,
+        &params,
+        &(),
+    )?;
     let dict = m.dictionary_size;
     say!(
         out,
@@ -193,7 +200,7 @@ fn train_gomp(out: &mut String, job: Job) -> Result<AnyModel> {
     if let Some((ds, yv)) = &validation {
         let metric = validation_metric(task);
         let full = m.n_kernels();
-        let (best, losses) = m.select_on_validation(&ds.x, yv, metric, limit)?;
+        let (best, losses) = m.select_on_validation(ds.x.view(), yv, metric, limit)?;
         let what = match task {
             TaskKind::Regression => "squared error",
             _ => "error rate",
@@ -220,6 +227,7 @@ fn stop_text(stop: GompStop, max_kernels: usize, eps: f64) -> String {
         GompStop::Eps => format!("stopped: best improvement <= eps = {eps:e}"),
         GompStop::MaxKernels => format!("stopped: --max-kernels {max_kernels} reached"),
         GompStop::Exhausted => "stopped: every kernel of the dictionary chosen".to_string(),
+        GompStop::Cancelled => "stopped: cancelled".to_string(),
     }
 }
 
@@ -248,7 +256,14 @@ fn train_lp(out: &mut String, job: Job) -> Result<AnyModel> {
         seed: a.seed,
         memory: *limit,
     };
-    let m = LpMklModel::fit(&data.x, &data.feature_names, y, &job.kernels, &params)?;
+    let (m, _) = LpMklModel::fit(
+        data.x.view(),
+        &data.feature_names,
+        y,
+        &job.kernels,
+        &params,
+        &(),
+    )?;
     say!(
         out,
         "lp-MKL: p {}, lambda {}, {} kernels ({} with weight 0), objective {:.6} after \
@@ -332,7 +347,7 @@ fn train_poly(out: &mut String, job: Job) -> Result<AnyModel> {
         rho2: a.rho2.clone().unwrap_or_default(),
         ..MirrorDescentParams::default()
     };
-    let m = PolyMklModel::fit(&data.x, &y.data, &params)?;
+    let (m, _) = PolyMklModel::fit(data.x.view(), &y.data, &params, &())?;
     say!(
         out,
         "{}: degree {}, lambda {}, {} product kernels, {} iterations (eta0 {}), \

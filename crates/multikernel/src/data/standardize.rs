@@ -10,6 +10,7 @@
 //! scale 1, so it is only centered: there is never a division by zero.
 
 use super::Matrix;
+use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// A spread this small relative to the column's largest magnitude is rounding noise: the
@@ -68,6 +69,35 @@ impl Standardizer {
         self.mean.len()
     }
 
+    /// Checks a standardizer read from a model file: one scale per mean, finite means and
+    /// finite positive scales (what [`Standardizer::fit`] gives), so that applying it to a
+    /// row of `n_features()` values cannot panic or divide by zero.
+    pub fn validate(&self) -> Result<()> {
+        if self.scale.len() != self.mean.len() {
+            return Err(Error::shape(
+                "standardizer: scales (one per mean)",
+                self.mean.len(),
+                self.scale.len(),
+            ));
+        }
+        if let Some(j) = self.mean.iter().position(|m| !m.is_finite()) {
+            return Err(Error::model(
+                "standardizer",
+                format!("the mean of feature {j} is {}", self.mean[j]),
+            ));
+        }
+        if let Some(j) = self.scale.iter().position(|s| !(s.is_finite() && *s > 0.0)) {
+            return Err(Error::model(
+                "standardizer",
+                format!(
+                    "the scale of feature {j} is {}, not a positive number",
+                    self.scale[j]
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Standardizes one row in place.
     ///
     /// Panics if `row.len() != self.n_features()` (a programming error: readers check the
@@ -123,6 +153,21 @@ impl TargetScaler {
     pub fn fit(y: &[f64]) -> TargetScaler {
         let (mean, scale) = moments(y.iter().copied());
         TargetScaler { mean, scale }
+    }
+
+    /// Checks a target scaler read from a model file: a finite mean and a finite positive
+    /// scale (what [`TargetScaler::fit`] gives).
+    pub fn validate(&self) -> Result<()> {
+        if !(self.mean.is_finite() && self.scale.is_finite() && self.scale > 0.0) {
+            return Err(Error::model(
+                "target scaler",
+                format!(
+                    "mean {} and scale {}: a finite mean and a positive finite scale expected",
+                    self.mean, self.scale
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Scales one target.

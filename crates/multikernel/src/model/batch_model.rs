@@ -35,7 +35,7 @@ pub trait DecisionFunction {
 
 impl DecisionFunction for GompModel {
     fn decision(&self, x: &Matrix, limit: &MemoryLimit) -> Result<Matrix> {
-        self.predict_with_limit(x, limit)
+        self.predict(x.view(), limit)
     }
     fn n_outputs(&self) -> usize {
         GompModel::n_outputs(self)
@@ -44,7 +44,7 @@ impl DecisionFunction for GompModel {
 
 impl DecisionFunction for LpMklModel {
     fn decision(&self, x: &Matrix, limit: &MemoryLimit) -> Result<Matrix> {
-        self.predict_with_limit(x, limit)
+        self.predict(x.view(), limit)
     }
     fn n_outputs(&self) -> usize {
         LpMklModel::n_outputs(self)
@@ -54,15 +54,8 @@ impl DecisionFunction for LpMklModel {
 impl DecisionFunction for PolyMklModel {
     /// One output (the model is squared-loss regression); the memory limit is not needed
     /// (prediction goes row by row).
-    fn decision(&self, x: &Matrix, _limit: &MemoryLimit) -> Result<Matrix> {
-        let d = self.standardizer.mean.len();
-        if x.cols != d {
-            return Err(Error::invalid(format!(
-                "the model was trained on {d} features, the data has {}",
-                x.cols
-            )));
-        }
-        Ok(Matrix::from_vec(x.rows, 1, self.predict(x)))
+    fn decision(&self, x: &Matrix, limit: &MemoryLimit) -> Result<Matrix> {
+        self.predict(x.view(), limit)
     }
     fn n_outputs(&self) -> usize {
         1
@@ -270,7 +263,15 @@ mod tests {
         let names: Vec<String> = (0..3).map(|j| format!("f{j}")).collect();
         let (classes, y) = encode_targets(TaskKind::Binary, &t).unwrap();
         let specs: Vec<KernelSpec> = vec!["perfeature:linear".parse().unwrap()];
-        let g = GompModel::fit(&x, &names, &y, &specs, &GompModelParams::default()).unwrap();
+        let (g, _) = GompModel::fit(
+            x.view(),
+            &names,
+            &y,
+            &specs,
+            &GompModelParams::default(),
+            &(),
+        )
+        .unwrap();
         let g = binary(&classes, &names, g);
         assert!(accuracy_of(&g, &x, &t) > 0.9);
         // The label depends on features 0 and 1 only: they are chosen first.
@@ -288,7 +289,7 @@ mod tests {
             lp,
             ..LpMklModelParams::default()
         };
-        let l = LpMklModel::fit(&x, &names, &y, &specs, &params).unwrap();
+        let (l, _) = LpMklModel::fit(x.view(), &names, &y, &specs, &params, &()).unwrap();
         let l = binary(&classes, &names, l);
         assert!(accuracy_of(&l, &x, &t) > 0.9);
         // p = inf is written as "inf" and read back.
@@ -307,7 +308,7 @@ mod tests {
         let p = binary(
             &classes,
             &names,
-            PolyMklModel::fit(&x, &y.data, &md).unwrap(),
+            PolyMklModel::fit(x.view(), &y.data, &md, &()).unwrap().0,
         );
         assert!(accuracy_of(&p, &x, &t) > 0.9);
         round_trip(crate::model::AnyModel::PolyMkl(p.clone()), &x);
