@@ -5,9 +5,11 @@ use crate::error::Error;
 use crate::kernel::{
     fit_all, kernel_matrices, test_kernel_matrix, KernelMatrix, KernelSpec, MemoryLimit,
 };
+use crate::run::{Control, Observer, Progress, RunStatus, StepUnit, StopFlag};
 use crate::solver::ridge::center_targets;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn random_matrix(rows: usize, cols: usize, rng: &mut ChaCha8Rng) -> Matrix {
     Matrix::from_vec(
@@ -471,4 +473,280 @@ fn classification_error_metric() {
     let pred = Matrix::from_rows(&[vec![0.3, 0.5, 0.1], vec![0.9, 0.2, 0.0]]);
     let truth = Matrix::from_rows(&[vec![0.0, 1.0, 0.0], vec![0.0, 0.0, 1.0]]);
     assert!((ValidationMetric::ClassificationError.loss(&pred, &truth) - 0.5).abs() < 1e-15);
+}
+
+// ---------------------------------------------------------------------------------------
+// Run contract.
+
+/// Six kernels over 24 points (dense, factor and rank one) and two outputs.
+fn contract_problem() -> (Vec<KernelMatrix>, Matrix) {
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    let l = 24;
+    let dict: Vec<KernelMatrix> = (0..6)
+        .map(|j| {
+            let p = random_matrix(l, 1 + j % 3, &mut rng);
+            match j % 3 {
+                0 => KernelMatrix::Factor(p),
+                1 => KernelMatrix::Factor(p),
+                _ => KernelMatrix::Dense(gram(&p)),
+            }
+        })
+        .collect();
+    (dict, random_matrix(l, 2, &mut rng))
+}
+
+fn contract_params(max_kernels: usize, eps: f64) -> GompParams {
+    GompParams {
+        lambda: 0.01,
+        max_kernels,
+        eps,
+        ..GompParams::default()
+    }
+}
+
+/// `Completed` at `max_kernels`, `Converged` when every kernel is chosen or the best
+/// improvement is below eps; one step per kernel with the training residual as objective.
+#[test]
+fn run_status_follows_the_stop_reason() {
+    let (dict, y) = contract_problem();
+    let (path, info) = gomp(&dict, &y, &contract_params(3, 0.0), &()).unwrap();
+    assert_eq!(
+        (path.stop, info.status),
+        (GompStop::MaxKernels, RunStatus::Completed)
+    );
+    assert_eq!((info.unit, info.steps), (StepUnit::Kernel, 3));
+    let residuals: Vec<f64> = path.steps.iter().map(|s| s.residual).collect();
+    let traced: Vec<f64> = info.trace.iter().map(|t| t.objective).collect();
+    assert_eq!(traced, residuals);
+    assert_eq!(info.objective, residuals.last().copied());
+
+    let (path, info) = gomp(&dict, &y, &contract_params(10, 0.0), &()).unwrap();
+    assert_eq!(
+        (path.stop, info.status),
+        (GompStop::Exhausted, RunStatus::Converged)
+    );
+    assert_eq!(info.steps, 6);
+
+    let (path, info) = gomp(&dict, &y, &contract_params(10, 1e9), &()).unwrap();
+    assert_eq!(
+        (path.stop, info.status),
+        (GompStop::Eps, RunStatus::Converged)
+    );
+    assert_eq!(info.steps, 0);
+}
+
+/// Rows of raw features for the model-level contract tests, with two targets.
+fn contract_rows() -> (Matrix, Matrix, Vec<KernelSpec>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(22);
+    let x = random_matrix(30, 4, &mut rng);
+    let mut y = Matrix::zeros(30, 2);
+    for i in 0..30 {
+        y.set(i, 0, x.get(i, 0) - 2.0 * x.get(i, 2));
+        y.set(i, 1, (2.0 * x.get(i, 1)).sin());
+    }
+    let specs = [
+        "perfeature:linear",
+        "rbf:norm=variance",
+        "poly:degree=2,norm=diag",
+    ]
+    .iter()
+    .map(|s| s.parse().unwrap())
+    .collect();
+    (x, y, specs)
+}
+
+#[test]
+fn an_observer_stops_the_run_after_the_first_kernel() {
+    let stop_after_one = |p: &Progress| {
+        assert_eq!((p.unit, p.total), (StepUnit::Kernel, Some(5)));
+        if p.step >= 1 {
+            Control::Stop
+        } else {
+            Control::Continue
+        }
+    };
+    let (dict, y) = contract_problem();
+    let (path, info) = gomp(&dict, &y, &contract_params(5, 0.0), &stop_after_one).unwrap();
+    assert_eq!(
+        (path.stop, info.status),
+        (GompStop::Cancelled, RunStatus::Cancelled)
+    );
+    assert_eq!((path.steps.len(), info.steps), (1, 1));
+    let f = path
+        .decision(1, &dict, &|j| Ok(dict[j].clone()), 24)
+        .unwrap();
+    assert_eq!((f.rows, f.cols), (24, 2));
+
+    let (x, y, specs) = contract_rows();
+    let params = GompModelParams {
+        gomp: contract_params(5, 0.0),
+        ..GompModelParams::default()
+    };
+    let (model, info) =
+        GompModel::fit(x.view(), &names(4), &y, &specs, &params, &stop_after_one).unwrap();
+    assert_eq!(
+        (model.stop, info.status),
+        (GompStop::Cancelled, RunStatus::Cancelled)
+    );
+    assert_eq!(model.n_kernels(), 1);
+    model.validate().unwrap();
+    let f = model.predict(x.view(), &MemoryLimit::default()).unwrap();
+    assert_eq!((f.rows, f.cols), (30, 2));
+    assert!(f.data.iter().all(|v| v.is_finite()));
+}
+
+#[test]
+fn a_stop_flag_set_before_the_run_stops_it_at_the_first_poll() {
+    let flag = StopFlag::new();
+    flag.stop();
+    let (dict, y) = contract_problem();
+    let (path, info) = gomp(&dict, &y, &contract_params(5, 0.0), &flag).unwrap();
+    assert_eq!(
+        (path.stop, info.status),
+        (GompStop::Cancelled, RunStatus::Cancelled)
+    );
+    assert_eq!((path.steps.len(), info.steps), (0, 0));
+
+    // The model of no kernel predicts the mean of each target.
+    let (x, y, specs) = contract_rows();
+    let (model, info) = GompModel::fit(
+        x.view(),
+        &names(4),
+        &y,
+        &specs,
+        &GompModelParams::default(),
+        &flag,
+    )
+    .unwrap();
+    assert_eq!((model.n_kernels(), info.status), (0, RunStatus::Cancelled));
+    model.validate().unwrap();
+    let f = model.predict(x.view(), &MemoryLimit::default()).unwrap();
+    for c in 0..2 {
+        let mean = y.col(c).iter().sum::<f64>() / 30.0;
+        assert!((0..30).all(|i| (f.get(i, c) - mean).abs() < 1e-12));
+    }
+}
+
+/// Stops after a number of polls, counting them (from any thread).
+struct StopAfterPolls {
+    polls: AtomicUsize,
+    limit: usize,
+}
+
+impl Observer for StopAfterPolls {
+    fn should_stop(&self) -> bool {
+        self.polls.fetch_add(1, Ordering::SeqCst) >= self.limit
+    }
+}
+
+/// The observer is polled between candidate evaluations, not only between steps: a stop
+/// asked after the first poll of a step (the loop's own) ends the run inside it.
+#[test]
+fn candidate_evaluations_poll_the_observer() {
+    let (dict, y) = contract_problem();
+    let obs = StopAfterPolls {
+        polls: AtomicUsize::new(0),
+        limit: 1,
+    };
+    let params = GompParams {
+        precompute: Precompute::None,
+        ..contract_params(5, 0.0)
+    };
+    let (path, info) = gomp(&dict, &y, &params, &obs).unwrap();
+    assert_eq!((path.steps.len(), info.status), (0, RunStatus::Cancelled));
+    // The loop's poll plus at least one candidate's.
+    assert!(obs.polls.load(Ordering::SeqCst) >= 2);
+}
+
+// ---------------------------------------------------------------------------------------
+// Validation of stored models.
+
+#[test]
+fn validate_accepts_fitted_models_and_refuses_mangled_copies() {
+    let (x, y, specs) = contract_rows();
+    let (model, _) = GompModel::fit(
+        x.view(),
+        &names(4),
+        &y,
+        &specs,
+        &GompModelParams::default(),
+        &(),
+    )
+    .unwrap();
+    model.validate().unwrap();
+    assert!(model.n_kernels() >= 2);
+    let refused = |f: &dyn Fn(&mut GompModel)| {
+        let mut m = model.clone();
+        f(&mut m);
+        m.validate().unwrap_err()
+    };
+    // A truncated vector, swapped dimensions, indices out of range, non-finite numbers.
+    assert!(matches!(
+        refused(&|m| {
+            m.path[1].alpha.data.pop();
+        }),
+        Error::ShapeMismatch { .. }
+    ));
+    refused(&|m| {
+        m.path[0].bias.pop();
+    });
+    refused(&|m| {
+        m.kernels.pop();
+    });
+    refused(&|m| {
+        let (r, c) = (m.x_train.rows, m.x_train.cols);
+        (m.x_train.rows, m.x_train.cols) = (c, r);
+    });
+    refused(&|m| m.dictionary_index[0] = m.dictionary_size);
+    refused(&|m| m.intercept[1] = f64::NAN);
+    refused(&|m| m.x_train.data[3] = f64::INFINITY);
+    refused(&|m| m.lambda = 0.0);
+    refused(&|m| {
+        m.standardizer.as_mut().unwrap().scale.pop();
+    });
+    refused(&|m| m.standardizer.as_mut().unwrap().scale[0] = 0.0);
+    refused(&|m| {
+        m.feature_names.pop();
+    });
+    // A kernel reading a feature the model does not have (its fields are private: through
+    // the model file's JSON).
+    let mut v = serde_json::to_value(&model).unwrap();
+    let k = v["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|k| k["features"].is_array())
+        .unwrap();
+    v["kernels"][k]["features"] = serde_json::json!([9]);
+    let bad: GompModel = serde_json::from_value(v).unwrap();
+    assert!(matches!(bad.validate(), Err(Error::Model { .. })));
+}
+
+/// Single random changes to a model file: whatever `validate` accepts predicts without a
+/// panic (the corrupted files of the reliability issue panicked in `predict`).
+#[test]
+fn predict_never_panics_on_a_model_that_validates() {
+    let (x, y, specs) = contract_rows();
+    let (model, _) = GompModel::fit(
+        x.view(),
+        &names(4),
+        &y,
+        &specs,
+        &GompModelParams::default(),
+        &(),
+    )
+    .unwrap();
+    let limit = MemoryLimit::default();
+    let v = serde_json::to_value(&model).unwrap();
+    let (refused, accepted) = crate::solver::check::mangle::check_copies(
+        &v,
+        400,
+        1,
+        GompModel::validate,
+        |m: &GompModel| m.predict(x.view(), &limit),
+    );
+    assert!(
+        refused > 100 && accepted > 10,
+        "{refused} refused, {accepted} accepted"
+    );
 }

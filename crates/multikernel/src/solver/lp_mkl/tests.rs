@@ -1,10 +1,12 @@
 #![allow(clippy::needless_range_loop)]
 use super::*;
 use crate::data::Matrix;
+use crate::error::Error;
 use crate::kernel::{
     fit_all, test_kernel_matrix, train_kernel_matrix, KernelMatrix, KernelSpec, MemoryLimit,
 };
 use crate::linalg::{dot, matmul};
+use crate::run::{Control, Progress, RunStatus, StepUnit, StopFlag};
 use crate::solver::ridge::{center_targets, cross_times, decision_weighted};
 use engine::lp_norm;
 use rand::{Rng, SeedableRng};
@@ -475,4 +477,212 @@ fn model_predicts_like_the_solver_and_survives_json() {
         &(),
     );
     assert!(bad.is_err());
+}
+
+// ---------------------------------------------------------------------------------------
+// Run contract.
+
+#[test]
+fn run_status_is_converged_or_the_iteration_limit() {
+    let mut rng = ChaCha8Rng::seed_from_u64(31);
+    let ks = kernels(12, &mut rng);
+    let y = random_matrix(12, 2, &mut rng);
+    let params = LpMklParams {
+        p: 1.5,
+        lambda: 0.1,
+        ..LpMklParams::default()
+    };
+    let (sol, info) = lp_mkl(&ks, &y, &params, &()).unwrap();
+    assert_eq!(info.status, RunStatus::Converged);
+    assert!(sol.converged);
+    assert_eq!(
+        (info.unit, info.steps as usize),
+        (StepUnit::Iteration, sol.iterations)
+    );
+    let traced: Vec<f64> = info.trace.iter().map(|t| t.objective).collect();
+    assert_eq!(traced, sol.objective);
+
+    let capped = LpMklParams {
+        max_iter: 2,
+        tol: 0.0,
+        ..params.clone()
+    };
+    let (sol, info) = lp_mkl(&ks, &y, &capped, &()).unwrap();
+    assert_eq!(
+        (info.status, info.steps, sol.converged),
+        (RunStatus::IterationLimit, 2, false)
+    );
+    // p = inf has nothing to alternate: converged after one solve.
+    let inf = LpMklParams {
+        p: f64::INFINITY,
+        ..params
+    };
+    let info = lp_mkl(&ks, &y, &inf, &()).unwrap().1;
+    assert_eq!((info.status, info.steps), (RunStatus::Converged, 1));
+}
+
+/// Rows, targets and kernel specs for the model-level tests.
+fn model_problem() -> (Matrix, Matrix, Vec<KernelSpec>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(32);
+    let x = random_matrix(25, 3, &mut rng);
+    let mut y = Matrix::zeros(25, 2);
+    for i in 0..25 {
+        y.set(i, 0, x.get(i, 0) * 2.0 + 1.0);
+        y.set(i, 1, (x.get(i, 1) * 3.0).sin());
+    }
+    let specs = [
+        "perfeature:linear:norm=variance",
+        "rbf",
+        "bspline",
+        "const:norm=trace",
+    ]
+    .iter()
+    .map(|s| s.parse().unwrap())
+    .collect();
+    (x, y, specs)
+}
+
+fn model_params() -> LpMklModelParams {
+    LpMklModelParams {
+        lp: LpMklParams {
+            p: 4.0 / 3.0,
+            lambda: 0.1,
+            ..LpMklParams::default()
+        },
+        ..LpMklModelParams::default()
+    }
+}
+
+#[test]
+fn an_observer_stops_the_run_after_the_first_alternation() {
+    let stop_after_one = |p: &Progress| {
+        assert_eq!((p.unit, p.total), (StepUnit::Iteration, Some(500)));
+        assert!(p.objective.is_some());
+        if p.step >= 1 {
+            Control::Stop
+        } else {
+            Control::Continue
+        }
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(33);
+    let ks = kernels(12, &mut rng);
+    let y = random_matrix(12, 1, &mut rng);
+    let params = LpMklParams {
+        p: 1.0,
+        lambda: 0.1,
+        ..LpMklParams::default()
+    };
+    let (sol, info) = lp_mkl(&ks, &y, &params, &stop_after_one).unwrap();
+    assert_eq!(
+        (info.status, info.steps, sol.iterations),
+        (RunStatus::Cancelled, 1, 1)
+    );
+    // The weights and coefficients belong together: the coefficients solve the system of
+    // the returned weights.
+    let alpha = solve_weighted_sum(&ks, &sol.theta, 0.1, true, &center_targets(&y).1).unwrap();
+    for (a, b) in alpha.data.iter().zip(&sol.alpha.data) {
+        assert!((a - b).abs() < 1e-12);
+    }
+
+    let (x, y, specs) = model_problem();
+    let (model, info) = LpMklModel::fit(
+        x.view(),
+        &names(3),
+        &y,
+        &specs,
+        &model_params(),
+        &stop_after_one,
+    )
+    .unwrap();
+    assert_eq!(
+        (info.status, model.objective.len()),
+        (RunStatus::Cancelled, 1)
+    );
+    model.validate().unwrap();
+    let f = model.predict(x.view(), &MemoryLimit::default()).unwrap();
+    assert_eq!((f.rows, f.cols), (25, 2));
+    assert!(f.data.iter().all(|v| v.is_finite()));
+}
+
+#[test]
+fn a_stop_flag_set_before_the_run_stops_it_at_the_first_poll() {
+    let flag = StopFlag::new();
+    flag.stop();
+    let (x, y, specs) = model_problem();
+    let (model, info) =
+        LpMklModel::fit(x.view(), &names(3), &y, &specs, &model_params(), &flag).unwrap();
+    assert_eq!((info.status, info.steps), (RunStatus::Cancelled, 0));
+    assert!(model.objective.is_empty());
+    model.validate().unwrap();
+    // No solve yet: the model predicts the mean of each target.
+    let f = model.predict(x.view(), &MemoryLimit::default()).unwrap();
+    for c in 0..2 {
+        let mean = y.col(c).iter().sum::<f64>() / 25.0;
+        assert!((0..25).all(|i| (f.get(i, c) - mean).abs() < 1e-12));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Validation of stored models.
+
+#[test]
+fn validate_accepts_fitted_models_and_refuses_mangled_copies() {
+    let (x, y, specs) = model_problem();
+    let (model, _) =
+        LpMklModel::fit(x.view(), &names(3), &y, &specs, &model_params(), &()).unwrap();
+    model.validate().unwrap();
+    let refused = |f: &dyn Fn(&mut LpMklModel)| {
+        let mut m = model.clone();
+        f(&mut m);
+        m.validate().unwrap_err()
+    };
+    assert!(matches!(
+        refused(&|m| {
+            m.theta.pop();
+        }),
+        Error::ShapeMismatch { .. }
+    ));
+    refused(&|m| {
+        m.alpha.data.pop();
+    });
+    refused(&|m| {
+        let (r, c) = (m.alpha.rows, m.alpha.cols);
+        (m.alpha.rows, m.alpha.cols) = (c, r);
+    });
+    refused(&|m| {
+        m.bias.push(0.0);
+    });
+    refused(&|m| {
+        m.kernels.pop();
+    });
+    refused(&|m| m.theta[0] = -1.0);
+    refused(&|m| m.alpha.data[0] = f64::NAN);
+    refused(&|m| m.p = "0.5".into());
+    refused(&|m| {
+        m.x_train.cols += 1;
+    });
+    let mut v = serde_json::to_value(&model).unwrap();
+    v["kernels"][0]["features"] = serde_json::json!([3]);
+    let bad: LpMklModel = serde_json::from_value(v).unwrap();
+    assert!(matches!(bad.validate(), Err(Error::Model { .. })));
+}
+
+#[test]
+fn predict_never_panics_on_a_model_that_validates() {
+    let (x, y, specs) = model_problem();
+    let (model, _) =
+        LpMklModel::fit(x.view(), &names(3), &y, &specs, &model_params(), &()).unwrap();
+    let limit = MemoryLimit::default();
+    let v = serde_json::to_value(&model).unwrap();
+    let (refused, accepted) = crate::solver::check::mangle::check_copies(
+        &v,
+        400,
+        2,
+        LpMklModel::validate,
+        |m: &LpMklModel| m.predict(x.view(), &limit),
+    );
+    assert!(
+        refused > 100 && accepted > 10,
+        "{refused} refused, {accepted} accepted"
+    );
 }

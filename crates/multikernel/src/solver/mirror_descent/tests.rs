@@ -3,11 +3,14 @@ use super::objective::objective;
 use super::*;
 use crate::data::synthetic::MonomialProblem;
 use crate::data::{Matrix, Targets};
+use crate::error::Error;
 use crate::kernel::{KernelSpec, MemoryLimit};
 use crate::multiset::{enumerate_multisets, MultiIndex};
+use crate::run::{Control, Progress, RunStatus, StepUnit, StopFlag};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub(super) fn rank_one_sampler(
     n: usize,
@@ -348,4 +351,248 @@ fn invalid_options_are_rejected() {
         .unwrap()
         .0;
     assert!(sol.converged);
+}
+
+// ---------------------------------------------------------------------------------------
+// Run contract.
+
+fn fixed_options(max_iter: u64) -> SolverOptions {
+    SolverOptions {
+        lambda: 1e-3,
+        max_iter,
+        step: StepRule::Fixed(1.0),
+        batch: 2,
+        ..SolverOptions::default()
+    }
+}
+
+/// Every iteration is a step; the objective comes with the steps the evaluation schedule
+/// evaluates; the status says what ended the run.
+#[test]
+fn run_status_and_progress_follow_the_budget() {
+    let (s, y, _) = rank_one_sampler(20, 3, 2, 41);
+    let seen = AtomicU64::new(0);
+    let count = |p: &Progress| {
+        assert_eq!((p.unit, p.total), (StepUnit::Iteration, Some(30)));
+        assert_eq!(
+            p.objective.is_some(),
+            p.step.is_multiple_of(10),
+            "step {}",
+            p.step
+        );
+        seen.fetch_add(1, Ordering::SeqCst);
+        Control::Continue
+    };
+    let opts = SolverOptions {
+        eval: EvalSchedule::Iterations(10),
+        ..fixed_options(30)
+    };
+    let (sol, info) = solve(&s, &y, &opts, &count).unwrap();
+    assert_eq!(
+        (info.status, info.steps, sol.iterations),
+        (RunStatus::Completed, 30, 30)
+    );
+    assert_eq!(seen.load(Ordering::SeqCst), 30);
+    let traced: Vec<f64> = info.trace.iter().map(|t| t.objective).collect();
+    let evaluated: Vec<f64> = sol.trace[1..].iter().map(|c| c.objective).collect();
+    assert_eq!(traced, evaluated);
+    assert_eq!(info.objective, Some(sol.objective));
+
+    // A time budget that ends the run before its first iteration, without an iteration cap.
+    let opts = SolverOptions {
+        max_iter: 0,
+        max_seconds: Some(1e-12),
+        ..fixed_options(0)
+    };
+    let info = solve(&s, &y, &opts, &()).unwrap().1;
+    assert_eq!(info.status, RunStatus::TimeBudget);
+    // A time-budgeted run ended by its iteration cap; with pilots, the steps count the
+    // chosen pilot's iterations too.
+    let opts = SolverOptions {
+        max_seconds: Some(1e6),
+        step: StepRule::default(),
+        ..fixed_options(40)
+    };
+    let (sol, info) = solve(&s, &y, &opts, &()).unwrap();
+    assert_eq!(
+        (info.status, info.steps, sol.iterations),
+        (RunStatus::IterationLimit, 40, 40)
+    );
+    // Zero targets: the gradient vanishes at once.
+    let info = solve(&s, &[0.0; 20], &fixed_options(30), &()).unwrap().1;
+    assert_eq!((info.status, info.steps), (RunStatus::Converged, 0));
+}
+
+fn stop_after_one(p: &Progress) -> Control {
+    if p.step >= 1 {
+        Control::Stop
+    } else {
+        Control::Continue
+    }
+}
+
+fn model_params(sampling: Sampling) -> MirrorDescentParams {
+    MirrorDescentParams {
+        sampling,
+        degree: 2,
+        lambda: 1e-2,
+        max_iter: 300,
+        ..MirrorDescentParams::default()
+    }
+}
+
+/// Rows and targets of a small polynomial problem.
+fn model_data() -> (Matrix, Vec<f64>) {
+    let p = MonomialProblem::new(3, 4, 2, 7).unwrap();
+    let d = p.generate(40, 1);
+    let Targets::Real(y) = d.targets else {
+        panic!()
+    };
+    (d.x, y)
+}
+
+#[test]
+fn an_observer_stops_the_run_after_the_first_iteration() {
+    let (s, y, _) = rank_one_sampler(20, 3, 2, 42);
+    let (sol, info) = solve(&s, &y, &fixed_options(50), &stop_after_one).unwrap();
+    assert_eq!(
+        (info.status, info.steps, sol.iterations),
+        (RunStatus::Cancelled, 1, 1)
+    );
+    assert!(sol.objective.is_finite());
+
+    let (x, y) = model_data();
+    for sampling in [Sampling::Importance, Sampling::Uniform] {
+        let (model, info) =
+            PolyMklModel::fit(x.view(), &y, &model_params(sampling), &stop_after_one).unwrap();
+        assert_eq!(info.status, RunStatus::Cancelled);
+        // The pilot's iterations plus the one reported.
+        assert_eq!(model.iterations, info.steps);
+        assert!(info.steps < 300);
+        model.validate().unwrap();
+        let f = model.predict(x.view(), &MemoryLimit::default()).unwrap();
+        assert_eq!((f.rows, f.cols), (40, 1));
+        assert!(f.data.iter().all(|v| v.is_finite()));
+    }
+}
+
+/// A stop flag set before the run stops it at its first poll, in the first eta0 pilot: the
+/// model of `theta = 0` predicts the mean of the targets.
+#[test]
+fn a_stop_flag_set_before_the_run_stops_it_at_the_first_poll() {
+    let flag = StopFlag::new();
+    flag.stop();
+    let (x, y) = model_data();
+    let (model, info) =
+        PolyMklModel::fit(x.view(), &y, &model_params(Sampling::Importance), &flag).unwrap();
+    assert_eq!(
+        (info.status, info.steps, model.iterations),
+        (RunStatus::Cancelled, 0, 0)
+    );
+    assert!(model.terms.is_empty());
+    model.validate().unwrap();
+    let f = model.predict(x.view(), &MemoryLimit::default()).unwrap();
+    let mean = y.iter().sum::<f64>() / y.len() as f64;
+    assert!(
+        f.data.iter().all(|v| (v - mean).abs() < 1e-9),
+        "{:?}",
+        &f.data[..3]
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Validation of stored models.
+
+/// A model with the monomial predictor (and the uniform weight of the other kernels) and
+/// one with the dual predictor over Gaussian base kernels.
+fn both_predictors() -> Vec<PolyMklModel> {
+    let (x, y) = model_data();
+    let mono = MirrorDescentParams {
+        init: Init::Uniform,
+        ..model_params(Sampling::Importance)
+    };
+    let mut rbf = KernelSpec::new(crate::kernel::KernelKind::Rbf { sigma2: None });
+    rbf.perfeature = true;
+    let dual = MirrorDescentParams {
+        base: vec![rbf],
+        max_iter: 60,
+        ..model_params(Sampling::Uniform)
+    };
+    [mono, dual]
+        .iter()
+        .map(|p| PolyMklModel::fit(x.view(), &y, p, &()).unwrap().0)
+        .collect()
+}
+
+#[test]
+fn validate_accepts_fitted_models_and_refuses_mangled_copies() {
+    let models = both_predictors();
+    assert!(matches!(
+        models[0].predictor,
+        PolyPredictor::Monomials {
+            uniform: Some(_),
+            ..
+        }
+    ));
+    assert!(matches!(models[1].predictor, PolyPredictor::Dual { .. }));
+    for model in &models {
+        model.validate().unwrap();
+        let refused = |f: &dyn Fn(&mut PolyMklModel)| {
+            let mut m = model.clone();
+            f(&mut m);
+            m.validate().unwrap_err()
+        };
+        assert!(matches!(
+            refused(&|m| {
+                m.rho2.pop();
+            }),
+            Error::ShapeMismatch { .. }
+        ));
+        refused(&|m| m.terms[0].index = vec![0; m.degree + 1]);
+        refused(&|m| m.terms[0].index = vec![m.base_names.len() as u32]);
+        refused(&|m| {
+            m.base_names.pop();
+        });
+        refused(&|m| {
+            m.standardizer.mean.pop();
+        });
+        refused(&|m| m.target.scale = 0.0);
+        refused(&|m| m.degree = 0);
+        refused(&|m| m.kernel_count = 0.0);
+        refused(&|m| match &mut m.predictor {
+            PolyPredictor::Monomials { coef, .. } => {
+                coef.pop();
+            }
+            PolyPredictor::Dual { alpha, .. } => {
+                alpha.pop();
+            }
+        });
+        refused(&|m| match &mut m.predictor {
+            PolyPredictor::Monomials { base_feature, .. } => base_feature[0] = 3,
+            PolyPredictor::Dual { x_train, .. } => {
+                let (r, c) = (x_train.rows, x_train.cols);
+                (x_train.rows, x_train.cols) = (c, r);
+            }
+        });
+    }
+}
+
+#[test]
+fn predict_never_panics_on_a_model_that_validates() {
+    let (x, _) = model_data();
+    let limit = MemoryLimit::default();
+    for (seed, model) in both_predictors().iter().enumerate() {
+        let v = serde_json::to_value(model).unwrap();
+        let (refused, accepted) = crate::solver::check::mangle::check_copies(
+            &v,
+            300,
+            seed as u64 + 3,
+            PolyMklModel::validate,
+            |m: &PolyMklModel| m.predict(x.view(), &limit),
+        );
+        assert!(
+            refused > 50 && accepted > 10,
+            "{refused} refused, {accepted} accepted"
+        );
+    }
 }
