@@ -196,6 +196,7 @@ impl TargetScaler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
@@ -340,5 +341,50 @@ mod tests {
                 scale: 1.0
             }
         );
+    }
+
+    #[test]
+    fn validate_accepts_fitted_scalers_and_refuses_broken_ones() {
+        let x = Matrix::from_rows(&[vec![1.0, 0.0, 2.0], vec![3.0, 0.0, -1.0]]);
+        let s = Standardizer::fit(&x);
+        s.validate().unwrap();
+        let refused = |f: &dyn Fn(&mut Standardizer)| {
+            let mut m = s.clone();
+            f(&mut m);
+            m.validate().unwrap_err()
+        };
+        assert!(matches!(
+            refused(&|m| {
+                m.scale.pop();
+            }),
+            Error::ShapeMismatch {
+                expected: 3,
+                found: 2,
+                ..
+            }
+        ));
+        refused(&|m| m.scale[1] = 0.0);
+        refused(&|m| m.scale[2] = -1.0);
+        refused(&|m| m.mean[0] = f64::NAN);
+        refused(&|m| m.scale[0] = f64::INFINITY);
+
+        let t = TargetScaler::fit(&[1.0, 2.0, 4.0]);
+        t.validate().unwrap();
+        for bad in [
+            TargetScaler {
+                mean: f64::NAN,
+                scale: 1.0,
+            },
+            TargetScaler {
+                mean: 0.0,
+                scale: 0.0,
+            },
+            TargetScaler {
+                mean: 0.0,
+                scale: f64::INFINITY,
+            },
+        ] {
+            assert!(matches!(bad.validate(), Err(Error::Model { .. })));
+        }
     }
 }
