@@ -22,6 +22,17 @@ pub(crate) fn check_inputs(kernels: &[KernelMatrix], y: &Matrix) -> Result<usize
     if kernels.is_empty() {
         return Err(Error::param("kernels", "none", "at least one kernel"));
     }
+    let n = check_targets(y)?;
+    kernels
+        .par_iter()
+        .enumerate()
+        .try_for_each(|(m, k)| k.check_train(n, m))?;
+    Ok(n)
+}
+
+/// Checks the targets of a fit (at least one point and one output, finite values);
+/// returns the number of points.
+pub(crate) fn check_targets(y: &Matrix) -> Result<usize> {
     let n = y.rows;
     if n == 0 {
         return Err(Error::data("no training points (the targets have no row)"));
@@ -41,10 +52,6 @@ pub(crate) fn check_inputs(kernels: &[KernelMatrix], y: &Matrix) -> Result<usize
     if y.data.iter().any(|v| !v.is_finite()) {
         return Err(Error::data("the targets contain a non-finite value"));
     }
-    kernels
-        .par_iter()
-        .enumerate()
-        .try_for_each(|(m, k)| k.check_train(n, m))?;
     Ok(n)
 }
 

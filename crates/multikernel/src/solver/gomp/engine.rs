@@ -392,6 +392,25 @@ fn sq_frob(v: &Mat<f64>) -> f64 {
     s
 }
 
+/// What a run stopped before its first candidate evaluation returns: the path of no kernel
+/// (its intercept the mean of each target with bias, zero without).
+pub(super) fn not_started(y: &Matrix, params: &GompParams) -> (GompPath, RunInfo) {
+    let (intercept, yc) = if params.bias {
+        center_targets(y)
+    } else {
+        (vec![0.0; y.cols], y.clone())
+    };
+    let path = GompPath {
+        steps: Vec::new(),
+        stop: GompStop::Cancelled,
+        lambda: params.lambda,
+        intercept,
+        initial_residual: yc.data.iter().map(|v| v * v).sum::<f64>() / y.rows.max(1) as f64,
+    };
+    let rec = RunRecorder::new(StepUnit::Kernel, Some(params.max_kernels as u64));
+    (path, rec.finish(RunStatus::Cancelled))
+}
+
 /// How one dictionary entry is scored.
 enum Scorer {
     /// Index into the packed rank-one matrix.
@@ -424,6 +443,9 @@ pub fn gomp(
     } else {
         (vec![0.0; k_out], y.clone())
     };
+    if observer.should_stop() {
+        return Ok(not_started(y, params));
+    }
 
     // Rank-one kernels packed in one matrix (centered), scored by one product.
     let mut rank_one_cols: Vec<usize> = Vec::new();

@@ -2,7 +2,7 @@
 //! rows, the greedy path on their kernel matrices, prediction and the choice of the path
 //! length on validation data.
 
-use super::engine::{gomp, GompPath, GompStop};
+use super::engine::{gomp, not_started, GompPath, GompStop};
 use super::params::{GompModelParams, GompParams};
 use crate::data::standardize::Standardizer;
 use crate::data::{Matrix, MatrixRef};
@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::kernel::{fit_all, kernel_matrices, FittedKernel, KernelSpec, MemoryLimit};
 use crate::run::{Observer, RunInfo};
 use crate::solver::check;
-use crate::solver::ridge::{predict_rows_std, prepare_rows, standardized};
+use crate::solver::ridge::{check_targets, predict_rows_std, prepare_rows, standardized};
 use serde::{Deserialize, Serialize};
 
 const ORIGIN: &str = "MKL-GOMP";
@@ -114,12 +114,19 @@ impl GompModel {
         }
         let (standardizer, xs) = prepare_rows(x, feature_names, y.rows, params.standardize)?;
         let fitted = fit_all(kernels, &xs, feature_names, params.seed)?;
-        let mats = kernel_matrices(&fitted, &xs, &params.memory)?;
         let gp = GompParams {
             memory_bytes: params.memory.bytes,
             ..params.gomp.clone()
         };
-        let (path, info) = gomp(&mats, y, &gp, observer)?;
+        // The kernel matrices may take longer than the path: a run stopped before them
+        // returns at once, with the model of no kernel.
+        let (path, info) = if observer.should_stop() {
+            check_targets(y)?;
+            not_started(y, &gp)
+        } else {
+            let mats = kernel_matrices(&fitted, &xs, &params.memory)?;
+            gomp(&mats, y, &gp, observer)?
+        };
         let model = GompModel::from_path(
             feature_names.to_vec(),
             standardizer,

@@ -640,13 +640,14 @@ impl Observer for StopAfterPolls {
 }
 
 /// The observer is polled between candidate evaluations, not only between steps: a stop
-/// asked after the first poll of a step (the loop's own) ends the run inside it.
+/// asked after the run's first two polls (at its start and at the top of the first step)
+/// ends the run inside the step.
 #[test]
 fn candidate_evaluations_poll_the_observer() {
     let (dict, y) = contract_problem();
     let obs = StopAfterPolls {
         polls: AtomicUsize::new(0),
-        limit: 1,
+        limit: 2,
     };
     let params = GompParams {
         precompute: Precompute::None,
@@ -654,8 +655,8 @@ fn candidate_evaluations_poll_the_observer() {
     };
     let (path, info) = gomp(&dict, &y, &params, &obs).unwrap();
     assert_eq!((path.steps.len(), info.status), (0, RunStatus::Cancelled));
-    // The loop's poll plus at least one candidate's.
-    assert!(obs.polls.load(Ordering::SeqCst) >= 2);
+    // The two polls that let the run go on, and at least one candidate's.
+    assert!(obs.polls.load(Ordering::SeqCst) >= 3);
 }
 
 // ---------------------------------------------------------------------------------------

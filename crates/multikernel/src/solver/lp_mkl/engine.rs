@@ -78,44 +78,16 @@ pub fn lp_mkl(
     let m = kernels.len();
     let p = params.p;
     let lambda = params.lambda;
+    let mut theta = start_theta(m, params)?;
+    if observer.should_stop() {
+        return Ok(not_started(theta, y, params));
+    }
     let (ymean, yc) = if params.bias {
         center_targets(y)
     } else {
         (vec![0.0; y.cols], y.clone())
     };
     let prepared = Prepared::new(kernels, params.bias);
-
-    let mut theta = match &params.init_theta {
-        Some(t) => {
-            if t.len() != m {
-                return Err(Error::shape(
-                    "init_theta (one weight per kernel)",
-                    m,
-                    t.len(),
-                ));
-            }
-            if t.iter().any(|v| !(v.is_finite() && *v >= 0.0)) {
-                return Err(Error::param(
-                    "init_theta",
-                    format!("{t:?}"),
-                    "finite non-negative weights",
-                ));
-            }
-            let norm = lp_norm(t, p);
-            if norm <= 0.0 {
-                return Err(Error::param(
-                    "init_theta",
-                    format!("{t:?}"),
-                    "at least one positive weight",
-                ));
-            }
-            t.iter().map(|v| v / norm).collect()
-        }
-        None => vec![uniform_weight(m, p); m],
-    };
-    if p.is_infinite() {
-        theta = vec![1.0; m];
-    }
 
     let mut rec = RunRecorder::new(StepUnit::Iteration, Some(params.max_iter as u64));
     let mut objective = Vec::new();
@@ -200,6 +172,67 @@ pub fn lp_mkl(
         p,
     };
     Ok((solution, rec.finish(status)))
+}
+
+/// The starting weights of [`lp_mkl`] over `m` kernels: `init_theta` rescaled onto the lp
+/// sphere, else the uniform `M^(-1/p)` (all ones for p = inf).
+pub(super) fn start_theta(m: usize, params: &LpMklParams) -> Result<Vec<f64>> {
+    let p = params.p;
+    let theta = match &params.init_theta {
+        Some(t) => {
+            if t.len() != m {
+                return Err(Error::shape(
+                    "init_theta (one weight per kernel)",
+                    m,
+                    t.len(),
+                ));
+            }
+            if t.iter().any(|v| !(v.is_finite() && *v >= 0.0)) {
+                return Err(Error::param(
+                    "init_theta",
+                    format!("{t:?}"),
+                    "finite non-negative weights",
+                ));
+            }
+            let norm = lp_norm(t, p);
+            if norm <= 0.0 {
+                return Err(Error::param(
+                    "init_theta",
+                    format!("{t:?}"),
+                    "at least one positive weight",
+                ));
+            }
+            t.iter().map(|v| v / norm).collect()
+        }
+        None => vec![uniform_weight(m, p); m],
+    };
+    Ok(if p.is_infinite() { vec![1.0; m] } else { theta })
+}
+
+/// What a run stopped before its first solve returns: the starting weights `theta` with
+/// zero coefficients, so the model predicts the mean of each target (zero without bias).
+pub(super) fn not_started(
+    theta: Vec<f64>,
+    y: &Matrix,
+    params: &LpMklParams,
+) -> (LpMklSolution, RunInfo) {
+    let bias = if params.bias {
+        center_targets(y).0
+    } else {
+        vec![0.0; y.cols]
+    };
+    let solution = LpMklSolution {
+        theta,
+        alpha: Matrix::zeros(y.rows, y.cols),
+        bias,
+        objective: Vec::new(),
+        iterations: 0,
+        converged: false,
+        lambda: params.lambda,
+        p: params.p,
+    };
+    let rec = RunRecorder::new(StepUnit::Iteration, Some(params.max_iter as u64));
+    (solution, rec.finish(RunStatus::Cancelled))
 }
 
 /// `J(theta) = (lambda/2) sum_c y_c^T (K_theta + lambda I)^-1 y_c` (centered kernels and

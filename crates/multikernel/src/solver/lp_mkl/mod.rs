@@ -37,8 +37,9 @@
 //! plain cross kernels: `f(x) = sum_m theta_m k_m(x, X) alpha + b`.
 //!
 //! # Kernels
-//! A base kernel on the `n` training points is a [`KernelMatrix`]: a dense Gram matrix, or
-//! a factor `Z` (`n x r`, `K = Z Z^T`). A rank-one kernel (one monomial feature `z`, one
+//! A base kernel on the `n` training points is a
+//! [`KernelMatrix`](crate::kernel::KernelMatrix): a dense Gram matrix, or a factor `Z`
+//! (`n x r`, `K = Z Z^T`). A rank-one kernel (one monomial feature `z`, one
 //! per-feature linear kernel) is a factor with `r = 1`: thousands of them stay cheap, since
 //! only `n x sum(r)` numbers are stored and, when the total rank is below `n`, the solve
 //! goes through the Woodbury identity in O(n R^2).

@@ -1,7 +1,7 @@
 //! The trained lp-MKL model on raw rows: kernels fitted on the (standardized) training rows,
 //! the weights and coefficients of [`lp_mkl`] on their kernel matrices, and prediction.
 
-use super::engine::lp_mkl;
+use super::engine::{lp_mkl, not_started, start_theta};
 use super::params::{p_label, parse_p, LpMklModelParams};
 use crate::data::standardize::Standardizer;
 use crate::data::{Matrix, MatrixRef};
@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::kernel::{fit_all, kernel_matrices, FittedKernel, KernelSpec, MemoryLimit};
 use crate::run::{Observer, RunInfo};
 use crate::solver::check;
-use crate::solver::ridge::{predict_rows, prepare_rows};
+use crate::solver::ridge::{check_targets, predict_rows, prepare_rows};
 use serde::{Deserialize, Serialize};
 
 const ORIGIN: &str = "lp-MKL";
@@ -53,8 +53,15 @@ impl LpMklModel {
         }
         let (standardizer, xs) = prepare_rows(x, feature_names, y.rows, params.standardize)?;
         let fitted = fit_all(kernels, &xs, feature_names, params.seed)?;
-        let mats = kernel_matrices(&fitted, &xs, &params.memory)?;
-        let (sol, info) = lp_mkl(&mats, y, &params.lp, observer)?;
+        // The kernel matrices may take longer than the alternations: a run stopped before
+        // them returns at once, with the model of no solve.
+        let (sol, info) = if observer.should_stop() {
+            check_targets(y)?;
+            not_started(start_theta(fitted.len(), &params.lp)?, y, &params.lp)
+        } else {
+            let mats = kernel_matrices(&fitted, &xs, &params.memory)?;
+            lp_mkl(&mats, y, &params.lp, observer)?
+        };
         let model = LpMklModel {
             feature_names: feature_names.to_vec(),
             standardizer,

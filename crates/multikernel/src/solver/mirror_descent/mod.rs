@@ -75,8 +75,9 @@
 //! `O(n^2)` iterations suffice; the factor of `K_phi + (lambda / c) I` is recomputed when
 //! `mu/mu0` leaves `[1, 1 + tau]`, and also whenever the batch is large against `n`
 //! (`8 B > n`): a rank-`B` update then costs more than a new factorization (BENCHMARKS.md;
-//! `cargo bench --bench mirror_descent -- rank_update`), which also makes the solve direct. Full-rank product kernels (e.g. Gaussian base kernels)
-//! refactor every iteration (`O(n^3)`). The averaged `K_theta_bar` is accumulated the same
+//! `cargo bench --bench mirror_descent -- rank_update`), which also makes the solve direct.
+//! Full-rank product kernels (e.g. Gaussian base kernels) refactor every iteration
+//! (`O(n^3)`). The averaged `K_theta_bar` is accumulated the same
 //! way (`O(n^2)` per iteration), and per-kernel averages lazily (`O(1)` per iteration), so
 //! memory is `O(n^2 D)` plus one entry per kernel ever sampled — never per kernel of the
 //! family.

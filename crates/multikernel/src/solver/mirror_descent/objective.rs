@@ -15,10 +15,11 @@
 //! For a rank-one kernel `K_i = z_i z_i^T` (a product of per-variable linear kernels, i.e. a
 //! monomial feature `z_i`), `alpha^T K_i alpha = (z_i^T alpha)^2`.
 //!
-//! Linear algebra is faer's Cholesky (`L L^T`), run sequentially ([`Par::Seq`]): on a
-//! two-core machine one factorization gains nothing from threads, and callers parallelize
-//! over independent problems instead. [`SpdFactor`] also offers the `O(n^2)` rank-one update
-//! the mirror-descent solver uses to keep `K_theta` current.
+//! Linear algebra is faer's Cholesky (`L L^T`), run sequentially
+//! ([`Par::Seq`](faer::Par::Seq)): on a two-core machine one factorization gains nothing
+//! from threads, and callers parallelize over independent problems instead. [`SpdFactor`]
+//! also offers the `O(n^2)` rank-one update the mirror-descent solver uses to keep
+//! `K_theta` current.
 
 use crate::data::Matrix;
 use crate::error::{Error, Result};
