@@ -50,8 +50,10 @@
 //! when `max_kernels` kernels are chosen, `Cancelled` when the observer stopped it.
 //!
 //! # Layout
-//! [`params`](GompParams) (parameters and their checks), the engine on kernel matrices
-//! ([`gomp`], [`GompPath`]) and the trained model on raw rows ([`GompModel`]).
+//! `params.rs`: the parameters and their checks ([`GompParams`], [`GompModelParams`]);
+//! `engine.rs`: the algorithm on kernel matrices ([`gomp`], [`GompPath`]); `model.rs`: the
+//! trained model on raw rows ([`GompModel`]: fit, predict, validate); `tests.rs`. The kernel
+//! ridge refits and raw-row predictions come from [`super::ridge`], shared with lp-MKL.
 
 mod engine;
 mod model;

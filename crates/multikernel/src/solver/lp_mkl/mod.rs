@@ -79,6 +79,12 @@
 //! is `Converged` when J changes by less than `tol` relatively (at once for p = inf),
 //! `IterationLimit` at `max_iter`, `Cancelled` when the observer stopped the run (the
 //! solution then holds the last weights and their coefficients).
+//!
+//! # Layout
+//! `params.rs`: the parameters and their checks ([`LpMklParams`], [`LpMklModelParams`],
+//! [`parse_p`]); `engine.rs`: the algorithm on kernel matrices ([`lp_mkl`], [`objective`]);
+//! `model.rs`: the trained model on raw rows ([`LpMklModel`]: fit, predict, validate);
+//! `tests.rs`. The weighted-sum solves and raw-row predictions come from [`super::ridge`].
 
 mod engine;
 mod model;

@@ -93,9 +93,13 @@
 //! `Cancelled` when the observer stops it (the model of the iterate reached is returned).
 //!
 //! # Layout
-//! [`params`](SolverOptions) (options and their checks), the engine on the sampler
-//! ([`solve`]), the trained models on raw rows ([`PolyMklModel`], [`UniformPolyModel`]), the
-//! objective and its gradient ([`objective`]) and the sampler of Algorithm 3 ([`sampler`]).
+//! `params.rs`: the options and their checks ([`SolverOptions`], [`MirrorDescentParams`]);
+//! `engine.rs`: Algorithm 2 on the sampler ([`solve`]); `model.rs`: the trained models on raw
+//! rows ([`PolyMklModel`]: fit, predict, validate; [`UniformPolyModel`]); [`objective`]: `J`
+//! and its gradient on explicit kernel lists (the slow twins of the tests and the uniform
+//! baseline); [`sampler`]: Algorithm 3; `tests.rs`. The objective and the sampler live here,
+//! not beside the solver folders, because nothing else uses them: they are this family's
+//! numerics.
 
 mod engine;
 mod model;
