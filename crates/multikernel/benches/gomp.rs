@@ -83,7 +83,7 @@ fn gomp_dense(c: &mut Criterion) {
     let mats = kernel_matrices(&fitted, &x, &limit).expect("grams");
     g.bench_function("path", |b| {
         b.iter(|| {
-            let p = gomp(&mats, &y, &params).expect("gomp");
+            let (p, _) = gomp(&mats, &y, &params, &()).expect("gomp");
             assert_eq!(p.steps.len(), 20);
             p
         })
@@ -93,7 +93,7 @@ fn gomp_dense(c: &mut Criterion) {
         b.iter(|| {
             let fitted = fit_all(&specs, &x, &names, 0).expect("fit");
             let mats = kernel_matrices(&fitted, &x, &limit).expect("grams");
-            gomp(&mats, &y, &params).expect("gomp")
+            gomp(&mats, &y, &params, &()).expect("gomp")
         })
     });
     g.finish();
@@ -114,7 +114,7 @@ fn gomp_rank_one(c: &mut Criterion) {
     let mut g = c.benchmark_group("gomp_rank_one");
     g.sample_size(10);
     g.bench_function("2000_linear_n500_path50", |b| {
-        b.iter(|| gomp(&mats, &y, &params).expect("gomp"))
+        b.iter(|| gomp(&mats, &y, &params, &()).expect("gomp"))
     });
     g.finish();
 }
@@ -154,7 +154,7 @@ fn lp(c: &mut Criterion) {
         g.bench_with_input(
             BenchmarkId::new("sim_50x50_rank_one", label),
             &params,
-            |b, pr| b.iter(|| lp_mkl(&mats, &y, pr).expect("lp")),
+            |b, pr| b.iter(|| lp_mkl(&mats, &y, pr, &()).expect("lp")),
         );
     }
     let x = random(300, 10, &mut rng);
@@ -170,7 +170,7 @@ fn lp(c: &mut Criterion) {
         ..LpMklParams::default()
     };
     g.bench_function("100_rbf_n300_p4/3", |b| {
-        b.iter(|| lp_mkl(&dense, &y, &params).expect("lp"))
+        b.iter(|| lp_mkl(&dense, &y, &params, &()).expect("lp"))
     });
     g.finish();
 }
@@ -206,15 +206,19 @@ fn oneshot() {
             ..GompParams::default()
         };
         let t2 = Instant::now();
-        let mut last = t2;
-        let mut steps = Vec::new();
-        let path = multikernel::solver::gomp::gomp_with_progress(&mats, &y, &params, &mut |_| {
-            let now = Instant::now();
-            steps.push((now - last).as_secs_f64());
-            last = now;
-        })
-        .expect("gomp");
+        let (path, info) = gomp(&mats, &y, &params, &()).expect("gomp");
         let t_path = t2.elapsed().as_secs_f64();
+        // Seconds of each step, from the run's trace (one point per kernel chosen).
+        let mut last = 0.0;
+        let steps: Vec<f64> = info
+            .trace
+            .iter()
+            .map(|t| {
+                let d = t.seconds - last;
+                last = t.seconds;
+                d
+            })
+            .collect();
         eprintln!(
             "precompute={pre:?}: fit {t_fit:.2}s, grams {t_gram:.2}s, path {t_path:.2}s \
              (first step {:.2}s incl. factorizations, then {:.3}s/step), total {:.2}s; {} kernels",

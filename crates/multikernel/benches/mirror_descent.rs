@@ -2,15 +2,20 @@
 //! Algorithm 3 (polynomial kernel sampling) and one iteration of Algorithm 2 with
 //! importance sampling (Stoch) and uniform sampling (UCD), at n = 500 training points with
 //! per-variable linear base kernels (rank-one product kernels), r in {20, 100}, D = 3, and
-//! the full-rank path (one Gaussian kernel per variable), r = 20, D = 3.
+//! the full-rank path (one Gaussian kernel per variable), r = 20, D = 3; and the linear
+//! algebra choice behind the solver's `RANK_UPDATE_RATIO` (`rank_update`): a rank-`b`
+//! Cholesky update against a new factorization of an `n x n` matrix, at the `(n, b)` of the
+//! Figure 1 tables' default batches.
 //!
-//! `cargo bench -p multikernel --bench mirror_descent`
+//! `cargo bench -p multikernel --bench mirror_descent` (`-- rank_update` for the last).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use multikernel::data::Matrix;
 use multikernel::kernel::MemoryLimit;
-use multikernel::solver::mirror_descent::{solve, EvalSchedule, Sampling, SolverOptions, StepRule};
-use multikernel::solver::poly_sampler::{PolyBasis, PolySampler};
+use multikernel::linalg::SpdFactor;
+use multikernel::solver::mirror_descent::{
+    solve, EvalSchedule, PolyBasis, PolySampler, Sampling, SolverOptions, StepRule,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -95,12 +100,45 @@ fn iterations(c: &mut Criterion) {
                 ..SolverOptions::default()
             };
             g.bench_function(BenchmarkId::new(sampling.name(), label), |b| {
-                b.iter(|| solve(&s, &y, &opts, &mut |_| {}).expect("solve"))
+                b.iter(|| solve(&s, &y, &opts, &()).expect("solve"))
             });
         }
     }
     g.finish();
 }
 
-criterion_group!(benches, sampler_draw, iterations);
+/// A rank-`b` update of the Cholesky factor of an `n x n` SPD matrix against its new
+/// factorization (the mirror-descent solver refactors when `8 b > n`).
+fn rank_update(c: &mut Criterion) {
+    use faer::{MatMut, MatRef, Par};
+    let mut g = c.benchmark_group("rank_update");
+    g.sample_size(20);
+    for &(n, b) in &[(83usize, 394usize), (140, 234), (500, 65), (500, 16)] {
+        let z: Vec<f64> = (0..n * n)
+            .map(|i| ((i * 7919) % 1000) as f64 / 1000.0 - 0.5)
+            .collect();
+        let mut a = vec![0.0; n * n];
+        faer::linalg::matmul::matmul(
+            MatMut::from_column_major_slice_mut(&mut a, n, n),
+            faer::Accum::Replace,
+            MatRef::from_column_major_slice(&z, n, n),
+            MatRef::from_column_major_slice(&z, n, n).transpose(),
+            1.0,
+            Par::Seq,
+        );
+        let label = format!("n{n}_b{b}");
+        g.bench_function(BenchmarkId::new("refactor", &label), |bench| {
+            bench.iter(|| SpdFactor::new(MatRef::from_column_major_slice(&a, n, n), 1.0).unwrap())
+        });
+        let cols: Vec<f64> = (0..n * b).map(|i| z[i % (n * n)] * 0.01).collect();
+        let w = vec![1.0; b];
+        let mut f = SpdFactor::new(MatRef::from_column_major_slice(&a, n, n), 1.0).unwrap();
+        g.bench_function(BenchmarkId::new("update", &label), |bench| {
+            bench.iter(|| f.rank_update(&cols, &w).unwrap())
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, sampler_draw, iterations, rank_update);
 criterion_main!(benches);

@@ -112,11 +112,11 @@ impl SpdFactor {
     pub fn new(a: MatRef<'_, f64>, shift: f64) -> Result<SpdFactor> {
         let n = a.nrows();
         if a.ncols() != n {
-            return Err(Error::invalid(format!(
-                "Cholesky of a {} x {} matrix: not square",
+            return Err(Error::shape(
+                "columns of a matrix to factor (it must be square)",
                 n,
-                a.ncols()
-            )));
+                a.ncols(),
+            ));
         }
         let mut l = Mat::<f64>::zeros(n, n);
         for j in 0..n {
@@ -131,10 +131,11 @@ impl SpdFactor {
     /// Factors `a + shift I` for a row-major [`Matrix`] (lower triangle read).
     pub fn from_matrix(a: &Matrix, shift: f64) -> Result<SpdFactor> {
         if a.rows != a.cols {
-            return Err(Error::invalid(format!(
-                "Cholesky of a {} x {} matrix: not square",
-                a.rows, a.cols
-            )));
+            return Err(Error::shape(
+                "columns of a matrix to factor (it must be square)",
+                a.rows,
+                a.cols,
+            ));
         }
         // Row-major data read as column-major is the transpose: its lower triangle is the
         // upper triangle of `a`, equal to the lower one for a symmetric matrix. Read the

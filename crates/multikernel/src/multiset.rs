@@ -124,18 +124,24 @@ impl DegreeUniform {
     /// `degree_probs` has one non-negative entry per degree `0..=D`, normalized here.
     pub fn new(r: usize, degree_probs: &[f64]) -> Result<DegreeUniform> {
         if r == 0 || degree_probs.is_empty() {
-            return Err(Error::invalid(
+            return Err(Error::data(
                 "a degree distribution needs base kernels and at least one degree",
             ));
         }
         if degree_probs.iter().any(|p| !(p.is_finite() && *p >= 0.0)) {
-            return Err(Error::invalid(
-                "degree probabilities must be finite and >= 0",
+            return Err(Error::param(
+                "degree_probs",
+                format!("{degree_probs:?}"),
+                "probabilities that are finite and >= 0",
             ));
         }
         let s: f64 = degree_probs.iter().sum();
         if !pos(s) {
-            return Err(Error::invalid("degree probabilities are all zero"));
+            return Err(Error::param(
+                "degree_probs",
+                format!("{degree_probs:?}"),
+                "at least one positive probability",
+            ));
         }
         Ok(DegreeUniform {
             r,

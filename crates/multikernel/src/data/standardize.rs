@@ -10,6 +10,7 @@
 //! scale 1, so it is only centered: there is never a division by zero.
 
 use super::Matrix;
+use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// A spread this small relative to the column's largest magnitude is rounding noise: the
@@ -66,6 +67,35 @@ impl Standardizer {
     /// Number of feature columns the standardizer was fitted on.
     pub fn n_features(&self) -> usize {
         self.mean.len()
+    }
+
+    /// Checks a standardizer read from a model file: one scale per mean, finite means and
+    /// finite positive scales (what [`Standardizer::fit`] gives), so that applying it to a
+    /// row of `n_features()` values cannot panic or divide by zero.
+    pub fn validate(&self) -> Result<()> {
+        if self.scale.len() != self.mean.len() {
+            return Err(Error::shape(
+                "standardizer: scales (one per mean)",
+                self.mean.len(),
+                self.scale.len(),
+            ));
+        }
+        if let Some(j) = self.mean.iter().position(|m| !m.is_finite()) {
+            return Err(Error::model(
+                "standardizer",
+                format!("the mean of feature {j} is {}", self.mean[j]),
+            ));
+        }
+        if let Some(j) = self.scale.iter().position(|s| !(s.is_finite() && *s > 0.0)) {
+            return Err(Error::model(
+                "standardizer",
+                format!(
+                    "the scale of feature {j} is {}, not a positive number",
+                    self.scale[j]
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Standardizes one row in place.
@@ -125,6 +155,21 @@ impl TargetScaler {
         TargetScaler { mean, scale }
     }
 
+    /// Checks a target scaler read from a model file: a finite mean and a finite positive
+    /// scale (what [`TargetScaler::fit`] gives).
+    pub fn validate(&self) -> Result<()> {
+        if !(self.mean.is_finite() && self.scale.is_finite() && self.scale > 0.0) {
+            return Err(Error::model(
+                "target scaler",
+                format!(
+                    "mean {} and scale {}: a finite mean and a positive finite scale expected",
+                    self.mean, self.scale
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Scales one target.
     #[inline]
     pub fn apply(&self, y: f64) -> f64 {
@@ -151,6 +196,7 @@ impl TargetScaler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
@@ -295,5 +341,50 @@ mod tests {
                 scale: 1.0
             }
         );
+    }
+
+    #[test]
+    fn validate_accepts_fitted_scalers_and_refuses_broken_ones() {
+        let x = Matrix::from_rows(&[vec![1.0, 0.0, 2.0], vec![3.0, 0.0, -1.0]]);
+        let s = Standardizer::fit(&x);
+        s.validate().unwrap();
+        let refused = |f: &dyn Fn(&mut Standardizer)| {
+            let mut m = s.clone();
+            f(&mut m);
+            m.validate().unwrap_err()
+        };
+        assert!(matches!(
+            refused(&|m| {
+                m.scale.pop();
+            }),
+            Error::ShapeMismatch {
+                expected: 3,
+                found: 2,
+                ..
+            }
+        ));
+        refused(&|m| m.scale[1] = 0.0);
+        refused(&|m| m.scale[2] = -1.0);
+        refused(&|m| m.mean[0] = f64::NAN);
+        refused(&|m| m.scale[0] = f64::INFINITY);
+
+        let t = TargetScaler::fit(&[1.0, 2.0, 4.0]);
+        t.validate().unwrap();
+        for bad in [
+            TargetScaler {
+                mean: f64::NAN,
+                scale: 1.0,
+            },
+            TargetScaler {
+                mean: 0.0,
+                scale: 0.0,
+            },
+            TargetScaler {
+                mean: 0.0,
+                scale: f64::INFINITY,
+            },
+        ] {
+            assert!(matches!(bad.validate(), Err(Error::Model { .. })));
+        }
     }
 }

@@ -5,8 +5,8 @@ use crate::data::ocr::OcrData;
 use crate::data::{Dataset, Matrix, TableRef, Targets};
 use crate::error::{Error, Result};
 use crate::model::{BatchModel, Model};
-use crate::run::{Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
-use crate::solver::gomp::{GompModel, GompModelParams, GompParams, GompStop, ValidationMetric};
+use crate::run::{Observer, RunInfo};
+use crate::solver::gomp::{GompModel, GompModelParams, GompParams, ValidationMetric};
 use crate::solver::lp_mkl::{LpMklModel, LpMklModelParams, LpMklParams};
 use crate::solver::mirror_descent::{MirrorDescentParams, PolyMklModel, Sampling};
 use crate::solver::online::sequence::{fit_sequence, SequenceFitConfig};
@@ -145,8 +145,10 @@ pub fn fit_checked(
                 Learner::Online(_) => fit_online(table, kind, spec, observer),
                 Learner::Gomp(_) => fit_gomp(table, validation, kind, spec, observer),
                 Learner::LpMkl(_) => fit_lp(table, kind, spec, observer),
-                Learner::MirrorDescent(p) => fit_poly(table, kind, p, Sampling::Importance, spec),
-                Learner::Ucd(p) => fit_poly(table, kind, p, Sampling::Uniform, spec),
+                Learner::MirrorDescent(p) => {
+                    fit_poly(table, kind, p, Sampling::Importance, spec, observer)
+                }
+                Learner::Ucd(p) => fit_poly(table, kind, p, Sampling::Uniform, spec, observer),
             }
         }
     }
@@ -312,18 +314,14 @@ fn fit_gomp(
         seed: spec.seed,
         memory: spec.memory,
     };
-    let mut rec = RunRecorder::new(StepUnit::Kernel, Some(g.max_kernels as u64));
-    let _ = observer; // the batch learners take the observer once they report through it
-    let x = table.x().to_matrix();
-    let mut m = GompModel::fit(&x, table.feature_names(), &y, &spec.kernels, &params)?;
-    rec.set_steps(m.n_kernels() as u64);
-    if let Some(last) = m.path.last() {
-        rec.set_objective(last.residual);
-    }
-    let status = match m.stop {
-        GompStop::Eps | GompStop::Exhausted => RunStatus::Converged,
-        GompStop::MaxKernels => RunStatus::Completed,
-    };
+    let (mut m, run) = GompModel::fit(
+        table.x(),
+        table.feature_names(),
+        &y,
+        &spec.kernels,
+        &params,
+        observer,
+    )?;
     let path_choice = match yv {
         Some((v, yv)) => {
             let metric = match task {
@@ -331,8 +329,7 @@ fn fit_gomp(
                 _ => ValidationMetric::ClassificationError,
             };
             let of = m.n_kernels();
-            let (chosen, losses) =
-                m.select_on_validation(&v.x().to_matrix(), &yv, metric, &spec.memory)?;
+            let (chosen, losses) = m.select_on_validation(v.x(), &yv, metric, &spec.memory)?;
             Some(PathChoice {
                 rows: v.len(),
                 chosen,
@@ -348,7 +345,7 @@ fn fit_gomp(
     };
     Ok(Fitted {
         model: Model::Gomp(batch(table, task, classes, m)),
-        run: rec.finish(status),
+        run,
         lambda,
         path_choice,
         notes: Vec::new(),
@@ -377,22 +374,17 @@ fn fit_lp(
         seed: spec.seed,
         memory: spec.memory,
     };
-    let mut rec = RunRecorder::new(StepUnit::Iteration, Some(params.lp.max_iter as u64));
-    let _ = observer;
-    let x = table.x().to_matrix();
-    let m = LpMklModel::fit(&x, table.feature_names(), &y, &spec.kernels, &params)?;
-    rec.set_steps(m.objective.len() as u64);
-    if let Some(&o) = m.objective.last() {
-        rec.set_objective(o);
-    }
-    let status = if m.converged {
-        RunStatus::Converged
-    } else {
-        RunStatus::IterationLimit
-    };
+    let (m, run) = LpMklModel::fit(
+        table.x(),
+        table.feature_names(),
+        &y,
+        &spec.kernels,
+        &params,
+        observer,
+    )?;
     Ok(Fitted {
         model: Model::LpMkl(batch(table, task, classes, m)),
-        run: rec.finish(status),
+        run,
         lambda,
         path_choice: None,
         notes: Vec::new(),
@@ -405,6 +397,7 @@ fn fit_poly(
     p: &PolySpec,
     sampling: Sampling,
     spec: &CheckedSpec,
+    observer: &(impl Observer + ?Sized),
 ) -> Result<Fitted> {
     let kind = spec.learner.kind();
     let mut notes = Vec::new();
@@ -437,19 +430,10 @@ fn fit_poly(
         rho2: p.rho2.clone(),
         ..MirrorDescentParams::default()
     };
-    let mut rec = RunRecorder::new(StepUnit::Iteration, Some(max_iter));
-    let x = table.x().to_matrix();
-    let m = PolyMklModel::fit(&x, &y.data, &params)?;
-    rec.set_steps(m.iterations);
-    rec.set_objective(m.objective);
-    let status = match p.budget {
-        Budget::Iterations(_) => RunStatus::Completed,
-        Budget::Seconds(_) if m.iterations >= max_iter => RunStatus::IterationLimit,
-        Budget::Seconds(_) => RunStatus::TimeBudget,
-    };
+    let (m, run) = PolyMklModel::fit(table.x(), &y.data, &params, observer)?;
     Ok(Fitted {
         model: Model::PolyMkl(batch(table, task, classes, m)),
-        run: rec.finish(status),
+        run,
         lambda,
         path_choice: None,
         notes,

@@ -35,19 +35,27 @@ pub fn expansion_scores(
         return Ok(out);
     }
     if coefs.len() != kernels.len() {
-        return Err(Error::invalid(format!(
-            "{} coefficient blocks for {} kernels",
+        return Err(Error::shape(
+            "coefficient blocks (one per kernel)",
+            kernels.len(),
             coefs.len(),
-            kernels.len()
-        )));
+        ));
     }
     for (k, c) in coefs.iter().enumerate() {
         if let Some(c) = c {
-            if c.rows != support.rows || c.cols != cols {
-                return Err(Error::invalid(format!(
-                    "coefficients of kernel {k} are {}x{}, expected {}x{cols}",
-                    c.rows, c.cols, support.rows
-                )));
+            if c.rows != support.rows {
+                return Err(Error::shape(
+                    format!("rows of the coefficients of kernel {k} (support points)"),
+                    support.rows,
+                    c.rows,
+                ));
+            }
+            if c.cols != cols {
+                return Err(Error::shape(
+                    format!("columns of the coefficients of kernel {k} (outputs)"),
+                    cols,
+                    c.cols,
+                ));
             }
         }
     }
@@ -171,12 +179,11 @@ fn check_features<'a>(
     x: &Matrix,
 ) -> Result<()> {
     match kernels.find(|k| k.n_features() != x.cols) {
-        Some(k) => Err(Error::invalid(format!(
-            "kernel {} was fitted on {} features, the data has {}",
-            k.name,
+        Some(k) => Err(Error::shape(
+            format!("features of the data for kernel {}", k.name),
             k.n_features(),
-            x.cols
-        ))),
+            x.cols,
+        )),
         None => Ok(()),
     }
 }
@@ -419,10 +426,11 @@ pub fn binary_grams(
     limit: &MemoryLimit,
 ) -> Result<Option<Vec<Gram>>> {
     if let Some(b) = b.filter(|b| b.cols != a.cols) {
-        return Err(Error::invalid(format!(
-            "Gram of rows with {} and {} columns",
-            a.cols, b.cols
-        )));
+        return Err(Error::shape(
+            "columns of the second rows of a Gram matrix",
+            a.cols,
+            b.cols,
+        ));
     }
     check_features(kernels.iter(), a)?;
     if kernels.is_empty() {

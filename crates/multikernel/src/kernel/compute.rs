@@ -347,7 +347,7 @@ pub(crate) fn sparse(
 ) -> Result<SparseGram> {
     let (n, m, d) = (a.rows(), b.rows(), a.x.cols);
     if m > u32::MAX as usize {
-        return Err(Error::invalid(format!(
+        return Err(Error::unsupported(format!(
             "{what}: {m} columns exceed the sparse Gram limit of 2^32"
         )));
     }

@@ -56,6 +56,37 @@ impl FittedKind {
         }
     }
 
+    /// Checks resolved parameters read from a model file: the ranges [`KernelSpec`]
+    /// accepts, with every data-dependent value resolved (finite, positive widths).
+    pub fn validate(&self) -> Result<()> {
+        let bad = |msg: String| Err(Error::model("kernel", msg));
+        match self {
+            FittedKind::Linear | FittedKind::Const => Ok(()),
+            FittedKind::Poly { degree, offset } => {
+                if !((1..=1000).contains(degree) && offset.is_finite() && *offset >= 0.0) {
+                    return bad(format!(
+                        "degree {degree} and offset {offset}: 1..=1000 and a finite number >= 0 \
+                         expected"
+                    ));
+                }
+                Ok(())
+            }
+            FittedKind::Rbf { sigma2 } if !(sigma2.is_finite() && *sigma2 > 0.0) => {
+                bad(format!("sigma2 {sigma2}: a finite number > 0 expected"))
+            }
+            FittedKind::BSpline { h } if !(h.is_finite() && *h > 0.0) => {
+                bad(format!("h {h}: a finite number > 0 expected"))
+            }
+            FittedKind::Rbf { .. } | FittedKind::BSpline { .. } => Ok(()),
+            FittedKind::Product(fs) => {
+                if fs.is_empty() {
+                    return bad("a product of no factor".into());
+                }
+                fs.iter().try_for_each(FittedKind::validate)
+            }
+        }
+    }
+
     /// Whether Gram matrices are mostly zeros (a B1-spline anywhere in a product).
     pub fn is_sparse(&self) -> bool {
         match self {
@@ -165,22 +196,25 @@ impl FittedKernel {
     ) -> Result<FittedKernel> {
         spec.validate()?;
         if spec.perfeature {
-            return Err(Error::invalid(format!(
+            return Err(Error::unsupported(format!(
                 "kernel '{spec}' is per-feature: expand it with expand_specs (or use fit_all)"
             )));
         }
         if x_train.rows == 0 {
-            return Err(Error::invalid(format!(
+            return Err(Error::data(format!(
                 "kernel '{spec}': cannot fit on an empty training set"
             )));
         }
         if let Some(f) = &spec.features {
             if let Some(&bad) = f.iter().find(|&&j| j >= x_train.cols) {
-                return Err(Error::invalid(format!(
-                    "kernel '{spec}': feature {bad} does not exist (the data has {} features, \
-                     numbered from 0)",
-                    x_train.cols
-                )));
+                return Err(Error::param(
+                    "kernel",
+                    spec,
+                    format!(
+                        "feature {bad} does not exist (the data has {} features, numbered from 0)",
+                        x_train.cols
+                    ),
+                ));
             }
         }
         let side = Side::new(x_train, spec.features.as_deref());
@@ -266,6 +300,41 @@ impl FittedKernel {
             s.push_str(&format!("[{inner}]"));
         }
         s
+    }
+
+    /// Checks a kernel read from a model file: valid resolved parameters, a finite positive
+    /// normalization factor, and feature indices below the number of features it was fitted
+    /// on, so that evaluating it on rows of `n_features()` values cannot panic.
+    pub fn validate(&self) -> Result<()> {
+        let origin = || format!("kernel {}", self.name);
+        self.kind.validate().map_err(|e| match e {
+            Error::Model { msg, .. } => Error::model(origin(), msg),
+            e => e,
+        })?;
+        if !(self.scale.is_finite() && self.scale > 0.0) {
+            return Err(Error::model(
+                origin(),
+                format!(
+                    "the normalization factor {} is not a positive number",
+                    self.scale
+                ),
+            ));
+        }
+        if let Some(f) = &self.features {
+            if f.is_empty() {
+                return Err(Error::model(origin(), "an empty feature list"));
+            }
+            if let Some(&j) = f.iter().find(|&&j| j >= self.n_features) {
+                return Err(Error::model(
+                    origin(),
+                    format!(
+                        "feature {j} does not exist (fitted on {} features)",
+                        self.n_features
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The resolved kernel form.
@@ -361,10 +430,11 @@ impl FittedKernel {
 
     fn check_cols(&self, m: &Matrix) -> Result<()> {
         if m.cols != self.n_features {
-            return Err(Error::invalid(format!(
-                "kernel {} was fitted on {} features, the data has {}",
-                self.name, self.n_features, m.cols
-            )));
+            return Err(Error::shape(
+                format!("features of the data for kernel {}", self.name),
+                self.n_features,
+                m.cols,
+            ));
         }
         Ok(())
     }

@@ -137,27 +137,39 @@ impl KernelMatrix {
     pub(crate) fn check_train(&self, n: usize, m: usize) -> Result<()> {
         match self {
             KernelMatrix::Dense(k) => {
-                if k.rows != n || k.cols != n {
-                    return Err(Error::invalid(format!(
-                        "kernel {m}: dense Gram matrix is {}x{}, expected {n}x{n}",
-                        k.rows, k.cols
-                    )));
+                if k.rows != n {
+                    return Err(Error::shape(
+                        format!("rows of the Gram matrix of kernel {m}"),
+                        n,
+                        k.rows,
+                    ));
+                }
+                if k.cols != n {
+                    return Err(Error::shape(
+                        format!("columns of the Gram matrix of kernel {m}"),
+                        n,
+                        k.cols,
+                    ));
                 }
                 if k.data.iter().any(|v| !v.is_finite()) {
-                    return Err(Error::invalid(format!(
+                    return Err(Error::data(format!(
                         "kernel {m}: Gram matrix has a non-finite value"
                     )));
                 }
             }
             KernelMatrix::Factor(z) => {
-                if z.rows != n || z.cols == 0 {
-                    return Err(Error::invalid(format!(
-                        "kernel {m}: factor is {}x{}, expected {n} rows and at least one column",
-                        z.rows, z.cols
-                    )));
+                if z.rows != n {
+                    return Err(Error::shape(
+                        format!("rows of the factor of kernel {m}"),
+                        n,
+                        z.rows,
+                    ));
+                }
+                if z.cols == 0 {
+                    return Err(Error::data(format!("kernel {m}: factor has no column")));
                 }
                 if z.data.iter().any(|v| !v.is_finite()) {
-                    return Err(Error::invalid(format!(
+                    return Err(Error::data(format!(
                         "kernel {m}: factor has a non-finite value"
                     )));
                 }
@@ -191,10 +203,11 @@ pub fn test_kernel_matrix(
     limit: &MemoryLimit,
 ) -> Result<KernelMatrix> {
     if x_test.cols != x_train.cols {
-        return Err(Error::invalid(format!(
-            "kernel {}: test rows have {} features, training rows {}",
-            fk.name, x_test.cols, x_train.cols
-        )));
+        return Err(Error::shape(
+            format!("features of the test rows of kernel {}", fk.name),
+            x_train.cols,
+            x_test.cols,
+        ));
     }
     if let Some(z) = explicit_factor(fk, x_test, x_train.rows) {
         return Ok(KernelMatrix::Factor(z));

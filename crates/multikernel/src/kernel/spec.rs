@@ -84,9 +84,11 @@ impl FromStr for Normalization {
             "diag" => Ok(Normalization::Diag),
             "trace" => Ok(Normalization::Trace),
             "variance" => Ok(Normalization::Variance),
-            other => Err(Error::invalid(format!(
-                "unknown normalization '{other}' (accepted: none, diag, trace, variance)"
-            ))),
+            other => Err(Error::param(
+                "norm",
+                other,
+                "a normalization (accepted: none, diag, trace, variance)",
+            )),
         }
     }
 }
@@ -124,13 +126,17 @@ impl KernelSpec {
         validate_kind(&self.kind)?;
         if let Some(f) = &self.features {
             if f.is_empty() {
-                return Err(Error::invalid(format!(
-                    "kernel '{self}': empty feature list"
-                )));
+                return Err(Error::param(
+                    "features",
+                    "(none)",
+                    "at least one 0-based column index",
+                ));
             }
         }
         if self.perfeature && matches!(self.kind, KernelKind::Const) {
-            return Err(Error::invalid(
+            return Err(Error::param(
+                "kernel",
+                self,
                 "perfeature:const is the same constant kernel once per feature; use 'const'",
             ));
         }
@@ -143,45 +149,53 @@ fn validate_kind(kind: &KernelKind) -> Result<()> {
         KernelKind::Linear | KernelKind::Const => Ok(()),
         KernelKind::Poly { degree, offset } => {
             if *degree == 0 || *degree > 1000 {
-                return Err(Error::invalid(format!(
-                    "poly: degree={degree} is out of range (accepted: 1..=1000)"
-                )));
+                return Err(Error::param(
+                    "degree",
+                    degree,
+                    "an integer in 1..=1000 (poly kernel)",
+                ));
             }
             if !(offset.is_finite() && *offset >= 0.0) {
-                return Err(Error::invalid(format!(
-                    "poly: offset={offset} is not accepted (a finite number >= 0, which keeps the \
-                     kernel positive semi-definite)"
-                )));
+                return Err(Error::param(
+                    "offset",
+                    offset,
+                    "a finite number >= 0 (poly kernel; keeps it positive semi-definite)",
+                ));
             }
             Ok(())
         }
         KernelKind::Rbf { sigma2 } => match sigma2 {
-            Some(s) if !(s.is_finite() && *s > 0.0) => Err(Error::invalid(format!(
-                "rbf: sigma2={s} is not accepted (a finite number > 0, or omit it for the median \
-                 heuristic)"
-            ))),
+            Some(s) if !(s.is_finite() && *s > 0.0) => Err(Error::param(
+                "sigma2",
+                s,
+                "a finite number > 0 (rbf kernel; or omit it for the median heuristic)",
+            )),
             _ => Ok(()),
         },
         KernelKind::BSpline { h, zeros } => {
             if let Some(h) = h {
                 if !(h.is_finite() && *h > 0.0) {
-                    return Err(Error::invalid(format!(
-                        "bspline: h={h} is not accepted (a finite number > 0)"
-                    )));
+                    return Err(Error::param("h", h, "a finite number > 0 (bspline kernel)"));
                 }
             }
             if let Some(z) = zeros {
                 if !(*z >= 0.0 && *z < 1.0) {
-                    return Err(Error::invalid(format!(
-                        "bspline: zeros={z} is not accepted (a fraction in [0, 1))"
-                    )));
+                    return Err(Error::param(
+                        "zeros",
+                        z,
+                        "a fraction in [0, 1) (bspline kernel)",
+                    ));
                 }
             }
             Ok(())
         }
         KernelKind::Product(fs) => {
             if fs.is_empty() {
-                return Err(Error::invalid("product() needs at least one factor"));
+                return Err(Error::param(
+                    "kernel",
+                    "product()",
+                    "product() needs at least one factor",
+                ));
             }
             fs.iter().try_for_each(validate_kind)
         }
@@ -319,15 +333,11 @@ fn parse_pairs<'a>(s: &'a str, ctx: &str) -> Result<Vec<(&'a str, &'a str)>> {
     for part in s.split(',') {
         let part = part.trim();
         let Some((k, v)) = part.split_once('=') else {
-            return Err(Error::invalid(format!(
-                "kernel spec '{ctx}': '{part}' is not a key=value pair"
-            )));
+            return Err(bad(ctx, format!("'{part}' is not a key=value pair")));
         };
         let (k, v) = (k.trim(), v.trim());
         if out.iter().any(|(k0, _)| *k0 == k) {
-            return Err(Error::invalid(format!(
-                "kernel spec '{ctx}': key '{k}' is given twice"
-            )));
+            return Err(bad(ctx, format!("key '{k}' is given twice")));
         }
         out.push((k, v));
     }
@@ -336,7 +346,21 @@ fn parse_pairs<'a>(s: &'a str, ctx: &str) -> Result<Vec<(&'a str, &'a str)>> {
 
 fn num<T: FromStr>(ctx: &str, key: &str, v: &str, what: &str) -> Result<T> {
     v.parse::<T>()
-        .map_err(|_| Error::invalid(format!("kernel spec '{ctx}': {key}={v} is not {what}")))
+        .map_err(|_| bad(ctx, format!("{key}={v} is not {what}")))
+}
+
+/// [`Error::InvalidParameter`] for the kernel spec `ctx`.
+fn bad(ctx: &str, msg: impl Into<String>) -> Error {
+    Error::param("kernel", ctx, msg)
+}
+
+/// An error found while checking the spec `ctx`, reported as a bad kernel spec (an error
+/// that already names the kernel keeps its own message).
+fn in_spec(ctx: &str, e: Error) -> Error {
+    match e {
+        Error::InvalidParameter { name, expected, .. } if name == "kernel" => bad(ctx, expected),
+        e => bad(ctx, e.to_string()),
+    }
 }
 
 /// Parses `NAME[:k=v,...]` (or `product(...)[:k=v,...]`) into a kind plus the keys that are
@@ -361,9 +385,7 @@ fn parse_kind<'a>(s: &'a str, ctx: &str) -> Result<(KernelKind, Vec<(&'a str, &'
             }
         }
         let Some(close) = close else {
-            return Err(Error::invalid(format!(
-                "kernel spec '{ctx}': unbalanced parenthesis in product(...)"
-            )));
+            return Err(bad(ctx, "unbalanced parenthesis in product(...)"));
         };
         let after = &inner_start[close + 1..];
         let rest = if after.trim().is_empty() {
@@ -371,9 +393,10 @@ fn parse_kind<'a>(s: &'a str, ctx: &str) -> Result<(KernelKind, Vec<(&'a str, &'
         } else if let Some(r) = after.strip_prefix(':') {
             Some(r)
         } else {
-            return Err(Error::invalid(format!(
-                "kernel spec '{ctx}': expected ':' or the end after product(...), found '{after}'"
-            )));
+            return Err(bad(
+                ctx,
+                format!("expected ':' or the end after product(...), found '{after}'"),
+            ));
         };
         (&s[.."product(".len() + close + 1], rest)
     } else {
@@ -390,17 +413,19 @@ fn parse_kind<'a>(s: &'a str, ctx: &str) -> Result<(KernelKind, Vec<(&'a str, &'
     let kind = if let Some(inner) = head.strip_prefix("product(") {
         let inner = &inner[..inner.len() - 1];
         if inner.trim().is_empty() {
-            return Err(Error::invalid(format!(
-                "kernel spec '{ctx}': product() needs at least one factor, e.g. product(linear*rbf)"
-            )));
+            return Err(bad(
+                ctx,
+                "product() needs at least one factor, e.g. product(linear*rbf)",
+            ));
         }
         let mut factors = Vec::new();
         for f in split_top(inner, '*') {
             let (k, extra) = parse_kind(f, ctx)?;
             if let Some((key, _)) = extra.first() {
-                return Err(Error::invalid(format!(
-                    "kernel spec '{ctx}': key '{key}' belongs after product(...), not to a factor"
-                )));
+                return Err(bad(
+                    ctx,
+                    format!("key '{key}' belongs after product(...), not to a factor"),
+                ));
             }
             factors.push(k);
         }
@@ -408,9 +433,10 @@ fn parse_kind<'a>(s: &'a str, ctx: &str) -> Result<(KernelKind, Vec<(&'a str, &'
             match p.0 {
                 "norm" | "features" => spec_keys.push(p),
                 k => {
-                    return Err(Error::invalid(format!(
-                    "kernel spec '{ctx}': unknown key '{k}' for product (accepted: norm, features)"
-                )))
+                    return Err(bad(
+                        ctx,
+                        format!("unknown key '{k}' for product (accepted: norm, features)"),
+                    ))
                 }
             }
         }
@@ -442,10 +468,10 @@ fn parse_kind<'a>(s: &'a str, ctx: &str) -> Result<(KernelKind, Vec<(&'a str, &'
                 ("bspline", "h") => h = Some(num::<f64>(ctx, k, v, "a number > 0")?),
                 ("bspline", "zeros") => zeros = Some(num::<f64>(ctx, k, v, "a fraction")?),
                 ("linear" | "poly" | "rbf" | "bspline" | "const", k) => {
-                    return Err(Error::invalid(format!(
-                        "kernel spec '{ctx}': unknown key '{k}' for {name} (accepted: {})",
-                        keys_of(name)
-                    )))
+                    return Err(bad(
+                        ctx,
+                        format!("unknown key '{k}' for {name} (accepted: {})", keys_of(name)),
+                    ))
                 }
                 _ => break,
             }
@@ -460,20 +486,19 @@ fn parse_kind<'a>(s: &'a str, ctx: &str) -> Result<(KernelKind, Vec<(&'a str, &'
             "rbf" => KernelKind::Rbf { sigma2 },
             "bspline" => {
                 if h.is_some() && zeros.is_some() {
-                    return Err(Error::invalid(format!(
-                        "kernel spec '{ctx}': give either h or zeros for bspline, not both"
-                    )));
+                    return Err(bad(ctx, "give either h or zeros for bspline, not both"));
                 }
                 KernelKind::BSpline { h, zeros }
             }
             other => {
-                return Err(Error::invalid(format!(
-                    "kernel spec '{ctx}': unknown kernel '{other}' (accepted: {ACCEPTED_KINDS})"
-                )))
+                return Err(bad(
+                    ctx,
+                    format!("unknown kernel '{other}' (accepted: {ACCEPTED_KINDS})"),
+                ))
             }
         }
     };
-    validate_kind(&kind).map_err(|e| Error::invalid(format!("kernel spec '{ctx}': {e}")))?;
+    validate_kind(&kind).map_err(|e| in_spec(ctx, e))?;
     Ok((kind, spec_keys))
 }
 
@@ -483,9 +508,10 @@ impl FromStr for KernelSpec {
     fn from_str(s: &str) -> Result<Self> {
         let ctx = s.trim();
         if ctx.is_empty() {
-            return Err(Error::invalid(format!(
-                "empty kernel spec (accepted: {ACCEPTED_KINDS})"
-            )));
+            return Err(bad(
+                ctx,
+                format!("an empty kernel spec (accepted: {ACCEPTED_KINDS})"),
+            ));
         }
         let (perfeature, body) = match ctx.strip_prefix("perfeature:") {
             Some(b) => (true, b),
@@ -500,11 +526,7 @@ impl FromStr for KernelSpec {
         };
         for (k, v) in keys {
             match k {
-                "norm" => {
-                    spec.norm = v
-                        .parse()
-                        .map_err(|e| Error::invalid(format!("kernel spec '{ctx}': {e}")))?
-                }
+                "norm" => spec.norm = v.parse().map_err(|e| in_spec(ctx, e))?,
                 "features" => {
                     let list = v
                         .split('+')
@@ -515,8 +537,7 @@ impl FromStr for KernelSpec {
                 _ => unreachable!("parse_kind only returns norm and features"),
             }
         }
-        spec.validate()
-            .map_err(|e| Error::invalid(format!("kernel spec '{ctx}': {e}")))?;
+        spec.validate().map_err(|e| in_spec(ctx, e))?;
         Ok(spec)
     }
 }
@@ -635,7 +656,10 @@ mod tests {
             match c.parse::<KernelSpec>() {
                 Ok(s) => panic!("'{c}' parsed as {s:?}"),
                 Err(e) => {
-                    assert!(matches!(e, Error::Invalid(_)), "{c}: {e:?}");
+                    assert!(
+                        matches!(&e, Error::InvalidParameter { name, .. } if name == "kernel"),
+                        "{c}: {e:?}"
+                    );
                     let msg = e.to_string();
                     assert!(
                         msg.contains(needle),

@@ -350,7 +350,17 @@ fn fit_errors_and_names() {
     let err = k
         .gram(&random(2, 4, 0), &x, &MemoryLimit::default())
         .unwrap_err();
-    assert!(err.to_string().contains("fitted on 3 features"), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::ShapeMismatch {
+                expected: 3,
+                found: 4,
+                ..
+            }
+        ),
+        "{err}"
+    );
 
     let feat = vec!["age".to_string(), "bmi".to_string(), "bp".to_string()];
     let ks = fit_all(
@@ -475,4 +485,49 @@ fn eval_matches_textbook_formulas() {
     let z = [0.0; 3];
     assert_eq!(fit("linear:norm=diag").eval(&z, b), 0.0);
     assert_eq!(fit("linear:norm=diag").self_eval(&z), 0.0);
+}
+
+/// Fitted kernels validate; a kernel read from a broken model file (a feature index out of
+/// range, a non-positive width or factor, an empty product) is refused, not evaluated.
+#[test]
+fn validate_refuses_kernels_that_cannot_be_evaluated() {
+    let x = random(20, 3, 31);
+    let names = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+    let ks = fit_all(
+        &[
+            spec("perfeature:rbf:norm=variance"),
+            spec("poly:degree=3,norm=diag"),
+            spec("product(linear*bspline):norm=trace"),
+            spec("const"),
+        ],
+        &x,
+        &names,
+        0,
+    )
+    .unwrap();
+    for k in &ks {
+        k.validate().unwrap();
+    }
+    // The fields are private: through the JSON of a model file.
+    let mangled = |k: &FittedKernel, f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = serde_json::to_value(k).unwrap();
+        f(&mut v);
+        let k: FittedKernel = serde_json::from_value(v).unwrap();
+        k.validate().unwrap_err()
+    };
+    let e = mangled(&ks[0], &|v| v["features"] = serde_json::json!([3]));
+    assert!(e.to_string().contains("feature 3"), "{e}");
+    mangled(&ks[0], &|v| v["features"] = serde_json::json!([]));
+    mangled(&ks[0], &|v| {
+        v["kind"]["Rbf"]["sigma2"] = serde_json::json!(0.0)
+    });
+    mangled(&ks[0], &|v| v["scale"] = serde_json::json!(-1.0));
+    mangled(&ks[1], &|v| v["n_features"] = serde_json::json!(1));
+    mangled(&ks[3], &|v| {
+        v["kind"]["Poly"]["degree"] = serde_json::json!(0)
+    });
+    mangled(&ks[4], &|v| v["kind"]["Product"] = serde_json::json!([]));
+    mangled(&ks[4], &|v| {
+        v["kind"]["Product"][1]["BSpline"]["h"] = serde_json::json!(-2.0)
+    });
 }

@@ -15,7 +15,7 @@
 //!
 //! [`encode_targets`] builds the target matrix, [`decode`] maps decision values back.
 
-use crate::data::Matrix;
+use crate::data::{Matrix, MatrixRef};
 use crate::error::{Error, Result};
 use crate::kernel::MemoryLimit;
 use crate::solver::gomp::{GompModel, ValidationMetric};
@@ -28,45 +28,48 @@ use serde::{Deserialize, Serialize};
 /// A trained learner that maps raw rows to decision values (`n x outputs`).
 pub trait DecisionFunction {
     /// Decision values of raw rows (`x.rows x n_outputs()`).
-    fn decision(&self, x: &Matrix, limit: &MemoryLimit) -> Result<Matrix>;
+    fn decision(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix>;
     /// Number of outputs (1, or the number of classes of a multiclass model).
     fn n_outputs(&self) -> usize;
+    /// Checks that every stored shape agrees (a model read from a file).
+    fn validate(&self) -> Result<()>;
 }
 
 impl DecisionFunction for GompModel {
-    fn decision(&self, x: &Matrix, limit: &MemoryLimit) -> Result<Matrix> {
-        self.predict_with_limit(x, limit)
+    fn decision(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
+        self.predict(x, limit)
     }
     fn n_outputs(&self) -> usize {
         GompModel::n_outputs(self)
     }
+    fn validate(&self) -> Result<()> {
+        GompModel::validate(self)
+    }
 }
 
 impl DecisionFunction for LpMklModel {
-    fn decision(&self, x: &Matrix, limit: &MemoryLimit) -> Result<Matrix> {
-        self.predict_with_limit(x, limit)
+    fn decision(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
+        self.predict(x, limit)
     }
     fn n_outputs(&self) -> usize {
         LpMklModel::n_outputs(self)
+    }
+    fn validate(&self) -> Result<()> {
+        LpMklModel::validate(self)
     }
 }
 
 impl DecisionFunction for PolyMklModel {
     /// One output (the model is squared-loss regression); the memory limit is not needed
     /// (prediction goes row by row).
-    fn decision(&self, x: &Matrix, _limit: &MemoryLimit) -> Result<Matrix> {
-        let d = self.standardizer.mean.len();
-        if x.cols != d {
-            return Err(Error::shape(
-                "features of the data (the model's)",
-                d,
-                x.cols,
-            ));
-        }
-        Ok(Matrix::from_vec(x.rows, 1, self.predict(x)))
+    fn decision(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
+        self.predict(x, limit)
     }
     fn n_outputs(&self) -> usize {
         1
+    }
+    fn validate(&self) -> Result<()> {
+        PolyMklModel::validate(self)
     }
 }
 
@@ -85,27 +88,39 @@ pub struct BatchModel<L> {
 
 impl<L: DecisionFunction> BatchModel<L> {
     /// Decision values of raw rows, after checking the feature count.
-    pub fn decision(&self, x: &Matrix, limit: &MemoryLimit) -> Result<Matrix> {
-        if x.cols != self.feature_names.len() {
+    pub fn decision(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
+        if x.cols() != self.feature_names.len() {
             return Err(Error::shape(
                 "features of the data (the model's)",
                 self.feature_names.len(),
-                x.cols,
+                x.cols(),
             ));
         }
         let f = self.learner.decision(x, limit)?;
-        if f.rows != x.rows || f.cols != expected_outputs(self.task, self.classes.len()) {
+        if f.rows != x.rows() || f.cols != expected_outputs(self.task, self.classes.len()) {
             return Err(Error::Numerical(format!(
                 "internal: the learner returned {}x{} decision values for {} rows",
-                f.rows, f.cols, x.rows
+                f.rows,
+                f.cols,
+                x.rows()
             )));
         }
         Ok(f)
     }
 
-    /// Checks that the task, the classes and the learner's outputs agree (a model read from a
-    /// file).
-    pub fn validate_outputs(&self) -> Result<()> {
+    /// Checks that the task, the classes, the features and the learner agree (a model read
+    /// from a file): afterwards prediction on rows of the right width cannot panic.
+    pub fn validate(&self) -> Result<()> {
+        self.learner.validate()?;
+        // The learner takes rows as wide as the feature list: its own checks agree.
+        let d = self.feature_names.len();
+        let none = MatrixRef::new(0, d, &[]).expect("an empty view");
+        if let Err(e) = self.learner.decision(none, &MemoryLimit::default()) {
+            return Err(Error::model(
+                "<in memory>",
+                format!("the learner does not take the {d} features of the model: {e}"),
+            ));
+        }
         match self.task {
             TaskKind::Binary if self.classes.len() != 2 => {
                 return Err(Error::shape(
@@ -138,7 +153,7 @@ impl<L: DecisionFunction> BatchModel<L> {
     }
 
     /// Predictions of raw rows: classes (indices into `classes`) or values.
-    pub fn predict(&self, x: &Matrix, limit: &MemoryLimit) -> Result<Vec<Prediction>> {
+    pub fn predict(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Vec<Prediction>> {
         decode(self.task, &self.decision(x, limit)?)
     }
 }
@@ -260,7 +275,7 @@ mod tests {
         let Targets::Classes { y, .. } = t else {
             unreachable!()
         };
-        let p = m.predict(x, &MemoryLimit::default()).unwrap();
+        let p = m.predict(x.view(), &MemoryLimit::default()).unwrap();
         let hits = p
             .iter()
             .zip(y)
@@ -277,15 +292,18 @@ mod tests {
         let back = crate::model::Model::load(&path).unwrap();
         let lim = MemoryLimit::default();
         let (a, b) = match (&model, &back) {
-            (crate::model::Model::Gomp(a), crate::model::Model::Gomp(b)) => {
-                (a.decision(x, &lim).unwrap(), b.decision(x, &lim).unwrap())
-            }
-            (crate::model::Model::LpMkl(a), crate::model::Model::LpMkl(b)) => {
-                (a.decision(x, &lim).unwrap(), b.decision(x, &lim).unwrap())
-            }
-            (crate::model::Model::PolyMkl(a), crate::model::Model::PolyMkl(b)) => {
-                (a.decision(x, &lim).unwrap(), b.decision(x, &lim).unwrap())
-            }
+            (crate::model::Model::Gomp(a), crate::model::Model::Gomp(b)) => (
+                a.decision(x.view(), &lim).unwrap(),
+                b.decision(x.view(), &lim).unwrap(),
+            ),
+            (crate::model::Model::LpMkl(a), crate::model::Model::LpMkl(b)) => (
+                a.decision(x.view(), &lim).unwrap(),
+                b.decision(x.view(), &lim).unwrap(),
+            ),
+            (crate::model::Model::PolyMkl(a), crate::model::Model::PolyMkl(b)) => (
+                a.decision(x.view(), &lim).unwrap(),
+                b.decision(x.view(), &lim).unwrap(),
+            ),
             _ => panic!("the model came back as another kind"),
         };
         assert_eq!((a.rows, a.cols), (b.rows, b.cols));
@@ -305,7 +323,15 @@ mod tests {
         let names: Vec<String> = (0..3).map(|j| format!("f{j}")).collect();
         let (classes, y) = encode_targets(TaskKind::Binary, &t).unwrap();
         let specs: Vec<KernelSpec> = vec!["perfeature:linear".parse().unwrap()];
-        let g = GompModel::fit(&x, &names, &y, &specs, &GompModelParams::default()).unwrap();
+        let (g, _) = GompModel::fit(
+            x.view(),
+            &names,
+            &y,
+            &specs,
+            &GompModelParams::default(),
+            &(),
+        )
+        .unwrap();
         let g = binary(&classes, &names, g);
         assert!(accuracy_of(&g, &x, &t) > 0.9);
         // The label depends on features 0 and 1 only: they are chosen first.
@@ -323,7 +349,7 @@ mod tests {
             lp,
             ..LpMklModelParams::default()
         };
-        let l = LpMklModel::fit(&x, &names, &y, &specs, &params).unwrap();
+        let (l, _) = LpMklModel::fit(x.view(), &names, &y, &specs, &params, &()).unwrap();
         let l = binary(&classes, &names, l);
         assert!(accuracy_of(&l, &x, &t) > 0.9);
         // p = inf is written as "inf" and read back.
@@ -342,13 +368,13 @@ mod tests {
         let p = binary(
             &classes,
             &names,
-            PolyMklModel::fit(&x, &y.data, &md).unwrap(),
+            PolyMklModel::fit(x.view(), &y.data, &md, &()).unwrap().0,
         );
         assert!(accuracy_of(&p, &x, &t) > 0.9);
         round_trip(crate::model::Model::PolyMkl(p.clone()), &x);
 
         // A test matrix with the wrong number of features is refused, not a panic.
-        let e = p.decision(&Matrix::zeros(2, 4), &MemoryLimit::default());
+        let e = p.decision(Matrix::zeros(2, 4).view(), &MemoryLimit::default());
         assert!(matches!(
             e,
             Err(Error::ShapeMismatch {

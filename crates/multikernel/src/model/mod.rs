@@ -148,9 +148,9 @@ impl Model {
                 }
                 Ok(s)
             }
-            Model::Gomp(m) => m.decision(&x.to_matrix(), limit),
-            Model::LpMkl(m) => m.decision(&x.to_matrix(), limit),
-            Model::PolyMkl(m) => m.decision(&x.to_matrix(), limit),
+            Model::Gomp(m) => m.decision(x, limit),
+            Model::LpMkl(m) => m.decision(x, limit),
+            Model::PolyMkl(m) => m.decision(x, limit),
             Model::Sequence(_) => unreachable!("refused above"),
         }
     }
@@ -166,9 +166,9 @@ impl Model {
         self.check_columns(x)?;
         let pred: Vec<Prediction> = match self {
             Model::KernelMachine(m) => m.predict(x, limit)?,
-            Model::Gomp(m) => m.predict(&x.to_matrix(), limit)?,
-            Model::LpMkl(m) => m.predict(&x.to_matrix(), limit)?,
-            Model::PolyMkl(m) => m.predict(&x.to_matrix(), limit)?,
+            Model::Gomp(m) => m.predict(x, limit)?,
+            Model::LpMkl(m) => m.predict(x, limit)?,
+            Model::PolyMkl(m) => m.predict(x, limit)?,
             Model::Sequence(_) => unreachable!("refused above"),
         };
         Ok(match self.vector_task() {
@@ -270,9 +270,9 @@ impl Model {
         match self {
             Model::KernelMachine(m) => m.validate(),
             Model::Sequence(_) => Ok(()),
-            Model::Gomp(m) => m.validate_outputs(),
-            Model::LpMkl(m) => m.validate_outputs(),
-            Model::PolyMkl(m) => m.validate_outputs(),
+            Model::Gomp(m) => m.validate(),
+            Model::LpMkl(m) => m.validate(),
+            Model::PolyMkl(m) => m.validate(),
         }
     }
 
@@ -449,6 +449,7 @@ pub fn gomp_stop_text(stop: GompStop, max_kernels: Option<usize>, eps: f64) -> S
             None => "stopped: max_kernels reached".to_string(),
         },
         GompStop::Exhausted => "stopped: every kernel of the dictionary chosen".to_string(),
+        GompStop::Cancelled => "stopped: cancelled".to_string(),
     }
 }
 

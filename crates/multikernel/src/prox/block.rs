@@ -199,10 +199,11 @@ impl Regularizer for L2q {
     }
     fn check(&self, groups: &Groups, dim: usize) -> Result<()> {
         if !(self.q.is_finite() && self.q >= 1.0) {
-            return Err(Error::invalid(format!(
-                "l2q: the block norm q must be a finite number >= 1, got {}",
-                self.q
-            )));
+            return Err(Error::param(
+                "q",
+                self.q,
+                "a finite number >= 1 (the block norm of l2q)",
+            ));
         }
         groups.check(dim)
     }
@@ -290,9 +291,11 @@ pub(crate) fn check_sigma(sigma: f64, what: &str) -> Result<()> {
     if (0.0..=1.0).contains(&sigma) {
         Ok(())
     } else {
-        Err(Error::invalid(format!(
-            "{what}: sigma must be in [0, 1], got {sigma}"
-        )))
+        Err(Error::param(
+            "sigma",
+            sigma,
+            format!("a number in [0, 1] (the mixing weight of {what})"),
+        ))
     }
 }
 

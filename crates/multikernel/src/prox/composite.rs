@@ -139,10 +139,11 @@ impl Regularizer for Composite {
     fn check(&self, groups: &Groups, dim: usize) -> Result<()> {
         for (j, (w, r)) in self.parts.iter().enumerate() {
             if !(w.is_finite() && *w >= 0.0) {
-                return Err(Error::invalid(format!(
-                    "composite regularizer: part {j} has weight {w}; weights must be finite and \
-                     >= 0"
-                )));
+                return Err(Error::param(
+                    "weight",
+                    w,
+                    format!("a finite number >= 0 (part {j} of the composite regularizer)"),
+                ));
             }
             r.check(groups, dim)?;
         }

@@ -138,15 +138,18 @@ impl Groups {
         for (m, g) in self.members.iter().enumerate() {
             for &i in g {
                 if i >= dim {
-                    return Err(Error::invalid(format!(
-                        "group {m} lists coordinate {i}, but the parameter vector has only {dim} \
-                         coordinates"
-                    )));
+                    return Err(Error::param(
+                        "groups",
+                        format!("group {m} lists coordinate {i}"),
+                        format!("coordinates below {dim}, the length of the parameter vector"),
+                    ));
                 }
                 if last_seen[i] == m {
-                    return Err(Error::invalid(format!(
-                        "group {m} lists coordinate {i} twice"
-                    )));
+                    return Err(Error::param(
+                        "groups",
+                        format!("group {m} lists coordinate {i} twice"),
+                        "each coordinate at most once per group",
+                    ));
                 }
                 last_seen[i] = m;
             }
@@ -162,7 +165,7 @@ impl Groups {
         for (m, g) in self.members.iter().enumerate() {
             for &i in g {
                 if owner[i] != usize::MAX {
-                    return Err(Error::invalid(format!(
+                    return Err(Error::unsupported(format!(
                         "{what} needs non-overlapping groups, but coordinate {i} is in groups {} \
                          and {m}; use l21 (group lasso) for overlapping groups",
                         owner[i]

@@ -53,16 +53,19 @@ impl RegSpec {
     /// call it on specs built in code or read from a model file.
     pub fn validate(&self) -> Result<()> {
         match *self {
-            RegSpec::L2q { q } if !(q.is_finite() && q >= 1.0) => Err(Error::invalid(format!(
-                "l2q: the block norm q must be a finite number >= 1, got {q}"
-            ))),
+            RegSpec::L2q { q } if !(q.is_finite() && q >= 1.0) => Err(Error::param(
+                "q",
+                q,
+                "a finite number >= 1 (the block norm of l2q)",
+            )),
             RegSpec::Elastic { sigma } | RegSpec::SparseGroup { sigma }
                 if !(0.0..=1.0).contains(&sigma) =>
             {
-                Err(Error::invalid(format!(
-                    "{}: sigma must be in [0, 1], got {sigma}",
-                    self.name()
-                )))
+                Err(Error::param(
+                    "sigma",
+                    sigma,
+                    format!("a number in [0, 1] (the mixing weight of {})", self.name()),
+                ))
             }
             _ => Ok(()),
         }
@@ -223,10 +226,11 @@ impl std::str::FromStr for RegSpec {
         let spec = match name {
             "l2" | "l1" | "l21" | "l21sq" => {
                 if let Some(p) = param {
-                    return Err(Error::invalid(format!(
-                        "regularizer '{s}': {name} takes no parameter (got '{p}'); accepted: \
-                         {ACCEPTED}"
-                    )));
+                    return Err(Error::param(
+                        "regularizer",
+                        s,
+                        format!("{name} takes no parameter (got '{p}'); accepted: {ACCEPTED}"),
+                    ));
                 }
                 match name {
                     "l2" => RegSpec::L2,
@@ -245,13 +249,15 @@ impl std::str::FromStr for RegSpec {
                 sigma: parse_param(s, name, "sigma", param)?,
             },
             _ => {
-                return Err(Error::invalid(format!(
-                    "unknown regularizer '{s}': expected one of {ACCEPTED}"
-                )))
+                return Err(Error::param(
+                    "regularizer",
+                    s,
+                    format!("unknown regularizer (expected one of {ACCEPTED})"),
+                ))
             }
         };
         spec.validate()
-            .map_err(|e| Error::invalid(format!("regularizer '{s}': {e}")))?;
+            .map_err(|e| Error::param("regularizer", s, e.to_string()))?;
         Ok(spec)
     }
 }
@@ -259,20 +265,24 @@ impl std::str::FromStr for RegSpec {
 /// Parses `key=value` or `value` (a decimal number or a fraction `a/b`).
 fn parse_param(s: &str, name: &str, key: &str, param: Option<&str>) -> Result<f64> {
     let missing = || {
-        Error::invalid(format!(
-            "regularizer '{s}': {name} needs its parameter, as in {name}:{key}=VALUE; accepted: \
-             {ACCEPTED}"
-        ))
+        Error::param(
+            "regularizer",
+            s,
+            format!("{name} needs its parameter, as in {name}:{key}=VALUE; accepted: {ACCEPTED}"),
+        )
     };
     let p = param.ok_or_else(missing)?;
     let value = match p.split_once('=') {
         Some((k, v)) => {
             let k = k.trim();
             if k != key {
-                return Err(Error::invalid(format!(
-                    "regularizer '{s}': {name} has no parameter '{k}', only '{key}' (as in \
-                     {name}:{key}=VALUE)"
-                )));
+                return Err(Error::param(
+                    "regularizer",
+                    s,
+                    format!(
+                        "{name} has no parameter '{k}', only '{key}' (as in {name}:{key}=VALUE)"
+                    ),
+                ));
             }
             v.trim()
         }
@@ -282,9 +292,11 @@ fn parse_param(s: &str, name: &str, key: &str, param: Option<&str>) -> Result<f6
         return Err(missing());
     }
     parse_number(value).ok_or_else(|| {
-        Error::invalid(format!(
-            "regularizer '{s}': '{value}' is not a number for {key} (write e.g. 1.5 or 4/3)"
-        ))
+        Error::param(
+            "regularizer",
+            s,
+            format!("'{value}' is not a number for {key} (write e.g. 1.5 or 4/3)"),
+        )
     })
 }
 

@@ -271,7 +271,7 @@ fn simulate_rep(cfg: &GompConfig, level: usize, rep: usize) -> Result<SimRep> {
             ..GompParams::default()
         };
         let t0 = Instant::now();
-        let path = gomp(&train, &ytr, &params)?;
+        let (path, _) = gomp(&train, &ytr, &params, &())?;
         let secs = t0.elapsed().as_secs_f64();
         let preds = path.decision_path(&train, &|j| Ok(val[j].clone()), cfg.n_val)?;
         for (s, p) in preds.iter().enumerate() {
@@ -301,7 +301,7 @@ fn simulate_rep(cfg: &GompConfig, level: usize, rep: usize) -> Result<SimRep> {
                 init_theta: warm.clone(),
             };
             let t0 = Instant::now();
-            let sol = lp_mkl(&train, &ytr, &params)?;
+            let (sol, _) = lp_mkl(&train, &ytr, &params, &())?;
             let secs = t0.elapsed().as_secs_f64();
             let e = class_error(&sol.decision(&train, &val)?, &yva);
             warm = Some(floor_weights(&sol.theta));
@@ -443,7 +443,7 @@ fn glass_split(cfg: &GompConfig, data: &Dataset, split: usize) -> Result<GlassRe
         };
         let mut acc = vec![0.0; m + 1];
         for (ktr, kva, yf, yv) in &fold_data {
-            let path = gomp(ktr, yf, &params)?;
+            let (path, _) = gomp(ktr, yf, &params, &())?;
             let preds = path.decision_path(ktr, &|j| Ok(kva[j].clone()), yv.rows)?;
             for (s, a) in acc.iter_mut().enumerate() {
                 let p = &preds[s.min(preds.len() - 1)];
@@ -465,7 +465,7 @@ fn glass_split(cfg: &GompConfig, data: &Dataset, split: usize) -> Result<GlassRe
         ..GompParams::default()
     };
     let t0 = Instant::now();
-    let path = gomp(&train, &ytr, &params)?;
+    let (path, _) = gomp(&train, &ytr, &params, &())?;
     let gomp_secs = t0.elapsed().as_secs_f64();
     let s = s.min(path.steps.len());
     let pred = path.decision(s, &train, &|j| Ok(test[j].clone()), xte.rows)?;
@@ -485,7 +485,7 @@ fn glass_split(cfg: &GompConfig, data: &Dataset, split: usize) -> Result<GlassRe
             };
             let mut acc = 0.0;
             for (ktr, kva, yf, yv) in &fold_data {
-                let sol = lp_mkl(ktr, yf, &params)?;
+                let (sol, _) = lp_mkl(ktr, yf, &params, &())?;
                 acc += (1.0 - class_error(&sol.decision(ktr, kva)?, yv)) / fold_data.len() as f64;
             }
             if best.is_none_or(|b| acc > b.0 + 1e-12) {
@@ -502,7 +502,7 @@ fn glass_split(cfg: &GompConfig, data: &Dataset, split: usize) -> Result<GlassRe
             init_theta: None,
         };
         let t0 = Instant::now();
-        let sol = lp_mkl(&train, &ytr, &params)?;
+        let (sol, _) = lp_mkl(&train, &ytr, &params, &())?;
         let secs = t0.elapsed().as_secs_f64();
         lp.push((1.0 - class_error(&sol.decision(&train, &test)?, &yte), secs));
     }

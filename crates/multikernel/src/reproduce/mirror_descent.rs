@@ -321,6 +321,8 @@ fn stoch_grid(
     seed: u64,
 ) -> Result<Option<Fit>> {
     let scale = prob.target.scale;
+    // Prediction goes row by row: no memory limit is needed.
+    let unused = MemoryLimit::default();
     let run = |lambda: f64| -> Result<Fit> {
         let opts = SolverOptions {
             sampling: Sampling::Importance,
@@ -330,12 +332,12 @@ fn stoch_grid(
             ..SolverOptions::default()
         };
         let clock = ThreadClock::start();
-        let (model, _) = prob.fit(&opts, &mut |_| {})?;
+        let (model, _, _) = prob.fit(&opts, &())?;
         let seconds = clock.elapsed();
         Ok(Fit {
             lambda,
-            val: scaled_mse(&model.predict(&s.xva), &s.yva, scale),
-            test: scaled_mse(&model.predict(&s.xte), &s.yte, scale),
+            val: scaled_mse(&model.predict(s.xva.view(), &unused)?.data, &s.yva, scale),
+            test: scaled_mse(&model.predict(s.xte.view(), &unused)?.data, &s.yte, scale),
             seconds,
         })
     };
@@ -348,13 +350,13 @@ fn uniform_grid(s: &Split, degree: usize, lambdas: &[f64]) -> Result<Option<Fit>
         .par_iter()
         .map(|&lambda| {
             let t = Instant::now();
-            let m = UniformPolyModel::fit(&s.xtr, &s.ytr, degree, lambda)?;
+            let m = UniformPolyModel::fit(s.xtr.view(), &s.ytr, degree, lambda)?;
             let seconds = t.elapsed().as_secs_f64();
             let sc = m.target.scale;
             Ok(Fit {
                 lambda,
-                val: scaled_mse(&m.predict(&s.xva), &s.yva, sc),
-                test: scaled_mse(&m.predict(&s.xte), &s.yte, sc),
+                val: scaled_mse(&m.predict(s.xva.view())?, &s.yva, sc),
+                test: scaled_mse(&m.predict(s.xte.view())?, &s.yte, sc),
                 seconds,
             })
         })
@@ -430,7 +432,7 @@ fn lp_grid(
             init_theta: warm.clone(),
         };
         let t = Instant::now();
-        let sol = lp_mkl(&kernels, &ym, &params)?;
+        let (sol, _) = lp_mkl(&kernels, &ym, &params, &())?;
         let seconds = t.elapsed().as_secs_f64();
         let w: Vec<f64> = sol
             .primal_weights(&kernels)
@@ -534,7 +536,7 @@ fn figure1(
             lambda: FIG1_LAMBDA,
             ..stoch_params(3, Vec::new(), perfeature_linear(), cfg.seed)
         };
-        let prob = PolyProblem::new(&s.xtr, &s.ytr, &params)?;
+        let prob = PolyProblem::new(s.xtr.view(), &s.ytr, &params)?;
         let curves = race(
             &prob,
             3,
@@ -656,10 +658,12 @@ fn race(
             seed,
             ..SolverOptions::default()
         };
-        let mut curve = Vec::new();
-        let sol = crate::solver::mirror_descent::solve(&prob.sampler, &prob.y, &opts, &mut |c| {
-            curve.push((c.seconds, c.iteration, c.objective))
-        })?;
+        let (sol, _) = crate::solver::mirror_descent::solve(&prob.sampler, &prob.y, &opts, &())?;
+        let curve: Vec<(f64, u64, f64)> = sol
+            .trace
+            .iter()
+            .map(|c| (c.seconds, c.iteration, c.objective))
+            .collect();
         progress(&format!(
             "  {method}: {} iterations, eta0 {}, J {:.6e}",
             sol.iterations, sol.eta0, sol.objective
@@ -687,7 +691,7 @@ fn race(
                 init_theta: None,
             };
             let t = Instant::now();
-            let sol = lp_mkl(&kernels, &ym, &params)?;
+            let (sol, _) = lp_mkl(&kernels, &ym, &params, &())?;
             let total = t.elapsed().as_secs_f64();
             let per = total / sol.objective.len().max(1) as f64;
             progress(&format!(
@@ -779,7 +783,7 @@ fn figure2(
             };
             // Stoch
             let params = stoch_params(3, Vec::new(), perfeature_linear(), seed);
-            let prob = PolyProblem::new(&s.xtr, &s.ytr, &params)?;
+            let prob = PolyProblem::new(s.xtr.view(), &s.ytr, &params)?;
             if let Some(f) = stoch_grid(&prob, &s, &lam("stoch"), cfg.stoch_iters, seed)? {
                 progress(&format!(
                     "  stoch: lambda {:e}, test MSE {:.4}, {:.2} s",
@@ -981,7 +985,7 @@ fn figure3(
                             }
                         };
                         let prob = PolyProblem::new(
-                            &s.xtr,
+                            s.xtr.view(),
                             &s.ytr,
                             &stoch_params(degree, rho2, base, seed),
                         )?;
@@ -1172,7 +1176,7 @@ mod tests {
         };
         println!("true terms: {:?}", problem.terms);
         let params = stoch_params(3, Vec::new(), perfeature_linear(), seed);
-        let prob = PolyProblem::new(&s.xtr, &s.ytr, &params).unwrap();
+        let prob = PolyProblem::new(s.xtr.view(), &s.ytr, &params).unwrap();
         // Oracle: lp-MKL over the true monomials (and the constant).
         let mut idx = problem.terms.clone();
         if !idx.contains(&vec![]) {
@@ -1194,8 +1198,10 @@ mod tests {
                 tol: 1e-10,
                 init_theta: None,
             },
+            &(),
         )
-        .unwrap();
+        .unwrap()
+        .0;
         println!(
             "oracle J (lp-MKL over the true terms) {:.6e}",
             sol.objective.last().unwrap()
@@ -1251,12 +1257,12 @@ mod tests {
                 eval: EvalSchedule::Iterations((iters / 5).max(1)),
                 ..SolverOptions::default()
             };
-            let (model, sol) = prob
-                .fit(&opts, &mut |c| {
-                    println!(
-                        "  it {} {:.2}s J {:.6e}",
-                        c.iteration, c.seconds, c.objective
-                    )
+            let (model, sol, _) = prob
+                .fit(&opts, &|p: &crate::run::Progress| {
+                    if let Some(j) = p.objective {
+                        println!("  it {} {:.2}s J {j:.6e}", p.step, p.seconds);
+                    }
+                    crate::run::Control::Continue
                 })
                 .unwrap();
             println!(
@@ -1285,8 +1291,22 @@ mod tests {
             let scale = prob.target.scale;
             println!(
                 "stoch lambda {lambda:e} val {:.4} test {:.4}",
-                scaled_mse(&model.predict(&s.xva), &s.yva, scale),
-                scaled_mse(&model.predict(&s.xte), &s.yte, scale)
+                scaled_mse(
+                    &model
+                        .predict(s.xva.view(), &MemoryLimit::default())
+                        .unwrap()
+                        .data,
+                    &s.yva,
+                    scale
+                ),
+                scaled_mse(
+                    &model
+                        .predict(s.xte.view(), &MemoryLimit::default())
+                        .unwrap()
+                        .data,
+                    &s.yte,
+                    scale
+                )
             );
         }
     }
@@ -1319,7 +1339,7 @@ mod tests {
                 lambda: FIG1_LAMBDA,
                 ..stoch_params(3, Vec::new(), perfeature_linear(), cfg.seed)
             };
-            let prob = PolyProblem::new(&s.xtr, &s.ytr, &params).unwrap();
+            let prob = PolyProblem::new(s.xtr.view(), &s.ytr, &params).unwrap();
             let idx = all_monomials(prob.sampler.base_count(), 3);
             let kernels: Vec<KernelMatrix> = idx
                 .iter()
@@ -1337,8 +1357,10 @@ mod tests {
                     tol: 1e-9,
                     init_theta: None,
                 },
+                &(),
             )
-            .unwrap();
+            .unwrap()
+            .0;
             let best = lp.objective.iter().copied().fold(f64::INFINITY, f64::min);
             let mut opts = SolverOptions {
                 sampling: if env("DIAG_UCD", 0.0) > 0.0 {
@@ -1374,12 +1396,10 @@ mod tests {
                     fraction: 0.1,
                 };
             }
-            let mut curve = Vec::new();
-            let sol =
-                crate::solver::mirror_descent::solve(&prob.sampler, &prob.y, &opts, &mut |c| {
-                    curve.push((c.seconds, c.objective))
-                })
-                .unwrap();
+            let (sol, _) =
+                crate::solver::mirror_descent::solve(&prob.sampler, &prob.y, &opts, &()).unwrap();
+            let curve: Vec<(f64, f64)> =
+                sol.trace.iter().map(|c| (c.seconds, c.objective)).collect();
             let t1 = curve.iter().find(|p| p.1 <= 1.01 * best).map(|p| p.0);
             // Second moment of the eq.-14 estimate under uniform sampling relative to
             // sampling by |g| (which is 1): N sum_m q_m^2, q = |g| / ||g||_1 at the end.
@@ -1475,7 +1495,7 @@ mod tests {
                 lambda: FIG1_LAMBDA,
                 ..stoch_params(degree, Vec::new(), perfeature_linear(), seed)
             };
-            let prob = PolyProblem::new(&d.x, &y, &params).unwrap();
+            let prob = PolyProblem::new(d.x.view(), &y, &params).unwrap();
             let curves = race(&prob, degree, FIG1_LAMBDA, secs, seed, &limit, &mut |m| {
                 eprintln!("r {r} D {degree}: {m}")
             })
@@ -1519,8 +1539,8 @@ mod tests {
         let cfg = MirrorDescentConfig::quick(load_tables(&dir).unwrap());
         for (name, degree, lambda) in [("ionosphere", 2, 10.0), ("ringnorm", 3, 100.0)] {
             let s = split(&cfg, name, cfg.seed + 100).unwrap();
-            let m = UniformPolyModel::fit(&s.xtr, &s.ytr, degree, lambda).unwrap();
-            let pred = m.predict(&s.xte);
+            let m = UniformPolyModel::fit(s.xtr.view(), &s.ytr, degree, lambda).unwrap();
+            let pred = m.predict(s.xte.view()).unwrap();
             let scale = m.target.scale;
             let mut err: Vec<f64> = pred
                 .iter()
@@ -1530,7 +1550,7 @@ mod tests {
             err.sort_by(|a, b| b.total_cmp(a));
             let total: f64 = err.iter().sum();
             let top: f64 = err.iter().take(err.len() / 20).sum();
-            let tr = m.predict(&s.xtr);
+            let tr = m.predict(s.xtr.view()).unwrap();
             println!(
                 "{name} uniform-d{degree} lambda {lambda}: test MSE {:.3}, worst 5% of points carry {:.0}% of it, max {:.1}; train MSE {:.4}",
                 total / err.len() as f64,

@@ -1,8 +1,17 @@
-//! Learners.
+//! Learners: one folder per family, each with its parameters, its engine and its trained
+//! model.
+//!
+//! - [`online`]: online proximal MKL (Martins et al. 2011, Alg. 1-3);
+//! - [`gomp`]: MKL-GOMP (Sindhwani & Lozano 2012, Sec. 3);
+//! - [`lp_mkl`]: lp-norm MKL for the squared loss (Kloft et al. 2011);
+//! - [`mirror_descent`]: randomized mirror descent and UCD over polynomial kernels
+//!   (Afkanpour et al. 2013, Alg. 2-3).
+//!
+//! [`ridge`] holds the kernel ridge solves and raw-row predictions MKL-GOMP and lp-MKL share.
 
+mod check;
 pub mod gomp;
 pub mod lp_mkl;
 pub mod mirror_descent;
-pub mod objective;
 pub mod online;
-pub mod poly_sampler;
+pub mod ridge;

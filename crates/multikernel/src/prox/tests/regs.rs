@@ -338,7 +338,7 @@ fn checks_reject_bad_parameters_and_groups() {
     assert!(L2q { q: 1.5 }.check(&overlap, 3).is_ok());
     let err = GroupLasso.check(&overlap, 2).unwrap_err().to_string();
     assert!(
-        err.contains("coordinate 2") && err.contains("only 2"),
+        err.contains("coordinate 2") && err.contains("below 2"),
         "{err}"
     );
     let twice = Groups::new(vec![vec![0, 0]]);

@@ -47,7 +47,7 @@ fn parses_every_form() {
 #[test]
 fn errors_name_what_is_accepted() {
     let expect = [
-        ("l3", "unknown regularizer 'l3'"),
+        ("l3", "regularizer = l3: unknown regularizer"),
         ("", "unknown regularizer"),
         ("l2q", "needs its parameter"),
         ("l2q:", "needs its parameter"),
@@ -65,7 +65,10 @@ fn errors_name_what_is_accepted() {
     ];
     for (text, needle) in expect {
         let err = text.parse::<RegSpec>().expect_err(text);
-        assert!(matches!(err, crate::Error::Invalid(_)), "{text}: {err:?}");
+        assert!(
+            matches!(&err, crate::Error::InvalidParameter { name, .. } if name == "regularizer"),
+            "{text}: {err:?}"
+        );
         let msg = err.to_string();
         assert!(
             msg.contains(needle),

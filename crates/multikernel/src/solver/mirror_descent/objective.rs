@@ -15,10 +15,11 @@
 //! For a rank-one kernel `K_i = z_i z_i^T` (a product of per-variable linear kernels, i.e. a
 //! monomial feature `z_i`), `alpha^T K_i alpha = (z_i^T alpha)^2`.
 //!
-//! Linear algebra is faer's Cholesky (`L L^T`), run sequentially ([`Par::Seq`]): on a
-//! two-core machine one factorization gains nothing from threads, and callers parallelize
-//! over independent problems instead. [`SpdFactor`] also offers the `O(n^2)` rank-one update
-//! the mirror-descent solver uses to keep `K_theta` current.
+//! Linear algebra is faer's Cholesky (`L L^T`), run sequentially
+//! ([`Par::Seq`](faer::Par::Seq)): on a two-core machine one factorization gains nothing
+//! from threads, and callers parallelize over independent problems instead. [`SpdFactor`]
+//! also offers the `O(n^2)` rank-one update the mirror-descent solver uses to keep
+//! `K_theta` current.
 
 use crate::data::Matrix;
 use crate::error::{Error, Result};
@@ -30,11 +31,15 @@ pub fn combine(kernels: &[Matrix], theta: &[f64], rho2: &[f64]) -> Result<Matrix
     let n = kernels.first().map_or(0, |k| k.rows);
     let mut out = Matrix::zeros(n, n);
     for ((k, &t), &r2) in kernels.iter().zip(theta).zip(rho2) {
-        if k.rows != n || k.cols != n {
-            return Err(Error::invalid(format!(
-                "kernel of shape {} x {} among {n} x {n} kernels",
-                k.rows, k.cols
-            )));
+        if k.rows != n {
+            return Err(Error::shape("rows of a kernel (as the first's)", n, k.rows));
+        }
+        if k.cols != n {
+            return Err(Error::shape(
+                "columns of a kernel (as the first's)",
+                n,
+                k.cols,
+            ));
         }
         if t == 0.0 {
             continue;
@@ -48,20 +53,33 @@ pub fn combine(kernels: &[Matrix], theta: &[f64], rho2: &[f64]) -> Result<Matrix
 }
 
 fn check_lengths(m: usize, theta: &[f64], rho2: &[f64]) -> Result<()> {
-    if theta.len() != m || rho2.len() != m {
-        return Err(Error::invalid(format!(
-            "{m} kernels but {} weights and {} scales",
+    if theta.len() != m {
+        return Err(Error::shape(
+            "kernel weights theta (one per kernel)",
+            m,
             theta.len(),
-            rho2.len()
-        )));
+        ));
+    }
+    if rho2.len() != m {
+        return Err(Error::shape(
+            "kernel scales rho2 (one per kernel)",
+            m,
+            rho2.len(),
+        ));
     }
     if theta.iter().any(|t| !(t.is_finite() && *t >= 0.0)) {
-        return Err(Error::invalid(
-            "kernel weights theta must be finite and >= 0",
+        return Err(Error::param(
+            "theta",
+            format!("{theta:?}"),
+            "finite weights >= 0",
         ));
     }
     if rho2.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
-        return Err(Error::invalid("kernel scales rho^2 must be finite and > 0"));
+        return Err(Error::param(
+            "rho2",
+            format!("{rho2:?}"),
+            "finite scales > 0",
+        ));
     }
     Ok(())
 }
@@ -70,9 +88,7 @@ fn check_lambda(lambda: f64) -> Result<()> {
     if lambda > 0.0 && lambda.is_finite() {
         Ok(())
     } else {
-        Err(Error::invalid(format!(
-            "ridge parameter lambda must be finite and > 0, got {lambda}"
-        )))
+        Err(Error::param("lambda", lambda, "a finite ridge > 0"))
     }
 }
 
@@ -80,13 +96,19 @@ fn check_lambda(lambda: f64) -> Result<()> {
 /// combined kernel `K` (`n x n`, symmetric PSD).
 pub fn objective(k: &Matrix, y: &[f64], lambda: f64) -> Result<(f64, Vec<f64>)> {
     check_lambda(lambda)?;
-    if k.rows != y.len() || k.cols != y.len() {
-        return Err(Error::invalid(format!(
-            "kernel is {} x {} but there are {} targets",
+    if k.rows != y.len() {
+        return Err(Error::shape(
+            "rows of the kernel (one per target)",
+            y.len(),
             k.rows,
+        ));
+    }
+    if k.cols != y.len() {
+        return Err(Error::shape(
+            "columns of the kernel (one per target)",
+            y.len(),
             k.cols,
-            y.len()
-        )));
+        ));
     }
     let f = SpdFactor::from_matrix(k, lambda)?;
     let alpha = f.solve(y);
@@ -311,52 +333,5 @@ mod tests {
         }
         assert!(combine(&kernels, &[1.0], &rho2).is_err());
         assert!(combine(&kernels, &[1.0, -1.0, 0.0], &rho2).is_err());
-    }
-}
-
-#[cfg(test)]
-mod timing_probe {
-    use super::*;
-    use faer::{MatMut, MatRef, Par};
-
-    /// The measurement behind the mirror-descent solver's `RANK_UPDATE_RATIO` (not a test:
-    /// `cargo test --release -p multikernel probe_update -- --ignored --nocapture`).
-    #[test]
-    #[ignore]
-    fn probe_update_vs_refactor() {
-        use std::time::Instant;
-        for &(n, b) in &[(83usize, 394usize), (140, 234), (500, 65), (500, 16)] {
-            let z: Vec<f64> = (0..n * n)
-                .map(|i| ((i * 7919) % 1000) as f64 / 1000.0 - 0.5)
-                .collect();
-            let mut a = vec![0.0; n * n];
-            faer::linalg::matmul::matmul(
-                MatMut::from_column_major_slice_mut(&mut a, n, n),
-                faer::Accum::Replace,
-                MatRef::from_column_major_slice(&z, n, n),
-                MatRef::from_column_major_slice(&z, n, n).transpose(),
-                1.0,
-                Par::Seq,
-            );
-            let reps = 50;
-            let t = Instant::now();
-            for _ in 0..reps {
-                let _f = SpdFactor::new(MatRef::from_column_major_slice(&a, n, n), 1.0).unwrap();
-            }
-            let tf = t.elapsed().as_secs_f64() / reps as f64;
-            let mut f = SpdFactor::new(MatRef::from_column_major_slice(&a, n, n), 1.0).unwrap();
-            let cols: Vec<f64> = (0..n * b).map(|i| z[i % (n * n)] * 0.01).collect();
-            let w = vec![1.0; b];
-            let t = Instant::now();
-            for _ in 0..reps {
-                f.rank_update(&cols, &w).unwrap();
-            }
-            let tu = t.elapsed().as_secs_f64() / reps as f64;
-            println!(
-                "n {n} b {b}: refactor {:.3} ms, rank-{b} update {:.3} ms",
-                tf * 1e3,
-                tu * 1e3
-            );
-        }
     }
 }

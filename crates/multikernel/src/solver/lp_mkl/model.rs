@@ -1,0 +1,178 @@
+//! The trained lp-MKL model on raw rows: kernels fitted on the (standardized) training rows,
+//! the weights and coefficients of [`lp_mkl`] on their kernel matrices, and prediction.
+
+use super::engine::{lp_mkl, not_started, start_theta};
+use super::params::{p_label, parse_p, LpMklModelParams};
+use crate::data::standardize::Standardizer;
+use crate::data::{Matrix, MatrixRef};
+use crate::error::{Error, Result};
+use crate::kernel::{fit_all, kernel_matrices, FittedKernel, KernelSpec, MemoryLimit};
+use crate::run::{Observer, RunInfo};
+use crate::solver::check;
+use crate::solver::ridge::{check_targets, predict_rows, prepare_rows};
+use serde::{Deserialize, Serialize};
+
+const ORIGIN: &str = "lp-MKL";
+
+/// A trained lp-MKL model on raw rows: `f(x) = sum_m theta_m k_m(x, X) alpha + b`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LpMklModel {
+    pub feature_names: Vec<String>,
+    pub standardizer: Option<Standardizer>,
+    /// Training rows as the kernels see them (standardized when `standardizer` is set).
+    pub x_train: Matrix,
+    /// The dictionary's fitted kernels (all of them, weights in `theta`).
+    pub kernels: Vec<FittedKernel>,
+    pub theta: Vec<f64>,
+    /// `n_train x outputs`.
+    pub alpha: Matrix,
+    pub bias: Vec<f64>,
+    /// Kernel-weight norm as a label (`1`, `4/3`, `2`, `inf`, ...).
+    pub p: String,
+    pub lambda: f64,
+    /// `J(theta)` per alternating step.
+    pub objective: Vec<f64>,
+    pub converged: bool,
+}
+
+impl LpMklModel {
+    /// Fits lp-MKL on raw rows `x` (`n x d`) with real targets `y` (`n x outputs`; one-hot
+    /// columns for multiclass). The run follows the engine's contract ([`lp_mkl`]): a
+    /// cancelled run gives the model of the last weights.
+    pub fn fit(
+        x: MatrixRef<'_>,
+        feature_names: &[String],
+        y: &Matrix,
+        kernels: &[KernelSpec],
+        params: &LpMklModelParams,
+        observer: &(impl Observer + ?Sized),
+    ) -> Result<(LpMklModel, RunInfo)> {
+        params.lp.validate()?;
+        if kernels.is_empty() {
+            return Err(Error::param("kernels", "none", "at least one kernel"));
+        }
+        let (standardizer, xs) = prepare_rows(x, feature_names, y.rows, params.standardize)?;
+        let fitted = fit_all(kernels, &xs, feature_names, params.seed)?;
+        // The kernel matrices may take longer than the alternations: a run stopped before
+        // them returns at once, with the model of no solve.
+        let (sol, info) = if observer.should_stop() {
+            check_targets(y)?;
+            not_started(start_theta(fitted.len(), &params.lp)?, y, &params.lp)
+        } else {
+            let mats = kernel_matrices(&fitted, &xs, &params.memory)?;
+            lp_mkl(&mats, y, &params.lp, observer)?
+        };
+        let model = LpMklModel {
+            feature_names: feature_names.to_vec(),
+            standardizer,
+            x_train: xs,
+            kernels: fitted,
+            theta: sol.theta,
+            alpha: sol.alpha,
+            bias: sol.bias,
+            p: p_label(params.lp.p),
+            lambda: params.lp.lambda,
+            objective: sol.objective,
+            converged: sol.converged,
+        };
+        Ok((model, info))
+    }
+
+    /// Decision values `n x outputs` of raw rows; `limit` bounds the cross Gram matrices.
+    pub fn predict(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
+        let active: Vec<usize> = (0..self.kernels.len())
+            .filter(|&m| self.theta[m] > 0.0)
+            .collect();
+        let kernels: Vec<FittedKernel> = active.iter().map(|&m| self.kernels[m].clone()).collect();
+        let scaled: Vec<Matrix> = active
+            .iter()
+            .map(|&m| {
+                let mut a = self.alpha.clone();
+                a.data.iter_mut().for_each(|v| *v *= self.theta[m]);
+                a
+            })
+            .collect();
+        let refs: Vec<&Matrix> = scaled.iter().collect();
+        predict_rows(
+            &kernels,
+            &refs,
+            &self.bias,
+            self.standardizer.as_ref(),
+            &self.x_train,
+            x,
+            limit,
+        )
+    }
+
+    /// Checks that every stored array agrees with the others (features, training rows,
+    /// kernels and their weights, outputs) and holds finite numbers, so that
+    /// [`LpMklModel::predict`] on rows of the right width cannot fail on the model's account
+    /// (run it on a model read from a file).
+    pub fn validate(&self) -> Result<()> {
+        let d = self.feature_names.len();
+        let n = self.x_train.rows;
+        check::matrix(ORIGIN, "the training rows", &self.x_train, n, d)?;
+        if let Some(s) = &self.standardizer {
+            s.validate()?;
+            check::len(
+                || format!("{ORIGIN}: features of the standardizer"),
+                d,
+                s.n_features(),
+            )?;
+        }
+        check::len(
+            || format!("{ORIGIN}: kernel weights (one per kernel)"),
+            self.kernels.len(),
+            self.theta.len(),
+        )?;
+        for (m, k) in self.kernels.iter().enumerate() {
+            k.validate()?;
+            check::len(
+                || format!("{ORIGIN}: features of kernel {m} ({})", k.name),
+                d,
+                k.n_features(),
+            )?;
+        }
+        if let Some(m) = self
+            .theta
+            .iter()
+            .position(|t| !(t.is_finite() && *t >= 0.0))
+        {
+            return Err(Error::model(
+                ORIGIN,
+                format!(
+                    "the weight of kernel {m} is {}, not a finite number >= 0",
+                    self.theta[m]
+                ),
+            ));
+        }
+        let k = self.n_outputs();
+        if k == 0 {
+            return Err(Error::model(ORIGIN, "the model has no output"));
+        }
+        check::finite(ORIGIN, || "the bias".into(), &self.bias)?;
+        check::matrix(ORIGIN, "the coefficients", &self.alpha, n, k)?;
+        check::positive(ORIGIN, "lambda", self.lambda)?;
+        parse_p(&self.p).map_err(|e| Error::model(ORIGIN, e.to_string()))?;
+        Ok(())
+    }
+
+    /// Number of feature columns a row must have.
+    pub fn n_features(&self) -> usize {
+        self.x_train.cols
+    }
+
+    /// Kernel names with their weights theta (dictionary order), for `inspect`.
+    pub fn kernels(&self) -> Vec<(String, f64)> {
+        self.kernels
+            .iter()
+            .zip(&self.theta)
+            .map(|(k, t)| (k.name.clone(), *t))
+            .collect()
+    }
+
+    /// Number of outputs.
+    pub fn n_outputs(&self) -> usize {
+        self.bias.len()
+    }
+}
