@@ -17,6 +17,7 @@
 
 pub mod data;
 pub mod error;
+pub mod features;
 pub mod io;
 pub mod kernel;
 pub mod linalg;
