@@ -4,7 +4,8 @@ use crate::cli::{DataArgs, TrainArgs};
 use crate::commands::{lambda_from, online_params, parse_kernels};
 use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use multikernel::data::ocr::{parse_folds, read_ocr, OcrData};
+use multikernel::data::ocr::{parse_folds, read_ocr};
+use multikernel::data::SequenceData;
 use multikernel::kernel::MemoryLimit;
 use multikernel::model::{self, AnyModel};
 use multikernel::prox::RegSpec;
@@ -13,7 +14,7 @@ use multikernel::solver::online::sequence_model::SequenceModel;
 use multikernel::solver::online::OnlineParams;
 
 /// Reads the OCR file and keeps the given folds (all when `folds` is None).
-pub fn read_folds(data: &DataArgs, folds: Option<&str>) -> Result<OcrData> {
+pub fn read_folds(data: &DataArgs, folds: Option<&str>) -> Result<SequenceData> {
     match data.format.as_deref() {
         None | Some("ocr") => {}
         Some(f) => bail!("--task sequence reads --format ocr (Taskar's letter.data), not '{f}'"),
@@ -23,7 +24,7 @@ pub fn read_folds(data: &DataArgs, folds: Option<&str>) -> Result<OcrData> {
         Some(list) => {
             let f = parse_folds(list)?;
             let d = all.select_folds(&f);
-            if d.n_words() == 0 {
+            if d.n_sequences() == 0 {
                 bail!("{}: no words in folds {list}", data.data.display());
             }
             d
@@ -47,7 +48,7 @@ pub fn train(a: &TrainArgs) -> Result<()> {
         None => RegSpec::L2,
     };
     let loss = a.loss.as_deref().unwrap_or("hinge").parse()?;
-    let params = online_params(a, lambda_from(a.c, a.lambda, train.n_words())?, reg)?;
+    let params = online_params(a, lambda_from(a.c, a.lambda, train.n_sequences())?, reg)?;
     let cfg = SequenceFitConfig {
         loss,
         kernels,
@@ -60,8 +61,8 @@ pub fn train(a: &TrainArgs) -> Result<()> {
     model::save(&a.out, &AnyModel::Sequence(m.clone()))?;
     eprintln!(
         "trained on {} words / {} characters; model written to {}",
-        train.n_words(),
-        train.n_chars(),
+        train.n_sequences(),
+        train.n_positions(),
         a.out.display()
     );
     for (name, w) in m.kernel_weights() {
@@ -70,7 +71,7 @@ pub fn train(a: &TrainArgs) -> Result<()> {
     Ok(())
 }
 
-fn fit_with_progress(train: &OcrData, cfg: &SequenceFitConfig) -> Result<SequenceModel> {
+fn fit_with_progress(train: &SequenceData, cfg: &SequenceFitConfig) -> Result<SequenceModel> {
     let pb = ProgressBar::new(cfg.params.epochs as u64);
     pb.set_style(
         ProgressStyle::with_template("{bar:30} epoch {pos}/{len} {msg} [{elapsed}]")
@@ -92,9 +93,9 @@ pub fn eval(
     limit: &MemoryLimit,
 ) -> Result<()> {
     let test = read_folds(data, folds)?;
-    let acc = m.char_accuracy(&test, limit)?;
-    println!("words {}", test.n_words());
-    println!("characters {}", test.n_chars());
+    let acc = m.token_accuracy(&test, limit)?;
+    println!("words {}", test.n_sequences());
+    println!("characters {}", test.n_positions());
     println!("char_accuracy {acc:.4}");
     Ok(())
 }
@@ -107,8 +108,8 @@ pub fn predict(
 ) -> Result<String> {
     let test = read_folds(data, folds)?;
     let mut out = String::new();
-    for w in m.predict_ocr(&test, limit)? {
-        out.push_str(&w);
+    for w in m.predict_names(&test.x, &test.spans, limit)? {
+        out.push_str(&w.concat());
         out.push('\n');
     }
     Ok(out)
@@ -142,8 +143,8 @@ pub fn demo(data_dir: &std::path::Path) -> Result<()> {
     println!(
         "demo: SPOM sparse MKL (squared l2,1) over linear, quadratic and Gaussian kernels on OCR \
          fold 0 ({} words, {} characters); C = {}, eta0 = {}, 20 epochs",
-        train.n_words(),
-        train.n_chars(),
+        train.n_sequences(),
+        train.n_positions(),
         method.c,
         method.eta0
     );
@@ -157,7 +158,7 @@ pub fn demo(data_dir: &std::path::Path) -> Result<()> {
         average: false,
         learn_beta0: false,
         params: OnlineParams {
-            lambda: 1.0 / (method.c * train.n_words() as f64),
+            lambda: 1.0 / (method.c * train.n_sequences() as f64),
             reg: method.reg(),
             eta0: method.eta0,
             epochs: 20,
@@ -175,11 +176,11 @@ pub fn demo(data_dir: &std::path::Path) -> Result<()> {
     for (name, w) in m.kernel_weights() {
         println!("  {w:.4}  {name}");
     }
-    let acc = m.char_accuracy(&test, &MemoryLimit::default())?;
+    let acc = m.token_accuracy(&test, &MemoryLimit::default())?;
     println!(
         "test: folds 1-9, {} words, {} characters (paper, Table 1: 87.5)",
-        test.n_words(),
-        test.n_chars()
+        test.n_sequences(),
+        test.n_positions()
     );
     println!("char_accuracy {acc:.4}");
     Ok(())

@@ -3,9 +3,11 @@
 pub mod chain;
 pub mod online;
 pub mod sequence;
+pub mod structured;
 pub mod targets;
 pub mod vector;
 
 pub use online::{ExplicitGroup, Gradient, GroupRole, OnlineTask};
+pub use structured::{StructLoss, StructuredOnline, StructuredTask};
 pub use targets::{prediction_metric, Prediction, TaskKind};
 pub use vector::{Loss, VectorTask};
