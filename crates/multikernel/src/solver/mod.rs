@@ -1,5 +1,6 @@
 //! Learners.
 
+pub mod cutting_plane;
 pub mod gomp;
 pub mod lp_mkl;
 pub mod mirror_descent;

@@ -5,6 +5,7 @@ pub mod online;
 pub mod sequence;
 pub mod structured;
 pub mod targets;
+pub mod tree;
 pub mod vector;
 
 pub use online::{ExplicitGroup, Gradient, GroupRole, OnlineTask};
