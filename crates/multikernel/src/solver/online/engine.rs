@@ -12,6 +12,10 @@
 //! c_m[j] phi_m(x_j)`, and cache the unscaled scores `F_m = K_m c_m` of every training point, so
 //! a gradient entry costs one Gram row and scores cost O(1) to read. Group norms are updated with
 //! ||theta + d||^2 = ||theta||^2 + 2 <theta, d> + ||d||^2 (Sec. 3.4) instead of recomputed.
+//!
+//! There may be no kernel group at all: a task whose parameters are explicit groups only
+//! (feature templates of a structured task seen through
+//! [`crate::task::structured::StructuredOnline`]) trains with `grams = &[]`.
 
 use crate::error::{Error, Result};
 use crate::kernel::Gram;
