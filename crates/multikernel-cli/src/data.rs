@@ -2,8 +2,9 @@
 
 use crate::cli::DataArgs;
 use anyhow::{bail, Result};
-use multikernel::data::ocr::{parse_folds, read_ocr, OcrData};
+use multikernel::data::ocr::{parse_folds, read_ocr};
 use multikernel::data::Format;
+use multikernel::data::SequenceData;
 
 /// `--format` of a table: csv or libsvm (`None`: from the file name or its first line).
 pub fn table_format(f: &Option<String>) -> Result<Option<Format>> {
@@ -15,7 +16,7 @@ pub fn table_format(f: &Option<String>) -> Result<Option<Format>> {
 }
 
 /// OCR sequences (`--format ocr`), the given folds or all of them.
-pub fn read_sequences(data: &DataArgs, folds: Option<&str>) -> Result<OcrData> {
+pub fn read_sequences(data: &DataArgs, folds: Option<&str>) -> Result<SequenceData> {
     match data.format.as_deref() {
         None | Some("ocr") => {}
         Some(f) => bail!("--task sequence reads --format ocr (Taskar's letter.data), not '{f}'"),
@@ -24,8 +25,8 @@ pub fn read_sequences(data: &DataArgs, folds: Option<&str>) -> Result<OcrData> {
     Ok(match folds {
         Some(list) => {
             let d = all.select_folds(&parse_folds(list)?);
-            if d.n_words() == 0 {
-                bail!("{}: no words in folds {list}", data.data.display());
+            if d.n_sequences() == 0 {
+                bail!("{}: no sequences in folds {list}", data.data.display());
             }
             d
         }

@@ -146,7 +146,7 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
     };
     let fitted: Fitted = if a.task == Task::Sequence {
         let data = read_sequences(&a.data, a.online.train_folds.as_deref())?;
-        training(format!("{} sequences", data.n_words()));
+        training(format!("{} sequences", data.n_sequences()));
         fit(&data, &spec, &bar)?
     } else {
         let target = if a.task == Task::Regression {

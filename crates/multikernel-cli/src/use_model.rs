@@ -7,7 +7,6 @@ use anyhow::{bail, Result};
 use multikernel::data::{read_for_model, ModelRows, Targets};
 use multikernel::kernel::MemoryLimit;
 use multikernel::model::Model;
-use multikernel::solver::online::sequence_model::char_accuracy;
 use std::path::Path;
 
 /// Rows of `data` for `model`, matched to its columns by name.
@@ -27,12 +26,11 @@ pub fn eval(a: &EvalArgs) -> Result<()> {
     let model = Model::load(&a.model)?;
     if let Model::Sequence(m) = &model {
         let test = read_sequences(&a.data, a.test_folds.as_deref())?;
-        let pred = m.predict_words(&test.x, &test.words, &limit)?;
+        let acc = m.token_accuracy(&test, &limit)?;
         crate::emit(&format!(
-            "words {}\ncharacters {}\nchar_accuracy {:.4}\n",
-            test.n_words(),
-            test.n_chars(),
-            char_accuracy(&pred, &test)
+            "sequences {}\npositions {}\ntoken_accuracy {acc:.4}\n",
+            test.n_sequences(),
+            test.n_positions(),
         ));
         return Ok(());
     }
@@ -54,10 +52,8 @@ pub fn predict(a: &PredictArgs) -> Result<()> {
     let mut out = String::new();
     if let Model::Sequence(m) = &model {
         let test = read_sequences(&a.data, a.test_folds.as_deref())?;
-        for w in m.predict_ocr(&test, &limit)? {
-            out.push_str(&w);
-            out.push('\n');
-        }
+        let pred = m.predict_names(&test.x, &test.spans, &limit)?;
+        out = sequence_lines(&pred);
     } else {
         let rows = rows_for(&model, &a.data)?;
         match model.predict_with(rows.x.view(), &limit)? {
@@ -81,6 +77,18 @@ pub fn predict(a: &PredictArgs) -> Result<()> {
         _ => crate::emit(&out),
     }
     Ok(())
+}
+
+/// One line per sequence: its labels joined by spaces, or spelled out as a word when every
+/// label is one character (OCR letters).
+fn sequence_lines(pred: &[Vec<String>]) -> String {
+    let letters = pred.iter().flatten().all(|l| l.chars().count() == 1);
+    let mut out = String::new();
+    for p in pred {
+        out.push_str(&p.join(if letters { "" } else { " " }));
+        out.push('\n');
+    }
+    out
 }
 
 pub fn inspect(a: &InspectArgs) -> Result<()> {

@@ -10,8 +10,9 @@
 //! file is found relative to this crate).
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use multikernel::data::ocr::{read_ocr, OcrData};
+use multikernel::data::ocr::read_ocr;
 use multikernel::data::Matrix;
+use multikernel::data::SequenceData;
 use multikernel::kernel::binary::{binary_grams, expansion_scores};
 use multikernel::kernel::{FittedKernel, KernelSpec, MemoryLimit};
 use multikernel::prox::RegSpec;
@@ -26,7 +27,7 @@ const Q: &str = "poly:degree=2,offset=1,norm=diag";
 const G: &str = "rbf:sigma2=5";
 const B: &str = "bspline:zeros=0.95";
 
-fn data() -> (OcrData, OcrData) {
+fn data() -> (SequenceData, SequenceData) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/ocr/letter.data.gz");
     let d = read_ocr(&path).expect("data/ocr/letter.data.gz");
     (d.select_folds(&[0]), d.exclude_folds(&[0]))
@@ -53,7 +54,7 @@ fn grams(c: &mut Criterion) {
     let k3 = fit(&[L, Q, G], &train.x);
     let coefs: Vec<Option<Matrix>> = (0..3)
         .map(|k| {
-            let mut m = Matrix::zeros(train.n_chars(), 26);
+            let mut m = Matrix::zeros(train.n_positions(), 26);
             for (i, v) in m.data.iter_mut().enumerate() {
                 *v = ((i * 7 + k) % 13) as f64 - 6.0;
             }
@@ -83,7 +84,7 @@ fn spom(c: &mut Criterion) {
             average: false,
             learn_beta0: false,
             params: OnlineParams {
-                lambda: lambda_from_c(1.0, train.n_words()),
+                lambda: lambda_from_c(1.0, train.n_sequences()),
                 reg: RegSpec::L21Sq,
                 eta0: 3.0,
                 epochs: 20,

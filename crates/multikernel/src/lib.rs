@@ -9,6 +9,11 @@
 //!
 //! with `Omega` a block norm over groups (one group per kernel):
 //! - online proximal learning (SPOM; Martins et al. 2011, Alg. 1-3) in [`solver::online`];
+//! - a 1-slack cutting-plane structural SVM (Joachims et al. 2009; mao-tsang Alg. 1 without
+//!   its MKL part) in [`solver::cutting_plane`];
+//! - tasks in [`task`], with the structured-task seam ([`task::structured`]: parts, decoding,
+//!   loss-augmented decoding, marginals) that SPOM and the cutting plane consume;
+//! - explicit sparse features, alphabets and group layouts in [`features`];
 //! - regularizers and their proximity operators in [`prox`];
 //! - kernels, normalizations and Gram matrices in [`kernel`];
 //! - data readers in [`data`].
@@ -18,6 +23,7 @@
 pub mod data;
 pub mod error;
 pub mod estimator;
+pub mod features;
 pub mod io;
 pub mod kernel;
 pub mod linalg;

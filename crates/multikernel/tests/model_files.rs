@@ -26,7 +26,8 @@ fn predictions(model: &Model, data: &Path) -> Vec<String> {
     let limit = MemoryLimit::default();
     if let Model::Sequence(m) = model {
         let test = read_ocr(data).unwrap();
-        return m.predict_ocr(&test, &limit).unwrap();
+        let pred = m.predict_names(&test.x, &test.spans, &limit).unwrap();
+        return pred.iter().map(|w| w.concat()).collect();
     }
     let rows = read_for_model(data, None, &model.schema().unwrap()).unwrap();
     match model.predict_with(rows.x.view(), &limit).unwrap() {
@@ -233,4 +234,39 @@ fn learners_report_their_kind_and_the_cli_names_parse() {
     for k in LearnerKind::ALL {
         assert_eq!(k.name().parse::<LearnerKind>().unwrap(), k);
     }
+}
+
+#[test]
+fn sequence_models_round_trip_and_hold_no_timings() {
+    let words = read_ocr(&fixtures().join("ocr-train-small.data.gz")).unwrap();
+    let spec = LearnerSpec::new(
+        Task::Sequence,
+        Learner::Online(OnlineSpec {
+            epochs: 2,
+            loss: Some(LossKind::Logistic),
+            learn_beta0: true,
+            ..OnlineSpec::default()
+        }),
+    )
+    .with_kernels(vec![
+        "linear:norm=diag".parse().unwrap(),
+        "bspline".parse().unwrap(),
+    ]);
+    let m = fit(&words, &spec, &()).unwrap().model;
+    let bytes = m.to_bytes().unwrap();
+    let back = Model::from_bytes(&bytes).unwrap();
+    let lim = MemoryLimit::default();
+    assert_eq!(
+        back.predict_sequences_with(words.x.view(), &words.spans, &lim)
+            .unwrap(),
+        m.predict_sequences_with(words.x.view(), &words.spans, &lim)
+            .unwrap()
+    );
+    assert_eq!(
+        fit(&words, &spec, &()).unwrap().model.to_bytes().unwrap(),
+        bytes
+    );
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(!text.contains("seconds"), "a timing in the model file");
+    assert_eq!(back.summary().setting("loss"), Some("crf"));
 }

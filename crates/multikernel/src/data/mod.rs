@@ -155,4 +155,7 @@ impl Dataset {
 }
 
 pub mod ocr;
+pub mod sequence;
 pub mod synthetic;
+
+pub use sequence::SequenceData;

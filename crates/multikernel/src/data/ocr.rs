@@ -11,12 +11,15 @@
 //! next line; `position` counts from 1 within the word; `fold` is 0-9; then 128 pixels of a
 //! 16x8 binary image, row-major. Words are the chains of consecutive lines linked by
 //! `next_id`.
+//!
+//! The reader produces generic [`SequenceData`]: words are sequences, characters positions,
+//! the letters `a`-`z` the label names (all 26, whether or not a subset uses them), the
+//! pixels `p_ROW_COL` the features, and the file's folds the folds.
 
+use crate::data::sequence::SequenceData;
 use crate::data::Matrix;
 use crate::error::{Error, Result};
-use serde::{Deserialize, Serialize};
 use std::io::Read;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// Pixels per character image (16 x 8).
@@ -42,100 +45,30 @@ pub fn char_label(c: char) -> Option<usize> {
     c.is_ascii_lowercase().then(|| (c as u8 - b'a') as usize)
 }
 
-/// Handwritten words: characters as rows of `x` (words are runs of consecutive rows).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OcrData {
-    /// `n_chars x 128` pixels (0/1).
-    pub x: Matrix,
-    /// Label (0-25) of each character.
-    pub labels: Vec<usize>,
-    /// The characters (rows of `x`) of each word.
-    pub words: Vec<Range<usize>>,
-    /// Fold of each word.
-    pub folds: Vec<usize>,
-    /// The file's word id of each word.
-    pub word_ids: Vec<usize>,
+/// The label names of OCR data: the letters `a`-`z`.
+pub fn letter_names() -> Vec<String> {
+    (0..N_LETTERS).map(|y| label_char(y).to_string()).collect()
 }
 
-impl OcrData {
-    pub fn n_words(&self) -> usize {
-        self.words.len()
-    }
-
-    pub fn n_chars(&self) -> usize {
-        self.x.rows
-    }
-
-    /// The labels of word `w`.
-    pub fn word_labels(&self, w: usize) -> &[usize] {
-        &self.labels[self.words[w].clone()]
-    }
-
-    /// Word `w` spelled out.
-    pub fn word_string(&self, w: usize) -> String {
-        self.word_labels(w).iter().map(|&y| label_char(y)).collect()
-    }
-
-    /// The words whose indices are given, in that order, with their characters re-packed
-    /// into consecutive rows.
-    pub fn select_words(&self, idx: &[usize]) -> OcrData {
-        let n_chars: usize = idx.iter().map(|&w| self.words[w].len()).sum();
-        let mut data = Vec::with_capacity(n_chars * self.x.cols);
-        let mut labels = Vec::with_capacity(n_chars);
-        let mut words = Vec::with_capacity(idx.len());
-        for &w in idx {
-            let r = self.words[w].clone();
-            let start = labels.len();
-            data.extend_from_slice(&self.x.data[r.start * self.x.cols..r.end * self.x.cols]);
-            labels.extend_from_slice(&self.labels[r]);
-            words.push(start..labels.len());
-        }
-        OcrData {
-            x: Matrix::from_vec(n_chars, self.x.cols, data),
-            labels,
-            words,
-            folds: idx.iter().map(|&w| self.folds[w]).collect(),
-            word_ids: idx.iter().map(|&w| self.word_ids[w]).collect(),
-        }
-    }
-
-    /// Indices of the words in any of `folds`.
-    pub fn fold_word_indices(&self, folds: &[usize]) -> Vec<usize> {
-        (0..self.n_words())
-            .filter(|&w| folds.contains(&self.folds[w]))
-            .collect()
-    }
-
-    /// The words in any of `folds`.
-    pub fn select_folds(&self, folds: &[usize]) -> OcrData {
-        self.select_words(&self.fold_word_indices(folds))
-    }
-
-    /// The words of no fold in `folds`.
-    pub fn exclude_folds(&self, folds: &[usize]) -> OcrData {
-        let idx: Vec<usize> = (0..self.n_words())
-            .filter(|&w| !folds.contains(&self.folds[w]))
-            .collect();
-        self.select_words(&idx)
-    }
-
-    /// The folds present, sorted.
-    pub fn fold_list(&self) -> Vec<usize> {
-        let mut f = self.folds.clone();
-        f.sort_unstable();
-        f.dedup();
-        f
-    }
+/// The pixel names `p_ROW_COL` of the 16 x 8 image, row-major.
+pub fn pixel_names() -> Vec<String> {
+    (0..N_PIXELS)
+        .map(|j| format!("p_{}_{}", j / 8, j % 8))
+        .collect()
 }
 
 /// Parses a fold list: `3`, `0,4,7`, `1-9`, or a mix (`0-2,5`). Folds are 0-9; the result
 /// is sorted without repeats.
 pub fn parse_folds(list: &str) -> Result<Vec<usize>> {
     let bad = |why: String| {
-        Error::invalid(format!(
-            "invalid fold list '{list}': {why} (expected folds 0-{} as e.g. 3, 0,4,7 or 1-9)",
-            N_FOLDS - 1
-        ))
+        Error::param(
+            "folds",
+            format!("'{list}'"),
+            format!(
+                "{why}: expected folds 0-{} as e.g. 3, 0,4,7 or 1-9",
+                N_FOLDS - 1
+            ),
+        )
     };
     let fold = |t: &str| -> Result<usize> {
         let t = t.trim();
@@ -170,7 +103,7 @@ pub fn parse_folds(list: &str) -> Result<Vec<usize>> {
 }
 
 /// Reads `letter.data` (plain, or gzip: detected from the magic bytes).
-pub fn read_ocr(path: &Path) -> Result<OcrData> {
+pub fn read_ocr(path: &Path) -> Result<SequenceData> {
     let io_err = |source| Error::Io {
         path: path.to_path_buf(),
         source,
@@ -199,7 +132,7 @@ struct Line {
 }
 
 /// Parses the text of a `letter.data` file; `path` only names the file in errors.
-pub fn parse_ocr(path: &Path, bytes: &[u8]) -> Result<OcrData> {
+pub fn parse_ocr(path: &Path, bytes: &[u8]) -> Result<SequenceData> {
     let text = std::str::from_utf8(bytes).map_err(|e| Error::Parse {
         path: path.to_path_buf(),
         line: 1 + bytes[..e.valid_up_to()]
@@ -217,7 +150,6 @@ pub fn parse_ocr(path: &Path, bytes: &[u8]) -> Result<OcrData> {
     let mut labels = Vec::new();
     let mut words = Vec::new();
     let mut folds = Vec::new();
-    let mut word_ids = Vec::new();
     // The word being read: (its first row, the line it started on, the previous line).
     let mut open: Option<(usize, usize, Line)> = None;
     for (k, raw_line) in text.lines().enumerate() {
@@ -336,7 +268,6 @@ pub fn parse_ocr(path: &Path, bytes: &[u8]) -> Result<OcrData> {
         if cur.next == -1 {
             words.push(start..row + 1);
             folds.push(cur.fold);
-            word_ids.push(cur.word);
         } else {
             if cur.next == cur.id {
                 return Err(perr(
@@ -357,18 +288,19 @@ pub fn parse_ocr(path: &Path, bytes: &[u8]) -> Result<OcrData> {
         ));
     }
     if labels.is_empty() {
-        return Err(Error::invalid(format!(
+        return Err(Error::data(format!(
             "{}: no characters (empty OCR file)",
             path.display()
         )));
     }
-    Ok(OcrData {
-        x: Matrix::from_vec(labels.len(), N_PIXELS, data),
+    SequenceData::new(
+        Matrix::from_vec(labels.len(), N_PIXELS, data),
         labels,
         words,
-        folds,
-        word_ids,
-    })
+        letter_names(),
+        pixel_names(),
+        Some(folds),
+    )
 }
 
 #[cfg(test)]
@@ -393,6 +325,10 @@ mod tests {
         s
     }
 
+    fn word(d: &SequenceData, w: usize) -> String {
+        d.sequence_names(w).concat()
+    }
+
     fn sample() -> String {
         // "ab" (fold 3), "c" (fold 0), "dd" (fold 3)
         [
@@ -408,25 +344,27 @@ mod tests {
     #[test]
     fn reads_words_labels_folds_and_pixels() {
         let d = parse_ocr(Path::new("t"), sample().as_bytes()).unwrap();
-        assert_eq!(d.n_chars(), 5);
-        assert_eq!(d.n_words(), 3);
-        assert_eq!(d.words, vec![0..2, 2..3, 3..5]);
-        assert_eq!(d.folds, vec![3, 0, 3]);
-        assert_eq!(d.word_string(0), "ab");
-        assert_eq!(d.word_string(2), "dd");
+        assert_eq!(d.n_positions(), 5);
+        assert_eq!(d.n_sequences(), 3);
+        assert_eq!(d.spans, vec![0..2, 2..3, 3..5]);
+        assert_eq!(d.folds, Some(vec![3, 0, 3]));
+        assert_eq!(word(&d, 0), "ab");
+        assert_eq!(word(&d, 2), "dd");
+        assert_eq!(d.n_labels(), 26);
+        assert_eq!(d.feature_names[9], "p_1_1");
         assert_eq!(d.labels, vec![0, 1, 2, 3, 3]);
         // Pixel j of row r is 1 iff j % 7 == r's marker.
         assert_eq!(d.x.get(1, 1), 1.0);
         assert_eq!(d.x.get(1, 8), 1.0);
         assert_eq!(d.x.get(1, 2), 0.0);
         let f3 = d.select_folds(&[3]);
-        assert_eq!(f3.n_words(), 2);
-        assert_eq!(f3.words, vec![0..2, 2..4]);
-        assert_eq!(f3.word_string(1), "dd");
+        assert_eq!(f3.n_sequences(), 2);
+        assert_eq!(f3.spans, vec![0..2, 2..4]);
+        assert_eq!(word(&f3, 1), "dd");
         assert_eq!(f3.x.row(2), d.x.row(3));
         let rest = d.exclude_folds(&[3]);
-        assert_eq!(rest.n_chars(), 1);
-        assert_eq!(rest.word_string(0), "c");
+        assert_eq!(rest.n_positions(), 1);
+        assert_eq!(word(&rest, 0), "c");
         assert_eq!(d.fold_list(), vec![0, 3]);
     }
 
@@ -440,8 +378,8 @@ mod tests {
         enc.write_all(text.as_bytes()).unwrap();
         std::fs::write(&path, enc.finish().unwrap()).unwrap();
         let d = read_ocr(&path).unwrap();
-        assert_eq!(d.n_words(), 3);
-        assert_eq!(d.word_string(0), "ab");
+        assert_eq!(d.n_sequences(), 3);
+        assert_eq!(word(&d, 0), "ab");
     }
 
     fn parse_err(text: &str) -> (usize, String) {
@@ -494,7 +432,10 @@ mod tests {
         assert_eq!(parse_folds("1-9").unwrap(), (1..10).collect::<Vec<_>>());
         assert_eq!(parse_folds(" 7, 0-2 ,1").unwrap(), vec![0, 1, 2, 7]);
         for bad in ["", "10", "a", "3-1", "1,,2", "-1", "0-10"] {
-            assert!(parse_folds(bad).is_err(), "{bad} accepted");
+            assert!(
+                matches!(parse_folds(bad), Err(Error::InvalidParameter { name, .. }) if name == "folds"),
+                "{bad} accepted"
+            );
         }
     }
 
@@ -512,12 +453,12 @@ mod tests {
     fn reads_the_shipped_data() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/ocr/letter.data.gz");
         let d = read_ocr(&path).unwrap();
-        assert_eq!(d.n_words(), 6877);
-        assert_eq!(d.n_chars(), 52152);
+        assert_eq!(d.n_sequences(), 6877);
+        assert_eq!(d.n_positions(), 52152);
         assert_eq!(d.fold_list(), (0..10).collect::<Vec<_>>());
         let f0 = d.select_folds(&[0]);
-        assert_eq!((f0.n_words(), f0.n_chars()), (626, 4617));
+        assert_eq!((f0.n_sequences(), f0.n_positions()), (626, 4617));
         assert!(d.x.data.iter().all(|&v| v == 0.0 || v == 1.0));
-        assert_eq!(d.exclude_folds(&[0]).n_chars(), 52152 - 4617);
+        assert_eq!(d.exclude_folds(&[0]).n_positions(), 52152 - 4617);
     }
 }

@@ -1,8 +1,7 @@
 //! [`fit`]: one entry point that trains any learner on any task from a [`LearnerSpec`].
 
 use super::spec::{Budget, CheckedSpec, Learner, LearnerSpec, PolySpec, Task};
-use crate::data::ocr::OcrData;
-use crate::data::{Dataset, Matrix, TableRef, Targets};
+use crate::data::{Dataset, Matrix, SequenceData, TableRef, Targets};
 use crate::error::{Error, Result};
 use crate::model::{BatchModel, Model};
 use crate::run::{Observer, RunInfo};
@@ -27,7 +26,7 @@ pub enum TrainingData<'a> {
     /// Rows of a table (binary, multiclass, regression).
     Table(TableRef<'a>),
     /// Sequences with a label per position.
-    Sequences(&'a OcrData),
+    Sequences(&'a SequenceData),
 }
 
 impl<'a> From<TableRef<'a>> for TrainingData<'a> {
@@ -42,8 +41,8 @@ impl<'a> From<&'a Dataset> for TrainingData<'a> {
     }
 }
 
-impl<'a> From<&'a OcrData> for TrainingData<'a> {
-    fn from(d: &'a OcrData) -> Self {
+impl<'a> From<&'a SequenceData> for TrainingData<'a> {
+    fn from(d: &'a SequenceData) -> Self {
         TrainingData::Sequences(d)
     }
 }
@@ -204,7 +203,7 @@ fn fit_online(
 }
 
 fn fit_sequences(
-    data: &OcrData,
+    data: &SequenceData,
     spec: &CheckedSpec,
     observer: &(impl Observer + ?Sized),
 ) -> Result<Fitted> {
@@ -213,7 +212,7 @@ fn fit_sequences(
             "sequences are learned by the online learner (SPOM)",
         ));
     };
-    if data.n_words() == 0 {
+    if data.n_sequences() == 0 {
         return Err(Error::data("the training set has no sequences"));
     }
     let mut notes = Vec::new();
@@ -221,7 +220,7 @@ fn fit_sequences(
         notes
             .push("sequence inputs are used as they are; standardize = false has no effect".into());
     }
-    let params = online_params(spec, data.n_words());
+    let params = online_params(spec, data.n_sequences());
     let lambda = params.lambda;
     let cfg = SequenceFitConfig {
         loss: o.loss.expect("check() sets the loss").sequence_loss()?,

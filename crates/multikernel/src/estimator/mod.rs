@@ -92,7 +92,7 @@
 //! let fitted = fit(&words, &spec, &two)?;
 //! assert_eq!((fitted.run.status, fitted.run.steps), (RunStatus::Cancelled, 2));
 //! let back = Model::from_bytes(&fitted.model.to_bytes()?)?;
-//! let spans = &words.words;
+//! let spans = &words.spans;
 //! assert_eq!(
 //!     back.predict_sequences_with(words.x.view(), spans, &MemoryLimit::default())?,
 //!     fitted.model.predict_sequences_with(words.x.view(), spans, &MemoryLimit::default())?,

@@ -205,7 +205,7 @@ impl Model {
         limit: &MemoryLimit,
     ) -> Result<Vec<Vec<usize>>> {
         match self {
-            Model::Sequence(m) => m.predict_words(&x.to_matrix(), spans, limit),
+            Model::Sequence(m) => m.predict(&x.to_matrix(), spans, limit),
             _ => Err(Error::unsupported(
                 "a vector model predicts rows: use predict",
             )),
@@ -269,7 +269,7 @@ impl Model {
     pub fn validate(&self) -> Result<()> {
         match self {
             Model::KernelMachine(m) => m.validate(),
-            Model::Sequence(_) => Ok(()),
+            Model::Sequence(m) => m.validate(),
             Model::Gomp(m) => m.validate(),
             Model::LpMkl(m) => m.validate(),
             Model::PolyMkl(m) => m.validate(),
@@ -377,25 +377,21 @@ impl TaskName {
 }
 
 fn sequence_summary(m: &SequenceModel) -> Summary {
-    let tr = &m.training;
-    let get = |k: &str| {
-        tr.get(k)
-            .map(|v| v.to_string().trim_matches('"').to_string())
-    };
-    let mut settings = vec![("loss".to_string(), m.loss.to_string())];
-    for k in [
-        "reg",
-        "lambda",
-        "C",
-        "eta0",
-        "schedule",
-        "epochs",
-        "seed",
-        "learn_beta0",
-    ] {
-        if let Some(v) = get(k) {
-            settings.push((k.to_string(), v));
-        }
+    let t = &m.training;
+    let mut settings = vec![
+        ("loss".to_string(), m.loss.to_string()),
+        ("reg".to_string(), t.reg.to_string()),
+        ("lambda".to_string(), num(t.lambda)),
+        ("C".to_string(), num(t.c)),
+        ("eta0".to_string(), format!("{}", t.eta0)),
+        ("schedule".to_string(), t.schedule.to_string()),
+        ("epochs".to_string(), t.epochs.to_string()),
+        ("seed".to_string(), t.seed.to_string()),
+        ("averaging".to_string(), yes_no(t.averaging)),
+        ("learn_beta0".to_string(), yes_no(t.learn_beta0)),
+    ];
+    if let Some(r) = t.projection_radius {
+        settings.push(("projection_radius".to_string(), num(r)));
     }
     Summary {
         learner: "SPOM on sequences (Martins et al. 2011, Alg. 3)".into(),
@@ -404,10 +400,14 @@ fn sequence_summary(m: &SequenceModel) -> Summary {
         n_features: m.n_features,
         settings,
         headline: format!(
-            "{} kernel groups, {} support positions, objective {}",
+            "trained on {} sequences ({} positions): {} kernel groups, {} support positions, \
+             objective {}",
+            t.n_train_sequences,
+            t.n_train_positions,
             m.groups.len(),
             m.support.rows,
-            get("final_objective").unwrap_or_else(|| "-".into())
+            t.final_objective
+                .map_or("-".to_string(), |o| format!("{o:.6}"))
         ),
         columns: vec!["weight".into(), "norm".into()],
         ranked: false,

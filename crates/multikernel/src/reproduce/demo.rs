@@ -67,15 +67,15 @@ pub fn ocr_demo(data_dir: &Path, observer: &(impl Observer + ?Sized)) -> Result<
     let crate::model::Model::Sequence(m) = &fitted.model else {
         return Err(Error::data("the OCR demo trains a sequence model"));
     };
-    let accuracy = m.char_accuracy(&test, &spec.memory)?;
+    let accuracy = m.token_accuracy(&test, &spec.memory)?;
     let Learner::Online(o) = &spec.learner else {
         unreachable!()
     };
     Ok(OcrDemo {
-        train_words: train.n_words(),
-        train_chars: train.n_chars(),
-        test_words: test.n_words(),
-        test_chars: test.n_chars(),
+        train_words: train.n_sequences(),
+        train_chars: train.n_positions(),
+        test_words: test.n_sequences(),
+        test_chars: test.n_positions(),
         c: match spec.strength {
             Strength::C(c) => c,
             Strength::Lambda(_) => f64::NAN,

@@ -13,8 +13,9 @@
 //! on a seeded held-out 20% of fold 0's words ([`select`]); the chosen values are the
 //! defaults of [`methods`]. With `cv` the selection is rerun on each training fold.
 
-use crate::data::ocr::{read_ocr, OcrData, N_LETTERS};
+use crate::data::ocr::read_ocr;
 use crate::data::Matrix;
+use crate::data::SequenceData;
 use crate::error::{Error, Result};
 use crate::kernel::binary::expansion_scores;
 use crate::kernel::{FittedKernel, Gram, KernelSpec, MemoryLimit};
@@ -26,7 +27,7 @@ use crate::solver::online::sequence::{
     base_grams, fit_with_grams, group_gram, lambda_from_c, SequenceFitConfig,
 };
 use crate::solver::online::sequence_model::{
-    char_accuracy, decode_words, KernelGroup, SequenceModel,
+    decode_sequences, token_accuracy, KernelGroup, SequenceModel,
 };
 use crate::solver::online::{OnlineParams, OnlineState, StepSchedule};
 use crate::task::sequence::SeqLoss;
@@ -215,10 +216,14 @@ pub fn selected_methods(cfg: &OcrConfig) -> Result<Vec<OcrMethod>> {
         Some(names) => {
             for n in names {
                 if !all.iter().any(|m| m.name == n) {
-                    return Err(Error::invalid(format!(
-                        "unknown OCR row '{n}': expected one of {}",
-                        all.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
-                    )));
+                    return Err(Error::param(
+                        "methods",
+                        n,
+                        format!(
+                            "an OCR row: one of {}",
+                            all.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
+                        ),
+                    ));
                 }
             }
             Ok(all
@@ -316,10 +321,10 @@ fn state_accuracy(
     kernels: &[FittedKernel],
     groups: &[KernelGroup],
     train_x: &Matrix,
-    eval: &OcrData,
+    eval: &SequenceData,
     memory: &MemoryLimit,
 ) -> Result<f64> {
-    let l = N_LETTERS;
+    let l = eval.n_labels();
     let n = train_x.rows;
     let coefs = st.kernel_coefs(false);
     let mut per_kernel: Vec<Option<Matrix>> = vec![None; kernels.len()];
@@ -333,8 +338,8 @@ fn state_accuracy(
     }
     let trans = st.explicit_values(false).remove(0);
     let scores = expansion_scores(kernels, train_x, &per_kernel, l, &eval.x, memory)?;
-    Ok(char_accuracy(
-        &decode_words(&scores, &trans, &eval.words),
+    Ok(token_accuracy(
+        &decode_sequences(&scores, &trans, &eval.spans),
         eval,
     ))
 }
@@ -354,12 +359,12 @@ pub struct Selection {
 /// held-out)` word indices for each of the first `parts` parts (at most `1 / HELD_OUT`). The
 /// first part is the same whatever `parts` is.
 fn held_out_splits(
-    data: &OcrData,
+    data: &SequenceData,
     fold: usize,
     seed: u64,
     parts: usize,
 ) -> Vec<(Vec<usize>, Vec<usize>)> {
-    let mut idx = data.fold_word_indices(&[fold]);
+    let mut idx = data.fold_indices(&[fold]);
     idx.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
     let n = idx.len() as f64;
     let max_parts = (1.0 / HELD_OUT).round() as usize;
@@ -382,7 +387,7 @@ fn held_out_splits(
 /// turn, the accuracy pooled over the `k` parts' characters. The best is chosen (ties:
 /// earlier in grid order, C outer, eta0 inner). Grid points run in parallel.
 pub fn select(
-    data: &OcrData,
+    data: &SequenceData,
     fold: usize,
     methods: &[OcrMethod],
     cfg: &OcrConfig,
@@ -393,7 +398,7 @@ pub fn select(
         .iter()
         .any(|(tr, val)| tr.is_empty() || val.is_empty())
     {
-        return Err(Error::invalid(format!(
+        return Err(Error::data(format!(
             "fold {fold} has too few words to hold 20% out"
         )));
     }
@@ -405,8 +410,8 @@ pub fn select(
     let mut tally = vec![vec![(0.0, 0usize); grid.len()]; methods.len()];
     let t = Instant::now();
     for (si, (tr, val)) in splits.iter().enumerate() {
-        let train = data.select_words(tr);
-        let held = data.select_words(val);
+        let train = data.select(tr);
+        let held = data.select(val);
         let mut current: Option<KernelSet> = None;
         for (mi, m) in methods.iter().enumerate() {
             if current.as_ref().map(|s| s.bases) != Some(m.kernels) {
@@ -415,7 +420,7 @@ pub fn select(
             }
             let set = current
                 .as_ref()
-                .ok_or_else(|| Error::invalid("internal: no kernel set"))?;
+                .ok_or_else(|| Error::data("internal: no kernel set"))?;
             let (groups, avg, _) = method_grams(m, set)?;
             let grams: &[Gram] = match &avg {
                 Some(g) => std::slice::from_ref(g),
@@ -424,7 +429,7 @@ pub fn select(
             let accs: Vec<f64> = grid
                 .par_iter()
                 .map(|&(eta0, c)| -> Result<f64> {
-                    let p = params(m, eta0, c, train.n_words(), cfg.epochs, cfg.seed);
+                    let p = params(m, eta0, c, train.n_sequences(), cfg.epochs, cfg.seed);
                     let fc = fit_config(m, p, cfg)?;
                     let (model, _) = fit_with_grams(
                         &train,
@@ -435,12 +440,12 @@ pub fn select(
                         &(),
                         &mut |_, _| Control::Continue,
                     )?;
-                    model.char_accuracy(&held, &cfg.memory)
+                    model.token_accuracy(&held, &cfg.memory)
                 })
                 .collect::<Result<_>>()?;
             for (t, a) in tally[mi].iter_mut().zip(&accs) {
-                t.0 += a * held.n_chars() as f64;
-                t.1 += held.n_chars();
+                t.0 += a * held.n_positions() as f64;
+                t.1 += held.n_positions();
             }
             let best = accs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
             progress(&format!(
@@ -517,16 +522,24 @@ pub fn run(cfg: &OcrConfig, progress: &mut dyn FnMut(&str)) -> Result<Report> {
 }
 
 /// Runs the experiment on loaded data.
-pub fn run_on(data: &OcrData, cfg: &OcrConfig, progress: &mut dyn FnMut(&str)) -> Result<Report> {
+pub fn run_on(
+    data: &SequenceData,
+    cfg: &OcrConfig,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Report> {
     if cfg.folds.is_empty() {
-        return Err(Error::invalid("no fold to train on"));
+        return Err(Error::param(
+            "folds",
+            "none",
+            "at least one fold to train on",
+        ));
     }
     if cfg.epochs == 0 {
-        return Err(Error::invalid("epochs must be at least 1"));
+        return Err(Error::param("epochs", 0, "at least 1"));
     }
     let present = data.fold_list();
     if let Some(f) = cfg.folds.iter().find(|f| !present.contains(f)) {
-        return Err(Error::invalid(format!("fold {f} has no words in the data")));
+        return Err(Error::data(format!("fold {f} has no words in the data")));
     }
     let ms = selected_methods(cfg)?;
     if let Some(dir) = &cfg.out_dir {
@@ -547,10 +560,10 @@ pub fn run_on(data: &OcrData, cfg: &OcrConfig, progress: &mut dyn FnMut(&str)) -
         };
         progress(&format!(
             "fold {fold}: {} training words ({} characters), {} test words ({} characters)",
-            train.n_words(),
-            train.n_chars(),
-            test.n_words(),
-            test.n_chars()
+            train.n_sequences(),
+            train.n_positions(),
+            test.n_sequences(),
+            test.n_positions()
         ));
         let mut current: Option<KernelSet> = None;
         for (mi, m) in ms.iter().enumerate() {
@@ -570,7 +583,7 @@ pub fn run_on(data: &OcrData, cfg: &OcrConfig, progress: &mut dyn FnMut(&str)) -
             }
             let set = current
                 .as_ref()
-                .ok_or_else(|| Error::invalid("internal: no kernel set"))?;
+                .ok_or_else(|| Error::data("internal: no kernel set"))?;
             let (eta0, c) = chosen[mi];
             let r = run_method(m, set, &train, &test, curve_set.as_ref(), eta0, c, cfg)?;
             progress(&format!(
@@ -587,17 +600,17 @@ pub fn run_on(data: &OcrData, cfg: &OcrConfig, progress: &mut dyn FnMut(&str)) -
 }
 
 /// Seeded sample of `cfg.curve_words` test words (all when 0 or more than there are).
-fn curve_sample(test: &OcrData, cfg: &OcrConfig) -> OcrData {
-    if cfg.curve_words == 0 || cfg.curve_words >= test.n_words() {
+fn curve_sample(test: &SequenceData, cfg: &OcrConfig) -> SequenceData {
+    if cfg.curve_words == 0 || cfg.curve_words >= test.n_sequences() {
         return test.clone();
     }
-    let mut idx: Vec<usize> = (0..test.n_words()).collect();
+    let mut idx: Vec<usize> = (0..test.n_sequences()).collect();
     idx.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(
         cfg.seed ^ 0x0c5,
     ));
     idx.truncate(cfg.curve_words);
     idx.sort_unstable();
-    test.select_words(&idx)
+    test.select(&idx)
 }
 
 /// Trains one row on one fold and tests it.
@@ -605,9 +618,9 @@ fn curve_sample(test: &OcrData, cfg: &OcrConfig) -> OcrData {
 fn run_method(
     m: &OcrMethod,
     set: &KernelSet,
-    train: &OcrData,
-    test: &OcrData,
-    curve_set: Option<&OcrData>,
+    train: &SequenceData,
+    test: &SequenceData,
+    curve_set: Option<&SequenceData>,
     eta0: f64,
     c: f64,
     cfg: &OcrConfig,
@@ -618,7 +631,7 @@ fn run_method(
         Some(g) => std::slice::from_ref(g),
         None => &set.grams,
     };
-    let p = params(m, eta0, c, train.n_words(), cfg.epochs, cfg.seed);
+    let p = params(m, eta0, c, train.n_sequences(), cfg.epochs, cfg.seed);
     let fc = fit_config(m, p, cfg)?;
     let mut curve = Vec::new();
     let mut eval_seconds = 0.0;
@@ -658,7 +671,7 @@ fn run_method(
         return Err(e);
     }
     let train_seconds = gram_seconds + start.elapsed().as_secs_f64() - eval_seconds;
-    let accuracy = model.char_accuracy(test, &cfg.memory)?;
+    let accuracy = model.token_accuracy(test, &cfg.memory)?;
     let mut names: Vec<String> = if m.average {
         Vec::new()
     } else {
@@ -887,7 +900,7 @@ mod tests {
 
     /// A small synthetic OCR file: 3 folds of short words over 4 letters whose images are
     /// noisy copies of one prototype per letter.
-    fn synthetic() -> OcrData {
+    fn synthetic() -> SequenceData {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
         let protos: Vec<Vec<u8>> = (0..4)
             .map(|_| (0..128).map(|_| u8::from(rng.gen_bool(0.3))).collect())
@@ -974,7 +987,7 @@ mod tests {
             .map(|g| g.2)
             .fold(f64::NEG_INFINITY, f64::max);
         assert_eq!(s[0].accuracy, best);
-        let all = data.fold_word_indices(&[1]);
+        let all = data.fold_indices(&[1]);
         let parts = held_out_splits(&data, 1, 1, 5);
         assert_eq!(parts.len(), 5);
         let mut seen: Vec<usize> = Vec::new();

@@ -10,6 +10,7 @@
 //! [`ridge`] holds the kernel ridge solves and raw-row predictions MKL-GOMP and lp-MKL share.
 
 mod check;
+pub mod cutting_plane;
 pub mod gomp;
 pub mod lp_mkl;
 pub mod mirror_descent;

@@ -12,6 +12,10 @@
 //! c_m[j] phi_m(x_j)`, and cache the unscaled scores `F_m = K_m c_m` of every training point, so
 //! a gradient entry costs one Gram row and scores cost O(1) to read. Group norms are updated with
 //! ||theta + d||^2 = ||theta||^2 + 2 <theta, d> + ||d||^2 (Sec. 3.4) instead of recomputed.
+//!
+//! There may be no kernel group at all: a task whose parameters are explicit groups only
+//! (feature templates of a structured task seen through
+//! [`crate::task::structured::StructuredOnline`]) trains with `grams = &[]`.
 
 use crate::error::{Error, Result};
 use crate::kernel::Gram;
@@ -157,24 +161,25 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         let n = task.n_points();
         for (m, g) in grams.iter().enumerate() {
             if g.rows() != n || g.cols() != n {
-                return Err(Error::invalid(format!(
-                    "Gram matrix {m} is {}x{}, expected {n}x{n}",
-                    g.rows(),
-                    g.cols()
-                )));
+                return Err(Error::shape(
+                    format!("rows and columns of Gram matrix {m} (training points)"),
+                    n,
+                    if g.rows() != n { g.rows() } else { g.cols() },
+                ));
             }
         }
         if task.n_examples() == 0 {
-            return Err(Error::invalid("no training examples"));
+            return Err(Error::data("no training examples"));
         }
         params.reg.validate()?;
         let reg = params.reg.build();
         if reg.steps().iter().any(|s| s.reg.as_block().is_none()) {
-            return Err(Error::invalid(format!(
-                "regularizer '{}' acts inside groups; kernel groups only expose their norms: use \
-                 l2, l21, l21sq, l2q or elastic",
-                params.reg
-            )));
+            return Err(Error::param(
+                "reg",
+                &params.reg,
+                "a regularizer of the group norms (l2, l21, l21sq, l2q or elastic): kernel \
+                 groups only expose their norms",
+            ));
         }
         let l = task.n_labels();
         let groups = task.explicit_groups();

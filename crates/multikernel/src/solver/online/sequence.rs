@@ -1,21 +1,24 @@
 //! Training SPOM (Alg. 3 of Martins et al. 2011, the kernelized Alg. 1 on a first-order chain)
-//! on handwritten words: kernels fitted on the training characters, their Gram matrices, the
-//! online learner over [`SequenceTask`], and the compact [`SequenceModel`].
+//! on labeled sequences (handwritten words in the paper; any label alphabet): kernels fitted on
+//! the training positions, their Gram matrices, the online learner over the chain
+//! ([`SequenceTask`], a structured task seen through [`StructuredOnline`]), and the compact
+//! [`SequenceModel`].
 //!
 //! Regularization follows the paper: `lambda = 1 / (C N)` with `N` the number of training
-//! words; the projection radius is `gamma = sqrt(2 L(0) / lambda)`, which for the structured
-//! hinge (L(0) = average word length) is `sqrt(2 C * number of training characters)`
-//! (FORMULAS.md, "Radius of the vacuous projection").
+//! sequences; the projection radius is `gamma = sqrt(2 L(0) / lambda)`, which for the
+//! structured hinge (L(0) = average sequence length) is `sqrt(2 C * number of training
+//! positions)` (FORMULAS.md, "Radius of the vacuous projection").
 
-use crate::data::ocr::{label_char, OcrData, N_LETTERS};
+use crate::data::SequenceData;
 use crate::error::{Error, Result};
 use crate::kernel::binary::binary_grams;
 use crate::kernel::{fit_all, FittedKernel, Gram, KernelSpec, MemoryLimit};
 use crate::run::{Control, Observer, RunInfo};
-use crate::solver::online::sequence_model::{KernelGroup, SequenceModel};
+use crate::solver::online::sequence_model::{KernelGroup, SequenceModel, SequenceTraining};
 use crate::solver::online::{EpochReport, OnlineLearner, OnlineParams, OnlineState};
 use crate::task::online::GroupRole;
 use crate::task::sequence::{SeqLoss, SequenceTask, BIGRAM_GROUP};
+use crate::task::structured::StructuredOnline;
 use faer::{Accum, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
@@ -53,7 +56,7 @@ pub fn fit_kernels(
     seed: u64,
 ) -> Result<Vec<FittedKernel>> {
     if specs.is_empty() {
-        return Err(Error::invalid("no kernel given (use --kernel SPEC)"));
+        return Err(Error::param("kernels", "none", "at least one kernel"));
     }
     fit_all(specs, x, &[], seed)
 }
@@ -84,7 +87,7 @@ pub fn group_gram(base: &[Gram], group: &KernelGroup) -> Result<Gram> {
     let first = group
         .components
         .first()
-        .ok_or_else(|| Error::invalid(format!("kernel group {} is empty", group.name)))?;
+        .ok_or_else(|| Error::data(format!("kernel group {} is empty", group.name)))?;
     if group.components.len() == 1 && first.1 == 1.0 {
         return Ok(base[first.0].clone());
     }
@@ -103,12 +106,12 @@ pub fn group_gram(base: &[Gram], group: &KernelGroup) -> Result<Gram> {
 /// Trains on `train` (kernels fitted, Grams computed here); `observer` sees every epoch and
 /// may stop the run.
 pub fn fit_sequence(
-    train: &OcrData,
+    train: &SequenceData,
     cfg: &SequenceFitConfig,
     observer: &(impl Observer + ?Sized),
 ) -> Result<(SequenceModel, RunInfo)> {
-    if train.n_words() == 0 {
-        return Err(Error::invalid("the training set has no words"));
+    if train.n_sequences() == 0 {
+        return Err(Error::data("the training set has no sequences"));
     }
     let kernels = fit_kernels(&cfg.kernels, &train.x, cfg.params.seed)?;
     let groups = if cfg.average {
@@ -140,7 +143,7 @@ pub fn fit_sequence(
 /// epoch's report and the learner's state (and may stop the run); `observer` sees the
 /// progress.
 pub fn fit_with_grams(
-    train: &OcrData,
+    train: &SequenceData,
     kernels: Vec<FittedKernel>,
     groups: Vec<KernelGroup>,
     grams: &[Gram],
@@ -148,40 +151,39 @@ pub fn fit_with_grams(
     observer: &(impl Observer + ?Sized),
     on_epoch: &mut dyn FnMut(&EpochReport, &OnlineState) -> Control,
 ) -> Result<(SequenceModel, RunInfo)> {
-    let n = train.n_chars();
+    let n = train.n_positions();
     if groups.len() != grams.len() {
-        return Err(Error::invalid(format!(
-            "{} kernel groups but {} Gram matrices",
+        return Err(Error::shape(
+            "Gram matrices (one per kernel group)",
             groups.len(),
-            grams.len()
-        )));
+            grams.len(),
+        ));
     }
     if let Some(g) = groups
         .iter()
         .find(|g| g.components.iter().any(|&(k, _)| k >= kernels.len()))
     {
-        return Err(Error::invalid(format!(
-            "kernel group {} names a missing kernel",
-            g.name
+        return Err(Error::data(format!(
+            "kernel group {} names a kernel beyond the {} given",
+            g.name,
+            kernels.len()
         )));
     }
-    let l = N_LETTERS;
-    let task = SequenceTask::new(
-        cfg.loss,
+    let l = train.n_labels();
+    let chain = SequenceTask::new(
         train.labels.clone(),
-        train.words.clone(),
+        train.spans.clone(),
         l,
         cfg.learn_beta0,
     )?;
+    let task = StructuredOnline::new(&chain, cfg.loss)?;
     let learner = OnlineLearner::new(&task, grams, cfg.params.clone())?;
     let gamma = learner.gamma();
-    let start = std::time::Instant::now();
     let mut last: Option<EpochReport> = None;
     let (state, info) = learner.run(observer, &mut |rep, st| {
         last = Some(rep.clone());
         on_epoch(rep, st)
     });
-    let seconds = start.elapsed().as_secs_f64();
     let averaged = cfg.params.averaging;
     let coefs = state.kernel_coefs(averaged);
     let transitions = state.explicit_values(averaged).remove(0);
@@ -245,35 +247,33 @@ pub fn fit_with_grams(
         })
         .collect();
     let p = &cfg.params;
-    let n_words = train.n_words();
-    let training = serde_json::json!({
-        "algo": "spom",
-        "loss": cfg.loss.to_string(),
-        "reg": p.reg.to_string(),
-        "lambda": p.lambda,
-        "C": c_from_lambda(p.lambda, n_words),
-        "eta0": p.eta0,
-        "schedule": format!("{:?}", p.schedule),
-        "epochs": p.epochs,
-        "epochs_run": last.as_ref().map(|r| r.epoch),
-        "seed": p.seed,
-        "averaging": p.averaging,
-        "projection_radius": gamma,
-        "learn_beta0": cfg.learn_beta0,
-        "average_kernels": cfg.average,
-        "n_train_words": n_words,
-        "n_train_chars": n,
-        "n_support": support_rows.len(),
-        "train_seconds": seconds,
-        "final_objective": last.as_ref().map(|r| r.objective),
-        "final_average_loss": last.as_ref().map(|r| r.average_loss),
-        "folds": train.fold_list(),
-    });
+    let n_words = train.n_sequences();
+    let training = SequenceTraining {
+        loss: cfg.loss,
+        reg: p.reg.clone(),
+        lambda: p.lambda,
+        c: c_from_lambda(p.lambda, n_words),
+        eta0: p.eta0,
+        schedule: p.schedule,
+        epochs: p.epochs,
+        epochs_run: last.as_ref().map(|r| r.epoch),
+        seed: p.seed,
+        averaging: p.averaging,
+        projection_radius: gamma,
+        learn_beta0: cfg.learn_beta0,
+        average_kernels: cfg.average,
+        n_train_sequences: n_words,
+        n_train_positions: n,
+        final_objective: last.as_ref().map(|r| r.objective),
+        final_average_loss: last.as_ref().map(|r| r.average_loss),
+        folds: train.fold_list(),
+    };
     Ok((
         SequenceModel {
             loss: cfg.loss,
-            labels: (0..l).map(|y| label_char(y).to_string()).collect(),
+            labels: train.label_names.clone(),
             n_features: train.x.cols,
+            feature_names: train.feature_names.clone(),
             kernels,
             groups,
             support: train.x.select_rows(&support_rows),
@@ -320,14 +320,14 @@ fn group_sqnorm(g: &Gram, a: &[f64], l: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::ocr::parse_ocr;
+    use crate::data::Matrix;
     use crate::prox::RegSpec;
     use rand::{Rng, SeedableRng};
-    use std::path::Path;
 
-    /// Words over 5 letters whose 128-pixel images are noisy copies of one prototype each;
-    /// the letter after `a` is always `b` (a bigram the chain can learn).
-    fn synthetic(words: usize, seed: u64) -> OcrData {
+    /// Sequences over 5 labels (named like tags, not letters) whose 128 binary features are
+    /// noisy copies of one prototype each; the label after `NOUN` is always `VERB` (a bigram
+    /// the chain can learn).
+    fn synthetic(words: usize, seed: u64) -> SequenceData {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         let mut proto_rng = rand_chacha::ChaCha8Rng::seed_from_u64(99);
         let protos: Vec<Vec<u8>> = (0..5)
@@ -337,29 +337,35 @@ mod tests {
                     .collect()
             })
             .collect();
-        let mut text = String::new();
-        let mut id = 1;
-        for w in 0..words {
+        let (mut x, mut labels, mut spans) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..words {
             let len = rng.gen_range(2..6);
+            let start = labels.len();
             let mut prev = 9;
-            for pos in 0..len {
+            for _ in 0..len {
                 let y = if prev == 0 { 1 } else { rng.gen_range(0..5) };
                 prev = y;
-                let next = if pos + 1 == len { -1 } else { id + 1 };
-                text.push_str(&format!(
-                    "{id}\t{}\t{next}\t{w}\t{}\t0",
-                    (b'a' + y as u8) as char,
-                    pos + 1
-                ));
+                labels.push(y);
                 for &p in &protos[y] {
                     let v = if rng.gen_bool(0.15) { 1 - p } else { p };
-                    text.push_str(&format!("\t{v}"));
+                    x.push(f64::from(v));
                 }
-                text.push('\n');
-                id += 1;
             }
+            spans.push(start..labels.len());
         }
-        parse_ocr(Path::new("synthetic"), text.as_bytes()).unwrap()
+        let n = labels.len();
+        SequenceData::new(
+            Matrix::from_vec(n, 128, x),
+            labels,
+            spans,
+            ["NOUN", "VERB", "ADJ", "ADP", "DET"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            (0..128).map(|j| format!("f{j}")).collect(),
+            None,
+        )
+        .unwrap()
     }
 
     fn config(learn_beta0: bool, average: bool, c: f64, n_words: usize) -> SequenceFitConfig {
@@ -392,7 +398,7 @@ mod tests {
         let test = synthetic(40, 2);
         let c = 3.0;
         for (beta0, average) in [(false, false), (true, false), (false, true)] {
-            let cfg = config(beta0, average, c, train.n_words());
+            let cfg = config(beta0, average, c, train.n_sequences());
             let epochs = std::sync::atomic::AtomicU64::new(0);
             let (model, info) = fit_sequence(&train, &cfg, &|_: &crate::run::Progress| {
                 epochs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -401,7 +407,9 @@ mod tests {
             .unwrap();
             assert_eq!(epochs.into_inner(), 5);
             assert_eq!(info.steps, 5);
-            let acc = model.char_accuracy(&test, &MemoryLimit::default()).unwrap();
+            let acc = model
+                .token_accuracy(&test, &MemoryLimit::default())
+                .unwrap();
             assert!(acc > 0.9, "beta0 {beta0} average {average}: accuracy {acc}");
             let total: f64 = model.weights.iter().sum();
             assert!((total - 1.0).abs() < 1e-9, "{:?}", model.weights);
@@ -410,16 +418,21 @@ mod tests {
                 model.weight_names.len(),
                 if average { 1 } else { 2 } + usize::from(beta0)
             );
-            let gamma = model.training["projection_radius"].as_f64().unwrap();
-            assert!((gamma - (2.0 * c * train.n_chars() as f64).sqrt()).abs() < 1e-9);
+            let gamma = model.training.projection_radius.unwrap();
+            assert!((gamma - (2.0 * c * train.n_positions() as f64).sqrt()).abs() < 1e-9);
             let text = serde_json::to_string(&model).unwrap();
             let back: SequenceModel = serde_json::from_str(&text).unwrap();
             assert_eq!(back, model);
-            let words = model.predict_ocr(&test, &MemoryLimit::default()).unwrap();
-            assert_eq!(words.len(), test.n_words());
+            model.validate().unwrap();
+            assert_eq!(model.labels, train.label_names);
+            let words = model
+                .predict_names(&test.x, &test.spans, &MemoryLimit::default())
+                .unwrap();
+            assert_eq!(words.len(), test.n_sequences());
+            assert_eq!(words[0].len(), test.spans[0].len());
         }
         // Norms from the cached scores vs the exact quadratic form.
-        let cfg = config(false, false, c, train.n_words());
+        let cfg = config(false, false, c, train.n_sequences());
         let kernels = fit_kernels(&cfg.kernels, &train.x, 3).unwrap();
         let grams = base_grams(&kernels, &train.x, &cfg.memory).unwrap();
         let groups = KernelGroup::separate(&kernels);
@@ -429,7 +442,7 @@ mod tests {
                 exact = grams
                     .iter()
                     .zip(st.kernel_coefs(false))
-                    .map(|(g, a)| group_sqnorm(g, &a, N_LETTERS).sqrt())
+                    .map(|(g, a)| group_sqnorm(g, &a, 5).sqrt())
                     .collect();
                 Control::Continue
             })
@@ -439,17 +452,16 @@ mod tests {
         }
     }
 
-    /// The label-pair matrix learns the forced bigram a -> b.
+    /// The label-pair matrix learns the forced bigram NOUN -> VERB.
     #[test]
     fn learns_the_bigram() {
         let train = synthetic(80, 4);
-        let cfg = config(false, false, 3.0, train.n_words());
+        let cfg = config(false, false, 3.0, train.n_sequences());
         let (model, _) = fit_sequence(&train, &cfg, &()).unwrap();
         let w = &model.transitions;
+        assert_eq!(w.len(), 25);
         let ab = w[1];
-        let best_after_a = (0..N_LETTERS)
-            .map(|b| w[b])
-            .fold(f64::NEG_INFINITY, f64::max);
+        let best_after_a = (0..5).map(|b| w[b]).fold(f64::NEG_INFINITY, f64::max);
         assert_eq!(ab, best_after_a, "{:?}", &w[..5]);
     }
 
@@ -458,10 +470,16 @@ mod tests {
         let train = synthetic(10, 5);
         let mut cfg = config(false, false, 1.0, 10);
         cfg.kernels.clear();
-        assert!(fit_sequence(&train, &cfg, &()).is_err());
+        assert!(matches!(
+            fit_sequence(&train, &cfg, &()),
+            Err(Error::InvalidParameter { name, .. }) if name == "kernels"
+        ));
         let cfg = config(false, false, 1.0, 10);
-        let empty = train.select_words(&[]);
-        assert!(fit_sequence(&empty, &cfg, &()).is_err());
+        let empty = train.select(&[]);
+        assert!(matches!(
+            fit_sequence(&empty, &cfg, &()),
+            Err(Error::Data(_))
+        ));
         assert!((c_from_lambda(lambda_from_c(3.0, 17), 17) - 3.0).abs() < 1e-12);
     }
 }

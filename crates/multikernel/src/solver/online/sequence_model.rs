@@ -9,8 +9,7 @@
 //! words are decoded by Viterbi (eq. 1). A kernel group is one base kernel (MKL, single
 //! kernels) or a fixed combination of base kernels (the plain average baseline).
 
-use crate::data::ocr::{label_char, OcrData};
-use crate::data::Matrix;
+use crate::data::{Matrix, SequenceData};
 use crate::error::{Error, Result};
 use crate::kernel::binary::expansion_scores;
 use crate::kernel::{FittedKernel, MemoryLimit};
@@ -58,19 +57,62 @@ impl KernelGroup {
     }
 }
 
-/// The trained sequence model.
+/// How a sequence model was trained: the settings it was fitted with and where the run
+/// ended (no timings, so that the same seed gives the same model file). Version-1 files
+/// spelled some keys differently (`n_train_words`, `n_train_chars`); both are read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SequenceTraining {
+    #[serde(with = "crate::solver::online::vector_model::as_text")]
+    pub loss: crate::task::sequence::SeqLoss,
+    #[serde(with = "crate::solver::online::vector_model::as_text")]
+    pub reg: crate::prox::RegSpec,
+    pub lambda: f64,
+    /// `1 / (lambda N)`, `N` training sequences.
+    #[serde(rename = "C")]
+    pub c: f64,
+    pub eta0: f64,
+    #[serde(with = "crate::solver::online::vector_model::as_text")]
+    pub schedule: crate::solver::online::StepSchedule,
+    pub epochs: usize,
+    /// Epochs run (fewer when the run was stopped).
+    #[serde(default)]
+    pub epochs_run: Option<usize>,
+    pub seed: u64,
+    pub averaging: bool,
+    pub projection_radius: Option<f64>,
+    pub learn_beta0: bool,
+    /// One group holding the plain average of the kernels.
+    #[serde(default)]
+    pub average_kernels: bool,
+    #[serde(alias = "n_train_words")]
+    pub n_train_sequences: usize,
+    #[serde(alias = "n_train_chars")]
+    pub n_train_positions: usize,
+    pub final_objective: Option<f64>,
+    #[serde(default)]
+    pub final_average_loss: Option<f64>,
+    /// Folds of the training sequences, when the data had folds.
+    #[serde(default)]
+    pub folds: Vec<usize>,
+}
+
+/// The trained sequence model. Its serde shape is that of version-1 model files (fields added
+/// since carry `#[serde(default)]`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SequenceModel {
     pub loss: SeqLoss,
-    /// Label names (`a`..`z` for OCR).
+    /// Label names, in label-index order (`a`..`z` for OCR).
     pub labels: Vec<String>,
-    /// Input columns (pixels) the kernels expect.
+    /// Input columns the kernels expect.
     pub n_features: usize,
+    /// Their names (empty in models written before they were recorded).
+    #[serde(default)]
+    pub feature_names: Vec<String>,
     pub kernels: Vec<FittedKernel>,
     pub groups: Vec<KernelGroup>,
-    /// Support characters (rows), shared by all groups.
+    /// Support positions (rows), shared by all groups.
     pub support: Matrix,
-    /// Index of each support character among the training characters.
+    /// Index of each support position among the training positions.
     pub support_rows: Vec<usize>,
     /// Per group: coefficients `n_support x n_labels` (support-major); empty for a group whose
     /// norm is zero.
@@ -83,12 +125,125 @@ pub struct SequenceModel {
     pub weight_names: Vec<String>,
     pub weights: Vec<f64>,
     /// How it was trained (regularizer, lambda, C, eta0, epochs, radius, ...).
-    pub training: serde_json::Value,
+    pub training: SequenceTraining,
 }
+
+/// Origin named in [`Error::Model`] by [`SequenceModel::validate`].
+const ORIGIN: &str = "sequence model";
 
 impl SequenceModel {
     pub fn n_labels(&self) -> usize {
         self.labels.len()
+    }
+
+    /// Checks that every stored shape agrees: support rows and columns against the
+    /// coefficients and `n_features`, each group's kernels in range with finite factors, the
+    /// kernels' input columns, `L x L` transitions, one weight per name. After it succeeds,
+    /// prediction on inputs with `n_features` columns does not panic.
+    pub fn validate(&self) -> Result<()> {
+        let l = self.n_labels();
+        if l == 0 {
+            return Err(Error::model(ORIGIN, "no labels"));
+        }
+        let sup = &self.support;
+        if sup.rows.checked_mul(sup.cols) != Some(sup.data.len()) {
+            return Err(Error::shape(
+                "sequence model: support values (rows x columns)",
+                sup.rows.saturating_mul(sup.cols),
+                sup.data.len(),
+            ));
+        }
+        if sup.cols != self.n_features {
+            return Err(Error::shape(
+                "sequence model: support columns",
+                self.n_features,
+                sup.cols,
+            ));
+        }
+        if self.support_rows.len() != sup.rows {
+            return Err(Error::shape(
+                "sequence model: support row indices",
+                sup.rows,
+                self.support_rows.len(),
+            ));
+        }
+        if !self.feature_names.is_empty() && self.feature_names.len() != self.n_features {
+            return Err(Error::shape(
+                "sequence model: feature names",
+                self.n_features,
+                self.feature_names.len(),
+            ));
+        }
+        if self.coef.len() != self.groups.len() {
+            return Err(Error::shape(
+                "sequence model: coefficient blocks (one per group)",
+                self.groups.len(),
+                self.coef.len(),
+            ));
+        }
+        for (g, (group, c)) in self.groups.iter().zip(&self.coef).enumerate() {
+            if !c.is_empty() && c.len() != sup.rows * l {
+                return Err(Error::shape(
+                    format!("sequence model: coefficients of group {g} (support x labels)"),
+                    sup.rows * l,
+                    c.len(),
+                ));
+            }
+            if let Some(&(k, w)) = group
+                .components
+                .iter()
+                .find(|&&(k, w)| k >= self.kernels.len() || !w.is_finite())
+            {
+                return Err(Error::model(
+                    ORIGIN,
+                    format!(
+                        "group {g} ({}) uses kernel {k} with factor {w}; there are {} kernels",
+                        group.name,
+                        self.kernels.len()
+                    ),
+                ));
+            }
+        }
+        for k in &self.kernels {
+            if k.n_features() != self.n_features {
+                return Err(Error::shape(
+                    format!("sequence model: input columns of kernel {}", k.name),
+                    self.n_features,
+                    k.n_features(),
+                ));
+            }
+            if let Some(&j) = k
+                .features()
+                .and_then(|f| f.iter().find(|&&j| j >= self.n_features))
+            {
+                return Err(Error::model(
+                    ORIGIN,
+                    format!("kernel {} reads column {j} of {}", k.name, self.n_features),
+                ));
+            }
+        }
+        if self.transitions.len() != l * l {
+            return Err(Error::shape(
+                "sequence model: label-pair scores (labels x labels)",
+                l * l,
+                self.transitions.len(),
+            ));
+        }
+        if self.weights.len() != self.weight_names.len() {
+            return Err(Error::shape(
+                "sequence model: kernel weights (one per name)",
+                self.weight_names.len(),
+                self.weights.len(),
+            ));
+        }
+        if self.group_norms.len() != self.weights.len() {
+            return Err(Error::shape(
+                "sequence model: group norms (one per weight)",
+                self.weights.len(),
+                self.group_norms.len(),
+            ));
+        }
+        Ok(())
     }
 
     /// Per base kernel, the combined coefficients `sum_g w_gk a_g` (`n_support x L`), `None`
@@ -110,13 +265,22 @@ impl SequenceModel {
         out
     }
 
-    /// Unigram scores (`n x L`) of the rows of `x`.
+    /// Unigram scores (`n x L`) of the rows of `x` (the model is validated first).
     pub fn unary_scores(&self, x: &Matrix, limit: &MemoryLimit) -> Result<Matrix> {
+        self.validate()?;
         if x.cols != self.n_features {
-            return Err(Error::invalid(format!(
-                "the model expects {} pixels per character, the data has {}",
-                self.n_features, x.cols
-            )));
+            return Err(Error::shape(
+                "features per position (the model's inputs)",
+                self.n_features,
+                x.cols,
+            ));
+        }
+        if x.data.len() != x.rows * x.cols {
+            return Err(Error::shape(
+                "input values (rows x columns)",
+                x.rows * x.cols,
+                x.data.len(),
+            ));
         }
         let coefs = self.kernel_coefs();
         expansion_scores(
@@ -129,35 +293,72 @@ impl SequenceModel {
         )
     }
 
-    /// The best label sequence of each word (`words` index rows of `x`), by Viterbi.
-    pub fn predict_words(
+    /// The best label sequence (label indices of the model) of each sequence (`spans` index
+    /// rows of `x`), by Viterbi.
+    pub fn predict(
         &self,
         x: &Matrix,
-        words: &[Range<usize>],
+        spans: &[Range<usize>],
         limit: &MemoryLimit,
     ) -> Result<Vec<Vec<usize>>> {
-        if let Some(w) = words.iter().find(|w| w.end > x.rows || w.start > w.end) {
-            return Err(Error::invalid(format!(
-                "word {w:?} is outside the {} characters given",
+        if let Some(w) = spans.iter().find(|w| w.end > x.rows || w.start > w.end) {
+            return Err(Error::data(format!(
+                "sequence {w:?} is outside the {} rows given",
                 x.rows
             )));
         }
         let s = self.unary_scores(x, limit)?;
-        Ok(decode_words(&s, &self.transitions, words))
+        Ok(decode_sequences(&s, &self.transitions, spans))
     }
 
-    /// Predicted words of an OCR data set, spelled out.
-    pub fn predict_ocr(&self, data: &OcrData, limit: &MemoryLimit) -> Result<Vec<String>> {
-        let p = self.predict_words(&data.x, &data.words, limit)?;
-        Ok(p.iter()
-            .map(|w| w.iter().map(|&y| label_char(y)).collect())
+    /// Like [`SequenceModel::predict`], with label names.
+    pub fn predict_names(
+        &self,
+        x: &Matrix,
+        spans: &[Range<usize>],
+        limit: &MemoryLimit,
+    ) -> Result<Vec<Vec<String>>> {
+        Ok(self
+            .predict(x, spans, limit)?
+            .iter()
+            .map(|p| p.iter().map(|&y| self.labels[y].clone()).collect())
             .collect())
     }
 
-    /// Per-character accuracy (a fraction) on an OCR data set.
-    pub fn char_accuracy(&self, data: &OcrData, limit: &MemoryLimit) -> Result<f64> {
-        let p = self.predict_words(&data.x, &data.words, limit)?;
-        Ok(char_accuracy(&p, data))
+    /// The predicted label sequences of a data set's sequences.
+    pub fn predict_data(
+        &self,
+        data: &SequenceData,
+        limit: &MemoryLimit,
+    ) -> Result<Vec<Vec<usize>>> {
+        self.predict(&data.x, &data.spans, limit)
+    }
+
+    /// Per-position accuracy (a fraction) on labeled data; labels are matched by name, and a
+    /// gold label the model does not know counts as wrong.
+    pub fn token_accuracy(&self, data: &SequenceData, limit: &MemoryLimit) -> Result<f64> {
+        let pred = self.predict_data(data, limit)?;
+        let to_model: Vec<Option<usize>> = data
+            .label_names
+            .iter()
+            .map(|n| self.labels.iter().position(|m| m == n))
+            .collect();
+        let mut right = 0usize;
+        let mut total = 0usize;
+        for (s, p) in pred.iter().enumerate() {
+            let gold = data.sequence_labels(s);
+            total += gold.len();
+            right += p
+                .iter()
+                .zip(gold)
+                .filter(|(&a, &b)| to_model.get(b).copied().flatten() == Some(a))
+                .count();
+        }
+        Ok(if total == 0 {
+            0.0
+        } else {
+            right as f64 / total as f64
+        })
     }
 
     /// Names and weights of the kernel groups (and beta0 when learned).
@@ -170,21 +371,21 @@ impl SequenceModel {
     }
 }
 
-/// Viterbi on each word given unigram scores (`n x L`) and label-pair scores.
-pub fn decode_words(scores: &Matrix, trans: &[f64], words: &[Range<usize>]) -> Vec<Vec<usize>> {
+/// Viterbi on each sequence given unigram scores (`n x L`) and label-pair scores.
+pub fn decode_sequences(scores: &Matrix, trans: &[f64], spans: &[Range<usize>]) -> Vec<Vec<usize>> {
     let l = scores.cols;
-    words
+    spans
         .par_iter()
         .map(|w| viterbi(&scores.data[w.start * l..w.end * l], trans, l).1)
         .collect()
 }
 
-/// Fraction of characters whose predicted label is right.
-pub fn char_accuracy(pred: &[Vec<usize>], data: &OcrData) -> f64 {
+/// Fraction of positions whose predicted label (an index of `data`'s labels) is right.
+pub fn token_accuracy(pred: &[Vec<usize>], data: &SequenceData) -> f64 {
     let mut right = 0usize;
     let mut total = 0usize;
     for (w, p) in pred.iter().enumerate() {
-        let gold = data.word_labels(w);
+        let gold = data.sequence_labels(w);
         total += gold.len();
         right += p.iter().zip(gold).filter(|(a, b)| a == b).count();
     }

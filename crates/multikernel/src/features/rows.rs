@@ -1,0 +1,108 @@
+//! Many sparse vectors in one buffer (compressed sparse rows): the explicit features of all
+//! parts of an example, scored by one sparse matrix-vector product.
+
+use super::SparseVector;
+use serde::{Deserialize, Serialize};
+
+/// Sparse rows stored contiguously: row `r` holds `entries[offsets[r]..offsets[r + 1]]`,
+/// each row sorted by index with unique indices.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SparseRows {
+    offsets: Vec<usize>,
+    entries: Vec<(usize, f64)>,
+}
+
+impl Default for SparseRows {
+    fn default() -> Self {
+        SparseRows {
+            offsets: vec![0],
+            entries: Vec::new(),
+        }
+    }
+}
+
+impl SparseRows {
+    /// No rows.
+    pub fn new() -> SparseRows {
+        SparseRows::default()
+    }
+
+    /// Appends a row.
+    pub fn push(&mut self, row: &SparseVector) {
+        self.entries.extend_from_slice(row.entries());
+        self.offsets.push(self.entries.len());
+    }
+
+    pub fn n_rows(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n_rows() == 0
+    }
+
+    /// The entries of row `r`, sorted by index.
+    #[inline]
+    pub fn row(&self, r: usize) -> &[(usize, f64)] {
+        &self.entries[self.offsets[r]..self.offsets[r + 1]]
+    }
+
+    /// Row `r` as a sparse vector.
+    pub fn row_vector(&self, r: usize) -> SparseVector {
+        SparseVector::from_sorted(self.row(r).to_vec()).unwrap_or_default()
+    }
+
+    /// The largest index of any row plus one (0 without entries).
+    pub fn dim(&self) -> usize {
+        self.entries.iter().map(|&(j, _)| j + 1).max().unwrap_or(0)
+    }
+
+    /// `out[r] = <row r, dense>` for every row, each summed in index order (appended to
+    /// `out`). Panics if an index is outside `dense`.
+    pub fn mul_dense(&self, dense: &[f64], out: &mut Vec<f64>) {
+        out.reserve(self.n_rows());
+        for w in self.offsets.windows(2) {
+            let mut s = 0.0;
+            for &(j, v) in &self.entries[w[0]..w[1]] {
+                s += v * dense[j];
+            }
+            out.push(s);
+        }
+    }
+}
+
+impl FromIterator<SparseVector> for SparseRows {
+    fn from_iter<I: IntoIterator<Item = SparseVector>>(iter: I) -> Self {
+        let mut rows = SparseRows::new();
+        for v in iter {
+            rows.push(&v);
+        }
+        rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_multiply_like_their_vectors() {
+        let vs = [
+            SparseVector::from_pairs(vec![(2, 1.5), (0, -1.0)]),
+            SparseVector::new(),
+            SparseVector::unit(3, 2.0),
+        ];
+        let rows: SparseRows = vs.iter().cloned().collect();
+        assert_eq!(rows.n_rows(), 3);
+        assert_eq!(rows.dim(), 4);
+        let dense = [1.0, 2.0, 3.0, 4.0];
+        let mut out = vec![9.0];
+        rows.mul_dense(&dense, &mut out);
+        assert_eq!(out, vec![9.0, 3.5, 0.0, 8.0]);
+        for (r, v) in vs.iter().enumerate() {
+            assert_eq!(&rows.row_vector(r), v);
+            assert_eq!(out[r + 1], v.dot(&dense));
+        }
+        assert!(SparseRows::new().is_empty());
+    }
+}

@@ -1,0 +1,331 @@
+//! A minimal 1-slack cutting-plane learner for structured tasks with explicit features: the
+//! l2-regularized structural SVM of Joachims, Finley & Yu (2009), as in Algorithm 1 of
+//! mao-tsang without its multiple-template (MKL) part:
+//!
+//! ```text
+//! min_{w, xi >= 0}  1/2 ||w||^2 + C xi
+//! s.t.  <w, a(y_hat)> >= b(y_hat) - xi   for every choice y_hat = (y_hat_1, ..., y_hat_n),
+//! a(y_hat) = 1/n sum_i [Phi(x_i, y_i) - Phi(x_i, y_hat_i)],   b(y_hat) = 1/n sum_i c(y_i, y_hat_i),
+//! ```
+//!
+//! i.e. `lambda/2 ||w||^2 + (1/n) sum_i hinge_i` with `lambda = 1 / C` (eq. 4 of martins2011
+//! averaged). Each iteration
+//! 1. finds the most violated constraint at the current `w` by loss-augmented decoding of
+//!    every example (in parallel; [`StructuredTask::loss_augmented_decode`]), which also gives
+//!    the exact objective `J(w) = 1/2 ||w||^2 + C R_emp(w)`, `R_emp(w) = b - <w, a>`;
+//! 2. stops when `R_emp(w) <= xi + epsilon`, `xi` the slack of the working set at `w`
+//!    (status [`RunStatus::Converged`]);
+//! 3. otherwise adds the cut to the working set and re-solves the restricted problem, the
+//!    [`MasterProblem`] (here [`L2Master`], the dual QP of [`qp`] over the capped simplex).
+//!
+//! The multi-template issue replaces the master by the QCQP over per-template Gram matrices
+//! (mao-tsang problem (6)); cuts keep the global index layout of the task's explicit groups so
+//! that per-group blocks are at hand.
+
+pub mod qp;
+
+use crate::error::{Error, Result};
+use crate::features::{GroupLayout, SparseVector};
+use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
+use crate::task::structured::{
+    check_parts, explicit_feature, explicit_layout, explicit_scores, StructuredTask,
+};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Hyper-parameters of the cutting-plane loop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CuttingPlaneParams {
+    /// `C` of `1/2 ||w||^2 + C xi` (`xi` bounds the average loss).
+    #[serde(rename = "C")]
+    pub c: f64,
+    /// Stop when the most violated constraint is violated by at most `epsilon` more than the
+    /// working set's slack.
+    pub epsilon: f64,
+    /// Cuts added at most (then status [`RunStatus::IterationLimit`]).
+    pub max_iter: usize,
+    /// Duality gap at which the working-set QP stops.
+    pub qp_tol: f64,
+    /// Pairwise steps of the working-set QP at most.
+    pub qp_max_iter: usize,
+}
+
+impl Default for CuttingPlaneParams {
+    fn default() -> Self {
+        CuttingPlaneParams {
+            c: 1.0,
+            epsilon: 1e-3,
+            max_iter: 1000,
+            qp_tol: 1e-10,
+            qp_max_iter: 1_000_000,
+        }
+    }
+}
+
+impl CuttingPlaneParams {
+    /// Checks the values before any work starts.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.c.is_finite() && self.c > 0.0) {
+            return Err(Error::param("C", self.c, "a positive number"));
+        }
+        if !(self.epsilon.is_finite() && self.epsilon > 0.0) {
+            return Err(Error::param("epsilon", self.epsilon, "a positive number"));
+        }
+        if self.max_iter == 0 {
+            return Err(Error::param("max_iter", 0, "at least 1"));
+        }
+        if !(self.qp_tol.is_finite() && self.qp_tol >= 0.0) {
+            return Err(Error::param("qp_tol", self.qp_tol, "a number >= 0"));
+        }
+        if self.qp_max_iter == 0 {
+            return Err(Error::param("qp_max_iter", 0, "at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// A constraint of the 1-slack working set: `<w, a> >= b - xi`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cut {
+    /// `1/n sum_i [Phi(x_i, y_i) - Phi(x_i, y_hat_i)]` in the explicit parameter space.
+    pub a: SparseVector,
+    /// `1/n sum_i c(y_i, y_hat_i)`.
+    pub b: f64,
+}
+
+/// The restricted problem over a working set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MasterSolution {
+    /// The weights (global indices of the explicit groups).
+    pub w: Vec<f64>,
+    /// The restricted problem's optimal value (its dual value).
+    pub value: f64,
+}
+
+/// Solves the problem restricted to the cuts so far: the seam where the multi-template
+/// learner puts its QCQP. Cuts are only appended between calls, so a master may cache what
+/// it computed for earlier ones.
+pub trait MasterProblem {
+    fn solve(&mut self, cuts: &[Cut], c: f64, dim: usize) -> Result<MasterSolution>;
+}
+
+/// The l2 master: the dual QP over the capped simplex ([`qp::solve`]), the Gram matrix of the
+/// cuts kept between calls and warm-started from the previous multipliers.
+#[derive(Debug, Clone, Default)]
+pub struct L2Master {
+    gram: Vec<Vec<f64>>,
+    alpha: Vec<f64>,
+    tol: f64,
+    max_iter: usize,
+}
+
+impl L2Master {
+    pub fn new(tol: f64, max_iter: usize) -> L2Master {
+        L2Master {
+            gram: Vec::new(),
+            alpha: Vec::new(),
+            tol,
+            max_iter,
+        }
+    }
+
+    /// The multipliers of the last solve.
+    pub fn alpha(&self) -> &[f64] {
+        &self.alpha
+    }
+}
+
+impl MasterProblem for L2Master {
+    fn solve(&mut self, cuts: &[Cut], c: f64, dim: usize) -> Result<MasterSolution> {
+        for r in self.gram.len()..cuts.len() {
+            let row: Vec<f64> = (0..=r).map(|s| cuts[r].a.dot_sparse(&cuts[s].a)).collect();
+            self.gram.push(row);
+        }
+        let r = cuts.len();
+        let mut g = vec![0.0; r * r];
+        for i in 0..r {
+            for j in 0..=i {
+                g[i * r + j] = self.gram[i][j];
+                g[j * r + i] = self.gram[i][j];
+            }
+        }
+        let b: Vec<f64> = cuts.iter().map(|k| k.b).collect();
+        let sol = qp::solve(&g, &b, c, &self.alpha, self.tol, self.max_iter);
+        if !sol.value.is_finite() {
+            return Err(Error::Numerical(format!(
+                "the working-set QP over {r} cuts has a non-finite value"
+            )));
+        }
+        let mut w = vec![0.0; dim];
+        for (cut, &a) in cuts.iter().zip(&sol.alpha) {
+            if a != 0.0 {
+                cut.a.add_scaled_to(&mut w, a);
+            }
+        }
+        self.alpha = sol.alpha;
+        Ok(MasterSolution {
+            w,
+            value: sol.value,
+        })
+    }
+}
+
+/// What the cutting-plane loop returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CuttingPlaneModel {
+    /// Weights over the explicit groups (global indices of `layout`).
+    pub weights: Vec<f64>,
+    pub layout: GroupLayout,
+    pub group_names: Vec<String>,
+    /// `||w_g||` per group.
+    pub group_norms: Vec<f64>,
+    pub params: CuttingPlaneParams,
+    /// Cuts in the working set at the end.
+    pub cuts: usize,
+    /// `J(w) = 1/2 ||w||^2 + C R_emp(w)` of the returned weights (NaN when cancelled before
+    /// the first evaluation).
+    pub objective: f64,
+    /// `R_emp(w)`, the average structured hinge loss of the returned weights.
+    pub empirical_risk: f64,
+}
+
+impl CuttingPlaneModel {
+    /// The best output of example `i` of `task` (a task over the same explicit features).
+    pub fn predict<T: StructuredTask + ?Sized>(&self, task: &T, i: usize) -> Result<T::Output> {
+        let mut s = Vec::new();
+        explicit_scores(task, i, &self.weights, &mut s)?;
+        Ok(task.decode(i, &s))
+    }
+}
+
+/// The most violated constraint at `w`; `None` when the observer stopped the run.
+fn separation<T: StructuredTask + ?Sized>(
+    task: &T,
+    w: &[f64],
+    gold: &[f64],
+    observer: &(impl Observer + ?Sized),
+) -> Result<Option<Cut>> {
+    let n = task.n_examples();
+    let found: Vec<Option<(SparseVector, f64)>> = (0..n)
+        .into_par_iter()
+        .map_init(
+            Vec::new,
+            |scores, i| -> Result<Option<(SparseVector, f64)>> {
+                if observer.should_stop() {
+                    return Ok(None);
+                }
+                explicit_scores(task, i, w, scores)?;
+                let aug = task.loss_augmented_decode(i, scores);
+                Ok(Some((
+                    explicit_feature(task, i, &aug.feature),
+                    task.cost(i, &aug.output),
+                )))
+            },
+        )
+        .collect::<Result<_>>()?;
+    let mut a = gold.to_vec();
+    let mut b = 0.0;
+    let inv = 1.0 / n as f64;
+    for f in found {
+        let Some((phi, cost)) = f else {
+            return Ok(None);
+        };
+        phi.add_scaled_to(&mut a, -inv);
+        b += cost;
+    }
+    let a = a
+        .into_iter()
+        .enumerate()
+        .filter(|(_, v)| *v != 0.0)
+        .collect();
+    Ok(Some(Cut {
+        a: SparseVector::from_sorted(a).unwrap_or_default(),
+        b: b * inv,
+    }))
+}
+
+/// Trains the l2 structural SVM on `task` by the 1-slack cutting-plane loop with the l2
+/// master. `observer` sees each iteration's objective `J(w)` and may stop the run (polled
+/// between examples while decoding); a stopped run returns the weights reached, with status
+/// [`RunStatus::Cancelled`].
+pub fn fit<T: StructuredTask + ?Sized>(
+    task: &T,
+    params: &CuttingPlaneParams,
+    observer: &(impl Observer + ?Sized),
+) -> Result<(CuttingPlaneModel, RunInfo)> {
+    fit_with_master(
+        task,
+        params,
+        &mut L2Master::new(params.qp_tol, params.qp_max_iter),
+        observer,
+    )
+}
+
+/// [`fit`] with any master problem (the multi-template learner's seam).
+pub fn fit_with_master<T: StructuredTask + ?Sized>(
+    task: &T,
+    params: &CuttingPlaneParams,
+    master: &mut dyn MasterProblem,
+    observer: &(impl Observer + ?Sized),
+) -> Result<(CuttingPlaneModel, RunInfo)> {
+    params.validate()?;
+    let n = task.n_examples();
+    if n == 0 {
+        return Err(Error::data("no training examples"));
+    }
+    if task.n_points() > 0 {
+        return Err(Error::unsupported(
+            "the cutting-plane learner handles explicit feature groups only; the task has \
+             kernel-scored parts",
+        ));
+    }
+    check_parts(task)?;
+    let layout = explicit_layout(task);
+    let dim = layout.total();
+    // (1/n) sum_i Phi(x_i, y_i) in parameter space: the gold half of every cut.
+    let mut gold = vec![0.0; dim];
+    for i in 0..n {
+        explicit_feature(task, i, &task.joint_feature(i, task.gold(i)))
+            .add_scaled_to(&mut gold, 1.0 / n as f64);
+    }
+    let c = params.c;
+    let mut w = vec![0.0; dim];
+    let mut cuts: Vec<Cut> = Vec::new();
+    let mut rec = RunRecorder::new(StepUnit::Iteration, Some(params.max_iter as u64));
+    let mut objective = f64::NAN;
+    let mut risk = f64::NAN;
+    let status = loop {
+        let Some(cut) = separation(task, &w, &gold, observer)? else {
+            break RunStatus::Cancelled;
+        };
+        risk = (cut.b - cut.a.dot(&w)).max(0.0);
+        let sqnorm: f64 = w.iter().map(|v| v * v).sum();
+        objective = 0.5 * sqnorm + c * risk;
+        let xi = cuts.iter().map(|k| k.b - k.a.dot(&w)).fold(0.0, f64::max);
+        if rec.step(Some(objective), observer) == Control::Stop {
+            break RunStatus::Cancelled;
+        }
+        if risk <= xi + params.epsilon {
+            break RunStatus::Converged;
+        }
+        if cuts.len() >= params.max_iter {
+            break RunStatus::IterationLimit;
+        }
+        cuts.push(cut);
+        w = master.solve(&cuts, c, dim)?.w;
+    };
+    let group_norms = (0..layout.n_groups())
+        .map(|g| w[layout.range(g)].iter().map(|v| v * v).sum::<f64>().sqrt())
+        .collect();
+    let model = CuttingPlaneModel {
+        weights: w,
+        group_names: task.explicit_groups().into_iter().map(|g| g.name).collect(),
+        group_norms,
+        layout,
+        params: params.clone(),
+        cuts: cuts.len(),
+        objective,
+        empirical_risk: risk,
+    };
+    Ok((model, rec.finish(status)))
+}

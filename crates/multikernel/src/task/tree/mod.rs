@@ -1,0 +1,547 @@
+//! An arc-factored dependency-tree task (martins2011 Sec. 4.2; McDonald et al. 2005) over short
+//! sentences: the test task of the structured seam (issue 10 item 3), which the parsing issue
+//! grows into a parser.
+//!
+//! A sentence has tokens `1..=n` and the artificial root `0`; an output gives each token `m`
+//! its head `h(m)` in `0..=n`. Parts are the arcs `(h, m)`, laid out as the
+//! `(n + 1) x (n + 1)` arc matrix (part `h * (n + 1) + m`; the entries with `m = 0` or
+//! `h = m` are never used and have no features), so the part scores of a sentence *are* its
+//! arc-score matrix and
+//!
+//! ```text
+//! s(y) = sum_m s(h(m), m),    c(y, y') = cost * #{m : h(m) != h'(m)}  (Hamming on heads).
+//! ```
+//!
+//! Arcs are scored by explicit sparse features, one group per template ([`ArcTemplate`]: head
+//! word, modifier word, their pair, tag pair, direction and distance), so the group-sparse
+//! regularizers select templates.
+//!
+//! Decoding is behind [`TreeDecoder`]. [`Enumeration`] scores every tree: every head
+//! assignment in which following heads from any token reaches the root without a cycle (the
+//! root may have several children; trees need not be projective). There are `(n + 1)^(n - 1)`
+//! of them (Cayley), 1,296 for `n = 5`, the largest length it accepts
+//! ([`MAX_ENUMERATED_TOKENS`]). Because the Hamming cost is arc-factored, loss-augmented
+//! decoding is decoding with `cost` added to every non-gold arc, so any decoder (Eisner,
+//! Chu-Liu-Edmonds) gives it for free.
+
+pub mod synthetic;
+
+use crate::error::{Error, Result};
+use crate::features::{Alphabet, GroupLayout, SparseRows, SparseVector};
+use crate::task::online::{ExplicitGroup, GroupRole};
+use crate::task::structured::{Augmented, Counts, PartMap, PartMarginals, StructuredTask};
+use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
+
+/// The longest sentence [`Enumeration`] decodes.
+pub const MAX_ENUMERATED_TOKENS: usize = 5;
+
+/// The root's word and tag in features.
+pub const ROOT: &str = "<root>";
+
+/// A sentence with its tree: `words[k]`, `tags[k]` and `heads[k]` belong to token `k + 1`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TreeSentence {
+    pub words: Vec<String>,
+    pub tags: Vec<String>,
+    pub heads: Vec<usize>,
+}
+
+impl TreeSentence {
+    pub fn len(&self) -> usize {
+        self.words.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+
+    fn word(&self, t: usize) -> &str {
+        if t == 0 {
+            ROOT
+        } else {
+            &self.words[t - 1]
+        }
+    }
+
+    fn tag(&self, t: usize) -> &str {
+        if t == 0 {
+            ROOT
+        } else {
+            &self.tags[t - 1]
+        }
+    }
+
+    /// Checks the lengths and that `heads` is a tree rooted at 0.
+    pub fn check(&self) -> Result<()> {
+        let n = self.len();
+        if self.tags.len() != n || self.heads.len() != n {
+            return Err(Error::shape(
+                "tags and heads of a sentence",
+                n,
+                if self.tags.len() != n {
+                    self.tags.len()
+                } else {
+                    self.heads.len()
+                },
+            ));
+        }
+        if !is_tree(&self.heads) {
+            return Err(Error::data(format!(
+                "heads {:?} do not form a tree rooted at 0",
+                self.heads
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Whether `heads` (head of token `k + 1` at `k`) is a tree rooted at 0: heads in range, no
+/// self-loop, and every token reaches 0.
+pub fn is_tree(heads: &[usize]) -> bool {
+    let n = heads.len();
+    if heads.iter().enumerate().any(|(k, &h)| h > n || h == k + 1) {
+        return false;
+    }
+    (1..=n).all(|m| {
+        let mut t = m;
+        for _ in 0..=n {
+            if t == 0 {
+                return true;
+            }
+            t = heads[t - 1];
+        }
+        t == 0
+    })
+}
+
+/// Every tree over `n <= MAX_ENUMERATED_TOKENS` tokens, in lexicographic order of the head
+/// vectors; `None` for longer sentences.
+pub fn all_trees(n: usize) -> Option<&'static [Vec<usize>]> {
+    static TREES: OnceLock<Vec<Vec<Vec<usize>>>> = OnceLock::new();
+    let table = TREES.get_or_init(|| {
+        (0..=MAX_ENUMERATED_TOKENS)
+            .map(|n| {
+                let total = (n + 1).pow(n as u32);
+                (0..total)
+                    .map(|code| {
+                        (0..n)
+                            .map(|k| (code / (n + 1).pow((n - 1 - k) as u32)) % (n + 1))
+                            .collect::<Vec<usize>>()
+                    })
+                    .filter(|h| is_tree(h))
+                    .collect()
+            })
+            .collect()
+    });
+    table.get(n).map(Vec::as_slice)
+}
+
+/// `sum_m arc[h(m) * (n + 1) + m]`.
+pub fn tree_score(arc: &[f64], heads: &[usize]) -> f64 {
+    let n1 = heads.len() + 1;
+    heads
+        .iter()
+        .enumerate()
+        .map(|(k, &h)| arc[h * n1 + k + 1])
+        .sum()
+}
+
+/// Inference over dependency trees from an arc-score matrix (`(n + 1) x (n + 1)`, row = head,
+/// column = modifier). The parsing issue adds Eisner (projective) and Chu-Liu-Edmonds
+/// (non-projective) here.
+pub trait TreeDecoder: Sync + std::fmt::Debug {
+    /// The longest sentence it decodes.
+    fn max_tokens(&self) -> usize;
+
+    /// The best tree's heads.
+    fn decode(&self, n: usize, arc: &[f64]) -> Vec<usize>;
+
+    /// `log Z` over trees and the arc marginals (same layout as `arc`), if available.
+    fn marginals(&self, _n: usize, _arc: &[f64]) -> Option<PartMarginals> {
+        None
+    }
+}
+
+/// Decoding by scoring every tree ([`all_trees`]); ties go to the first tree in
+/// lexicographic order of the heads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Enumeration;
+
+impl TreeDecoder for Enumeration {
+    fn max_tokens(&self) -> usize {
+        MAX_ENUMERATED_TOKENS
+    }
+
+    fn decode(&self, n: usize, arc: &[f64]) -> Vec<usize> {
+        let trees = all_trees(n).unwrap_or(&[]);
+        let mut best = f64::NEG_INFINITY;
+        let mut arg: Option<&Vec<usize>> = None;
+        for t in trees {
+            let s = tree_score(arc, t);
+            if arg.is_none() || s > best {
+                best = s;
+                arg = Some(t);
+            }
+        }
+        arg.cloned().unwrap_or_default()
+    }
+
+    fn marginals(&self, n: usize, arc: &[f64]) -> Option<PartMarginals> {
+        let trees = all_trees(n)?;
+        let scores: Vec<f64> = trees.iter().map(|t| tree_score(arc, t)).collect();
+        let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let log_z = m + scores.iter().map(|s| (s - m).exp()).sum::<f64>().ln();
+        let n1 = n + 1;
+        let mut expected = vec![0.0; n1 * n1];
+        for (t, s) in trees.iter().zip(&scores) {
+            let p = (s - log_z).exp();
+            for (k, &h) in t.iter().enumerate() {
+                expected[h * n1 + k + 1] += p;
+            }
+        }
+        Some(PartMarginals { log_z, expected })
+    }
+}
+
+/// An arc feature template: one group of explicit parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ArcTemplate {
+    /// The head's word.
+    HeadWord,
+    /// The modifier's word.
+    ModWord,
+    /// Head word and modifier word.
+    HeadModWord,
+    /// Head tag and modifier tag.
+    HeadModTag,
+    /// Direction of the arc and its length (capped at 4).
+    DirDist,
+}
+
+impl ArcTemplate {
+    /// Every template, in group order.
+    pub const ALL: [ArcTemplate; 5] = [
+        ArcTemplate::HeadWord,
+        ArcTemplate::ModWord,
+        ArcTemplate::HeadModWord,
+        ArcTemplate::HeadModTag,
+        ArcTemplate::DirDist,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ArcTemplate::HeadWord => "hw",
+            ArcTemplate::ModWord => "mw",
+            ArcTemplate::HeadModWord => "hw,mw",
+            ArcTemplate::HeadModTag => "ht,mt",
+            ArcTemplate::DirDist => "dir,dist",
+        }
+    }
+
+    /// The template's feature string for arc `h -> m` of `s`.
+    pub fn feature(self, s: &TreeSentence, h: usize, m: usize) -> String {
+        match self {
+            ArcTemplate::HeadWord => s.word(h).to_string(),
+            ArcTemplate::ModWord => s.word(m).to_string(),
+            ArcTemplate::HeadModWord => format!("{}|{}", s.word(h), s.word(m)),
+            ArcTemplate::HeadModTag => format!("{}|{}", s.tag(h), s.tag(m)),
+            ArcTemplate::DirDist => {
+                let dir = if h < m { 'R' } else { 'L' };
+                format!("{dir}{}", h.abs_diff(m).min(4))
+            }
+        }
+    }
+}
+
+/// Maps arcs to sparse features: one alphabet per template, grown on training sentences and
+/// then frozen (features never seen in training are dropped); global indices follow the
+/// templates' order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArcFeaturizer {
+    pub templates: Vec<ArcTemplate>,
+    pub alphabets: Vec<Alphabet>,
+}
+
+impl ArcFeaturizer {
+    /// Grows one alphabet per template over every arc of `train`, then freezes them.
+    pub fn fit(templates: &[ArcTemplate], train: &[TreeSentence]) -> ArcFeaturizer {
+        let mut alphabets = vec![Alphabet::new(); templates.len()];
+        for s in train {
+            let n = s.len();
+            for h in 0..=n {
+                for m in 1..=n {
+                    if h != m {
+                        for (t, a) in templates.iter().zip(alphabets.iter_mut()) {
+                            a.intern(&t.feature(s, h, m));
+                        }
+                    }
+                }
+            }
+        }
+        alphabets.iter_mut().for_each(Alphabet::freeze);
+        ArcFeaturizer {
+            templates: templates.to_vec(),
+            alphabets,
+        }
+    }
+
+    /// The parameter layout: one group per template.
+    pub fn layout(&self) -> GroupLayout {
+        GroupLayout::new(self.alphabets.iter().map(Alphabet::len))
+    }
+
+    /// One regularized group per template, named after it.
+    pub fn groups(&self) -> Vec<ExplicitGroup> {
+        self.templates
+            .iter()
+            .zip(&self.alphabets)
+            .map(|(t, a)| ExplicitGroup {
+                name: t.name().to_string(),
+                len: a.len(),
+                role: GroupRole::Regularized,
+            })
+            .collect()
+    }
+
+    /// The features of arc `h -> m` of `s` (global indices of [`ArcFeaturizer::layout`]).
+    pub fn arc_features(&self, s: &TreeSentence, h: usize, m: usize) -> SparseVector {
+        let mut offset = 0;
+        let mut pairs = Vec::with_capacity(self.templates.len());
+        for (t, a) in self.templates.iter().zip(&self.alphabets) {
+            if let Some(j) = a.get(&t.feature(s, h, m)) {
+                pairs.push((offset + j, 1.0));
+            }
+            offset += a.len();
+        }
+        SparseVector::from_pairs(pairs)
+    }
+}
+
+/// Dependency trees of short sentences as a [`StructuredTask`] with explicit arc features.
+#[derive(Debug, Clone)]
+pub struct TreeTask<D: TreeDecoder = Enumeration> {
+    sentences: Vec<TreeSentence>,
+    /// Per sentence, the features of every part of its arc matrix (one row per part).
+    features: Vec<SparseRows>,
+    groups: Vec<ExplicitGroup>,
+    decoder: D,
+    /// Cost of one wrong head (1: the Hamming cost).
+    pub cost: f64,
+}
+
+impl TreeTask<Enumeration> {
+    /// The task over `sentences` with the featurizer's arc features, decoded by enumeration.
+    pub fn new(sentences: Vec<TreeSentence>, featurizer: &ArcFeaturizer) -> Result<Self> {
+        TreeTask::with_decoder(sentences, featurizer, Enumeration)
+    }
+}
+
+impl<D: TreeDecoder> TreeTask<D> {
+    /// Checks every sentence (a tree, at most `decoder.max_tokens()` tokens, not empty) and
+    /// computes its arc features once.
+    pub fn with_decoder(
+        sentences: Vec<TreeSentence>,
+        featurizer: &ArcFeaturizer,
+        decoder: D,
+    ) -> Result<Self> {
+        let mut features = Vec::with_capacity(sentences.len());
+        for (i, s) in sentences.iter().enumerate() {
+            s.check()
+                .map_err(|e| Error::data(format!("sentence {i}: {e}")))?;
+            let n = s.len();
+            if n == 0 || n > decoder.max_tokens() {
+                return Err(Error::data(format!(
+                    "sentence {i} has {n} tokens; the decoder handles 1 to {}",
+                    decoder.max_tokens()
+                )));
+            }
+            let n1 = n + 1;
+            features.push(
+                (0..n1 * n1)
+                    .map(|r| {
+                        let (h, m) = (r / n1, r % n1);
+                        if m == 0 || h == m {
+                            SparseVector::new()
+                        } else {
+                            featurizer.arc_features(s, h, m)
+                        }
+                    })
+                    .collect(),
+            );
+        }
+        Ok(TreeTask {
+            sentences,
+            features,
+            groups: featurizer.groups(),
+            decoder,
+            cost: 1.0,
+        })
+    }
+
+    pub fn sentences(&self) -> &[TreeSentence] {
+        &self.sentences
+    }
+
+    /// Arc scores with `cost` added to every arc that is not in the gold tree.
+    fn augmented(&self, i: usize, scores: &[f64]) -> Vec<f64> {
+        let gold = &self.sentences[i].heads;
+        let n1 = gold.len() + 1;
+        let mut arc = scores.to_vec();
+        for (r, a) in arc.iter_mut().enumerate() {
+            let (h, m) = (r / n1, r % n1);
+            if m > 0 && gold[m - 1] != h {
+                *a += self.cost;
+            }
+        }
+        arc
+    }
+}
+
+impl<D: TreeDecoder> StructuredTask for TreeTask<D> {
+    type Output = Vec<usize>;
+
+    fn n_examples(&self) -> usize {
+        self.sentences.len()
+    }
+    fn n_parts(&self, i: usize) -> usize {
+        let n1 = self.sentences[i].len() + 1;
+        n1 * n1
+    }
+    fn part_map(&self, i: usize) -> PartMap<'_> {
+        PartMap {
+            points: 0..0,
+            n_labels: 0,
+            parameters: 0..0,
+            explicit: Some(&self.features[i]),
+        }
+    }
+    fn explicit_groups(&self) -> Vec<ExplicitGroup> {
+        self.groups.clone()
+    }
+    fn gold(&self, i: usize) -> &Vec<usize> {
+        &self.sentences[i].heads
+    }
+    fn joint_feature(&self, i: usize, y: &Vec<usize>) -> SparseVector {
+        let n1 = self.sentences[i].len() + 1;
+        y.iter()
+            .enumerate()
+            .map(|(k, &h)| (h * n1 + k + 1, 1.0))
+            .collect()
+    }
+    fn score(&self, _i: usize, scores: &[f64], y: &Vec<usize>) -> f64 {
+        tree_score(scores, y)
+    }
+    fn decode(&self, i: usize, scores: &[f64]) -> Vec<usize> {
+        self.decoder.decode(self.sentences[i].len(), scores)
+    }
+    fn loss_augmented_decode(&self, i: usize, scores: &[f64]) -> Augmented<Vec<usize>> {
+        let arc = self.augmented(i, scores);
+        let output = self.decoder.decode(self.sentences[i].len(), &arc);
+        Augmented {
+            score: tree_score(&arc, &output),
+            feature: self.joint_feature(i, &output),
+            output,
+        }
+    }
+    fn cost(&self, i: usize, y: &Vec<usize>) -> f64 {
+        let gold = &self.sentences[i].heads;
+        self.cost * gold.iter().zip(y).filter(|(a, b)| a != b).count() as f64
+    }
+    fn marginals(&self, i: usize, scores: &[f64]) -> Option<PartMarginals> {
+        self.decoder.marginals(self.sentences[i].len(), scores)
+    }
+    /// Unlabeled attachment: tokens with the right head.
+    fn metric(&self, i: usize, y: &Vec<usize>) -> Counts {
+        let gold = &self.sentences[i].heads;
+        Counts::new(
+            gold.iter().zip(y).filter(|(a, b)| a == b).count(),
+            gold.len(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::synthetic::{SyntheticTrees, TreeGenerator};
+    use super::*;
+    use crate::task::structured::testing::check_example;
+    use rand::{Rng, SeedableRng};
+
+    /// Cayley's formula: (n + 1)^(n - 1) trees rooted at 0 over n tokens; each is a tree and
+    /// no two are equal.
+    #[test]
+    fn enumerates_every_tree() {
+        for n in 1..=MAX_ENUMERATED_TOKENS {
+            let t = all_trees(n).unwrap();
+            assert_eq!(t.len(), (n + 1).pow(n as u32 - 1), "n = {n}");
+            assert!(t.iter().all(|h| is_tree(h)));
+            assert!(t.windows(2).all(|w| w[0] < w[1]));
+        }
+        assert!(all_trees(MAX_ENUMERATED_TOKENS + 1).is_none());
+        assert!(!is_tree(&[2, 1]));
+        assert!(!is_tree(&[1]));
+        assert!(is_tree(&[0, 1, 1]));
+        assert!(is_tree(&[3, 0, 2])); // non-projective arcs are trees too
+    }
+
+    /// Decoding, loss-augmented decoding, marginals and both losses against enumeration, with
+    /// finite-difference gradients, on random arc scores of sentences of 1 to 5 tokens.
+    #[test]
+    fn tree_task_matches_enumeration_and_finite_differences() {
+        let data: SyntheticTrees = TreeGenerator {
+            train: 12,
+            test: 0,
+            ..TreeGenerator::default()
+        }
+        .generate(4);
+        let f = ArcFeaturizer::fit(&ArcTemplate::ALL, &data.train);
+        let task = TreeTask::new(data.train.clone(), &f).unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        for i in 0..task.n_examples() {
+            let n = task.sentences()[i].len();
+            let s: Vec<f64> = (0..task.n_parts(i))
+                .map(|_| rng.gen_range(-2.0..2.0))
+                .collect();
+            check_example(&task, i, &s, all_trees(n).unwrap());
+        }
+    }
+
+    #[test]
+    fn features_and_rejected_sentences() {
+        let s = TreeSentence {
+            words: vec!["a".into(), "b".into()],
+            tags: vec!["X".into(), "Y".into()],
+            heads: vec![0, 1],
+        };
+        let f = ArcFeaturizer::fit(&ArcTemplate::ALL, std::slice::from_ref(&s));
+        // Arcs 0->1, 0->2, 1->2, 2->1: heads root/a/b, modifiers a/b.
+        assert_eq!(f.alphabets[0].len(), 3);
+        assert_eq!(f.alphabets[1].len(), 2);
+        assert_eq!(f.alphabets[4].names(), &["R1", "R2", "L1"]);
+        let v = f.arc_features(&s, 2, 1);
+        assert_eq!(v.len(), 5);
+        let layout = f.layout();
+        assert_eq!(layout.n_groups(), 5);
+        // An unseen word drops its word features only.
+        let mut u = s.clone();
+        u.words[0] = "zzz".into();
+        assert_eq!(f.arc_features(&u, 2, 1).len(), 3);
+        let cycle = TreeSentence {
+            heads: vec![2, 1],
+            ..s.clone()
+        };
+        assert!(matches!(
+            TreeTask::new(vec![cycle], &f),
+            Err(Error::Data(m)) if m.contains("tree")
+        ));
+        let long = TreeSentence {
+            words: vec!["a".into(); 6],
+            tags: vec!["X".into(); 6],
+            heads: vec![0, 1, 2, 3, 4, 5],
+        };
+        assert!(
+            matches!(TreeTask::new(vec![long], &f), Err(Error::Data(m)) if m.contains("6 tokens"))
+        );
+    }
+}
