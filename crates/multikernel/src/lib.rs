@@ -11,7 +11,8 @@
 //! - online proximal learning (SPOM; Martins et al. 2011, Alg. 1-3) in [`solver::online`];
 //! - regularizers and their proximity operators in [`prox`];
 //! - kernels, normalizations and Gram matrices in [`kernel`];
-//! - data readers in [`data`].
+//! - data readers in [`data`];
+//! - model selection over a grid and validation splits in [`select`].
 //!
 //! Algorithms never read files and never print; progress goes through callbacks.
 
@@ -28,6 +29,7 @@ pub mod plot;
 pub mod prox;
 pub mod reproduce;
 pub mod run;
+pub mod select;
 pub mod solver;
 pub mod task;
 
