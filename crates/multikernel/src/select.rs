@@ -329,12 +329,23 @@ impl<T> Selection<T> {
 
 /// A grid search over `candidates` x `splits` (see the module docs). Defaults: maximize,
 /// [`Mean::Arithmetic`], ties to the first, no tolerance.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Search<'a, C, S> {
     candidates: &'a [C],
     splits: &'a [S],
     rule: Rule,
     mean: Mean,
+}
+
+impl<C, S> Clone for Search<'_, C, S> {
+    fn clone(&self) -> Self {
+        Search {
+            candidates: self.candidates,
+            splits: self.splits,
+            rule: self.rule,
+            mean: self.mean.clone(),
+        }
+    }
 }
 
 /// One evaluation's result: `None` when it did not run (cancelled, or stopped by another
@@ -403,6 +414,7 @@ impl<'a, C: Sync, S: Sync> Search<'a, C, S> {
         }
     }
 
+    /// Whether larger or smaller mean scores are better.
     pub fn goal(mut self, goal: Goal) -> Self {
         self.rule.goal = goal;
         self
@@ -418,6 +430,7 @@ impl<'a, C: Sync, S: Sync> Search<'a, C, S> {
         self.goal(Goal::Minimize)
     }
 
+    /// Which of equally good candidates wins (the first in grid order by default).
     pub fn ties(mut self, ties: Ties) -> Self {
         self.rule.ties = ties;
         self
@@ -429,6 +442,7 @@ impl<'a, C: Sync, S: Sync> Search<'a, C, S> {
         self
     }
 
+    /// How a candidate's scores over the splits are averaged.
     pub fn mean(mut self, mean: Mean) -> Self {
         self.mean = mean;
         self
