@@ -16,7 +16,8 @@
 //! - explicit sparse features, alphabets and group layouts in [`features`];
 //! - regularizers and their proximity operators in [`prox`];
 //! - kernels, normalizations and Gram matrices in [`kernel`];
-//! - data readers in [`data`].
+//! - data readers in [`data`];
+//! - model selection over a grid and validation splits in [`select`].
 //!
 //! Algorithms never read files and never print; progress goes through callbacks.
 
@@ -36,6 +37,7 @@ pub mod prelude;
 pub mod prox;
 pub mod reproduce;
 pub mod run;
+pub mod select;
 pub mod solver;
 pub mod task;
 

@@ -14,6 +14,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("multiset", 1),
     ("data", 2),
     ("metrics", 3),
+    ("select", 3),
     ("linalg", 3),
     ("features", 3),
     ("kernel", 4),

@@ -3,7 +3,9 @@
 //! The experiments of the papers draw random splits and average over them: Afkanpour et al.
 //! (2013), Sec. 5 and Table 1 (random training/validation/test sets, e.g. ionosphere
 //! 140/36/175, sonar 83/21/104: [`three_way_split`]); Martins et al. (2011), Table 1 (C picked
-//! by 5-fold cross-validation: [`kfold`] / [`stratified_kfold`]).
+//! by 5-fold cross-validation: [`kfold`] / [`stratified_kfold`]). [`held_out_parts`] cuts
+//! disjoint held-out parts of a list of items (the OCR hyper-parameter selection).
+//! [`crate::select`] runs a model selection over any of these splits.
 //!
 //! Every function is deterministic in its `seed` (a `ChaCha8Rng::seed_from_u64(seed)` drives
 //! all shuffles) and returns index lists sorted ascending, so a subset keeps the file order
@@ -162,6 +164,59 @@ pub fn stratified_kfold(y: &[usize], k: usize, seed: u64) -> Vec<(Vec<usize>, Ve
         }
     }
     folds_from(&fold_of, k)
+}
+
+/// One validation split: the rows a candidate is trained on and the rows it is scored on
+/// (what [`kfold`], [`stratified_kfold`] and the train/test splits return as pairs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Split {
+    pub train: Vec<usize>,
+    pub validation: Vec<usize>,
+}
+
+impl From<(Vec<usize>, Vec<usize>)> for Split {
+    fn from((train, validation): (Vec<usize>, Vec<usize>)) -> Split {
+        Split { train, validation }
+    }
+}
+
+impl Split {
+    /// `(train, validation)` pairs as splits, in the same order.
+    pub fn from_pairs(pairs: Vec<(Vec<usize>, Vec<usize>)>) -> Vec<Split> {
+        pairs.into_iter().map(Split::from).collect()
+    }
+}
+
+/// Disjoint held-out parts of the items `ids` (row or word indices, any order): `ids` is
+/// shuffled once with the seed, then part `p` holds positions
+/// `round(n * fraction * p) .. round(n * fraction * (p + 1))` of the shuffled list and its
+/// training part everything else. `fraction` is clamped into `[0, 1]` (NaN counts as 0) and
+/// `parts` into `1..=round(1 / fraction)` (so the parts never overlap; 1 when `fraction` is 0). The first part is the same whatever
+/// `parts` is. Returns one `(train, held-out)` pair of sorted ids a part.
+pub fn held_out_parts(
+    ids: &[usize],
+    fraction: f64,
+    parts: usize,
+    seed: u64,
+) -> Vec<(Vec<usize>, Vec<usize>)> {
+    let fraction = clamp_fraction(fraction);
+    let mut idx = ids.to_vec();
+    idx.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+    let n = idx.len() as f64;
+    let max_parts = if fraction > 0.0 {
+        ((1.0 / fraction).round() as usize).max(1)
+    } else {
+        1
+    };
+    (0..parts.clamp(1, max_parts))
+        .map(|p| {
+            let lo = ((n * fraction * p as f64).round() as usize).min(idx.len());
+            let hi = ((n * fraction * (p + 1) as f64).round() as usize).min(idx.len());
+            let val = idx[lo..hi].to_vec();
+            let tr: Vec<usize> = idx[..lo].iter().chain(&idx[hi..]).copied().collect();
+            (sorted(tr), sorted(val))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -341,5 +396,48 @@ mod tests {
             assert_eq!(per.iter().sum::<usize>(), cnt);
         }
         assert!(stratified_kfold(&[0], 3, 0).is_empty());
+    }
+    #[test]
+    fn split_from_pairs_keeps_order() {
+        let folds = kfold(9, 3, 4);
+        let splits = Split::from_pairs(folds.clone());
+        assert_eq!(splits.len(), 3);
+        for (s, (tr, va)) in splits.iter().zip(&folds) {
+            assert_eq!((&s.train, &s.validation), (tr, va));
+        }
+    }
+
+    #[test]
+    fn held_out_parts_are_disjoint_and_cut_by_rounding() {
+        // Arbitrary ids (not 0..n), as the words of one OCR fold.
+        let ids: Vec<usize> = (0..23).map(|i| 3 * i + 1).collect();
+        let parts = held_out_parts(&ids, 0.2, 5, 9);
+        assert_eq!(parts.len(), 5);
+        // Brute force: the same shuffle, cut at round(n f p).
+        let mut perm = ids.clone();
+        perm.shuffle(&mut ChaCha8Rng::seed_from_u64(9));
+        let mut seen = Vec::new();
+        for (p, (tr, va)) in parts.iter().enumerate() {
+            let lo = (23.0 * 0.2 * p as f64).round() as usize;
+            let hi = (23.0 * 0.2 * (p + 1) as f64).round() as usize;
+            assert_eq!(va, &sorted(perm[lo..hi].to_vec()));
+            let mut all: Vec<usize> = tr.iter().chain(va).copied().collect();
+            all.sort_unstable();
+            assert_eq!(all, ids);
+            assert!(tr.windows(2).all(|w| w[0] < w[1]));
+            seen.extend_from_slice(va);
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, ids, "five 20% parts cover every id once");
+        // The first part does not depend on how many parts are asked for; at most 1/f parts.
+        assert_eq!(held_out_parts(&ids, 0.2, 1, 9)[0], parts[0]);
+        assert_eq!(held_out_parts(&ids, 0.2, 9, 9), parts);
+        assert_eq!(held_out_parts(&ids, 0.2, 0, 9).len(), 1);
+        // Out-of-range fractions are clamped, not a panic.
+        assert_eq!(held_out_parts(&ids, 3.0, 2, 9)[0].1.len(), 23);
+        assert!(held_out_parts(&ids, f64::NAN, 2, 9)[0].1.is_empty());
+        assert!(held_out_parts(&[], 0.2, 5, 9)
+            .iter()
+            .all(|(t, v)| t.is_empty() && v.is_empty()));
     }
 }
