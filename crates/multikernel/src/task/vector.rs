@@ -34,10 +34,11 @@ impl std::str::FromStr for Loss {
             "multiclass-logistic" | "softmax" => Loss::MulticlassLogistic,
             "squared" => Loss::Squared,
             _ => {
-                return Err(Error::invalid(format!(
-                    "unknown loss '{s}': expected hinge, logistic, multiclass-hinge, \
-                     multiclass-logistic or squared"
-                )))
+                return Err(Error::param(
+                    "loss",
+                    s,
+                    "hinge, logistic, multiclass-hinge, multiclass-logistic or squared",
+                ))
             }
         })
     }
@@ -152,10 +153,19 @@ pub fn check_loss(task: TaskKind, loss: Loss) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::invalid(format!(
-            "loss '{loss}' does not fit task {task:?}: binary takes hinge, logistic or squared; \
-             multiclass takes multiclass-hinge or multiclass-logistic; regression takes squared"
-        )))
+        Err(Error::param(
+            "loss",
+            loss,
+            format!(
+                "a loss of the {} task: binary takes hinge, logistic or squared; multiclass \
+                 takes multiclass-hinge or multiclass-logistic; regression takes squared",
+                match task {
+                    TaskKind::Binary => "binary",
+                    TaskKind::Multiclass => "multiclass",
+                    TaskKind::Regression => "regression",
+                }
+            ),
+        ))
     }
 }
 

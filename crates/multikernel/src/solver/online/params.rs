@@ -86,23 +86,21 @@ impl OnlineParams {
     /// Checks the values before any work starts.
     pub fn validate(&self) -> Result<()> {
         if !(self.lambda.is_finite() && self.lambda > 0.0) {
-            return Err(Error::invalid(format!(
-                "lambda must be a positive number (C = 1/(lambda N) > 0), got {}",
-                self.lambda
-            )));
+            return Err(Error::param(
+                "lambda",
+                self.lambda,
+                "a positive number (C = 1/(lambda N) > 0)",
+            ));
         }
         if !(self.eta0.is_finite() && self.eta0 > 0.0) {
-            return Err(Error::invalid(format!(
-                "eta0 must be a positive number, got {}",
-                self.eta0
-            )));
+            return Err(Error::param("eta0", self.eta0, "a positive number"));
         }
         if self.epochs == 0 {
-            return Err(Error::invalid("epochs must be at least 1"));
+            return Err(Error::param("epochs", 0, "at least 1"));
         }
         if let StepSchedule::Inv { sigma: Some(s) } = self.schedule {
             if !(s.is_finite() && s > 0.0) {
-                return Err(Error::invalid(format!("sigma must be positive, got {s}")));
+                return Err(Error::param("sigma", s, "a positive number"));
             }
         }
         Ok(())
