@@ -9,6 +9,7 @@ pub use crate::data::{
     Targets,
 };
 pub use crate::error::{Error, Result};
+pub use crate::estimator::select::{select_spec, Goal, SpecSearch, SpecSelection, SplitStrategy};
 pub use crate::estimator::{
     fit, fit_with_validation, Budget, Fitted, GompSpec, Learner, LearnerKind, LearnerSpec,
     LossKind, LpMklSpec, OnlineSpec, PolySpec, Strength, Task,

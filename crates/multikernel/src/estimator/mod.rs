@@ -103,9 +103,11 @@
 //! [`Model`]: crate::model::Model
 
 pub mod fit;
+pub mod select;
 pub mod spec;
 
 pub use fit::{fit, fit_checked, fit_with_validation, Fitted, PathChoice, TrainingData};
+pub use select::{select_spec, SpecSearch, SpecSelection};
 pub use spec::{
     Budget, CheckedSpec, GompSpec, Learner, LearnerKind, LearnerSpec, LossKind, LpMklSpec,
     OnlineSpec, PolySpec, Strength, Task,

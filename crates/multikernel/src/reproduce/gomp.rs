@@ -35,6 +35,7 @@ use crate::kernel::{fit_all, median_sigma2, KernelKind, KernelSpec, MemoryLimit,
 use crate::kernel::{kernel_matrices, test_kernel_matrix, KernelMatrix};
 use crate::plot::{LinePlot, Series};
 use crate::reproduce::{mean_std, median, Report, Row};
+use crate::select::{Mean, Search};
 use crate::solver::gomp::{gomp, GompParams, GompPath, ValidationMetric};
 use crate::solver::lp_mkl::{lp_mkl, p_label, LpMklParams, LpMklSolution};
 use rand::seq::SliceRandom;
@@ -137,24 +138,30 @@ impl Default for GompConfig {
 
 impl GompConfig {
     fn validate(&self) -> Result<()> {
-        if self.reps == 0 || self.dim == 0 || self.n_train < 4 || self.n_val < 2 || self.n_test < 2
-        {
-            return Err(Error::invalid(
-                "reproduce gomp: reps and dim must be >= 1, n_train >= 4, n_val and n_test >= 2",
+        let at_least = |name: &str, value: usize, min: usize| {
+            if value < min {
+                Err(Error::param(name, value, format!("at least {min}")))
+            } else {
+                Ok(())
+            }
+        };
+        at_least("reps", self.reps, 1)?;
+        at_least("dim", self.dim, 1)?;
+        at_least("n_train", self.n_train, 4)?;
+        at_least("n_val", self.n_val, 2)?;
+        at_least("n_test", self.n_test, 2)?;
+        at_least("gomp_lambdas", self.gomp_lambdas.len(), 1)?;
+        at_least("lp_lambdas", self.lp_lambdas.len(), 1)?;
+        if let Some(v) = self.levels.iter().find(|v| !(0.0..1.0).contains(*v)) {
+            return Err(Error::param(
+                "levels",
+                v,
+                "fractions of zero components in [0, 1)",
             ));
         }
-        if self.gomp_lambdas.is_empty() || self.lp_lambdas.is_empty() {
-            return Err(Error::invalid("reproduce gomp: empty lambda grid"));
-        }
-        if self.levels.iter().any(|v| !(0.0..1.0).contains(v)) {
-            return Err(Error::invalid(
-                "reproduce gomp: sparsity levels must be fractions in [0, 1)",
-            ));
-        }
-        if self.glass.is_some() && (self.glass_splits == 0 || self.glass_folds < 2) {
-            return Err(Error::invalid(
-                "reproduce gomp: glass needs at least 1 split and 2 folds",
-            ));
+        if self.glass.is_some() {
+            at_least("glass_splits", self.glass_splits, 1)?;
+            at_least("glass_folds", self.glass_folds, 2)?;
         }
         Ok(())
     }
@@ -260,59 +267,76 @@ fn simulate_rep(cfg: &GompConfig, level: usize, rep: usize) -> Result<SimRep> {
         .map(|fk| test_kernel_matrix(fk, &xte, &xtr, &cfg.memory))
         .collect::<Result<_>>()?;
 
-    // MKL-GOMP: (lambda, path length) on the validation set.
-    let mut best: Option<(f64, usize, usize, GompPath, f64)> = None; // err, lambda idx, s, path, secs
-    for (li, &lambda) in cfg.gomp_lambdas.iter().enumerate() {
-        let params = GompParams {
-            lambda,
-            max_kernels: d,
-            eps: 0.0,
-            memory_bytes: cfg.memory.bytes,
-            ..GompParams::default()
-        };
-        let t0 = Instant::now();
-        let (path, _) = gomp(&train, &ytr, &params, &())?;
-        let secs = t0.elapsed().as_secs_f64();
-        let preds = path.decision_path(&train, &|j| Ok(val[j].clone()), cfg.n_val)?;
-        for (s, p) in preds.iter().enumerate() {
-            let e = class_error(p, &yva);
-            if best.as_ref().is_none_or(|b| e < b.0) {
-                best = Some((e, li, s, path.clone(), secs));
-            }
-        }
-    }
-    let (_, gli, gs, gpath, gsecs) =
-        best.ok_or_else(|| Error::Numerical("no GOMP model was fitted".into()))?;
-    let gpred = gpath.decision(gs, &train, &|j| Ok(test[j].clone()), cfg.n_test)?;
-    let gomp_err = class_error(&gpred, &yte);
-
-    // lp-MKL per p: lambda on the validation set, warm starts along the grid.
-    let mut lp = Vec::with_capacity(cfg.ps.len());
-    for &p in &cfg.ps {
-        let mut best: Option<(f64, usize, LpMklSolution, f64)> = None;
-        let mut warm: Option<Vec<f64>> = None;
-        for (li, &lambda) in cfg.lp_lambdas.iter().enumerate() {
-            let params = LpMklParams {
-                p,
+    // MKL-GOMP: (lambda, path length) on the validation set: each lambda's greedy path is
+    // computed once and scored at every length; the lowest error wins (the first in grid
+    // order, lambda outer and path length inner).
+    let validation = [()];
+    let gomp_sel = Search::new(&cfg.gomp_lambdas, &validation).minimize().run(
+        |&lambda, _| -> Result<(Vec<f64>, (GompPath, f64))> {
+            let params = GompParams {
                 lambda,
-                bias: true,
-                max_iter: cfg.lp_max_iter,
-                tol: cfg.lp_tol,
-                init_theta: warm.clone(),
+                max_kernels: d,
+                eps: 0.0,
+                memory_bytes: cfg.memory.bytes,
+                ..GompParams::default()
             };
             let t0 = Instant::now();
-            let (sol, _) = lp_mkl(&train, &ytr, &params, &())?;
+            let (path, _) = gomp(&train, &ytr, &params, &())?;
             let secs = t0.elapsed().as_secs_f64();
-            let e = class_error(&sol.decision(&train, &val)?, &yva);
-            warm = Some(floor_weights(&sol.theta));
-            if best.as_ref().is_none_or(|b| e < b.0) {
-                best = Some((e, li, sol, secs));
-            }
-        }
-        let (_, li, sol, secs) =
-            best.ok_or_else(|| Error::Numerical("no lp-MKL model was fitted".into()))?;
+            let preds = path.decision_path(&train, &|j| Ok(val[j].clone()), cfg.n_val)?;
+            let errors = preds.iter().map(|p| class_error(p, &yva)).collect();
+            Ok((errors, (path, secs)))
+        },
+        &(),
+    )?;
+    let best = gomp_sel
+        .best()
+        .ok_or_else(|| Error::Numerical("no GOMP path gave a finite validation error".into()))?;
+    let (gli, gs) = (best.candidate, best.point);
+    let (gpath, gsecs) = gomp_sel
+        .best_output(0)
+        .ok_or_else(|| Error::Numerical("the chosen GOMP path was not kept".into()))?;
+    let gpred = gpath.decision(gs, &train, &|j| Ok(test[j].clone()), cfg.n_test)?;
+    let gomp_err = class_error(&gpred, &yte);
+    let gsecs = *gsecs;
+
+    // lp-MKL per p: lambda on the validation set, the grid in order, each solve started
+    // from the previous lambda's (floored) kernel weights; the lowest error wins (the first).
+    let mut lp = Vec::with_capacity(cfg.ps.len());
+    for &p in &cfg.ps {
+        let sel = Search::new(&cfg.lp_lambdas, &validation)
+            .minimize()
+            .run_warm(
+                |_| Ok(None),
+                |&lambda, _, warm: &mut Option<Vec<f64>>| -> Result<(f64, (LpMklSolution, f64))> {
+                    let params = LpMklParams {
+                        p,
+                        lambda,
+                        bias: true,
+                        max_iter: cfg.lp_max_iter,
+                        tol: cfg.lp_tol,
+                        init_theta: warm.clone(),
+                    };
+                    let t0 = Instant::now();
+                    let (sol, _) = lp_mkl(&train, &ytr, &params, &())?;
+                    let secs = t0.elapsed().as_secs_f64();
+                    let e = class_error(&sol.decision(&train, &val)?, &yva);
+                    *warm = Some(floor_weights(&sol.theta));
+                    Ok((e, (sol, secs)))
+                },
+                &(),
+            )?;
+        let li = sel.best().map(|b| b.candidate).ok_or_else(|| {
+            Error::Numerical(format!(
+                "no lp-MKL model (p = {}) gave a finite validation error",
+                p_label(p)
+            ))
+        })?;
+        let (sol, secs) = sel
+            .best_output(0)
+            .ok_or_else(|| Error::Numerical("the chosen lp-MKL model was not kept".into()))?;
         let e = class_error(&sol.decision(&train, &test)?, &yte);
-        lp.push((e, cfg.lp_lambdas[li], secs));
+        lp.push((e, cfg.lp_lambdas[li], *secs));
     }
     Ok(SimRep {
         gomp_err,
@@ -399,8 +423,8 @@ fn glass_split(cfg: &GompConfig, data: &Dataset, split: usize) -> Result<GlassRe
     let (classes, y) = match &data.targets {
         Targets::Classes { classes, y } => (classes.len(), y),
         Targets::Real(_) => {
-            return Err(Error::invalid(
-                "reproduce gomp: the glass table must have class labels",
+            return Err(Error::data(
+                "the glass table must have class labels (it has real targets)",
             ))
         }
     };
@@ -430,33 +454,33 @@ fn glass_split(cfg: &GompConfig, data: &Dataset, split: usize) -> Result<GlassRe
         })
         .collect();
 
-    // GOMP: mean CV accuracy per (lambda, path length); lengths beyond a fold's path reuse
-    // its last model.
-    let mut best: Option<(f64, usize, usize)> = None;
-    for (li, &lambda) in cfg.gomp_lambdas.iter().enumerate() {
-        let params = GompParams {
-            lambda,
-            max_kernels: m,
-            eps: 0.0,
-            memory_bytes: cfg.memory.bytes,
-            ..GompParams::default()
-        };
-        let mut acc = vec![0.0; m + 1];
-        for (ktr, kva, yf, yv) in &fold_data {
-            let (path, _) = gomp(ktr, yf, &params, &())?;
-            let preds = path.decision_path(ktr, &|j| Ok(kva[j].clone()), yv.rows)?;
-            for (s, a) in acc.iter_mut().enumerate() {
-                let p = &preds[s.min(preds.len() - 1)];
-                *a += (1.0 - class_error(p, yv)) / fold_data.len() as f64;
-            }
-        }
-        for (s, &a) in acc.iter().enumerate() {
-            if best.is_none_or(|b| a > b.0 + 1e-12) {
-                best = Some((a, li, s));
-            }
-        }
-    }
-    let (_, li, s) = best.ok_or_else(|| Error::Numerical("no GOMP model was fitted".into()))?;
+    // GOMP: mean CV accuracy per (lambda, path length), each fold's share added in fold
+    // order; lengths beyond a fold's path reuse its last model. The best by more than 1e-12
+    // wins (lambda outer, path length inner).
+    let gomp_sel = Search::new(&cfg.gomp_lambdas, &fold_data)
+        .mean(Mean::Shares)
+        .tolerance(1e-12)
+        .run(
+            |&lambda, (ktr, kva, yf, yv)| -> Result<Vec<f64>> {
+                let params = GompParams {
+                    lambda,
+                    max_kernels: m,
+                    eps: 0.0,
+                    memory_bytes: cfg.memory.bytes,
+                    ..GompParams::default()
+                };
+                let (path, _) = gomp(ktr, yf, &params, &())?;
+                let preds = path.decision_path(ktr, &|j| Ok(kva[j].clone()), yv.rows)?;
+                Ok((0..=m)
+                    .map(|s| 1.0 - class_error(&preds[s.min(preds.len() - 1)], yv))
+                    .collect())
+            },
+            &(),
+        )?;
+    let best = gomp_sel.best().ok_or_else(|| {
+        Error::Numerical("no GOMP setting gave a finite validation accuracy".into())
+    })?;
+    let (li, s) = (best.candidate, best.point);
     let params = GompParams {
         lambda: cfg.gomp_lambdas[li],
         max_kernels: s.max(1),
@@ -473,26 +497,31 @@ fn glass_split(cfg: &GompConfig, data: &Dataset, split: usize) -> Result<GlassRe
 
     let mut lp = Vec::with_capacity(cfg.ps.len());
     for &p in &cfg.ps {
-        let mut best: Option<(f64, usize)> = None;
-        for (li, &lambda) in cfg.lp_lambdas.iter().enumerate() {
-            let params = LpMklParams {
-                p,
-                lambda,
-                bias: true,
-                max_iter: cfg.lp_max_iter,
-                tol: cfg.lp_tol,
-                init_theta: None,
-            };
-            let mut acc = 0.0;
-            for (ktr, kva, yf, yv) in &fold_data {
-                let (sol, _) = lp_mkl(ktr, yf, &params, &())?;
-                acc += (1.0 - class_error(&sol.decision(ktr, kva)?, yv)) / fold_data.len() as f64;
-            }
-            if best.is_none_or(|b| acc > b.0 + 1e-12) {
-                best = Some((acc, li));
-            }
-        }
-        let (_, li) = best.ok_or_else(|| Error::Numerical("no lp-MKL model was fitted".into()))?;
+        // Mean CV accuracy per lambda (shares in fold order), the best by more than 1e-12.
+        let sel = Search::new(&cfg.lp_lambdas, &fold_data)
+            .mean(Mean::Shares)
+            .tolerance(1e-12)
+            .run(
+                |&lambda, (ktr, kva, yf, yv)| -> Result<f64> {
+                    let params = LpMklParams {
+                        p,
+                        lambda,
+                        bias: true,
+                        max_iter: cfg.lp_max_iter,
+                        tol: cfg.lp_tol,
+                        init_theta: None,
+                    };
+                    let (sol, _) = lp_mkl(ktr, yf, &params, &())?;
+                    Ok(1.0 - class_error(&sol.decision(ktr, kva)?, yv))
+                },
+                &(),
+            )?;
+        let li = sel.best().map(|b| b.candidate).ok_or_else(|| {
+            Error::Numerical(format!(
+                "no lp-MKL setting (p = {}) gave a finite validation accuracy",
+                p_label(p)
+            ))
+        })?;
         let params = LpMklParams {
             p,
             lambda: cfg.lp_lambdas[li],
@@ -813,6 +842,58 @@ mod tests {
             s += pdf(a + k as f64 * h);
         }
         assert!((normal_cdf(x) - s * h).abs() < 1e-7);
+    }
+
+    #[test]
+    fn bad_settings_are_refused_by_name() {
+        let name = |cfg: GompConfig| match run(&cfg, &mut |_| {}).unwrap_err() {
+            Error::InvalidParameter { name, .. } => name,
+            e => panic!("{e}"),
+        };
+        let d = GompConfig::default;
+        assert_eq!(name(GompConfig { reps: 0, ..d() }), "reps");
+        assert_eq!(name(GompConfig { n_train: 3, ..d() }), "n_train");
+        assert_eq!(name(GompConfig { n_test: 1, ..d() }), "n_test");
+        let empty = GompConfig {
+            lp_lambdas: Vec::new(),
+            ..d()
+        };
+        assert_eq!(name(empty), "lp_lambdas");
+        let levels = GompConfig {
+            levels: vec![0.5, 1.0],
+            ..d()
+        };
+        assert_eq!(name(levels), "levels");
+        let glass = Dataset {
+            x: Matrix::zeros(4, 1),
+            targets: Targets::Real(vec![0.0; 4]),
+            feature_names: vec!["a".into()],
+        };
+        let folds = GompConfig {
+            glass: Some(glass.clone()),
+            glass_folds: 1,
+            ..d()
+        };
+        assert_eq!(name(folds), "glass_folds");
+        // Real targets where glass needs class labels: a data error (after a tiny
+        // simulation).
+        let cfg = GompConfig {
+            reps: 1,
+            n_val: 20,
+            n_test: 20,
+            levels: vec![0.5],
+            gomp_lambdas: vec![1e-2],
+            lp_lambdas: vec![1.0],
+            ps: vec![2.0],
+            glass: Some(glass),
+            glass_splits: 1,
+            ..d()
+        };
+        let e = run(&cfg, &mut |_| {}).unwrap_err();
+        assert!(
+            matches!(&e, Error::Data(m) if m.contains("class labels")),
+            "{e}"
+        );
     }
 
     #[test]

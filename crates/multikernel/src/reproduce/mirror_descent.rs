@@ -47,6 +47,7 @@ use crate::multiset::{count_kernels, enumerate_multisets, MultiIndex};
 use crate::plot::{LinePlot, Series};
 use crate::reproduce::thread_clock::ThreadClock;
 use crate::reproduce::{median, Report, Row};
+use crate::select::{Search, Selection, Ties};
 use crate::solver::lp_mkl::{lp_mkl, LpMklParams};
 use crate::solver::mirror_descent::{
     perfeature_linear, EvalSchedule, MirrorDescentParams, PolyProblem, Sampling, SolverOptions,
@@ -221,7 +222,14 @@ fn numeric(targets: &Targets, name: &str) -> Result<Vec<f64>> {
             } else {
                 (1..=classes.len()).map(|c| c as f64).collect()
             };
-            class_values(targets, &values).map_err(|e| Error::invalid(format!("{name}: {e}")))
+            class_values(targets, &values).map_err(|e| match e {
+                Error::ShapeMismatch {
+                    what,
+                    expected,
+                    found,
+                } => Error::shape(format!("{name}: {what}"), expected, found),
+                e => e,
+            })
         }
     }
 }
@@ -246,7 +254,7 @@ fn split(cfg: &MirrorDescentConfig, name: &str, seed: u64) -> Result<Split> {
             .tables
             .iter()
             .find(|t| t.name == name)
-            .ok_or_else(|| Error::invalid(format!("table '{name}' was not loaded")))?;
+            .ok_or_else(|| Error::data(format!("table '{name}' was not loaded")))?;
         let (ntr, nva) = REAL_TABLES
             .iter()
             .find(|r| r.0 == name)
@@ -255,7 +263,7 @@ fn split(cfg: &MirrorDescentConfig, name: &str, seed: u64) -> Result<Split> {
     };
     let (tr, va, te) = three_way_split(ds.len(), ntr, nva, seed);
     if tr.len() < 2 || va.is_empty() || te.is_empty() {
-        return Err(Error::invalid(format!(
+        return Err(Error::data(format!(
             "{name}: {} rows are too few for {ntr} training and {nva} validation rows",
             ds.len()
         )));
@@ -293,11 +301,24 @@ struct Fit {
     seconds: f64,
 }
 
-/// Picks the ridge with the lowest validation MSE (ties: the larger ridge).
-fn select(fits: Vec<Fit>) -> Option<Fit> {
-    fits.into_iter()
-        .filter(|f| f.val.is_finite())
-        .min_by(|a, b| a.val.total_cmp(&b.val).then(b.lambda.total_cmp(&a.lambda)))
+/// The ridge search of Figures 2 and 3 on the validation set ([`crate::select::Search`] over
+/// one split): the lowest validation MSE wins, a non-finite one never does, and ties go to
+/// the larger ridge (the later one: the grid must increase, which is checked).
+fn ridge_search(lambdas: &[f64]) -> Result<Search<'_, f64, ()>> {
+    let increasing = |w: &[f64]| w[0].partial_cmp(&w[1]) == Some(std::cmp::Ordering::Less);
+    if let Some(w) = lambdas.windows(2).find(|w| !increasing(w)) {
+        return Err(Error::param(
+            "lambdas",
+            format!("{:?}", w),
+            "an increasing grid of ridges",
+        ));
+    }
+    Ok(Search::new(lambdas, &[()]).minimize().ties(Ties::Last))
+}
+
+/// The chosen fit of a ridge search (`None` when no validation MSE was finite).
+fn chosen(sel: &Selection<Fit>) -> Option<Fit> {
+    sel.best_output(0).copied()
 }
 
 fn stoch_params(degree: usize, rho2: Vec<f64>, base: KernelSpec, seed: u64) -> MirrorDescentParams {
@@ -341,27 +362,36 @@ fn stoch_grid(
             seconds,
         })
     };
-    let fits: Vec<Fit> = lambdas.par_iter().map(|&l| run(l)).collect::<Result<_>>()?;
-    Ok(select(fits))
+    let sel = ridge_search(lambdas)?.run(
+        |&lambda, _| -> Result<(f64, Fit)> {
+            let fit = run(lambda)?;
+            Ok((fit.val, fit))
+        },
+        &(),
+    )?;
+    Ok(chosen(&sel))
 }
 
+/// The uniform kernel `(1 + x . x')^degree` for each ridge (in parallel), the best on
+/// validation.
 fn uniform_grid(s: &Split, degree: usize, lambdas: &[f64]) -> Result<Option<Fit>> {
-    let fits = lambdas
-        .par_iter()
-        .map(|&lambda| {
+    let sel = ridge_search(lambdas)?.run(
+        |&lambda, _| -> Result<(f64, Fit)> {
             let t = Instant::now();
             let m = UniformPolyModel::fit(s.xtr.view(), &s.ytr, degree, lambda)?;
             let seconds = t.elapsed().as_secs_f64();
             let sc = m.target.scale;
-            Ok(Fit {
+            let fit = Fit {
                 lambda,
                 val: scaled_mse(&m.predict(s.xva.view())?, &s.yva, sc),
                 test: scaled_mse(&m.predict(s.xte.view())?, &s.yte, sc),
                 seconds,
-            })
-        })
-        .collect::<Result<Vec<Fit>>>()?;
-    Ok(select(fits))
+            };
+            Ok((fit.val, fit))
+        },
+        &(),
+    )?;
+    Ok(chosen(&sel))
 }
 
 /// Monomial features of standardized rows for a list of multi-indices (rank-one kernels):
@@ -419,37 +449,41 @@ fn lp_grid(
             })
             .collect()
     };
-    let mut fits = Vec::new();
-    let mut warm: Option<Vec<f64>> = None;
-    // Sequential over lambda (warm starts); the solver itself runs in parallel.
-    for &lambda in lambdas {
-        let params = LpMklParams {
-            p,
-            lambda,
-            bias: false,
-            max_iter: 200,
-            tol: 1e-6,
-            init_theta: warm.clone(),
-        };
-        let t = Instant::now();
-        let (sol, _) = lp_mkl(&kernels, &ym, &params, &())?;
-        let seconds = t.elapsed().as_secs_f64();
-        let w: Vec<f64> = sol
-            .primal_weights(&kernels)
-            .into_iter()
-            .map(|v| v.map_or(0.0, |m| m.data[0]))
-            .collect();
-        if sol.theta.iter().any(|t| *t > 0.0) {
-            warm = Some(sol.theta.iter().map(|t| t.max(1e-12)).collect());
-        }
-        fits.push(Fit {
-            lambda,
-            val: scaled_mse(&predict(&w, &xva), &s.yva, ts.scale),
-            test: scaled_mse(&predict(&w, &xte), &s.yte, ts.scale),
-            seconds,
-        });
-    }
-    Ok(select(fits))
+    // Sequential over lambda in grid order, each solve started from the previous positive
+    // weights (warm starts); the solver itself runs in parallel.
+    let sel = ridge_search(lambdas)?.run_warm(
+        |_| Ok(None),
+        |&lambda, _, warm: &mut Option<Vec<f64>>| -> Result<(f64, Fit)> {
+            let params = LpMklParams {
+                p,
+                lambda,
+                bias: false,
+                max_iter: 200,
+                tol: 1e-6,
+                init_theta: warm.clone(),
+            };
+            let t = Instant::now();
+            let (sol, _) = lp_mkl(&kernels, &ym, &params, &())?;
+            let seconds = t.elapsed().as_secs_f64();
+            let w: Vec<f64> = sol
+                .primal_weights(&kernels)
+                .into_iter()
+                .map(|v| v.map_or(0.0, |m| m.data[0]))
+                .collect();
+            if sol.theta.iter().any(|t| *t > 0.0) {
+                *warm = Some(sol.theta.iter().map(|t| t.max(1e-12)).collect());
+            }
+            let fit = Fit {
+                lambda,
+                val: scaled_mse(&predict(&w, &xva), &s.yva, ts.scale),
+                test: scaled_mse(&predict(&w, &xte), &s.yte, ts.scale),
+                seconds,
+            };
+            Ok((fit.val, fit))
+        },
+        &(),
+    )?;
+    Ok(chosen(&sel))
 }
 
 fn all_monomials(r: usize, degree: usize) -> Vec<MultiIndex> {
@@ -479,6 +513,24 @@ fn write_svg(dir: &Path, name: &str, plot: &LinePlot) -> Result<()> {
 /// Runs the selected figures, writes CSV/SVG files into `cfg.out_dir`, returns the rows and
 /// the printed tables.
 pub fn run(cfg: &MirrorDescentConfig, progress: &mut dyn FnMut(&str)) -> Result<Report> {
+    if cfg.figures[0] {
+        let known = |n: &str| GENERATED.contains(&n) || cfg.tables.iter().any(|t| t.name == n);
+        if let Some(n) = cfg.fig1_datasets.iter().find(|n| !known(n)) {
+            let loaded: Vec<&str> = cfg.tables.iter().map(|t| t.name.as_str()).collect();
+            return Err(Error::param(
+                "fig1_datasets",
+                n,
+                format!(
+                    "a generated table (ringnorm, waveform) or a loaded one ({})",
+                    if loaded.is_empty() {
+                        "none loaded".to_string()
+                    } else {
+                        loaded.join(", ")
+                    }
+                ),
+            ));
+        }
+    }
     if let Some(d) = &cfg.out_dir {
         crate::io::create_dir(d)?;
     }
@@ -1559,6 +1611,171 @@ mod tests {
                 scaled_mse(&tr, &s.ytr, scale)
             );
         }
+    }
+
+    /// The choice the ridge searches replaced (commit 3b69a82), kept as their slow twin:
+    /// finite validation MSEs only, the lowest, ties to the larger ridge.
+    fn select_as_before(fits: Vec<Fit>) -> Option<Fit> {
+        fits.into_iter()
+            .filter(|f| f.val.is_finite())
+            .min_by(|a, b| a.val.total_cmp(&b.val).then(b.lambda.total_cmp(&a.lambda)))
+    }
+
+    fn same_fit(a: Option<Fit>, b: Option<Fit>) {
+        let key = |f: Option<Fit>| f.map(|f| (f.lambda, f.val.to_bits(), f.test.to_bits()));
+        assert_eq!(key(a), key(b));
+    }
+
+    /// Each ridge search against the loop it replaced, on a small Sec. 5.2 problem: the
+    /// uniform kernel and Stoch fitted per ridge, lp-MKL warm-started along the grid.
+    #[test]
+    fn ridge_searches_choose_what_the_loops_chose() {
+        let problem = MonomialProblem::new(4, 5, 3, 3).unwrap();
+        let gen = |n: usize, k: u64| {
+            let d = problem.generate(n, k);
+            (d.x, numeric(&d.targets, "synthetic").unwrap())
+        };
+        let ((xtr, ytr), (xva, yva), (xte, yte)) = (gen(60, 1), gen(80, 2), gen(80, 3));
+        let s = Split {
+            xtr,
+            ytr,
+            xva,
+            yva,
+            xte,
+            yte,
+        };
+        let lambdas = FIG2_LAMBDAS;
+        // The uniform kernel.
+        let fits: Vec<Fit> = lambdas
+            .iter()
+            .map(|&lambda| {
+                let m = UniformPolyModel::fit(s.xtr.view(), &s.ytr, 2, lambda).unwrap();
+                let sc = m.target.scale;
+                Fit {
+                    lambda,
+                    val: scaled_mse(&m.predict(s.xva.view()).unwrap(), &s.yva, sc),
+                    test: scaled_mse(&m.predict(s.xte.view()).unwrap(), &s.yte, sc),
+                    seconds: 0.0,
+                }
+            })
+            .collect();
+        same_fit(
+            uniform_grid(&s, 2, &lambdas).unwrap(),
+            select_as_before(fits),
+        );
+        // Stoch, a few iterations.
+        let prob = PolyProblem::new(
+            s.xtr.view(),
+            &s.ytr,
+            &stoch_params(2, Vec::new(), perfeature_linear(), 7),
+        )
+        .unwrap();
+        let unused = MemoryLimit::default();
+        let fits: Vec<Fit> = lambdas
+            .iter()
+            .map(|&lambda| {
+                let opts = SolverOptions {
+                    sampling: Sampling::Importance,
+                    lambda,
+                    max_iter: 20,
+                    seed: 7,
+                    ..SolverOptions::default()
+                };
+                let (model, _, _) = prob.fit(&opts, &()).unwrap();
+                let sc = prob.target.scale;
+                let mse = |x: &Matrix, y: &[f64]| {
+                    scaled_mse(&model.predict(x.view(), &unused).unwrap().data, y, sc)
+                };
+                Fit {
+                    lambda,
+                    val: mse(&s.xva, &s.yva),
+                    test: mse(&s.xte, &s.yte),
+                    seconds: 0.0,
+                }
+            })
+            .collect();
+        same_fit(
+            stoch_grid(&prob, &s, &lambdas, 20, 7).unwrap(),
+            select_as_before(fits),
+        );
+        // lp-MKL over the monomials of degree <= 2, warm starts in grid order.
+        let idx = all_monomials(4, 2);
+        let st = crate::data::standardize::Standardizer::fit(&s.xtr);
+        let ts = crate::data::standardize::TargetScaler::fit(&s.ytr);
+        let (xtr, xva, xte) = (st.apply(&s.xtr), st.apply(&s.xva), st.apply(&s.xte));
+        let kernels = monomial_kernels(&xtr, &idx);
+        let ym = Matrix::from_vec(xtr.rows, 1, ts.apply_all(&s.ytr));
+        let predict = |w: &[f64], x: &Matrix| -> Vec<f64> {
+            (0..x.rows)
+                .map(|i| {
+                    let f: f64 = idx
+                        .iter()
+                        .zip(w)
+                        .map(|(m, wm)| {
+                            wm * m.iter().map(|&j| x.get(i, j as usize)).product::<f64>()
+                        })
+                        .sum();
+                    ts.invert(f)
+                })
+                .collect()
+        };
+        let mut fits = Vec::new();
+        let mut warm: Option<Vec<f64>> = None;
+        for &lambda in &lambdas {
+            let params = LpMklParams {
+                p: 1.0,
+                lambda,
+                bias: false,
+                max_iter: 200,
+                tol: 1e-6,
+                init_theta: warm.clone(),
+            };
+            let (sol, _) = lp_mkl(&kernels, &ym, &params, &()).unwrap();
+            let w: Vec<f64> = sol
+                .primal_weights(&kernels)
+                .into_iter()
+                .map(|v| v.map_or(0.0, |m| m.data[0]))
+                .collect();
+            if sol.theta.iter().any(|t| *t > 0.0) {
+                warm = Some(sol.theta.iter().map(|t| t.max(1e-12)).collect());
+            }
+            fits.push(Fit {
+                lambda,
+                val: scaled_mse(&predict(&w, &xva), &s.yva, ts.scale),
+                test: scaled_mse(&predict(&w, &xte), &s.yte, ts.scale),
+                seconds: 0.0,
+            });
+        }
+        same_fit(
+            lp_grid(&s, &idx, 1.0, &lambdas, &MemoryLimit::default()).unwrap(),
+            select_as_before(fits),
+        );
+    }
+
+    #[test]
+    fn unknown_tables_and_bad_grids_are_refused_by_name() {
+        let cfg = MirrorDescentConfig {
+            figures: [true, false, false],
+            fig1_datasets: vec!["ringnorm".into(), "sonar".into()],
+            ..MirrorDescentConfig::quick(Vec::new())
+        };
+        let e = run(&cfg, &mut |_| {}).unwrap_err();
+        assert!(
+            matches!(&e, Error::InvalidParameter { name, value, .. } if name == "fig1_datasets" && value == "sonar"),
+            "{e}"
+        );
+        let Err(e) = split(&cfg, "sonar", 1) else {
+            panic!("a table that was not loaded was split")
+        };
+        assert!(matches!(&e, Error::Data(m) if m.contains("sonar")), "{e}");
+        for bad in [&[1.0, 1e-2][..], &[1e-2, 1e-2], &[f64::NAN, 1.0]] {
+            let e = ridge_search(bad).unwrap_err();
+            assert!(
+                matches!(&e, Error::InvalidParameter { name, .. } if name == "lambdas"),
+                "{e}"
+            );
+        }
+        assert!(ridge_search(&FIG3_LAMBDAS).is_ok() && ridge_search(&[1.0]).is_ok());
     }
 
     #[test]

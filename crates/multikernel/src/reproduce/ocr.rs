@@ -14,6 +14,7 @@
 //! defaults of [`methods`]. With `cv` the selection is rerun on each training fold.
 
 use crate::data::ocr::read_ocr;
+use crate::data::split::{held_out_parts, Split};
 use crate::data::Matrix;
 use crate::data::SequenceData;
 use crate::error::{Error, Result};
@@ -23,6 +24,7 @@ use crate::plot::{LinePlot, Series};
 use crate::prox::RegSpec;
 use crate::reproduce::{mean_std, median, Report, Row};
 use crate::run::Control;
+use crate::select::{Mean, Search};
 use crate::solver::online::sequence::{
     base_grams, fit_with_grams, group_gram, lambda_from_c, SequenceFitConfig,
 };
@@ -33,7 +35,6 @@ use crate::solver::online::{OnlineParams, OnlineState, StepSchedule};
 use crate::task::sequence::SeqLoss;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
-use rayon::prelude::*;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -355,37 +356,39 @@ pub struct Selection {
     pub grid: Vec<(f64, f64, f64)>,
 }
 
-/// Seeded disjoint held-out parts of the words of `fold`, each [`HELD_OUT`] of them: `(training,
-/// held-out)` word indices for each of the first `parts` parts (at most `1 / HELD_OUT`). The
-/// first part is the same whatever `parts` is.
-fn held_out_splits(
-    data: &SequenceData,
-    fold: usize,
-    seed: u64,
-    parts: usize,
-) -> Vec<(Vec<usize>, Vec<usize>)> {
-    let mut idx = data.fold_indices(&[fold]);
-    idx.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
-    let n = idx.len() as f64;
-    let max_parts = (1.0 / HELD_OUT).round() as usize;
-    (0..parts.clamp(1, max_parts))
-        .map(|p| {
-            let lo = (n * HELD_OUT * p as f64).round() as usize;
-            let hi = (n * HELD_OUT * (p + 1) as f64).round() as usize;
-            let mut val = idx[lo..hi].to_vec();
-            let mut tr: Vec<usize> = idx[..lo].iter().chain(&idx[hi..]).copied().collect();
-            val.sort_unstable();
-            tr.sort_unstable();
-            (tr, val)
-        })
-        .collect()
+/// One held-out part of [`select`] for rows that share a kernel set: the training and
+/// held-out words, the kernel set fitted on the training words, and per row its kernel
+/// groups (with the combined Gram of an average).
+struct PartContext {
+    train: SequenceData,
+    held: SequenceData,
+    set: KernelSet,
+    groups: Vec<(Vec<KernelGroup>, Option<Gram>)>,
+}
+
+/// The held-out parts of [`select`]: `parts` (at most `1 / HELD_OUT`) disjoint seeded parts of
+/// [`HELD_OUT`] of `fold`'s words, each against the rest of the fold
+/// ([`held_out_parts`]; the first part is the same whatever `parts` is).
+fn held_out_splits(data: &SequenceData, fold: usize, seed: u64, parts: usize) -> Vec<Split> {
+    Split::from_pairs(held_out_parts(
+        &data.fold_indices(&[fold]),
+        HELD_OUT,
+        parts,
+        seed,
+    ))
 }
 
 /// Hyper-parameter selection for `methods`: every `(eta0, C)` of [`ETA0_GRID`] x [`C_GRID`]
 /// trained on 80% of `fold`'s words and scored by per-character accuracy on the held-out 20%
 /// (seeded); with `cfg.select_splits = k > 1`, on each of `k` disjoint held-out 20% parts in
 /// turn, the accuracy pooled over the `k` parts' characters. The best is chosen (ties:
-/// earlier in grid order, C outer, eta0 inner). Grid points run in parallel.
+/// earlier in grid order, C outer, eta0 inner).
+///
+/// Through [`Search::run_split_by_split`]: the rows that share a kernel set (next to each
+/// other in table order) are searched together, one held-out part at a time with its kernel
+/// set built once (and dropped before the next part's), their grid points in parallel; the
+/// mean is [`Mean::Weighted`] by the parts' characters, and each row's best is chosen among
+/// its own grid points.
 pub fn select(
     data: &SequenceData,
     fold: usize,
@@ -396,95 +399,124 @@ pub fn select(
     let splits = held_out_splits(data, fold, cfg.seed, cfg.select_splits);
     if splits
         .iter()
-        .any(|(tr, val)| tr.is_empty() || val.is_empty())
+        .any(|s| s.train.is_empty() || s.validation.is_empty())
     {
         return Err(Error::data(format!(
             "fold {fold} has too few words to hold 20% out"
         )));
     }
+    // The characters of each held-out part weigh its accuracy.
+    let chars: Vec<f64> = splits
+        .iter()
+        .map(|s| {
+            s.validation
+                .iter()
+                .map(|&w| data.spans[w].len())
+                .sum::<usize>() as f64
+        })
+        .collect();
     let grid: Vec<(f64, f64)> = C_GRID
         .iter()
         .flat_map(|&c| ETA0_GRID.iter().map(move |&e| (e, c)))
         .collect();
-    // Per method and grid point: (characters right, characters).
-    let mut tally = vec![vec![(0.0, 0usize); grid.len()]; methods.len()];
+    let mut out = Vec::with_capacity(methods.len());
     let t = Instant::now();
-    for (si, (tr, val)) in splits.iter().enumerate() {
-        let train = data.select(tr);
-        let held = data.select(val);
-        let mut current: Option<KernelSet> = None;
-        for (mi, m) in methods.iter().enumerate() {
-            if current.as_ref().map(|s| s.bases) != Some(m.kernels) {
-                drop(current.take()); // free the previous set's Grams first
-                current = Some(kernel_set(m.kernels, &train.x, cfg.seed, &cfg.memory)?);
-            }
-            let set = current
-                .as_ref()
-                .ok_or_else(|| Error::data("internal: no kernel set"))?;
-            let (groups, avg, _) = method_grams(m, set)?;
-            let grams: &[Gram] = match &avg {
-                Some(g) => std::slice::from_ref(g),
-                None => &set.grams,
-            };
-            let accs: Vec<f64> = grid
-                .par_iter()
-                .map(|&(eta0, c)| -> Result<f64> {
-                    let p = params(m, eta0, c, train.n_sequences(), cfg.epochs, cfg.seed);
+    let mut start = 0;
+    while start < methods.len() {
+        let bases = methods[start].kernels;
+        let end = start
+            + methods[start..]
+                .iter()
+                .take_while(|m| m.kernels == bases)
+                .count();
+        let rows = &methods[start..end];
+        // (row, eta0, C): row outer, then C, then eta0.
+        let cands: Vec<(usize, f64, f64)> = (0..rows.len())
+            .flat_map(|r| grid.iter().map(move |&(e, c)| (r, e, c)))
+            .collect();
+        let sel = Search::new(&cands, &splits)
+            .mean(Mean::Weighted(chars.clone()))
+            .run_split_by_split(
+                |split: &Split| -> Result<PartContext> {
+                    let train = data.select(&split.train);
+                    let held = data.select(&split.validation);
+                    let set = kernel_set(bases, &train.x, cfg.seed, &cfg.memory)?;
+                    let groups = rows
+                        .iter()
+                        .map(|m| method_grams(m, &set).map(|(g, avg, _)| (g, avg)))
+                        .collect::<Result<_>>()?;
+                    Ok(PartContext {
+                        train,
+                        held,
+                        set,
+                        groups,
+                    })
+                },
+                |part: &PartContext, &(r, eta0, c), _| -> Result<f64> {
+                    let m = &rows[r];
+                    let (groups, avg) = &part.groups[r];
+                    let grams: &[Gram] = match avg {
+                        Some(g) => std::slice::from_ref(g),
+                        None => &part.set.grams,
+                    };
+                    let p = params(m, eta0, c, part.train.n_sequences(), cfg.epochs, cfg.seed);
                     let fc = fit_config(m, p, cfg)?;
                     let (model, _) = fit_with_grams(
-                        &train,
-                        set.kernels.clone(),
+                        &part.train,
+                        part.set.kernels.clone(),
                         groups.clone(),
                         grams,
                         &fc,
                         &(),
                         &mut |_, _| Control::Continue,
                     )?;
-                    model.token_accuracy(&held, &cfg.memory)
-                })
-                .collect::<Result<_>>()?;
-            for (t, a) in tally[mi].iter_mut().zip(&accs) {
-                t.0 += a * held.n_positions() as f64;
-                t.1 += held.n_positions();
-            }
-            let best = accs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            progress(&format!(
-                "select fold {fold} part {}/{}: {} best held-out accuracy {best:.4} ({:.0} s)",
-                si + 1,
-                splits.len(),
-                m.name,
-                t.elapsed().as_secs_f64()
-            ));
-        }
-    }
-    let mut out = Vec::new();
-    for (m, tl) in methods.iter().zip(&tally) {
-        let results: Vec<(f64, f64, f64)> = grid
-            .iter()
-            .zip(tl)
-            .map(|(&(e, c), &(right, n))| (e, c, right / n.max(1) as f64))
-            .collect();
-        let mut best = results[0];
-        for &r in &results[1..] {
-            if r.2 > best.2 {
-                best = r;
-            }
-        }
+                    model.token_accuracy(&part.held, &cfg.memory)
+                },
+                &(),
+            )?;
         progress(&format!(
-            "select fold {fold} {}: eta0 {} C {} held-out accuracy {:.4} ({} parts)",
-            m.name,
-            best.0,
-            best.1,
-            best.2,
-            splits.len()
+            "select fold {fold}: {} x {} settings on {} held-out parts with kernels {} ({:.0} s)",
+            rows.iter().map(|m| m.name).collect::<Vec<_>>().join(", "),
+            grid.len(),
+            splits.len(),
+            bases
+                .iter()
+                .map(|b| b.short())
+                .collect::<Vec<_>>()
+                .join(","),
+            t.elapsed().as_secs_f64()
         ));
-        out.push(Selection {
-            method: m.name.to_string(),
-            eta0: best.0,
-            c: best.1,
-            accuracy: best.2,
-            grid: results,
-        });
+        for (r, m) in rows.iter().enumerate() {
+            let mut results = Vec::with_capacity(grid.len());
+            for (k, &(e, c)) in grid.iter().enumerate() {
+                let mean = sel.mean(r * grid.len() + k).ok_or_else(|| {
+                    Error::Numerical(format!("{}: eta0 {e} C {c} was not scored", m.name))
+                })?;
+                results.push((e, c, mean));
+            }
+            let best = sel
+                .best_where(|e| cands[e.candidate].0 == r)
+                .map(|b| results[b.candidate - r * grid.len()])
+                .ok_or_else(|| {
+                    Error::Numerical(format!("{}: no finite held-out accuracy", m.name))
+                })?;
+            progress(&format!(
+                "select fold {fold} {}: eta0 {} C {} held-out accuracy {:.4} ({} parts)",
+                m.name,
+                best.0,
+                best.1,
+                best.2,
+                splits.len()
+            ));
+            out.push(Selection {
+                method: m.name.to_string(),
+                eta0: best.0,
+                c: best.1,
+                accuracy: best.2,
+                grid: results,
+            });
+        }
+        start = end;
     }
     Ok(out)
 }
@@ -967,6 +999,105 @@ mod tests {
         assert!(rep.to_json().contains("\"paper_mean\""));
     }
 
+    /// The held-out parts as they were made before [`held_out_parts`] (commit 3b69a82).
+    fn held_out_splits_as_before(
+        data: &SequenceData,
+        fold: usize,
+        seed: u64,
+        parts: usize,
+    ) -> Vec<(Vec<usize>, Vec<usize>)> {
+        let mut idx = data.fold_indices(&[fold]);
+        idx.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
+        let n = idx.len() as f64;
+        let max_parts = (1.0 / HELD_OUT).round() as usize;
+        (0..parts.clamp(1, max_parts))
+            .map(|p| {
+                let lo = (n * HELD_OUT * p as f64).round() as usize;
+                let hi = (n * HELD_OUT * (p + 1) as f64).round() as usize;
+                let mut val = idx[lo..hi].to_vec();
+                let mut tr: Vec<usize> = idx[..lo].iter().chain(&idx[hi..]).copied().collect();
+                val.sort_unstable();
+                tr.sort_unstable();
+                (tr, val)
+            })
+            .collect()
+    }
+
+    /// The selection loop [`select`] replaced (commit 3b69a82), kept as its slow twin: for
+    /// each held-out part, each row's kernel set built when it changes, the grid trained,
+    /// the accuracies pooled by characters; per row the first best (`>`).
+    fn select_as_before(
+        data: &SequenceData,
+        fold: usize,
+        methods: &[OcrMethod],
+        cfg: &OcrConfig,
+    ) -> Vec<Selection> {
+        let splits = held_out_splits_as_before(data, fold, cfg.seed, cfg.select_splits);
+        let grid: Vec<(f64, f64)> = C_GRID
+            .iter()
+            .flat_map(|&c| ETA0_GRID.iter().map(move |&e| (e, c)))
+            .collect();
+        let mut tally = vec![vec![(0.0, 0usize); grid.len()]; methods.len()];
+        for (tr, val) in &splits {
+            let train = data.select(tr);
+            let held = data.select(val);
+            let mut current: Option<KernelSet> = None;
+            for (mi, m) in methods.iter().enumerate() {
+                if current.as_ref().map(|s| s.bases) != Some(m.kernels) {
+                    drop(current.take());
+                    current = Some(kernel_set(m.kernels, &train.x, cfg.seed, &cfg.memory).unwrap());
+                }
+                let set = current.as_ref().unwrap();
+                let (groups, avg, _) = method_grams(m, set).unwrap();
+                let grams: &[Gram] = match &avg {
+                    Some(g) => std::slice::from_ref(g),
+                    None => &set.grams,
+                };
+                for (k, &(eta0, c)) in grid.iter().enumerate() {
+                    let p = params(m, eta0, c, train.n_sequences(), cfg.epochs, cfg.seed);
+                    let fc = fit_config(m, p, cfg).unwrap();
+                    let (model, _) = fit_with_grams(
+                        &train,
+                        set.kernels.clone(),
+                        groups.clone(),
+                        grams,
+                        &fc,
+                        &(),
+                        &mut |_, _| Control::Continue,
+                    )
+                    .unwrap();
+                    let a = model.token_accuracy(&held, &cfg.memory).unwrap();
+                    tally[mi][k].0 += a * held.n_positions() as f64;
+                    tally[mi][k].1 += held.n_positions();
+                }
+            }
+        }
+        methods
+            .iter()
+            .zip(&tally)
+            .map(|(m, tl)| {
+                let results: Vec<(f64, f64, f64)> = grid
+                    .iter()
+                    .zip(tl)
+                    .map(|(&(e, c), &(right, n))| (e, c, right / n.max(1) as f64))
+                    .collect();
+                let mut best = results[0];
+                for &r in &results[1..] {
+                    if r.2 > best.2 {
+                        best = r;
+                    }
+                }
+                Selection {
+                    method: m.name.to_string(),
+                    eta0: best.0,
+                    c: best.1,
+                    accuracy: best.2,
+                    grid: results,
+                }
+            })
+            .collect()
+    }
+
     #[test]
     fn selection_picks_the_best_grid_point() {
         let data = synthetic();
@@ -991,15 +1122,53 @@ mod tests {
         let parts = held_out_splits(&data, 1, 1, 5);
         assert_eq!(parts.len(), 5);
         let mut seen: Vec<usize> = Vec::new();
-        for (tr, val) in &parts {
-            assert_eq!(tr.len() + val.len(), all.len());
-            assert!(val.iter().all(|v| !tr.contains(v)));
-            seen.extend(val);
+        for p in &parts {
+            assert_eq!(p.train.len() + p.validation.len(), all.len());
+            assert!(p.validation.iter().all(|v| !p.train.contains(v)));
+            seen.extend(&p.validation);
         }
         // The held-out parts partition the fold, and the first is the single split.
         seen.sort_unstable();
         assert_eq!(seen, all);
         assert_eq!(held_out_splits(&data, 1, 1, 1)[0], parts[0]);
+        for (seed, k) in [(1, 5), (4, 3), (9, 1), (2, 7)] {
+            assert_eq!(
+                held_out_splits(&data, 2, seed, k),
+                Split::from_pairs(held_out_splits_as_before(&data, 2, seed, k))
+            );
+        }
+    }
+
+    /// Rows over two kernel sets (one an average), two held-out parts: every held-out
+    /// accuracy and every choice as the loop it replaced had them, bit for bit.
+    #[test]
+    fn selection_is_the_loop_it_replaced() {
+        let data = synthetic();
+        let cfg = OcrConfig {
+            epochs: 1,
+            select_splits: 2,
+            seed: 3,
+            ..OcrConfig::default()
+        };
+        let ms: Vec<OcrMethod> = methods()
+            .into_iter()
+            .filter(|m| ["linear", "average-lb", "mkl-lb"].contains(&m.name))
+            .collect();
+        let mut lines = Vec::new();
+        let got = select(&data, 0, &ms, &cfg, &mut |l| lines.push(l.to_string())).unwrap();
+        let want = select_as_before(&data, 0, &ms, &cfg);
+        assert_eq!(got.len(), 3);
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g.method, w.method);
+            assert_eq!((g.eta0, g.c), (w.eta0, w.c), "{}", g.method);
+            assert_eq!(g.accuracy.to_bits(), w.accuracy.to_bits(), "{}", g.method);
+            let bits = |s: &Selection| -> Vec<(f64, f64, u64)> {
+                s.grid.iter().map(|r| (r.0, r.1, r.2.to_bits())).collect()
+            };
+            assert_eq!(bits(g), bits(w), "{}", g.method);
+        }
+        // One line per kernel set, one per row.
+        assert_eq!(lines.len(), 2 + 3, "{lines:?}");
     }
 
     #[test]
