@@ -205,7 +205,7 @@ impl Model {
         limit: &MemoryLimit,
     ) -> Result<Vec<Vec<usize>>> {
         match self {
-            Model::Sequence(m) => m.predict(&x.to_matrix(), spans, limit),
+            Model::Sequence(m) => m.predict(x, spans, limit),
             _ => Err(Error::unsupported(
                 "a vector model predicts rows: use predict",
             )),
