@@ -1,6 +1,6 @@
 //! Trained models as users see them: one [`Model`] type, whatever the learner, that
 //! predicts, gives decision values, describes itself ([`Summary`]) and round-trips through
-//! bytes and files ([`file`]).
+//! bytes and files ([`file`](mod@file)).
 //!
 //! Each variant wraps the trained model of one learner (in its solver folder); the
 //! squared-loss batch learners are wrapped by [`BatchModel`], which adds the task, the class
@@ -276,7 +276,7 @@ impl Model {
         }
     }
 
-    /// The model as bytes (the model-file format, [`file`]).
+    /// The model as bytes (the model-file format, [`file`](mod@file)).
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         file::to_bytes(self)
     }
