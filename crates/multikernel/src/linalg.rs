@@ -1,10 +1,12 @@
 //! Shared dense numerics: the one dot product and axpy, the one Cholesky wrapper
-//! ([`SpdFactor`] and [`cholesky`] over faer's `cholesky_in_place`), plain products and the
-//! conversions between the row-major [`Matrix`] and faer's matrices.
+//! ([`cholesky_in_place`] over faer's, used by [`SpdFactor`] and the crate's kernel-system
+//! solves), plain products and the conversions between the row-major [`Matrix`] and faer's
+//! matrices.
 //!
-//! faer runs sequentially ([`Par::Seq`]) unless [`par_for`] says a single factorization is
-//! large enough: on a two-core machine one factorization gains nothing from threads, and
-//! callers parallelize over independent problems (kernels, folds, examples) instead.
+//! faer runs sequentially ([`Par::Seq`]) unless the crate's `par_for` says a single
+//! factorization is large enough: on a two-core machine one factorization gains nothing from
+//! threads, and callers parallelize over independent problems (kernels, folds, examples)
+//! instead.
 
 use crate::data::Matrix;
 use crate::error::{Error, Result};

@@ -1,5 +1,5 @@
 //! The library's front door: describe what to learn with a [`LearnerSpec`], train it with
-//! [`fit`], and use the [`Model`] it returns (predict, decision values, summary, bytes and
+//! [`fit()`], and use the [`Model`] it returns (predict, decision values, summary, bytes and
 //! files). The command-line tool and the Python package call only this layer.
 //!
 //! ```text

@@ -3,7 +3,7 @@
 //! A [`LearnerSpec`] is written by a user (or built from command-line flags, or from a Python
 //! estimator's parameters). [`LearnerSpec::check`] validates it before any data is read and
 //! resolves what does not depend on the data (default kernels, regularizer and loss) into a
-//! [`CheckedSpec`], the only input [`crate::estimator::fit`] trains from (as linfa's
+//! [`CheckedSpec`], the only input [`crate::estimator::fit()`] trains from (as linfa's
 //! `ParamGuard`). What depends on the data (lambda from C and the number of examples) is
 //! resolved when fitting.
 //!

@@ -3,7 +3,7 @@
 //! inputs such as OCR pixels, [`binary_grams`] (every kernel read from a table indexed by the
 //! integer dot product, computed once per pair by popcount).
 
-use crate::data::Matrix;
+use crate::data::{Matrix, MatrixRef};
 use crate::error::{Error, Result};
 use crate::kernel::{FittedKernel, FittedKind, Gram, MemoryLimit, Normalization, SparseGram};
 use faer::{Accum, MatMut, MatRef, Par};
@@ -22,16 +22,31 @@ const SCORE_BLOCK: usize = 256;
 /// - on 0/1 inputs (OCR pixels) every other kernel reads its value from a table indexed by
 ///   the integer dot product and squared distance, the dot product computed once per pair
 ///   for all kernels by popcount ([`BitRows`]).
-pub fn expansion_scores(
+///
+/// `x` is read in place (a [`MatrixRef`], or a `&Matrix`): only blocks of its rows are ever
+/// copied.
+pub fn expansion_scores<'x>(
     kernels: &[FittedKernel],
     support: &Matrix,
     coefs: &[Option<Matrix>],
     cols: usize,
-    x: &Matrix,
+    x: impl Into<MatrixRef<'x>>,
     limit: &MemoryLimit,
 ) -> Result<Matrix> {
-    let mut out = Matrix::zeros(x.rows, cols);
-    if support.rows == 0 || x.rows == 0 {
+    scores_of_view(kernels, support, coefs, cols, x.into(), limit)
+}
+
+/// [`expansion_scores`] on a view.
+fn scores_of_view(
+    kernels: &[FittedKernel],
+    support: &Matrix,
+    coefs: &[Option<Matrix>],
+    cols: usize,
+    x: MatrixRef<'_>,
+    limit: &MemoryLimit,
+) -> Result<Matrix> {
+    let mut out = Matrix::zeros(x.rows(), cols);
+    if support.rows == 0 || x.rows() == 0 {
         return Ok(out);
     }
     if coefs.len() != kernels.len() {
@@ -63,13 +78,13 @@ pub fn expansion_scores(
         .iter()
         .zip(kernels)
         .filter_map(|(c, k)| c.as_ref().map(|_| k));
-    check_features(used.clone(), x)?;
-    check_features(used, support)?;
+    check_features(used.clone(), x.cols())?;
+    check_features(used, support.cols)?;
     let mut rest: Vec<(usize, &Matrix)> = Vec::new();
     for (k, c) in coefs.iter().enumerate() {
         let Some(c) = c else { continue };
         if is_plain_linear(&kernels[k]) {
-            add_linear_scores(&kernels[k], support, c, x, &mut out);
+            add_linear_scores(&kernels[k], support.view(), c, x, &mut out);
         } else {
             rest.push((k, c));
         }
@@ -77,17 +92,17 @@ pub fn expansion_scores(
     if rest.is_empty() {
         return Ok(out);
     }
-    let packed = match (BitRows::pack(x), BitRows::pack(support)) {
+    let packed = match (BitRows::pack(x), BitRows::pack(support.view())) {
         (Some(a), Some(b)) => {
             let tables: Option<Vec<TableKernel>> = rest
                 .iter()
-                .map(|&(k, _)| TableKernel::new(&kernels[k], x.cols))
+                .map(|&(k, _)| TableKernel::new(&kernels[k], x.cols()))
                 .collect();
             tables.map(|t| (a, b, t))
         }
         _ => None,
     };
-    let block = SCORE_BLOCK.min(x.rows);
+    let block = SCORE_BLOCK.min(x.rows());
     let n = support.rows;
     let dense = rest
         .iter()
@@ -173,16 +188,16 @@ pub fn expansion_scores(
     Ok(out)
 }
 
-/// Every kernel must have been fitted on rows with `x`'s number of columns.
+/// Every kernel must have been fitted on rows with `cols` columns.
 fn check_features<'a>(
     mut kernels: impl Iterator<Item = &'a FittedKernel>,
-    x: &Matrix,
+    cols: usize,
 ) -> Result<()> {
-    match kernels.find(|k| k.n_features() != x.cols) {
+    match kernels.find(|k| k.n_features() != cols) {
         Some(k) => Err(Error::shape(
             format!("features of the data for kernel {}", k.name),
             k.n_features(),
-            x.cols,
+            cols,
         )),
         None => Ok(()),
     }
@@ -195,8 +210,8 @@ fn is_plain_linear(k: &FittedKernel) -> bool {
 
 /// Per-row factors of a linear kernel: `1/||x||` for unit diagonal, else the trace /
 /// variance scale (applied on one side only).
-fn linear_factors(k: &FittedKernel, x: &Matrix, row_side: bool) -> Vec<f64> {
-    (0..x.rows)
+fn linear_factors(k: &FittedKernel, x: MatrixRef<'_>, row_side: bool) -> Vec<f64> {
+    (0..x.rows())
         .map(|i| {
             if k.norm() == Normalization::Diag {
                 let r = x.row(i);
@@ -217,8 +232,14 @@ fn linear_factors(k: &FittedKernel, x: &Matrix, row_side: bool) -> Vec<f64> {
 
 /// `out += K C` for a linear kernel in explicit form: `W = X_s^T diag(f_s) C`, then
 /// `out_i += f_i x_i^T W`.
-fn add_linear_scores(k: &FittedKernel, support: &Matrix, c: &Matrix, x: &Matrix, out: &mut Matrix) {
-    let d = support.cols;
+fn add_linear_scores(
+    k: &FittedKernel,
+    support: MatrixRef<'_>,
+    c: &Matrix,
+    x: MatrixRef<'_>,
+    out: &mut Matrix,
+) {
+    let d = support.cols();
     let cols = c.cols;
     let fs = linear_factors(k, support, false);
     let fx = linear_factors(k, x, true);
@@ -296,16 +317,16 @@ pub struct BitRows {
 }
 
 impl BitRows {
-    /// Packs `x`; `None` when some value is neither 0 nor 1 or the rows are too wide for the
-    /// kernel tables.
-    pub fn pack(x: &Matrix) -> Option<BitRows> {
-        if x.cols > MAX_TABLE_DIM {
+    /// Packs the rows of `x`; `None` when some value is neither 0 nor 1 or the rows are too
+    /// wide for the kernel tables.
+    pub fn pack(x: MatrixRef<'_>) -> Option<BitRows> {
+        if x.cols() > MAX_TABLE_DIM {
             return None;
         }
-        let words = x.cols.div_ceil(64).max(1);
-        let mut bits = vec![0u64; x.rows * words];
-        let mut norms = vec![0u32; x.rows];
-        for i in 0..x.rows {
+        let words = x.cols().div_ceil(64).max(1);
+        let mut bits = vec![0u64; x.rows() * words];
+        let mut norms = vec![0u32; x.rows()];
+        for i in 0..x.rows() {
             for (j, &v) in x.row(i).iter().enumerate() {
                 if v == 1.0 {
                     bits[i * words + j / 64] |= 1u64 << (j % 64);
@@ -316,7 +337,7 @@ impl BitRows {
             }
         }
         Some(BitRows {
-            rows: x.rows,
+            rows: x.rows(),
             words,
             bits,
             norms,
@@ -432,15 +453,15 @@ pub fn binary_grams(
             b.cols,
         ));
     }
-    check_features(kernels.iter(), a)?;
+    check_features(kernels.iter(), a.cols)?;
     if kernels.is_empty() {
         return Ok(Some(Vec::new()));
     }
-    let Some(pa) = BitRows::pack(a) else {
+    let Some(pa) = BitRows::pack(a.view()) else {
         return Ok(None);
     };
     let pb = match b {
-        Some(b) => match BitRows::pack(b) {
+        Some(b) => match BitRows::pack(b.view()) {
             Some(p) => p,
             None => return Ok(None),
         },
@@ -723,6 +744,41 @@ mod tests {
         let slow = expansion_scores(&kernels, &sup, &coefs, 4, &x2, &lim).unwrap();
         for (a, b) in fast.data.iter().zip(&slow.data) {
             assert!((a - b).abs() < 1e-10, "{a} vs {b}");
+        }
+    }
+
+    /// A view of some rows of a larger buffer scores exactly as an owned copy of those rows,
+    /// on every path (explicit linear, tables, generic Gram blocks).
+    #[test]
+    fn views_score_like_owned_rows() {
+        let sup = random_binary(30, 16, 9);
+        let big = random_binary(700, 16, 10);
+        let kernels: Vec<FittedKernel> = ["linear:norm=diag", "rbf:sigma2=3", "bspline"]
+            .iter()
+            .map(|s| FittedKernel::fit(&s.parse::<KernelSpec>().unwrap(), &sup, &[], 0).unwrap())
+            .collect();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let coefs: Vec<Option<Matrix>> = (0..3)
+            .map(|_| {
+                Some(Matrix::from_vec(
+                    30,
+                    2,
+                    (0..60).map(|_| rng.gen_range(-1.0..1.0)).collect(),
+                ))
+            })
+            .collect();
+        let lim = MemoryLimit::default();
+        for scale in [1.0, 3.0] {
+            let mut big = big.clone();
+            big.data.iter_mut().for_each(|v| *v *= scale);
+            let (r0, r1) = (100, 650);
+            let view = MatrixRef::new(r1 - r0, 16, &big.data[r0 * 16..r1 * 16]).unwrap();
+            let owned = big.select_rows(&(r0..r1).collect::<Vec<_>>());
+            let a = expansion_scores(&kernels, &sup, &coefs, 2, view, &lim).unwrap();
+            let b = expansion_scores(&kernels, &sup, &coefs, 2, &owned, &lim).unwrap();
+            assert_eq!(a, b, "scale {scale}");
+            assert_eq!(a.rows, r1 - r0);
+            assert!(a.data.iter().any(|v| *v != 0.0));
         }
     }
 }

@@ -114,8 +114,8 @@ fn dots_into(
 ///
 /// faer 0.24's x86 matmul micro-kernels (hand-written assembly) return with those halves
 /// dirty; every later SSE instruction on the thread (all scalar `f64` code, libm's `exp`)
-/// then pays a state-transition penalty: `exp` went from 8 ns to 135 ns per call on the
-/// 2-core AMD EPYC development machine, making RBF Grams 15x slower. Call this after faer
+/// then pays a state-transition penalty, which dominated the cost of RBF Gram matrices
+/// (BENCHMARKS.md, "Measurements moved from module documentation"). Call this after faer
 /// routines on a thread that goes on to do scalar floating-point work.
 #[inline]
 pub fn clear_upper_simd_state() {

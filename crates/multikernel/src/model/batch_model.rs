@@ -13,7 +13,8 @@
 //!   "multivariate mode" of MKL-GOMP and shared kernel weights for lp-MKL), prediction by
 //!   the largest output (the first among ties).
 //!
-//! [`encode_targets`] builds the target matrix, [`decode`] maps decision values back.
+//! [`encode_targets`](crate::task::targets::encode_targets) builds the target matrix,
+//! [`decode`] maps decision values back.
 
 use crate::data::{Matrix, MatrixRef};
 use crate::error::{Error, Result};

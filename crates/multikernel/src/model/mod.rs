@@ -1,6 +1,6 @@
 //! Trained models as users see them: one [`Model`] type, whatever the learner, that
 //! predicts, gives decision values, describes itself ([`Summary`]) and round-trips through
-//! bytes and files ([`file`]).
+//! bytes and files ([`file`](mod@file)).
 //!
 //! Each variant wraps the trained model of one learner (in its solver folder); the
 //! squared-loss batch learners are wrapped by [`BatchModel`], which adds the task, the class
@@ -205,7 +205,7 @@ impl Model {
         limit: &MemoryLimit,
     ) -> Result<Vec<Vec<usize>>> {
         match self {
-            Model::Sequence(m) => m.predict(&x.to_matrix(), spans, limit),
+            Model::Sequence(m) => m.predict(x, spans, limit),
             _ => Err(Error::unsupported(
                 "a vector model predicts rows: use predict",
             )),
@@ -276,7 +276,7 @@ impl Model {
         }
     }
 
-    /// The model as bytes (the model-file format, [`file`]).
+    /// The model as bytes (the model-file format, [`file`](mod@file)).
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         file::to_bytes(self)
     }

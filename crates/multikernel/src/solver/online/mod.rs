@@ -1,7 +1,10 @@
 //! The online proximal learner (Alg. 1 of Martins et al. 2011; SPOM, Alg. 3, on sequences):
 //! the engine generic over the task ([`engine`]), its hyper-parameters ([`params`]), training
-//! on vector data ([`vector`]) and on sequences ([`sequence`]), and the trained models.
+//! on vector data ([`vector`]) and on sequences ([`sequence`]), the fit epilogue both share
+//! ([`compact`]: the final state as a compact kernel expansion) and the trained models
+//! ([`vector_model`], [`sequence_model`]).
 
+pub mod compact;
 pub mod engine;
 pub mod params;
 pub mod sequence;

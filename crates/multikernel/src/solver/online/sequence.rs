@@ -2,7 +2,7 @@
 //! on labeled sequences (handwritten words in the paper; any label alphabet): kernels fitted on
 //! the training positions, their Gram matrices, the online learner over the chain
 //! ([`SequenceTask`], a structured task seen through [`StructuredOnline`]), and the compact
-//! [`SequenceModel`].
+//! [`SequenceModel`] ([`super::compact`]).
 //!
 //! Regularization follows the paper: `lambda = 1 / (C N)` with `N` the number of training
 //! sequences; the projection radius is `gamma = sqrt(2 L(0) / lambda)`, which for the
@@ -14,12 +14,11 @@ use crate::error::{Error, Result};
 use crate::kernel::binary::binary_grams;
 use crate::kernel::{fit_all, FittedKernel, Gram, KernelSpec, MemoryLimit};
 use crate::run::{Control, Observer, RunInfo};
+use crate::solver::online::compact::{compact, GroupNorms};
 use crate::solver::online::sequence_model::{KernelGroup, SequenceModel, SequenceTraining};
 use crate::solver::online::{EpochReport, OnlineLearner, OnlineParams, OnlineState};
-use crate::task::online::GroupRole;
-use crate::task::sequence::{SeqLoss, SequenceTask, BIGRAM_GROUP};
+use crate::task::sequence::{SeqLoss, SequenceTask};
 use crate::task::structured::StructuredOnline;
-use faer::{Accum, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
 /// Everything that defines a SPOM run on sequences.
@@ -184,68 +183,16 @@ pub fn fit_with_grams(
         last = Some(rep.clone());
         on_epoch(rep, st)
     });
-    let averaged = cfg.params.averaging;
-    let coefs = state.kernel_coefs(averaged);
-    let transitions = state.explicit_values(averaged).remove(0);
-    // Group norms of the returned model, ||theta_g||^2 = sum_y a_y^T K_g a_y, recomputed
-    // rather than taken from the norms maintained along the run.
-    // Without averaging the cached scores F = K c of the last iterate give them in O(n L):
-    // ||theta||^2 = s^2 sum_{j,y} c[j, y] F[y, j] (images are label-major).
-    let mut group_norms: Vec<f64> = if averaged {
-        grams
-            .par_iter()
-            .zip(&coefs)
-            .map(|(g, a)| group_sqnorm(g, a, l).max(0.0).sqrt())
-            .collect()
-    } else {
-        state
-            .kernel
-            .iter()
-            .map(|g| {
-                let (c, f, s) = (g.coef(), g.image(), g.scale());
-                let mut sq = 0.0;
-                for j in 0..n {
-                    for y in 0..l {
-                        sq += c[j * l + y] * f[y * n + j];
-                    }
-                }
-                (s * s * sq).max(0.0).sqrt()
-            })
-            .collect()
-    };
+    let mut compact = compact(
+        &state,
+        grams,
+        &cfg.params.reg,
+        cfg.params.averaging,
+        GroupNorms::Cached,
+    )?;
+    let transitions = compact.explicit.remove(0);
     let mut weight_names: Vec<String> = groups.iter().map(|g| g.name.clone()).collect();
-    if state.explicit_groups[0].role == GroupRole::Regularized {
-        group_norms.push(transitions.iter().map(|v| v * v).sum::<f64>().sqrt());
-        weight_names.push(BIGRAM_GROUP.to_string());
-    }
-    let weights = cfg.params.reg.kernel_weights(&group_norms);
-    // Support characters: a non-zero coefficient in some non-zero group.
-    let live: Vec<bool> = group_norms[..groups.len()]
-        .iter()
-        .map(|&v| v > 0.0)
-        .collect();
-    let support_rows: Vec<usize> = (0..n)
-        .filter(|&i| {
-            coefs
-                .iter()
-                .zip(&live)
-                .any(|(a, &on)| on && a[i * l..(i + 1) * l].iter().any(|v| *v != 0.0))
-        })
-        .collect();
-    let coef: Vec<Vec<f64>> = coefs
-        .iter()
-        .zip(&live)
-        .map(|(a, &on)| {
-            if on {
-                support_rows
-                    .iter()
-                    .flat_map(|&i| a[i * l..(i + 1) * l].iter().copied())
-                    .collect()
-            } else {
-                Vec::new()
-            }
-        })
-        .collect();
+    weight_names.append(&mut compact.explicit_names);
     let p = &cfg.params;
     let n_words = train.n_sequences();
     let training = SequenceTraining {
@@ -276,52 +223,25 @@ pub fn fit_with_grams(
             feature_names: train.feature_names.clone(),
             kernels,
             groups,
-            support: train.x.select_rows(&support_rows),
-            support_rows,
-            coef,
+            support: train.x.select_rows(&compact.support_rows),
+            support_rows: compact.support_rows,
+            coef: compact.coef,
             transitions,
-            group_norms,
+            group_norms: compact.group_norms,
             weight_names,
-            weights,
+            weights: compact.weights,
             training,
         },
         info,
     ))
 }
 
-/// `sum_y a_y^T K a_y` for point-major coefficients `a` (`n x l`): `K A` by a matrix product
-/// (dense) or row by row (sparse), then the trace of `A^T (K A)`.
-fn group_sqnorm(g: &Gram, a: &[f64], l: usize) -> f64 {
-    let n = g.rows();
-    if n == 0 || a.iter().all(|v| *v == 0.0) {
-        return 0.0;
-    }
-    let mut ka = vec![0.0; n * l];
-    match g {
-        Gram::Dense(m) => {
-            let lhs = MatRef::from_row_major_slice(&m.data, n, n);
-            let rhs = MatRef::from_row_major_slice(a, n, l);
-            let dst = MatMut::from_row_major_slice_mut(&mut ka, n, l);
-            faer::linalg::matmul::matmul(dst, Accum::Replace, lhs, rhs, 1.0, Par::rayon(0));
-        }
-        Gram::Sparse(_) => {
-            ka.par_chunks_mut(l).enumerate().for_each(|(i, row)| {
-                g.for_each_in_row(i, |j, v| {
-                    for (r, aj) in row.iter_mut().zip(&a[j * l..(j + 1) * l]) {
-                        *r += v * aj;
-                    }
-                })
-            });
-        }
-    }
-    a.iter().zip(&ka).map(|(x, y)| x * y).sum()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::Matrix;
+    use crate::data::{Matrix, MatrixRef};
     use crate::prox::RegSpec;
+    use crate::solver::online::compact::group_sqnorm;
     use rand::{Rng, SeedableRng};
 
     /// Sequences over 5 labels (named like tags, not letters) whose 128 binary features are
@@ -430,6 +350,23 @@ mod tests {
                 .unwrap();
             assert_eq!(words.len(), test.n_sequences());
             assert_eq!(words[0].len(), test.spans[0].len());
+            // A view of the rows of sequences 3..10 inside the caller's buffer, read in place:
+            // the same labels as the whole data's.
+            let lim = MemoryLimit::default();
+            let all = model.predict(test.x.view(), &test.spans, &lim).unwrap();
+            let (r0, r1) = (test.spans[3].start, test.spans[9].end);
+            let d = test.x.cols;
+            let view = MatrixRef::new(r1 - r0, d, &test.x.data[r0 * d..r1 * d]).unwrap();
+            let spans: Vec<_> = test.spans[3..10]
+                .iter()
+                .map(|w| w.start - r0..w.end - r0)
+                .collect();
+            assert_eq!(model.predict(view, &spans, &lim).unwrap(), all[3..10]);
+            let beyond = vec![0..2, 2..r1 - r0 + 1];
+            assert!(matches!(
+                model.predict(view, &beyond, &lim),
+                Err(Error::Data(_))
+            ));
         }
         // Norms from the cached scores vs the exact quadratic form.
         let cfg = config(false, false, c, train.n_sequences());
@@ -442,7 +379,7 @@ mod tests {
                 exact = grams
                     .iter()
                     .zip(st.kernel_coefs(false))
-                    .map(|(g, a)| group_sqnorm(g, &a, 5).sqrt())
+                    .map(|(g, a)| group_sqnorm(g, &a, 5, true).sqrt())
                     .collect();
                 Control::Continue
             })

@@ -9,7 +9,7 @@
 //! words are decoded by Viterbi (eq. 1). A kernel group is one base kernel (MKL, single
 //! kernels) or a fixed combination of base kernels (the plain average baseline).
 
-use crate::data::{Matrix, SequenceData};
+use crate::data::{Matrix, MatrixRef, SequenceData};
 use crate::error::{Error, Result};
 use crate::kernel::binary::expansion_scores;
 use crate::kernel::{FittedKernel, MemoryLimit};
@@ -265,21 +265,21 @@ impl SequenceModel {
         out
     }
 
-    /// Unigram scores (`n x L`) of the rows of `x` (the model is validated first).
-    pub fn unary_scores(&self, x: &Matrix, limit: &MemoryLimit) -> Result<Matrix> {
+    /// Unigram scores (`n x L`) of the rows of `x` (the model is validated first). The rows
+    /// are read in place: `x` is a [`MatrixRef`] (or a `&Matrix`), and only blocks of it are
+    /// ever copied ([`expansion_scores`]).
+    pub fn unary_scores<'x>(
+        &self,
+        x: impl Into<MatrixRef<'x>>,
+        limit: &MemoryLimit,
+    ) -> Result<Matrix> {
+        let x = x.into();
         self.validate()?;
-        if x.cols != self.n_features {
+        if x.cols() != self.n_features {
             return Err(Error::shape(
                 "features per position (the model's inputs)",
                 self.n_features,
-                x.cols,
-            ));
-        }
-        if x.data.len() != x.rows * x.cols {
-            return Err(Error::shape(
-                "input values (rows x columns)",
-                x.rows * x.cols,
-                x.data.len(),
+                x.cols(),
             ));
         }
         let coefs = self.kernel_coefs();
@@ -294,17 +294,18 @@ impl SequenceModel {
     }
 
     /// The best label sequence (label indices of the model) of each sequence (`spans` index
-    /// rows of `x`), by Viterbi.
-    pub fn predict(
+    /// rows of `x`), by Viterbi; `x` is read in place.
+    pub fn predict<'x>(
         &self,
-        x: &Matrix,
+        x: impl Into<MatrixRef<'x>>,
         spans: &[Range<usize>],
         limit: &MemoryLimit,
     ) -> Result<Vec<Vec<usize>>> {
-        if let Some(w) = spans.iter().find(|w| w.end > x.rows || w.start > w.end) {
+        let x = x.into();
+        if let Some(w) = spans.iter().find(|w| w.end > x.rows() || w.start > w.end) {
             return Err(Error::data(format!(
                 "sequence {w:?} is outside the {} rows given",
-                x.rows
+                x.rows()
             )));
         }
         let s = self.unary_scores(x, limit)?;
@@ -312,9 +313,9 @@ impl SequenceModel {
     }
 
     /// Like [`SequenceModel::predict`], with label names.
-    pub fn predict_names(
+    pub fn predict_names<'x>(
         &self,
-        x: &Matrix,
+        x: impl Into<MatrixRef<'x>>,
         spans: &[Range<usize>],
         limit: &MemoryLimit,
     ) -> Result<Vec<Vec<String>>> {

@@ -1,11 +1,13 @@
 //! Training the online proximal learner (Alg. 1) on a vector data set: standardization,
-//! kernel fitting on the training part, Gram matrices, the run, and the compact model.
+//! kernel fitting on the training part, Gram matrices, the run, and the compact model
+//! ([`super::compact`]).
 
 use crate::data::standardize::Standardizer;
 use crate::data::TableRef;
 use crate::error::{Error, Result};
 use crate::kernel::{fit_all, Gram, KernelSpec, MemoryLimit};
 use crate::run::{Control, Observer, RunInfo};
+use crate::solver::online::compact::{compact, GroupNorms};
 use crate::solver::online::vector_model::{KernelMachine, OnlineTraining};
 use crate::solver::online::{EpochReport, OnlineLearner, OnlineParams};
 use crate::task::targets::online_targets;
@@ -69,57 +71,18 @@ pub fn fit_vector(
         last = Some(rep.clone());
         Control::Continue
     });
-    let coefs = state.kernel_coefs(cfg.params.averaging);
+    let mut compact = compact(
+        &state,
+        &grams,
+        &cfg.params.reg,
+        cfg.params.averaging,
+        GroupNorms::PointByPoint,
+    )?;
     let bias = if cfg.bias {
-        state.explicit_values(cfg.params.averaging).remove(0)
+        compact.explicit.remove(0)
     } else {
         vec![0.0; n_outputs]
     };
-    // Exact group norms of the returned model: ||theta_m||^2 = a_m^T K_m a_m.
-    let group_norms: Vec<f64> = grams
-        .par_iter()
-        .zip(&coefs)
-        .map(|(g, a)| {
-            let mut s = 0.0;
-            for i in 0..n {
-                for y in 0..n_outputs {
-                    let ai = a[i * n_outputs + y];
-                    if ai != 0.0 {
-                        let mut row = 0.0;
-                        g.for_each_in_row(i, |j, v| row += v * a[j * n_outputs + y]);
-                        s += ai * row;
-                    }
-                }
-            }
-            s.max(0.0).sqrt()
-        })
-        .collect();
-    let weights = cfg.params.reg.kernel_weights(&group_norms);
-    // Keep only support points (a non-zero coefficient in some kernel).
-    let support_idx: Vec<usize> = (0..n)
-        .filter(|&i| {
-            coefs.iter().zip(&group_norms).any(|(a, &nm)| {
-                nm > 0.0
-                    && a[i * n_outputs..(i + 1) * n_outputs]
-                        .iter()
-                        .any(|v| *v != 0.0)
-            })
-        })
-        .collect();
-    let coef: Vec<Vec<f64>> = coefs
-        .iter()
-        .zip(&group_norms)
-        .map(|(a, &nm)| {
-            if nm > 0.0 {
-                support_idx
-                    .iter()
-                    .flat_map(|&i| a[i * n_outputs..(i + 1) * n_outputs].iter().copied())
-                    .collect()
-            } else {
-                Vec::new()
-            }
-        })
-        .collect();
     let p = &cfg.params;
     let training = OnlineTraining {
         reg: p.reg.clone(),
@@ -144,12 +107,12 @@ pub fn fit_vector(
             standardizer,
             target_scaler,
             kernels,
-            support: x.select_rows(&support_idx),
-            coef,
+            support: x.select_rows(&compact.support_rows),
+            coef: compact.coef,
             bias,
             n_outputs,
-            group_norms,
-            weights,
+            group_norms: compact.group_norms,
+            weights: compact.weights,
             training,
         },
         info,
