@@ -74,20 +74,12 @@ pub enum Error {
     /// A numerical routine failed (e.g. a matrix that should be positive definite is not).
     #[error("numerical failure: {0}")]
     Numerical(String),
-    /// Transitional catch-all being replaced by the typed variants above.
-    #[error("{0}")]
-    Invalid(String),
 }
 
 /// Result with the library's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
-    /// Shorthand for [`Error::Invalid`].
-    pub fn invalid(msg: impl Into<String>) -> Self {
-        Error::Invalid(msg.into())
-    }
-
     /// [`Error::InvalidParameter`] from a parameter's name, its value and what is accepted.
     pub fn param(
         name: impl Into<String>,

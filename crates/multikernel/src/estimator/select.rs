@@ -9,7 +9,7 @@
 //!   labels (maximized), mean squared error for values (minimized). Every spec must have the
 //!   same kind of target.
 //! - **Order and determinism**: all `(spec, split)` pairs are trained in parallel (rayon)
-//!   by [`crate::estimator::fit`], each on its own copy of the split's rows; the scores are
+//!   by [`fit()`](crate::estimator::fit()), each on its own copy of the split's rows; the scores are
 //!   collected and averaged in split order afterwards ([`crate::select`]), and ties go to the
 //!   first spec in grid order, so the choice does not depend on the thread count. A spec
 //!   whose learner runs on a time budget ([`crate::estimator::Budget::Seconds`]) is not
@@ -583,7 +583,7 @@ mod tests {
         let words = SequenceData {
             x: Matrix::zeros(2, 1),
             labels: vec![0, 1],
-            spans: vec![0..2],
+            spans: std::iter::once(0..2).collect(),
             label_names: vec!["a".into(), "b".into()],
             feature_names: vec!["f".into()],
             folds: None,

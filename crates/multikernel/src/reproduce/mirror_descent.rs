@@ -15,17 +15,9 @@
 //!   thread (the ridges are fitted two at a time; a fit is single-threaded), lp-MKL's the
 //!   wall time of its (multi-threaded, warm-started) solve at the chosen ridge.
 //!
-//!   Why Stoch's test MSE grows with `r` (measured with `diag_fig2` below, seed of the quick
-//!   run, lambda = 1e-4): the solver finds the true monomials — at r = 100 the 8 largest of
-//!   77,708 learned weights after 3000 iterations are true terms — but the objective it
-//!   minimizes (kernel-weight norm p = 2, shared with lp-MKL) has a dense optimum,
-//!   `theta*_m ∝ |g_m(theta*)|`: the true terms carry only 0.28% of `||g||_1` at r = 100
-//!   (1.3% at r = 60, 10% at r = 20), so chance correlations of the other 176,841 kernels
-//!   get most of the weight norm and the learned kernel is close to a uniform one. Where
-//!   lp-MKL runs it agrees: at r = 60 (39,711 kernels) lp-MKL's exact optimum has test MSE
-//!   0.428 and Stoch (1000 iterations) 0.437; at r = 100 Stoch reaches 0.834 in 23 s against
-//!   the uniform kernel's 0.977, and more iterations lower `J` and the test MSE only slowly
-//!   (3000 iterations: 0.821). The limit is the criterion, not the sampler.
+//!   Why Stoch's test MSE grows with `r` (the criterion's dense optimum, not the sampler):
+//!   BENCHMARKS.md, "Measurements moved from module documentation"; the ignored test
+//!   `diag_fig2` reruns the measurement.
 //! - **(c) Figure 3, real data**: test MSE of Stoch (D = 2, 3, and 3 with `rho_3^2 = 4`),
 //!   Stoch D = 2 over one Gaussian kernel per variable (the full-rank path), the uniform
 //!   kernel (D = 1, 2, 3) and lp-MKL over the linear kernels (p = 1, 2), `lambda` from
