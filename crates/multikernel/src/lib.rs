@@ -25,6 +25,8 @@ pub mod data;
 pub mod error;
 pub mod estimator;
 pub mod features;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod io;
 pub mod kernel;
 pub mod linalg;

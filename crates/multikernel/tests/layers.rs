@@ -26,6 +26,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("estimator", 9),
     ("prelude", 10),
     ("reproduce", 10),
+    ("fuzzing", 10),
 ];
 
 fn layer(module: &str) -> Option<u32> {

@@ -1,0 +1,38 @@
+//! Replays every committed fuzz corpus file (`fuzz/corpus/<target>/`) through the target's
+//! body in `multikernel::fuzzing`, so CI guards what fuzzing found (TESTING.md).
+
+use std::path::Path;
+
+/// Every file of `fuzz/corpus/<target>`, sorted (at least one: an empty corpus is a mistake).
+fn corpus(target: &str) -> Vec<(String, Vec<u8>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus")
+        .join(target);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "{} is empty", dir.display());
+    files
+        .into_iter()
+        .map(|p| {
+            (
+                p.display().to_string(),
+                std::fs::read(&p).expect("corpus file"),
+            )
+        })
+        .collect()
+}
+
+fn replay(target: &str, body: fn(&[u8])) {
+    for (name, bytes) in corpus(target) {
+        let outcome = std::panic::catch_unwind(|| body(&bytes));
+        assert!(outcome.is_ok(), "{target}: {name} panicked");
+    }
+}
+
+#[test]
+fn kernel_spec_corpus() {
+    replay("kernel_spec", multikernel::fuzzing::kernel_spec);
+}
