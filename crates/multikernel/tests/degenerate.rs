@@ -343,6 +343,21 @@ fn values_near_1e300() {
     }
 }
 
+/// Regression targets near 1e300 (the features ordinary).
+#[test]
+fn targets_near_1e300() {
+    let mut d = table(random_rows(30, 3, 10), Target::Real);
+    if let Targets::Real(y) = &mut d.targets {
+        y.iter_mut().for_each(|v| *v *= 1e300);
+    }
+    check_all(
+        "targets near 1e300",
+        &d,
+        learners(Target::Real, KERNELS),
+        &["too large"],
+    );
+}
+
 #[test]
 fn all_zero_gram_matrix() {
     for target in [Target::Binary, Target::Three, Target::Real] {
