@@ -262,11 +262,19 @@ pub(crate) fn from_faer(a: MatRef<'_, f64>) -> Matrix {
     out
 }
 
+/// Parts of a parallel faer routine: a fixed number, not the pool's thread count. faer cuts a
+/// product or a triangular solve into as many parts as it is told threads, and the parts'
+/// partial sums, hence the last bits of the result, depend on that number; a fixed number
+/// keeps results bit-identical whatever `RAYON_NUM_THREADS` says (the parts run on however
+/// many threads the pool has). 2 is this project's reference machine's core count, so the
+/// recorded `reproduce` numbers stay the same.
+pub(crate) const PAR_PARTS: usize = 2;
+
 /// Parallel faer only for large single factorizations (on 2 cores the outer loops over
-/// kernels are parallelized instead).
+/// kernels are parallelized instead), cut into [`PAR_PARTS`] parts.
 pub(crate) fn par_for(n: usize) -> Par {
     if n >= 1500 && rayon::current_thread_index().is_none() {
-        Par::rayon(0)
+        Par::rayon(PAR_PARTS)
     } else {
         Par::Seq
     }

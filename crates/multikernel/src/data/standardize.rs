@@ -31,15 +31,30 @@ fn moments(v: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
     if n == 0 {
         return (0.0, 1.0);
     }
-    let mean = sum / n as f64;
-    let ss: f64 = v.map(|x| (x - mean) * (x - mean)).sum();
-    let std = (ss / n as f64).sqrt();
+    let mut mean = sum / n as f64;
+    let ss: f64 = v.clone().map(|x| (x - mean) * (x - mean)).sum();
+    let mut std = (ss / n as f64).sqrt();
+    if !(mean.is_finite() && std.is_finite()) && max_abs.is_finite() {
+        // Values near the largest float (1e300): the sum or the squares overflow. The same
+        // two passes on the values divided by their largest magnitude, scaled back (only
+        // here, so that ordinary columns keep their bits).
+        let (m, s) = moments_unit(v, max_abs, n);
+        (mean, std) = (m * max_abs, s * max_abs);
+    }
     let scale = if std > CONSTANT_TOL * max_abs && std > 0.0 && std.is_finite() {
         std
     } else {
         1.0
     };
     (mean, scale)
+}
+
+/// Mean and population standard deviation of the `n` values `v` divided by `max_abs` (their
+/// largest magnitude, so every term is at most 1 and nothing overflows).
+fn moments_unit(v: impl Iterator<Item = f64> + Clone, max_abs: f64, n: usize) -> (f64, f64) {
+    let mean = v.clone().map(|x| x / max_abs).sum::<f64>() / n as f64;
+    let ss: f64 = v.map(|x| (x / max_abs - mean) * (x / max_abs - mean)).sum();
+    (mean, (ss / n as f64).sqrt())
 }
 
 /// Per-column affine map `x_j -> (x_j - mean_j) / scale_j`, fitted on training features.
@@ -213,6 +228,32 @@ mod tests {
             var += (v - mean).powi(2) / n;
         }
         (mean, var.sqrt())
+    }
+
+    /// Values near 1e300 overflow the plain sums (the square of 1e300 is infinite): the
+    /// moments still come out finite, equal to the twin's on the values divided by 1e300 and
+    /// scaled back, and the standardized column has mean 0 and variance 1.
+    #[test]
+    fn values_near_1e300_standardize_without_overflow() {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let col: Vec<f64> = (0..50).map(|_| rng.gen_range(-3.0..3.0) * 1e300).collect();
+        let m = Matrix::from_vec(50, 1, col.clone());
+        let st = Standardizer::fit(&m);
+        let unit: Vec<f64> = col.iter().map(|v| v / 1e300).collect();
+        let (mu, sd) = naive(&unit);
+        assert!(st.mean[0].is_finite() && st.scale[0].is_finite(), "{st:?}");
+        assert!(
+            (st.mean[0] / 1e300 - mu).abs() < 1e-12,
+            "{} vs {mu}",
+            st.mean[0]
+        );
+        assert!((st.scale[0] / 1e300 / sd - 1.0).abs() < 1e-12);
+        let z = st.apply(&m);
+        let (zm, zs) = naive(&z.data);
+        assert!(zm.abs() < 1e-12 && (zs - 1.0).abs() < 1e-12, "{zm} {zs}");
+        // A constant column of 1e300 is constant: centered, scale 1.
+        let c = Standardizer::fit(&Matrix::from_vec(3, 1, vec![1e300; 3]));
+        assert_eq!((c.mean[0], c.scale[0]), (1e300, 1.0));
     }
 
     fn random_matrix(rows: usize, cols: usize, seed: u64) -> Matrix {

@@ -283,6 +283,20 @@ fn validation_targets(
     Ok(encode_targets(task, validation.targets())?.1)
 }
 
+/// MKL-GOMP and lp-MKL work with squared residuals of the (encoded) targets: targets whose
+/// squares overflow (regression values near 1e300) are refused with a clear error instead
+/// of giving a model of NaN weights.
+fn check_squares_finite(y: &Matrix, learner: &str) -> Result<()> {
+    if y.data.iter().map(|v| v * v).sum::<f64>().is_finite() {
+        return Ok(());
+    }
+    let largest = y.data.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    Err(Error::data(format!(
+        "the targets, up to {largest:e} in magnitude, are too large for {learner}: the sum of \
+         their squares overflows; scale the targets"
+    )))
+}
+
 fn fit_gomp(
     table: TableRef<'_>,
     validation: Option<TableRef<'_>>,
@@ -294,6 +308,7 @@ fn fit_gomp(
         unreachable!()
     };
     let (classes, y) = encode_targets(task, table.targets())?;
+    check_squares_finite(&y, "MKL-GOMP")?;
     let yv = match validation {
         Some(v) => Some((v, validation_targets(table, v, task, &classes)?)),
         None => None,
@@ -361,6 +376,7 @@ fn fit_lp(
         unreachable!()
     };
     let (classes, y) = encode_targets(task, table.targets())?;
+    check_squares_finite(&y, "lp-MKL")?;
     let lambda = spec.strength.ridge_lambda();
     let params = LpMklModelParams {
         lp: LpMklParams {

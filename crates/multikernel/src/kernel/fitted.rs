@@ -219,6 +219,19 @@ impl FittedKernel {
         }
         let side = Side::new(x_train, spec.features.as_deref());
         let kind = resolve(&spec.kind, &side.x, seed);
+        // The heuristics (median distance, B1-spline width) overflow on inputs near the
+        // largest float: refuse here rather than train on an infinite width.
+        if let Err(e) = kind.validate() {
+            let msg = match e {
+                Error::Model { msg, .. } => msg,
+                e => e.to_string(),
+            };
+            return Err(Error::data(format!(
+                "kernel '{spec}': its width fitted on the training rows is not usable ({msg}); \
+                 the inputs are too large for it (the kernel overflows): scale or standardize \
+                 the features"
+            )));
+        }
         let mut k = FittedKernel {
             name: String::new(),
             kind,
@@ -496,8 +509,24 @@ impl FittedKernel {
     }
 
     /// The symmetric Gram matrix `G[i, j] = k(a_i, a_j)` (half the work of [`Self::gram`]
-    /// for dense kernels; the diagonal is exact).
+    /// for dense kernels; the diagonal is exact). What the learners train on: a value that
+    /// is not finite (inputs so large that the kernel overflows) is an [`Error::Data`]
+    /// naming the kernel, never a model with NaN weights.
     pub fn gram_sym(&self, a: &Matrix, limit: &MemoryLimit) -> Result<Gram> {
+        let g = self.gram_sym_unchecked(a, limit)?;
+        if !g.all_finite() {
+            let largest = a.data.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            return Err(Error::data(format!(
+                "kernel {}: its Gram matrix on the training rows has a non-finite value \
+                 (the inputs, up to {largest:e} in magnitude, are too large for it: the kernel \
+                 overflows); scale or standardize the features",
+                self.name
+            )));
+        }
+        Ok(g)
+    }
+
+    fn gram_sym_unchecked(&self, a: &Matrix, limit: &MemoryLimit) -> Result<Gram> {
         self.check_cols(a)?;
         let what = format!(
             "the {} x {} Gram matrix of kernel {}",

@@ -50,6 +50,15 @@ pub enum Gram {
 }
 
 impl Gram {
+    /// Whether every stored value is finite (a kernel on inputs near the largest float, such
+    /// as 1e300, overflows to infinity or NaN).
+    pub fn all_finite(&self) -> bool {
+        match self {
+            Gram::Dense(m) => m.data.iter().all(|v| v.is_finite()),
+            Gram::Sparse(s) => s.values.iter().all(|v| v.is_finite()),
+        }
+    }
+
     pub fn rows(&self) -> usize {
         match self {
             Gram::Dense(m) => m.rows,

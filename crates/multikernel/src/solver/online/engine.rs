@@ -99,6 +99,9 @@ fn point_scores(kernel: &[ScaledVec], p: usize, n_labels: usize, out: &mut [f64]
 /// Rounds between two polls of the observer inside an epoch.
 pub const STOP_POLL: usize = 64;
 
+/// Examples per chunk of the order-fixed loss sum of [`OnlineLearner::average_loss`].
+pub const LOSS_CHUNK: usize = 64;
+
 /// Gram-row updates (gradient entries x training points x groups) per round above which the
 /// kernel groups are updated in parallel.
 const PAR_MIN_WORK: usize = 1 << 16;
@@ -395,29 +398,37 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
     }
 
     /// Average loss of the last iterate over all training examples (scores read from the
-    /// caches, examples in parallel).
+    /// caches, examples in parallel). The sum is order-fixed: the examples are cut into
+    /// chunks of [`LOSS_CHUNK`], each summed in order, and the chunk sums added in order, so
+    /// the result (recorded in the model as its final objective) is the same to the last bit
+    /// whatever the number of threads.
     pub fn average_loss(&self) -> f64 {
         use rayon::prelude::*;
         let l = self.state.n_labels;
-        let total: f64 = (0..self.task.n_examples())
+        let n = self.task.n_examples();
+        let chunk_sums: Vec<f64> = (0..n.div_ceil(LOSS_CHUNK))
             .into_par_iter()
             .map_init(
                 || (Gradient::default(), Vec::new()),
-                |(grad, scores), i| {
-                    let pts = self.task.points(i);
-                    scores.clear();
-                    scores.resize(pts.len() * l, 0.0);
-                    for (k, p) in pts.clone().enumerate() {
-                        point_scores(&self.state.kernel, p, l, &mut scores[k * l..(k + 1) * l]);
+                |(grad, scores), c| {
+                    let mut sum = 0.0;
+                    for i in c * LOSS_CHUNK..((c + 1) * LOSS_CHUNK).min(n) {
+                        let pts = self.task.points(i);
+                        scores.clear();
+                        scores.resize(pts.len() * l, 0.0);
+                        for (k, p) in pts.clone().enumerate() {
+                            point_scores(&self.state.kernel, p, l, &mut scores[k * l..(k + 1) * l]);
+                        }
+                        grad.scores.clear();
+                        grad.scores.resize(pts.len() * l, 0.0);
+                        grad.explicit.clear();
+                        sum += self.task.loss_grad(i, scores, &self.state.explicit, grad);
                     }
-                    grad.scores.clear();
-                    grad.scores.resize(pts.len() * l, 0.0);
-                    grad.explicit.clear();
-                    self.task.loss_grad(i, scores, &self.state.explicit, grad)
+                    sum
                 },
             )
-            .sum();
-        total / self.task.n_examples() as f64
+            .collect();
+        chunk_sums.iter().sum::<f64>() / n as f64
     }
 
     /// The primal objective lambda Omega(theta) + (1/N) sum L of the last iterate, with the
