@@ -111,7 +111,7 @@ pub struct TrainArgs {
     /// Refuse allocations above this many GiB.
     #[arg(long, default_value_t = 8.0)]
     pub memory_limit_gb: f64,
-    /// Where to write the model.
+    /// Where to write the model (`-`: standard output, the summary then goes to stderr).
     #[arg(long)]
     pub out: PathBuf,
     /// Write the run's information (status, steps, seconds, objective trace) as JSON here.

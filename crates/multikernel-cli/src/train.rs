@@ -190,8 +190,17 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
         return Ok(Outcome::Interrupted);
     }
     // The model is written before anything is printed: a closed pipe loses output, never
-    // the model.
-    fitted.model.save(&a.out)?;
+    // the model. `--out -` writes it to standard output, and the summary goes to stderr.
+    let to_stdout = a.out == std::path::Path::new("-");
+    if to_stdout {
+        use std::io::Write;
+        let bytes = fitted.model.to_bytes()?;
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(&bytes)?;
+        stdout.flush()?;
+    } else {
+        fitted.model.save(&a.out)?;
+    }
     if let Some(path) = &a.run_json {
         let text = serde_json::to_string_pretty(&fitted.run)?;
         multikernel::io::write_atomic(path, text.as_bytes())?;
@@ -199,7 +208,12 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
     for n in &fitted.notes {
         eprintln!("note: {n}");
     }
-    print_fit(&fitted);
+    let summary = fit_summary(&fitted);
+    if to_stdout {
+        eprint!("{summary}");
+    } else {
+        crate::emit(&summary);
+    }
     eprintln!(
         "trained {} on the {} task in {:.2} s ({}, {} {}s); model written to {}",
         a.learner,
@@ -214,7 +228,7 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
 }
 
 /// What `train` prints: the model's headline, the validation choice, the kernel table.
-fn print_fit(f: &Fitted) {
+fn fit_summary(f: &Fitted) -> String {
     let s = f.model.summary();
     let mut out = format!("{}\n", s.headline);
     if let Some(c) = &f.path_choice {
@@ -238,5 +252,5 @@ fn print_fit(f: &Fitted) {
     for n in &s.notes {
         out.push_str(&format!("  {n}\n"));
     }
-    crate::emit(&out);
+    out
 }

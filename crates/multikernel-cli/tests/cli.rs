@@ -345,3 +345,29 @@ fn ctrl_c_stops_training_without_writing_a_model() {
     assert!(!rest.contains("panicked"), "{rest}");
     assert_eq!(std::fs::read(&model).unwrap(), b"old");
 }
+
+/// `train --out -` writes the model to standard output (the summary to stderr): the bytes
+/// are the model the same run writes to a file.
+#[test]
+fn train_writes_the_model_to_standard_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.model");
+    let f = file.to_str().unwrap();
+    let sonar = data("sonar.csv");
+    let s = sonar.to_str().unwrap();
+    let args = [
+        "train", "--data", s, "--kernel", "rbf", "--epochs", "2", "--out",
+    ];
+    let o = bin()
+        .current_dir(dir.path())
+        .args(args)
+        .arg("-")
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    ok(&[&args[..], &[f]].concat());
+    assert_eq!(o.stdout, std::fs::read(&file).unwrap());
+    let (_, err) = text(&o);
+    assert!(err.contains("kernel"), "the summary is on stderr: {err}");
+    assert!(!dir.path().join("-").exists());
+}
