@@ -36,3 +36,8 @@ fn replay(target: &str, body: fn(&[u8])) {
 fn kernel_spec_corpus() {
     replay("kernel_spec", multikernel::fuzzing::kernel_spec);
 }
+
+#[test]
+fn model_bytes_corpus() {
+    replay("model_bytes", multikernel::fuzzing::model_bytes);
+}

@@ -4,6 +4,8 @@
 //! test `tests/fuzz_replay.rs`, which replays every committed corpus file, so CI guards what
 //! fuzzing found. Not part of the library's API.
 
+mod model;
 mod strings;
 
+pub use model::model_bytes;
 pub use strings::kernel_spec;
