@@ -36,3 +36,28 @@ fn replay(target: &str, body: fn(&[u8])) {
 fn kernel_spec_corpus() {
     replay("kernel_spec", multikernel::fuzzing::kernel_spec);
 }
+
+#[test]
+fn csv_corpus() {
+    replay("csv", multikernel::fuzzing::csv);
+}
+
+#[test]
+fn libsvm_corpus() {
+    replay("libsvm", multikernel::fuzzing::libsvm);
+}
+
+#[test]
+fn ocr_corpus() {
+    replay("ocr", multikernel::fuzzing::ocr);
+}
+
+#[test]
+fn regularizer_corpus() {
+    replay("regularizer", multikernel::fuzzing::regularizer);
+}
+
+#[test]
+fn settings_corpus() {
+    replay("settings", multikernel::fuzzing::settings);
+}

@@ -95,19 +95,38 @@ pub fn read_table(
     n_features: Option<usize>,
 ) -> Result<Dataset> {
     let bytes = read_bytes(path)?;
-    let format = match format.or_else(|| Format::from_path(path)) {
-        Some(f) => f,
-        None => sniff(&bytes).ok_or_else(|| {
+    parse_table(path, &bytes, format, target, classes, n_features)
+}
+
+/// Parses the content of a feature table (already decompressed) as [`read_table`] reads a
+/// file; `origin` only names the data in messages (a file name, or e.g. `<stdin>`) and
+/// picks the format by its extension when `format` is `None`.
+pub fn parse_table(
+    origin: &Path,
+    bytes: &[u8],
+    format: Option<Format>,
+    target: TargetKind,
+    classes: Option<&[String]>,
+    n_features: Option<usize>,
+) -> Result<Dataset> {
+    match pick_format(origin, bytes, format)? {
+        Format::Csv => super::csv::parse_csv(origin, bytes, target, classes, n_features),
+        Format::Libsvm => super::libsvm::parse_libsvm(origin, bytes, target, classes, n_features),
+    }
+}
+
+/// `format`, or the one implied by the name of `origin`, or the one the first data line of
+/// `bytes` looks like.
+fn pick_format(origin: &Path, bytes: &[u8], format: Option<Format>) -> Result<Format> {
+    match format.or_else(|| Format::from_path(origin)) {
+        Some(f) => Ok(f),
+        None => sniff(bytes).ok_or_else(|| {
             Error::data(format!(
                 "{}: cannot tell the data format from the file name or its first line; \
                  give it explicitly (csv or libsvm)",
-                path.display()
+                origin.display()
             ))
-        })?,
-    };
-    match format {
-        Format::Csv => super::csv::parse_csv(path, &bytes, target, classes, n_features),
-        Format::Libsvm => super::libsvm::parse_libsvm(path, &bytes, target, classes, n_features),
+        }),
     }
 }
 
@@ -160,22 +179,24 @@ pub struct ModelRows {
 /// (a first token `index:value`). The format is chosen as in [`read_table`].
 pub fn read_for_model(path: &Path, format: Option<Format>, schema: &Schema) -> Result<ModelRows> {
     let bytes = read_bytes(path)?;
-    let format = match format.or_else(|| Format::from_path(path)) {
-        Some(f) => f,
-        None => sniff(&bytes).ok_or_else(|| {
-            Error::data(format!(
-                "{}: cannot tell the data format from the file name or its first line; \
-                 give it explicitly (csv or libsvm)",
-                path.display()
-            ))
-        })?,
-    };
+    parse_for_model(path, &bytes, format, schema)
+}
+
+/// Parses the content of a data file (already decompressed) as [`read_for_model`] reads a
+/// file; `origin` only names the data in messages and picks the format by its extension
+/// when `format` is `None`.
+pub fn parse_for_model(
+    origin: &Path,
+    bytes: &[u8],
+    format: Option<Format>,
+    schema: &Schema,
+) -> Result<ModelRows> {
     let (kind, classes) = schema.target_kind();
-    match format {
-        Format::Csv => super::csv::parse_csv_for_model(path, &bytes, schema),
+    match pick_format(origin, bytes, format)? {
+        Format::Csv => super::csv::parse_csv_for_model(origin, bytes, schema),
         Format::Libsvm => super::libsvm::parse_libsvm_rows(
-            path,
-            &bytes,
+            origin,
+            bytes,
             kind,
             classes,
             Some(schema.feature_names.len()),

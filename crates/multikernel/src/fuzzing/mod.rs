@@ -5,5 +5,7 @@
 //! fuzzing found. Not part of the library's API.
 
 mod strings;
+mod tables;
 
-pub use strings::kernel_spec;
+pub use strings::{kernel_spec, regularizer, settings};
+pub use tables::{csv, libsvm, ocr};
