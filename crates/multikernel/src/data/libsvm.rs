@@ -5,7 +5,10 @@
 //! `qid:N` token right after the label is accepted and ignored. Blank lines and lines that
 //! start with `#` are skipped. The file may be gzip-compressed (detected by its magic bytes).
 //! Rows are stored dense (`n x d`, `d` the largest index or the model's feature count), with
-//! features named `x1, x2, ...` after their indices.
+//! features named `x1, x2, ...` after their indices. A file must justify its dense table:
+//! beyond 2^20 values (8 MiB), at most 1024 times as many values as it stores (or as it has
+//! rows); a larger table (a stray huge index) is refused with [`Error::Memory`] naming the
+//! index and its line.
 //!
 //! Class labels are kept as strings and indexed in natural order (see [`super::read`]), so
 //! for the usual `-1/+1` labels the positive class `+1` has index 1.
@@ -170,11 +173,11 @@ pub(crate) fn parse_libsvm_rows(
     finish_dataset(path, x, targets, names, last_line).map(|ds| (ds, is_labelled))
 }
 
-/// Dense tables up to this many values are always accepted (2^24 values = 128 MiB of `f64`).
-const SMALL_DENSE: usize = 1 << 24;
+/// Dense tables up to this many values are always accepted (2^20 values = 8 MiB of `f64`).
+const SMALL_DENSE: usize = 1 << 20;
 
-/// Bytes of dense table allowed per stored value (or row) beyond [`SMALL_DENSE`]: the table
-/// may hold at most 1024 times as many values as the file stores.
+/// Beyond [`SMALL_DENSE`], a dense table may hold at most this many times as many values as
+/// the file stores (or has rows).
 const SPARSITY_FACTOR: usize = 1024;
 
 /// Refuses a dense `n x d` table that the file's `stored` values (and `n` rows) cannot
@@ -381,7 +384,7 @@ mod tests {
     }
 
     /// Fuzzing (libsvm target): `1 268435456:1`, 14 bytes, passed the 2^28-value limit and
-    /// allocated a 2 GiB table. A dense table beyond 2^24 values must be justified by the
+    /// allocated a 2 GiB table. A dense table beyond 2^20 values must be justified by the
     /// stored values (at most 1024 times as many).
     #[test]
     fn index_2_pow_28_on_one_line_is_refused_not_allocated() {
@@ -392,13 +395,17 @@ mod tests {
             m.contains("t.svm") && m.contains("268435456") && m.contains("line 1"),
             "{m}"
         );
-        // The bound grows with the data: 2^24 values always pass, and beyond that a table
+        // The bound grows with the data: 2^20 values always pass, and beyond that a table
         // at most 1024 times the stored values.
-        let ds = parse("1 16777216:1\n", None).unwrap();
-        assert_eq!(ds.n_features(), 1 << 24);
-        assert!(parse("1 16777217:1\n", None).is_err());
-        let ok = format!("1 1:1 {}:1\n", 2048);
-        assert!(parse(&ok, None).is_ok());
+        let ds = parse("1 1048576:1\n", None).unwrap();
+        assert_eq!(ds.n_features(), 1 << 20);
+        assert!(parse("1 1048577:1\n", None).is_err());
+        // 2000 rows of one value and a last one with two: 2001 stored values justify up
+        // to 2001 x 1024 values, so 1024 columns for 2001 rows but not 1025.
+        let wide = |d: usize| format!("{}-1 1:1 {d}:1\n", "1 1:1\n".repeat(2000));
+        assert_eq!(parse(&wide(1024), None).unwrap().n_features(), 1024);
+        let e = parse(&wide(1025), None).unwrap_err().to_string();
+        assert!(e.contains("line 2001") && e.contains("2001 x 1025"), "{e}");
         // With a model's feature count, the model (not the file) sets the width.
         let ds = parse("1 1:1\n", Some(1 << 25)).unwrap();
         assert_eq!(ds.n_features(), 1 << 25);
