@@ -509,6 +509,51 @@ mod tests {
         assert_eq!(Format::Libsvm.to_string(), "libsvm");
     }
 
+    /// The path readers are the byte parsers plus reading (and gunzipping) the file: the same
+    /// data sets and the same messages, naming the file.
+    #[test]
+    fn path_readers_equal_byte_parsers() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = b"a,b,label\n1,2,M\n3,4,R\n";
+        let svm = b"+1 1:1 3:2\n-1 2:1\n";
+        let bad = b"a,b,label\n1,x,M\n";
+        for (name, bytes) in [("t.csv", &csv[..]), ("t.svm", &svm[..]), ("t", &svm[..])] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let read = read_table(&path, None, TargetKind::Classes, None, None).unwrap();
+            let parsed = parse_table(&path, bytes, None, TargetKind::Classes, None, None);
+            assert_eq!(read, parsed.unwrap(), "{name}");
+        }
+        let path = dir.path().join("bad.csv");
+        std::fs::write(&path, bad).unwrap();
+        let read = read_table(&path, None, TargetKind::Classes, None, None).unwrap_err();
+        let parsed = parse_table(&path, bad, None, TargetKind::Classes, None, None).unwrap_err();
+        assert_eq!(read.to_string(), parsed.to_string());
+        assert!(read
+            .to_string()
+            .contains("bad.csv:2: field 2 'x' is not a number"));
+        // Any origin name, e.g. standard input; the format then comes from the content.
+        let e = parse_table(
+            Path::new("<stdin>"),
+            bad,
+            Some(Format::Csv),
+            TargetKind::Classes,
+            None,
+            None,
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("<stdin>:2:"), "{e}");
+        let schema = Schema {
+            feature_names: s(&["b", "a"]),
+            target: TargetSchema::Classes(s(&["M", "R"])),
+        };
+        let rows = parse_for_model(Path::new("<stdin>"), csv, Some(Format::Csv), &schema).unwrap();
+        assert_eq!(rows.x, Matrix::from_rows(&[vec![2.0, 1.0], vec![4.0, 3.0]]));
+        let path = dir.path().join("m.csv");
+        std::fs::write(&path, csv).unwrap();
+        assert_eq!(read_for_model(&path, None, &schema).unwrap(), rows);
+    }
+
     #[test]
     fn sniffing() {
         assert_eq!(sniff(b"\n+1 1:0.5 3:2\n"), Some(Format::Libsvm));
