@@ -41,3 +41,28 @@ fn kernel_spec_corpus() {
 fn model_bytes_corpus() {
     replay("model_bytes", multikernel::fuzzing::model_bytes);
 }
+
+#[test]
+fn csv_corpus() {
+    replay("csv", multikernel::fuzzing::csv);
+}
+
+#[test]
+fn libsvm_corpus() {
+    replay("libsvm", multikernel::fuzzing::libsvm);
+}
+
+#[test]
+fn ocr_corpus() {
+    replay("ocr", multikernel::fuzzing::ocr);
+}
+
+#[test]
+fn regularizer_corpus() {
+    replay("regularizer", multikernel::fuzzing::regularizer);
+}
+
+#[test]
+fn settings_corpus() {
+    replay("settings", multikernel::fuzzing::settings);
+}

@@ -102,9 +102,10 @@ fn is_number(s: &str) -> bool {
     s.parse::<f64>().is_ok()
 }
 
-/// Parses CSV `bytes` read from `path`; with `n_features` the file must have exactly that
-/// many feature columns.
-pub(crate) fn parse_csv(
+/// Parses the content of a CSV table (already decompressed) as [`read_csv`] reads a file;
+/// `path` only names the data in messages. With `n_features` the table must have exactly
+/// that many feature columns.
+pub fn parse_csv(
     path: &Path,
     bytes: &[u8],
     target: TargetKind,

@@ -5,7 +5,10 @@
 //! `qid:N` token right after the label is accepted and ignored. Blank lines and lines that
 //! start with `#` are skipped. The file may be gzip-compressed (detected by its magic bytes).
 //! Rows are stored dense (`n x d`, `d` the largest index or the model's feature count), with
-//! features named `x1, x2, ...` after their indices.
+//! features named `x1, x2, ...` after their indices. A file must justify its dense table:
+//! beyond 2^20 values (8 MiB), at most 1024 times as many values as it stores (or as it has
+//! rows); a larger table (a stray huge index) is refused with [`Error::Memory`] naming the
+//! index and its line.
 //!
 //! Class labels are kept as strings and indexed in natural order (see [`super::read`]), so
 //! for the usual `-1/+1` labels the positive class `+1` has index 1.
@@ -15,7 +18,7 @@ use super::read::{
     TargetCollector, TargetKind,
 };
 use super::{Dataset, Matrix};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use std::path::Path;
 
 /// Reads a libsvm file (module docs). `classes`: `None` collects the classes of a training
@@ -32,8 +35,9 @@ pub fn read_libsvm(
     parse_libsvm(path, &bytes, target, classes, n_features)
 }
 
-/// Parses libsvm `bytes` read from `path` (see [`read_libsvm`]).
-pub(crate) fn parse_libsvm(
+/// Parses the content of a libsvm file (already decompressed) as [`read_libsvm`] reads a
+/// file; `path` only names the data in messages.
+pub fn parse_libsvm(
     path: &Path,
     bytes: &[u8],
     target: TargetKind,
@@ -61,6 +65,8 @@ pub(crate) fn parse_libsvm_rows(
     let mut entries: Vec<(usize, f64)> = Vec::new();
     let mut starts: Vec<usize> = Vec::new();
     let mut max_index = 0usize;
+    // The line holding the largest index.
+    let mut max_line = 0usize;
     let mut last_line = 0;
     for (no, line) in Lines::new(bytes) {
         last_line = no;
@@ -129,13 +135,19 @@ pub(crate) fn parse_libsvm_rows(
             }
             let value = parse_number(v, &format!("the value of feature {index}")).map_err(err)?;
             prev = index;
-            max_index = max_index.max(index);
+            if index > max_index {
+                max_index = index;
+                max_line = no;
+            }
             entries.push((index - 1, value));
         }
     }
     let d = n_features.unwrap_or(max_index);
     let n = starts.len();
     check_dense_size(path, n, d)?;
+    if n_features.is_none() {
+        check_sparse_width(path, n, d, entries.len(), max_line)?;
+    }
     let mut x = Matrix::zeros(n, d);
     starts.push(entries.len());
     for r in 0..n {
@@ -159,6 +171,39 @@ pub(crate) fn parse_libsvm_rows(
         }
     }
     finish_dataset(path, x, targets, names, last_line).map(|ds| (ds, is_labelled))
+}
+
+/// Dense tables up to this many values are always accepted (2^20 values = 8 MiB of `f64`).
+const SMALL_DENSE: usize = 1 << 20;
+
+/// Beyond [`SMALL_DENSE`], a dense table may hold at most this many times as many values as
+/// the file stores (or has rows).
+const SPARSITY_FACTOR: usize = 1024;
+
+/// Refuses a dense `n x d` table that the file's `stored` values (and `n` rows) cannot
+/// justify: beyond [`SMALL_DENSE`] values, more than [`SPARSITY_FACTOR`] times as many as
+/// stored. Without it a one-line file `1 268435456:1` would allocate 2 GiB.
+fn check_sparse_width(
+    path: &Path,
+    n: usize,
+    d: usize,
+    stored: usize,
+    max_line: usize,
+) -> Result<()> {
+    let limit = SMALL_DENSE.max(SPARSITY_FACTOR.saturating_mul(stored.max(n)));
+    let values = n.saturating_mul(d);
+    if values <= limit {
+        return Ok(());
+    }
+    Err(Error::Memory {
+        what: format!(
+            "{}: feature index {d} (line {max_line}) makes a dense {n} x {d} feature table \
+             for {stored} stored values",
+            path.display()
+        ),
+        needed: values.saturating_mul(8),
+        limit: limit.saturating_mul(8),
+    })
 }
 
 #[cfg(test)]
@@ -336,6 +381,34 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("t.svm:1:"), "{e}");
+    }
+
+    /// Fuzzing (libsvm target): `1 268435456:1`, 14 bytes, passed the 2^28-value limit and
+    /// allocated a 2 GiB table. A dense table beyond 2^20 values must be justified by the
+    /// stored values (at most 1024 times as many).
+    #[test]
+    fn index_2_pow_28_on_one_line_is_refused_not_allocated() {
+        let e = parse("1 268435456:1\n", None).unwrap_err();
+        assert!(matches!(e, crate::error::Error::Memory { .. }), "{e}");
+        let m = e.to_string();
+        assert!(
+            m.contains("t.svm") && m.contains("268435456") && m.contains("line 1"),
+            "{m}"
+        );
+        // The bound grows with the data: 2^20 values always pass, and beyond that a table
+        // at most 1024 times the stored values.
+        let ds = parse("1 1048576:1\n", None).unwrap();
+        assert_eq!(ds.n_features(), 1 << 20);
+        assert!(parse("1 1048577:1\n", None).is_err());
+        // 2000 rows of one value and a last one with two: 2001 stored values justify up
+        // to 2001 x 1024 values, so 1024 columns for 2001 rows but not 1025.
+        let wide = |d: usize| format!("{}-1 1:1 {d}:1\n", "1 1:1\n".repeat(2000));
+        assert_eq!(parse(&wide(1024), None).unwrap().n_features(), 1024);
+        let e = parse(&wide(1025), None).unwrap_err().to_string();
+        assert!(e.contains("line 2001") && e.contains("2001 x 1025"), "{e}");
+        // With a model's feature count, the model (not the file) sets the width.
+        let ds = parse("1 1:1\n", Some(1 << 25)).unwrap();
+        assert_eq!(ds.n_features(), 1 << 25);
     }
 
     /// Garbage bytes and random lines of plausible tokens: Ok or Err, never a panic.

@@ -9,9 +9,12 @@ pub mod read;
 pub mod split;
 pub mod standardize;
 
-pub use csv::{read_csv, to_csv};
-pub use libsvm::read_libsvm;
-pub use read::{read_for_model, read_table, Format, ModelRows, Schema, TargetKind, TargetSchema};
+pub use csv::{parse_csv, read_csv, to_csv};
+pub use libsvm::{parse_libsvm, read_libsvm};
+pub use read::{
+    parse_for_model, parse_table, read_for_model, read_table, Format, ModelRows, Schema,
+    TargetKind, TargetSchema,
+};
 
 use serde::{Deserialize, Serialize};
 

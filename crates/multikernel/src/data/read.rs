@@ -95,19 +95,38 @@ pub fn read_table(
     n_features: Option<usize>,
 ) -> Result<Dataset> {
     let bytes = read_bytes(path)?;
-    let format = match format.or_else(|| Format::from_path(path)) {
-        Some(f) => f,
-        None => sniff(&bytes).ok_or_else(|| {
+    parse_table(path, &bytes, format, target, classes, n_features)
+}
+
+/// Parses the content of a feature table (already decompressed) as [`read_table`] reads a
+/// file; `origin` only names the data in messages (a file name, or e.g. `<stdin>`) and
+/// picks the format by its extension when `format` is `None`.
+pub fn parse_table(
+    origin: &Path,
+    bytes: &[u8],
+    format: Option<Format>,
+    target: TargetKind,
+    classes: Option<&[String]>,
+    n_features: Option<usize>,
+) -> Result<Dataset> {
+    match pick_format(origin, bytes, format)? {
+        Format::Csv => super::csv::parse_csv(origin, bytes, target, classes, n_features),
+        Format::Libsvm => super::libsvm::parse_libsvm(origin, bytes, target, classes, n_features),
+    }
+}
+
+/// `format`, or the one implied by the name of `origin`, or the one the first data line of
+/// `bytes` looks like.
+fn pick_format(origin: &Path, bytes: &[u8], format: Option<Format>) -> Result<Format> {
+    match format.or_else(|| Format::from_path(origin)) {
+        Some(f) => Ok(f),
+        None => sniff(bytes).ok_or_else(|| {
             Error::data(format!(
                 "{}: cannot tell the data format from the file name or its first line; \
                  give it explicitly (csv or libsvm)",
-                path.display()
+                origin.display()
             ))
-        })?,
-    };
-    match format {
-        Format::Csv => super::csv::parse_csv(path, &bytes, target, classes, n_features),
-        Format::Libsvm => super::libsvm::parse_libsvm(path, &bytes, target, classes, n_features),
+        }),
     }
 }
 
@@ -160,22 +179,24 @@ pub struct ModelRows {
 /// (a first token `index:value`). The format is chosen as in [`read_table`].
 pub fn read_for_model(path: &Path, format: Option<Format>, schema: &Schema) -> Result<ModelRows> {
     let bytes = read_bytes(path)?;
-    let format = match format.or_else(|| Format::from_path(path)) {
-        Some(f) => f,
-        None => sniff(&bytes).ok_or_else(|| {
-            Error::data(format!(
-                "{}: cannot tell the data format from the file name or its first line; \
-                 give it explicitly (csv or libsvm)",
-                path.display()
-            ))
-        })?,
-    };
+    parse_for_model(path, &bytes, format, schema)
+}
+
+/// Parses the content of a data file (already decompressed) as [`read_for_model`] reads a
+/// file; `origin` only names the data in messages and picks the format by its extension
+/// when `format` is `None`.
+pub fn parse_for_model(
+    origin: &Path,
+    bytes: &[u8],
+    format: Option<Format>,
+    schema: &Schema,
+) -> Result<ModelRows> {
     let (kind, classes) = schema.target_kind();
-    match format {
-        Format::Csv => super::csv::parse_csv_for_model(path, &bytes, schema),
+    match pick_format(origin, bytes, format)? {
+        Format::Csv => super::csv::parse_csv_for_model(origin, bytes, schema),
         Format::Libsvm => super::libsvm::parse_libsvm_rows(
-            path,
-            &bytes,
+            origin,
+            bytes,
             kind,
             classes,
             Some(schema.feature_names.len()),
@@ -486,6 +507,51 @@ mod tests {
         assert_eq!(p("csv"), None);
         assert_eq!(p("data.gz"), None);
         assert_eq!(Format::Libsvm.to_string(), "libsvm");
+    }
+
+    /// The path readers are the byte parsers plus reading (and gunzipping) the file: the same
+    /// data sets and the same messages, naming the file.
+    #[test]
+    fn path_readers_equal_byte_parsers() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = b"a,b,label\n1,2,M\n3,4,R\n";
+        let svm = b"+1 1:1 3:2\n-1 2:1\n";
+        let bad = b"a,b,label\n1,x,M\n";
+        for (name, bytes) in [("t.csv", &csv[..]), ("t.svm", &svm[..]), ("t", &svm[..])] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let read = read_table(&path, None, TargetKind::Classes, None, None).unwrap();
+            let parsed = parse_table(&path, bytes, None, TargetKind::Classes, None, None);
+            assert_eq!(read, parsed.unwrap(), "{name}");
+        }
+        let path = dir.path().join("bad.csv");
+        std::fs::write(&path, bad).unwrap();
+        let read = read_table(&path, None, TargetKind::Classes, None, None).unwrap_err();
+        let parsed = parse_table(&path, bad, None, TargetKind::Classes, None, None).unwrap_err();
+        assert_eq!(read.to_string(), parsed.to_string());
+        assert!(read
+            .to_string()
+            .contains("bad.csv:2: field 2 'x' is not a number"));
+        // Any origin name, e.g. standard input; the format then comes from the content.
+        let e = parse_table(
+            Path::new("<stdin>"),
+            bad,
+            Some(Format::Csv),
+            TargetKind::Classes,
+            None,
+            None,
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("<stdin>:2:"), "{e}");
+        let schema = Schema {
+            feature_names: s(&["b", "a"]),
+            target: TargetSchema::Classes(s(&["M", "R"])),
+        };
+        let rows = parse_for_model(Path::new("<stdin>"), csv, Some(Format::Csv), &schema).unwrap();
+        assert_eq!(rows.x, Matrix::from_rows(&[vec![2.0, 1.0], vec![4.0, 3.0]]));
+        let path = dir.path().join("m.csv");
+        std::fs::write(&path, csv).unwrap();
+        assert_eq!(read_for_model(&path, None, &schema).unwrap(), rows);
     }
 
     #[test]

@@ -6,6 +6,8 @@
 
 mod model;
 mod strings;
+mod tables;
 
 pub use model::model_bytes;
-pub use strings::kernel_spec;
+pub use strings::{kernel_spec, regularizer, settings};
+pub use tables::{csv, libsvm, ocr};
