@@ -13,19 +13,6 @@ use std::time::Instant;
 mod common;
 use common::*;
 
-/// A small seeded generator (xorshift64*), so that the kill moments are the same on every
-/// run of the test.
-struct Rng(u64);
-
-impl Rng {
-    fn unit(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// The names in a directory, sorted.
 fn names_in(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
@@ -69,12 +56,13 @@ fn killed_training_leaves_the_old_model_or_the_new_one() {
     assert_eq!(names_in(dir.path()), vec!["m.model".to_string()]);
     Model::from_bytes(&new).unwrap();
 
-    let mut rng = Rng(0x6b69_6c6c_7465_7374);
+    // Seeded, so that the kill moments are the same on every run of the test.
+    let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(0x6b69_6c6c);
     let (mut kept_old, mut got_new) = (0, 0);
     for k in 0..KILLS {
         std::fs::write(&f, &old).unwrap();
         let mut child = train("150", "7", fs).spawn().unwrap();
-        std::thread::sleep(normal.mul_f64(1.25 * rng.unit()));
+        std::thread::sleep(normal.mul_f64(1.25 * rand::Rng::gen::<f64>(&mut rng)));
         // SIGKILL (a no-op error when the run has already finished).
         let _ = child.kill();
         child.wait().unwrap();

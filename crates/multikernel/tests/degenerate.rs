@@ -11,18 +11,13 @@ use multikernel::estimator::{
 };
 use multikernel::model::Model;
 
-/// A small seeded generator (the data of every case is the same on every run).
-struct Rng(u64);
+/// A seeded generator (the data of every case is the same on every run).
+struct Rng(rand_chacha::ChaCha8Rng);
 
 impl Rng {
-    fn unit(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
-    }
     fn normal_ish(&mut self) -> f64 {
-        (0..4).map(|_| self.unit()).sum::<f64>() - 2.0
+        use rand::Rng as _;
+        (0..4).map(|_| self.0.gen::<f64>()).sum::<f64>() - 2.0
     }
 }
 
@@ -98,7 +93,7 @@ fn table(rows: Vec<Vec<f64>>, target: Target) -> Dataset {
 }
 
 fn random_rows(n: usize, d: usize, seed: u64) -> Vec<Vec<f64>> {
-    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut rng = Rng(rand::SeedableRng::seed_from_u64(seed));
     (0..n)
         .map(|_| (0..d).map(|_| rng.normal_ish()).collect())
         .collect()
