@@ -91,7 +91,7 @@ fn cutting_plane_parses_and_converges() {
     assert!((model.objective - (0.5 * sq + params.c * model.empirical_risk)).abs() < 1e-9);
     assert_eq!(
         model.predict(&test, 0).unwrap().len(),
-        test.sentences()[0].len()
+        test.heads()[0].len()
     );
 }
 

@@ -33,6 +33,18 @@ impl SparseRows {
         self.offsets.push(self.entries.len());
     }
 
+    /// Appends a row from entries sorted by index with unique indices.
+    pub fn push_entries(&mut self, entries: &[(usize, f64)]) {
+        debug_assert!(entries.windows(2).all(|w| w[0].0 < w[1].0));
+        self.entries.extend_from_slice(entries);
+        self.offsets.push(self.entries.len());
+    }
+
+    /// Stored entries of all rows.
+    pub fn n_entries(&self) -> usize {
+        self.entries.len()
+    }
+
     pub fn n_rows(&self) -> usize {
         self.offsets.len() - 1
     }

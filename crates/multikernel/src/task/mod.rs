@@ -12,6 +12,7 @@
 
 pub mod chain;
 pub mod online;
+pub mod parse;
 pub mod sequence;
 pub mod structured;
 pub mod targets;

@@ -24,7 +24,15 @@
 //! decoding is decoding with `cost` added to every non-gold arc, so any decoder (Eisner,
 //! Chu-Liu-Edmonds) gives it for free.
 
+pub mod chu_liu_edmonds;
+pub mod eisner;
+mod scores;
 pub mod synthetic;
+#[cfg(test)]
+mod decoder_tests;
+
+pub use chu_liu_edmonds::ChuLiuEdmonds;
+pub use eisner::Eisner;
 
 use crate::error::{Error, Result};
 use crate::features::{Alphabet, GroupLayout, SparseRows, SparseVector};
@@ -115,6 +123,23 @@ pub fn is_tree(heads: &[usize]) -> bool {
     })
 }
 
+/// Whether a tree is projective: no two arcs cross when drawn above the sentence with the
+/// root at position 0 (equivalently, every token between a head and its dependent descends
+/// from the head).
+pub fn is_projective(heads: &[usize]) -> bool {
+    let span = |k: usize| {
+        let (h, d) = (heads[k], k + 1);
+        (h.min(d), h.max(d))
+    };
+    (0..heads.len()).all(|a| {
+        let (l1, r1) = span(a);
+        (0..heads.len()).all(|b| {
+            let (l2, r2) = span(b);
+            !(l1 < l2 && l2 < r1 && r1 < r2)
+        })
+    })
+}
+
 /// Every tree over `n <= MAX_ENUMERATED_TOKENS` tokens, in lexicographic order of the head
 /// vectors; `None` for longer sentences.
 pub fn all_trees(n: usize) -> Option<&'static [Vec<usize>]> {
@@ -148,8 +173,9 @@ pub fn tree_score(arc: &[f64], heads: &[usize]) -> f64 {
 }
 
 /// Inference over dependency trees from an arc-score matrix (`(n + 1) x (n + 1)`, row = head,
-/// column = modifier). The parsing issue adds Eisner (projective) and Chu-Liu-Edmonds
-/// (non-projective) here.
+/// column = modifier): [`Enumeration`] (every tree, short sentences), [`Eisner`] (projective
+/// trees) and [`ChuLiuEdmonds`] (all trees). Loss-augmented decoding under the Hamming cost
+/// is decoding of augmented scores ([`TreeTask`]), so it needs nothing more of a decoder.
 pub trait TreeDecoder: Sync + std::fmt::Debug {
     /// The longest sentence it decodes.
     fn max_tokens(&self) -> usize;
@@ -318,10 +344,13 @@ impl ArcFeaturizer {
     }
 }
 
-/// Dependency trees of short sentences as a [`StructuredTask`] with explicit arc features.
+/// Dependency trees as a [`StructuredTask`] with explicit arc features: the gold heads of each
+/// sentence, the features of every part of its arc matrix, and a decoder.
 #[derive(Debug, Clone)]
 pub struct TreeTask<D: TreeDecoder = Enumeration> {
-    sentences: Vec<TreeSentence>,
+    heads: Vec<Vec<usize>>,
+    /// Per sentence, which tokens the metric counts (all, unless [`TreeTask::with_scored`]).
+    scored: Vec<Vec<bool>>,
     /// Per sentence, the features of every part of its arc matrix (one row per part).
     features: Vec<SparseRows>,
     groups: Vec<ExplicitGroup>,
@@ -345,19 +374,14 @@ impl<D: TreeDecoder> TreeTask<D> {
         featurizer: &ArcFeaturizer,
         decoder: D,
     ) -> Result<Self> {
-        let mut features = Vec::with_capacity(sentences.len());
         for (i, s) in sentences.iter().enumerate() {
             s.check()
                 .map_err(|e| Error::data(format!("sentence {i}: {e}")))?;
-            let n = s.len();
-            if n == 0 || n > decoder.max_tokens() {
-                return Err(Error::data(format!(
-                    "sentence {i} has {n} tokens; the decoder handles 1 to {}",
-                    decoder.max_tokens()
-                )));
-            }
-            let n1 = n + 1;
-            features.push(
+        }
+        let features = sentences
+            .iter()
+            .map(|s| {
+                let n1 = s.len() + 1;
                 (0..n1 * n1)
                     .map(|r| {
                         let (h, m) = (r / n1, r % n1);
@@ -367,25 +391,90 @@ impl<D: TreeDecoder> TreeTask<D> {
                             featurizer.arc_features(s, h, m)
                         }
                     })
-                    .collect(),
-            );
+                    .collect()
+            })
+            .collect();
+        let heads = sentences.into_iter().map(|s| s.heads).collect();
+        TreeTask::from_features(heads, features, featurizer.groups(), decoder)
+    }
+
+    /// The task from precomputed arc features: `features[i]` has one row per part of
+    /// sentence `i`'s arc matrix (`(n + 1)^2` rows, part `h * (n + 1) + m`), over the global
+    /// indices of `groups`. Checks that each `heads[i]` is a tree the decoder can handle.
+    pub fn from_features(
+        heads: Vec<Vec<usize>>,
+        features: Vec<SparseRows>,
+        groups: Vec<ExplicitGroup>,
+        decoder: D,
+    ) -> Result<Self> {
+        if heads.len() != features.len() {
+            return Err(Error::shape(
+                "sentences with arc features",
+                heads.len(),
+                features.len(),
+            ));
+        }
+        for (i, (h, f)) in heads.iter().zip(&features).enumerate() {
+            let n = h.len();
+            if n == 0 || n > decoder.max_tokens() {
+                return Err(Error::data(format!(
+                    "sentence {i} has {n} tokens; the decoder handles 1 to {}",
+                    decoder.max_tokens()
+                )));
+            }
+            if !is_tree(h) {
+                return Err(Error::data(format!(
+                    "sentence {i}: the heads {h:?} do not form a tree rooted at 0"
+                )));
+            }
+            if f.n_rows() != (n + 1) * (n + 1) {
+                return Err(Error::shape(
+                    format!("arc-feature rows of sentence {i}"),
+                    (n + 1) * (n + 1),
+                    f.n_rows(),
+                ));
+            }
         }
         Ok(TreeTask {
-            sentences,
+            scored: heads.iter().map(|h| vec![true; h.len()]).collect(),
+            heads,
             features,
-            groups: featurizer.groups(),
+            groups,
             decoder,
             cost: 1.0,
         })
     }
 
-    pub fn sentences(&self) -> &[TreeSentence] {
-        &self.sentences
+    /// Counts only the tokens marked `true` in the metric (punctuation excluded from the
+    /// attachment score, as parsers report it); one mask per sentence.
+    pub fn with_scored(mut self, scored: Vec<Vec<bool>>) -> Result<Self> {
+        if scored.len() != self.heads.len()
+            || scored
+                .iter()
+                .zip(&self.heads)
+                .any(|(s, h)| s.len() != h.len())
+        {
+            return Err(Error::data(
+                "a scored-token mask must have one entry per token of every sentence",
+            ));
+        }
+        self.scored = scored;
+        Ok(self)
+    }
+
+    /// The gold heads of every sentence.
+    pub fn heads(&self) -> &[Vec<usize>] {
+        &self.heads
+    }
+
+    /// The decoder.
+    pub fn decoder(&self) -> &D {
+        &self.decoder
     }
 
     /// Arc scores with `cost` added to every arc that is not in the gold tree.
     fn augmented(&self, i: usize, scores: &[f64]) -> Vec<f64> {
-        let gold = &self.sentences[i].heads;
+        let gold = &self.heads[i];
         let n1 = gold.len() + 1;
         let mut arc = scores.to_vec();
         for (r, a) in arc.iter_mut().enumerate() {
@@ -402,10 +491,10 @@ impl<D: TreeDecoder> StructuredTask for TreeTask<D> {
     type Output = Vec<usize>;
 
     fn n_examples(&self) -> usize {
-        self.sentences.len()
+        self.heads.len()
     }
     fn n_parts(&self, i: usize) -> usize {
-        let n1 = self.sentences[i].len() + 1;
+        let n1 = self.heads[i].len() + 1;
         n1 * n1
     }
     fn part_map(&self, i: usize) -> PartMap<'_> {
@@ -420,10 +509,10 @@ impl<D: TreeDecoder> StructuredTask for TreeTask<D> {
         self.groups.clone()
     }
     fn gold(&self, i: usize) -> &Vec<usize> {
-        &self.sentences[i].heads
+        &self.heads[i]
     }
     fn joint_feature(&self, i: usize, y: &Vec<usize>) -> SparseVector {
-        let n1 = self.sentences[i].len() + 1;
+        let n1 = self.heads[i].len() + 1;
         y.iter()
             .enumerate()
             .map(|(k, &h)| (h * n1 + k + 1, 1.0))
@@ -433,11 +522,11 @@ impl<D: TreeDecoder> StructuredTask for TreeTask<D> {
         tree_score(scores, y)
     }
     fn decode(&self, i: usize, scores: &[f64]) -> Vec<usize> {
-        self.decoder.decode(self.sentences[i].len(), scores)
+        self.decoder.decode(self.heads[i].len(), scores)
     }
     fn loss_augmented_decode(&self, i: usize, scores: &[f64]) -> Augmented<Vec<usize>> {
         let arc = self.augmented(i, scores);
-        let output = self.decoder.decode(self.sentences[i].len(), &arc);
+        let output = self.decoder.decode(self.heads[i].len(), &arc);
         Augmented {
             score: tree_score(&arc, &output),
             feature: self.joint_feature(i, &output),
@@ -445,19 +534,24 @@ impl<D: TreeDecoder> StructuredTask for TreeTask<D> {
         }
     }
     fn cost(&self, i: usize, y: &Vec<usize>) -> f64 {
-        let gold = &self.sentences[i].heads;
+        let gold = &self.heads[i];
         self.cost * gold.iter().zip(y).filter(|(a, b)| a != b).count() as f64
     }
     fn marginals(&self, i: usize, scores: &[f64]) -> Option<PartMarginals> {
-        self.decoder.marginals(self.sentences[i].len(), scores)
+        self.decoder.marginals(self.heads[i].len(), scores)
     }
-    /// Unlabeled attachment: tokens with the right head.
+    /// Unlabeled attachment: scored tokens with the right head.
     fn metric(&self, i: usize, y: &Vec<usize>) -> Counts {
-        let gold = &self.sentences[i].heads;
-        Counts::new(
-            gold.iter().zip(y).filter(|(a, b)| a == b).count(),
-            gold.len(),
-        )
+        let gold = &self.heads[i];
+        let scored = &self.scored[i];
+        let mut c = Counts::default();
+        for ((a, b), &s) in gold.iter().zip(y).zip(scored) {
+            if s {
+                c.total += 1;
+                c.correct += usize::from(a == b);
+            }
+        }
+        c
     }
 }
 
@@ -499,7 +593,7 @@ mod tests {
         let task = TreeTask::new(data.train.clone(), &f).unwrap();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
         for i in 0..task.n_examples() {
-            let n = task.sentences()[i].len();
+            let n = task.heads()[i].len();
             let s: Vec<f64> = (0..task.n_parts(i))
                 .map(|_| rng.gen_range(-2.0..2.0))
                 .collect();

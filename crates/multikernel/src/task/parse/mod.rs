@@ -1,0 +1,97 @@
+//! Dependency parsing with feature templates as groups (martins2011 Sec. 4.2): arc-factored
+//! trees over real sentences, one parameter group per arc template, so the group-sparse
+//! regularizers of the online learner select templates.
+//!
+//! - [`templates`]: the template language and the default template file;
+//! - [`arcs`]: arc features from templates, indexed once per sentence;
+//! - [`ParseSentence`]: what the parser reads of a sentence (the CoNLL-U columns the
+//!   templates use, gold heads and relations when known);
+//! - [`tree_task`]: sentences and a featurizer as a [`TreeTask`] for any learner of the
+//!   structured seam;
+//! - [`eval`]: attachment scores as parsers report them (punctuation excluded, and without
+//!   the `ig` arcs of the Turkish treebank).
+
+pub mod arcs;
+pub mod eval;
+pub mod templates;
+
+pub use arcs::{ArcFeaturizer, Support};
+pub use eval::{AttachmentCounts, AttachmentScores};
+pub use templates::{TemplateSet, DEFAULT_TEMPLATES};
+
+use crate::error::Result;
+use crate::features::SparseRows;
+use crate::task::tree::{TreeDecoder, TreeTask};
+
+/// One token as templates see it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ParseToken {
+    pub form: String,
+    pub lemma: String,
+    /// Coarse tag (UPOS).
+    pub upos: String,
+    /// Fine tag (XPOS).
+    pub xpos: String,
+    /// Morphological features, `Name=Value|...` or `_`.
+    pub feats: String,
+    /// False when MISC says `SpaceAfter=No`.
+    pub space_after: bool,
+}
+
+/// A sentence to parse: its tokens, and its gold tree and relations when known.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ParseSentence {
+    pub tokens: Vec<ParseToken>,
+    /// `heads[k]` is the head of token `k + 1` (0 = root).
+    pub heads: Option<Vec<usize>>,
+    pub deprels: Option<Vec<String>>,
+}
+
+impl ParseSentence {
+    pub fn len(&self) -> usize {
+        self.tokens.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    /// Which tokens attachment scores count: all but punctuation (UPOS `PUNCT`).
+    pub fn scored(&self) -> Vec<bool> {
+        self.tokens.iter().map(|t| t.upos != "PUNCT").collect()
+    }
+}
+
+/// The arc features of every sentence (in parallel; the featurizer is frozen).
+pub fn sentence_features(
+    featurizer: &ArcFeaturizer,
+    sentences: &[ParseSentence],
+) -> Vec<SparseRows> {
+    use rayon::prelude::*;
+    sentences
+        .par_iter()
+        .map(|s| featurizer.sentence_rows(s))
+        .collect()
+}
+
+/// Sentences with gold heads as a [`TreeTask`] over the featurizer's template groups, decoded
+/// by `decoder`; the metric counts non-punctuation tokens. Fails on a sentence without
+/// heads or one the decoder cannot handle.
+pub fn tree_task<D: TreeDecoder>(
+    featurizer: &ArcFeaturizer,
+    sentences: &[ParseSentence],
+    decoder: D,
+) -> Result<TreeTask<D>> {
+    let heads = sentences
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            s.heads
+                .clone()
+                .ok_or_else(|| crate::error::Error::data(format!("sentence {i} has no gold heads")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let features = sentence_features(featurizer, sentences);
+    TreeTask::from_features(heads, features, featurizer.groups(), decoder)?
+        .with_scored(sentences.iter().map(ParseSentence::scored).collect())
+}
