@@ -268,6 +268,35 @@ pub enum ReproduceCommand {
     /// Randomized mirror descent over polynomial product kernels: Figures 1-3 of Afkanpour
     /// et al. (2013).
     MirrorDescent(MirrorDescentArgs),
+    /// Dependency parsing with templates as groups (Martins et al. 2011, Sec. 4.2): the
+    /// Turkish Web Treebank, web and wiki.
+    Parsing(ParsingArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ParsingArgs {
+    #[command(flatten)]
+    pub common: ReproduceCommon,
+    /// Directory with tr-web.conllu.gz and tr-wiki.conllu.gz.
+    #[arg(long, default_value = "data/treebank")]
+    pub data_dir: PathBuf,
+    /// Data sets (comma separated: web, wiki).
+    #[arg(long, default_value = "web,wiki", value_delimiter = ',')]
+    pub datasets: Vec<String>,
+    /// Rows (comma separated: right-attach, l2, mkl-l21).
+    #[arg(long, default_value = "right-attach,l2,mkl-l21", value_delimiter = ',')]
+    pub methods: Vec<String>,
+    /// Most epochs (the best on the dev fold is kept).
+    #[arg(long, default_value_t = 10)]
+    pub epochs: usize,
+    /// Rerun the choice of the regularization constant on the dev fold.
+    #[arg(long)]
+    pub cv: bool,
+    /// An arc template file (default: the built-in templates).
+    #[arg(long)]
+    pub templates: Option<PathBuf>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -1,8 +1,8 @@
 //! `multikernel reproduce ...` and `multikernel demo`: wiring to the library's experiments.
 
 use crate::cli::{
-    DemoArgs, GenerateArgs, GompReproArgs, MirrorDescentArgs, OcrArgs, ReproduceCommand,
-    ReproduceCommon, UciArgs,
+    DemoArgs, GenerateArgs, GompReproArgs, MirrorDescentArgs, OcrArgs, ParsingArgs,
+    ReproduceCommand, ReproduceCommon, UciArgs,
 };
 use anyhow::{bail, Result};
 use multikernel::data::{read_table, TargetKind};
@@ -17,7 +17,35 @@ pub fn run(cmd: &ReproduceCommand) -> Result<()> {
         ReproduceCommand::Ocr(a) => reproduce_ocr(a),
         ReproduceCommand::Gomp(a) => reproduce_gomp(a),
         ReproduceCommand::MirrorDescent(a) => reproduce_mirror_descent(a),
+        ReproduceCommand::Parsing(a) => reproduce_parsing(a),
     }
+}
+
+fn reproduce_parsing(a: &ParsingArgs) -> Result<()> {
+    use multikernel::reproduce::parsing::{self, ParsingConfig};
+    use multikernel::task::parse::TemplateSet;
+    if a.epochs == 0 {
+        bail!("--epochs must be at least 1");
+    }
+    let cfg = ParsingConfig {
+        data_dir: a.data_dir.clone(),
+        datasets: a.datasets.clone(),
+        methods: a.methods.clone(),
+        epochs: a.epochs,
+        cv: a.cv,
+        templates: match &a.templates {
+            Some(p) => TemplateSet::read(p)?,
+            None => TemplateSet::default_set(),
+        },
+        seed: a.seed,
+    };
+    for d in &cfg.datasets {
+        if d != "web" && d != "wiki" {
+            bail!("--datasets takes web and wiki, got '{d}'");
+        }
+    }
+    let report = parsing::run(&cfg, &mut |line| eprintln!("{line}"))?;
+    finish(&report, &a.common)
 }
 
 fn reproduce_mirror_descent(a: &MirrorDescentArgs) -> Result<()> {

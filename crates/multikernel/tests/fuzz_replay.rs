@@ -66,3 +66,13 @@ fn regularizer_corpus() {
 fn settings_corpus() {
     replay("settings", multikernel::fuzzing::settings);
 }
+
+#[test]
+fn conllu_corpus() {
+    replay("conllu", multikernel::fuzzing::conllu);
+}
+
+#[test]
+fn arc_templates_corpus() {
+    replay("arc_templates", multikernel::fuzzing::arc_templates);
+}

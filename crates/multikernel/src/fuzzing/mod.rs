@@ -7,7 +7,9 @@
 mod model;
 mod strings;
 mod tables;
+mod treebank;
 
 pub use model::model_bytes;
 pub use strings::{kernel_spec, regularizer, settings};
 pub use tables::{csv, libsvm, ocr};
+pub use treebank::{arc_templates, conllu};

@@ -30,6 +30,13 @@ pub struct ScaledVec {
 /// Below this scale the block is re-normalized so `coef` does not overflow.
 const MIN_SCALE: f64 = 1e-60;
 
+/// Below this scale an averaging block is re-normalized: the running sum `c S - B` subtracts
+/// terms of size `|theta| / s` per round, so its relative rounding error grows like
+/// `eps / s`; keeping `s >= 1e-6` bounds it near `1e-10` (with 1e-60, steps that shrink the
+/// scale every round, as the squared group lasso's prox does with a large step, left the
+/// average dominated by rounding).
+const MIN_SCALE_AVERAGING: f64 = 1e-6;
+
 impl ScaledVec {
     /// A zero block of `len` parameters; `averaging` keeps the running-average state.
     pub fn zeros(len: usize, averaging: bool) -> Self {
@@ -155,7 +162,12 @@ impl ScaledVec {
         }
         self.scale *= factor;
         self.sqnorm *= factor * factor;
-        if self.scale.abs() < MIN_SCALE {
+        let min = if self.averaging {
+            MIN_SCALE_AVERAGING
+        } else {
+            MIN_SCALE
+        };
+        if self.scale.abs() < min {
             self.renormalize();
         }
     }
@@ -220,6 +232,37 @@ impl ScaledVec {
 mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
+
+    /// A scale that shrinks every round while additions keep the effective values O(1) (the
+    /// squared group lasso's prox with a large step): the lazy average stays within 1e-9 of
+    /// the explicit one over 20,000 rounds (it lost every digit when blocks were re-normalized
+    /// only below 1e-60).
+    #[test]
+    fn average_survives_a_scale_that_shrinks_every_round() {
+        let mut v = ScaledVec::zeros(3, true);
+        let mut explicit = [0.0; 3];
+        let mut sum = [0.0; 3];
+        let rounds = 20_000u64;
+        for t in 0..rounds {
+            v.scale_by(0.7);
+            explicit.iter_mut().for_each(|e| *e *= 0.7);
+            let j = (t % 3) as usize;
+            v.add(j, 1.0);
+            explicit[j] += 1.0;
+            v.tick();
+            for (s, e) in sum.iter_mut().zip(&explicit) {
+                *s += e;
+            }
+        }
+        let avg = v.averaged(rounds);
+        for (a, s) in avg.iter().zip(&sum) {
+            let want = s / rounds as f64;
+            assert!(
+                (a - want).abs() < 1e-9 * want.abs().max(1.0),
+                "{a} vs {want}"
+            );
+        }
+    }
 
     /// The lazy average equals the average of explicitly stored iterates under random
     /// additions, scalings (including tiny ones that force re-normalization) and zeroings.

@@ -100,6 +100,7 @@ pub mod demo;
 pub mod gomp;
 pub mod mirror_descent;
 pub mod ocr;
+pub mod parsing;
 pub mod tables;
 pub mod thread_clock;
 pub mod uci;

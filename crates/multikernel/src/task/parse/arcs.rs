@@ -624,7 +624,7 @@ mod tests {
         let rows = f.sentence_rows(&s);
         assert_eq!(rows.n_rows(), 16);
         assert_eq!(rows.row(2 * 4 + 1).len(), 2); // 2 -> 1: pair + bias
-        assert_eq!(rows.row(1 * 4 + 3).len(), 1); // 1 -> 3: bias only
+        assert_eq!(rows.row(4 + 3).len(), 1); // 1 -> 3: bias only
         assert!(rows.row(0).is_empty() && rows.row(5).is_empty());
         let all = ArcFeaturizer::fit(set, Support::All, std::slice::from_ref(&s)).unwrap();
         assert_eq!(all.layout().len_of(0), 9);

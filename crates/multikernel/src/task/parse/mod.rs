@@ -19,6 +19,7 @@ pub use arcs::{ArcFeaturizer, Support};
 pub use eval::{AttachmentCounts, AttachmentScores};
 pub use templates::{TemplateSet, DEFAULT_TEMPLATES};
 
+use crate::data::conllu::ConlluSentence;
 use crate::error::Result;
 use crate::features::SparseRows;
 use crate::task::tree::{TreeDecoder, TreeTask};
@@ -45,6 +46,27 @@ pub struct ParseSentence {
     /// `heads[k]` is the head of token `k + 1` (0 = root).
     pub heads: Option<Vec<usize>>,
     pub deprels: Option<Vec<String>>,
+}
+
+impl From<&ConlluSentence> for ParseSentence {
+    fn from(s: &ConlluSentence) -> Self {
+        ParseSentence {
+            tokens: s
+                .tokens
+                .iter()
+                .map(|t| ParseToken {
+                    form: t.form.clone(),
+                    lemma: t.lemma.clone(),
+                    upos: t.upos.clone(),
+                    xpos: t.xpos.clone(),
+                    feats: t.feats.clone(),
+                    space_after: t.space_after(),
+                })
+                .collect(),
+            heads: s.heads(),
+            deprels: Some(s.deprels()),
+        }
+    }
 }
 
 impl ParseSentence {

@@ -105,9 +105,8 @@ impl TreeDecoder for ChuLiuEdmonds {
         let mut s = sanitized(n, arc);
         if self.single_root {
             let (d, _, _) = spread(n, &s);
-            for v in 1..n1 {
-                s[v] -= d;
-            }
+            // Row 0 holds the root arcs (entry 0 is unused).
+            s[1..n1].iter_mut().for_each(|v| *v -= d);
         }
         // The original arc behind each entry.
         let mut orig: Vec<(u32, u32)> = (0..n1 * n1)

@@ -53,7 +53,10 @@ fn check(decoder: &dyn TreeDecoder, n: usize, arc: &[f64], projective: bool, sin
     });
     let score = tree_score(arc, &got);
     if want.is_finite() {
-        assert!((score - want).abs() < 1e-9, "{decoder:?} n={n}: {score} vs best {want}, {got:?}, {arc:?}");
+        assert!(
+            (score - want).abs() < 1e-9,
+            "{decoder:?} n={n}: {score} vs best {want}, {got:?}, {arc:?}"
+        );
     } else {
         // Every allowed tree has a forbidden arc: any tree will do.
         assert!(score == want || !score.is_finite());
@@ -68,8 +71,24 @@ fn decoders_find_the_best_tree_of_every_short_sentence() {
         for rep in 0..120 {
             let arc = random_scores(&mut rng, n, rep % 3);
             for single in [true, false] {
-                check(&ChuLiuEdmonds { single_root: single }, n, &arc, false, single);
-                check(&Eisner { single_root: single }, n, &arc, true, single);
+                check(
+                    &ChuLiuEdmonds {
+                        single_root: single,
+                    },
+                    n,
+                    &arc,
+                    false,
+                    single,
+                );
+                check(
+                    &Eisner {
+                        single_root: single,
+                    },
+                    n,
+                    &arc,
+                    true,
+                    single,
+                );
                 cases += 2;
             }
         }
@@ -111,12 +130,13 @@ fn loss_augmented_decoding_matches_enumeration() {
     .generate(5);
     let f = ArcFeaturizer::fit(&ArcTemplate::ALL, &data.train);
     let slow = TreeTask::new(data.train.clone(), &f).unwrap();
-    let fast =
-        TreeTask::with_decoder(data.train.clone(), &f, ChuLiuEdmonds { single_root: false })
-            .unwrap();
+    let fast = TreeTask::with_decoder(data.train.clone(), &f, ChuLiuEdmonds { single_root: false })
+        .unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     for i in 0..slow.n_examples() {
-        let s: Vec<f64> = (0..slow.n_parts(i)).map(|_| rng.gen_range(-1.5..1.5)).collect();
+        let s: Vec<f64> = (0..slow.n_parts(i))
+            .map(|_| rng.gen_range(-1.5..1.5))
+            .collect();
         let a = slow.loss_augmented_decode(i, &s);
         let b = fast.loss_augmented_decode(i, &s);
         assert!((a.score - b.score).abs() < 1e-9, "sentence {i}");
@@ -156,7 +176,10 @@ fn long_sentences() {
 fn decode_time() {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let arcs: Vec<Vec<f64>> = (0..1000).map(|_| random_scores(&mut rng, 30, 0)).collect();
-    for d in [&ChuLiuEdmonds::default() as &dyn TreeDecoder, &Eisner::default()] {
+    for d in [
+        &ChuLiuEdmonds::default() as &dyn TreeDecoder,
+        &Eisner::default(),
+    ] {
         let t = std::time::Instant::now();
         let total: usize = arcs.iter().map(|a| d.decode(30, a)[0]).sum();
         println!("{d:?}: {:.1} ms ({total})", t.elapsed().as_secs_f64() * 1e3);

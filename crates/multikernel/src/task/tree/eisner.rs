@@ -78,7 +78,8 @@ impl Chart {
         for k in 1..=n - lo {
             for s in lo..=n - k {
                 let t = s + k;
-                let (v, q) = argmax((s..t).map(|q| (c.c_right[s * n1 + q] + c.c_left[(q + 1) * n1 + t], q)));
+                let (v, q) =
+                    argmax((s..t).map(|q| (c.c_right[s * n1 + q] + c.c_left[(q + 1) * n1 + t], q)));
                 c.bi[s * n1 + t] = q as u32;
                 c.i_right[s * n1 + t] = v + arc[s * n1 + t];
                 // No arc points into the root.
@@ -87,7 +88,8 @@ impl Chart {
                 } else {
                     v + arc[t * n1 + s]
                 };
-                let (v, q) = argmax((s..t).map(|q| (c.c_left[s * n1 + q] + c.i_left[q * n1 + t], q)));
+                let (v, q) =
+                    argmax((s..t).map(|q| (c.c_left[s * n1 + q] + c.i_left[q * n1 + t], q)));
                 c.c_left[s * n1 + t] = v;
                 c.bc_left[s * n1 + t] = q as u32;
                 let (v, q) =
@@ -155,9 +157,9 @@ impl TreeDecoder for Eisner {
         if self.single_root {
             let chart = Chart::fill(n, &arc, 1);
             let n1 = n + 1;
-            let (_, r) = argmax((1..=n).map(|r| {
-                (arc[r] + chart.c_left[n1 + r] + chart.c_right[r * n1 + n], r)
-            }));
+            let (_, r) = argmax(
+                (1..=n).map(|r| (arc[r] + chart.c_left[n1 + r] + chart.c_right[r * n1 + n], r)),
+            );
             heads[r - 1] = 0;
             chart.backtrack(Span::CompleteLeft(1, r), &mut heads);
             chart.backtrack(Span::CompleteRight(r, n), &mut heads);

@@ -25,11 +25,11 @@
 //! Chu-Liu-Edmonds) gives it for free.
 
 pub mod chu_liu_edmonds;
+#[cfg(test)]
+mod decoder_tests;
 pub mod eisner;
 mod scores;
 pub mod synthetic;
-#[cfg(test)]
-mod decoder_tests;
 
 pub use chu_liu_edmonds::ChuLiuEdmonds;
 pub use eisner::Eisner;

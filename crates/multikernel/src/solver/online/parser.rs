@@ -1,0 +1,220 @@
+//! SPOM for dependency parsing (martins2011 Sec. 4.2): the online proximal learner (Alg. 1)
+//! over the arc-factored tree task, one explicit group per arc template, structured hinge
+//! loss with loss-augmented decoding by Chu-Liu-Edmonds (non-projective) or Eisner
+//! (projective). With the `l2` regularizer it is the plain structured SVM; with `l21`,
+//! `l21sq` or `l2q` the template groups compete.
+//!
+//! Features are indexed once before training ([`ParserFit::index_seconds`]); the returned
+//! weights are the averaged iterate of the epoch that scored best on the development
+//! sentences (the last epoch without them).
+
+use crate::error::{Error, Result};
+use crate::run::{Control, Observer};
+use crate::solver::online::engine::OnlineLearner;
+use crate::solver::online::params::OnlineParams;
+use crate::task::parse::{tree_task, ArcFeaturizer, ParseSentence, Support, TemplateSet};
+use crate::task::structured::{evaluate_explicit, StructLoss, StructuredOnline};
+use crate::task::tree::{ChuLiuEdmonds, Eisner, TreeDecoder};
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+/// Which trees the parser outputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TreeKind {
+    /// Any tree (Chu-Liu-Edmonds).
+    #[default]
+    NonProjective,
+    /// Projective trees (Eisner).
+    Projective,
+}
+
+impl TreeKind {
+    fn decode(self, n: usize, arc: &[f64]) -> Vec<usize> {
+        match self {
+            TreeKind::NonProjective => ChuLiuEdmonds::default().decode(n, arc),
+            TreeKind::Projective => Eisner::default().decode(n, arc),
+        }
+    }
+
+    fn max_tokens(self) -> usize {
+        match self {
+            TreeKind::NonProjective => ChuLiuEdmonds::default().max_tokens(),
+            TreeKind::Projective => Eisner::default().max_tokens(),
+        }
+    }
+}
+
+/// What to train: the features' support, the trees, and the online learner's settings
+/// (`params.epochs` is the most epochs run).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParserSpec {
+    pub support: Support,
+    pub trees: TreeKind,
+    pub params: OnlineParams,
+}
+
+/// A trained arc-factored parser: the featurizer and one weight per feature.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParserModel {
+    pub featurizer: ArcFeaturizer,
+    pub weights: Vec<f64>,
+    pub trees: TreeKind,
+}
+
+impl ParserModel {
+    /// The l2 norm of each template's weights, in template order.
+    pub fn group_norms(&self) -> Vec<f64> {
+        let layout = self.featurizer.layout();
+        (0..layout.n_groups())
+            .map(|g| {
+                self.weights[layout.range(g)]
+                    .iter()
+                    .map(|w| w * w)
+                    .sum::<f64>()
+                    .sqrt()
+            })
+            .collect()
+    }
+
+    /// Templates with a non-zero weight.
+    pub fn templates_kept(&self) -> usize {
+        self.group_norms().iter().filter(|&&n| n > 0.0).count()
+    }
+
+    /// The best tree of every sentence (in parallel); an error for a sentence longer than
+    /// the decoder handles or empty.
+    pub fn parse(&self, sentences: &[ParseSentence]) -> Result<Vec<Vec<usize>>> {
+        use rayon::prelude::*;
+        let max = self.trees.max_tokens();
+        if let Some((i, s)) = sentences
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.is_empty() || s.len() > max)
+        {
+            return Err(Error::data(format!(
+                "sentence {} has {} tokens; the parser handles 1 to {max}",
+                i + 1,
+                s.len()
+            )));
+        }
+        Ok(sentences
+            .par_iter()
+            .map_init(Vec::new, |scores, s| {
+                let rows = self.featurizer.sentence_rows(s);
+                scores.clear();
+                rows.mul_dense(&self.weights, scores);
+                self.trees.decode(s.len(), scores)
+            })
+            .collect())
+    }
+}
+
+/// A trained parser with what training measured.
+#[derive(Debug, Clone)]
+pub struct ParserFit {
+    pub model: ParserModel,
+    /// The epoch whose averaged weights were kept (1-based).
+    pub best_epoch: usize,
+    pub epochs_run: usize,
+    /// Unlabeled attachment (percent, punctuation excluded) on the development sentences
+    /// after each epoch (empty without them).
+    pub dev_uas: Vec<f64>,
+    /// Seconds to build the featurizer and index the features of every sentence.
+    pub index_seconds: f64,
+    /// Seconds of each training epoch (evaluation on the development set excluded).
+    pub epoch_seconds: Vec<f64>,
+}
+
+/// Trains a parser on `train` (gold heads required) with `templates`; with `dev`, keeps the
+/// epoch that parses it best. `observer` may stop the run between examples (the best epoch
+/// so far is returned; an error if no epoch finished).
+pub fn fit_parser(
+    train: &[ParseSentence],
+    dev: Option<&[ParseSentence]>,
+    templates: TemplateSet,
+    spec: &ParserSpec,
+    observer: &(impl Observer + ?Sized),
+) -> Result<ParserFit> {
+    match spec.trees {
+        TreeKind::NonProjective => fit_with(
+            train,
+            dev,
+            templates,
+            spec,
+            ChuLiuEdmonds::default(),
+            observer,
+        ),
+        TreeKind::Projective => fit_with(train, dev, templates, spec, Eisner::default(), observer),
+    }
+}
+
+fn fit_with<D: TreeDecoder + Clone>(
+    train: &[ParseSentence],
+    dev: Option<&[ParseSentence]>,
+    templates: TemplateSet,
+    spec: &ParserSpec,
+    decoder: D,
+    observer: &(impl Observer + ?Sized),
+) -> Result<ParserFit> {
+    if train.is_empty() {
+        return Err(Error::data("no training sentences"));
+    }
+    let start = Instant::now();
+    let featurizer = ArcFeaturizer::fit(templates, spec.support, train)?;
+    let task = tree_task(&featurizer, train, decoder.clone())?;
+    let dev_task = dev
+        .filter(|d| !d.is_empty())
+        .map(|d| tree_task(&featurizer, d, decoder.clone()))
+        .transpose()?;
+    let index_seconds = start.elapsed().as_secs_f64();
+    let adapter = StructuredOnline::new(&task, StructLoss::Hinge)?;
+    let params = OnlineParams {
+        epochs: 1,
+        ..spec.params.clone()
+    };
+    spec.params.validate()?;
+    let mut learner = OnlineLearner::new(&adapter, &[], params)?;
+    let mut best: Option<(f64, usize, Vec<f64>)> = None;
+    let mut dev_uas = Vec::new();
+    let mut epoch_seconds = Vec::new();
+    for epoch in 1..=spec.params.epochs {
+        let t = Instant::now();
+        if learner.epoch_observed(observer) == Control::Stop {
+            break;
+        }
+        epoch_seconds.push(t.elapsed().as_secs_f64());
+        let w = learner
+            .state()
+            .explicit_values(spec.params.averaging)
+            .concat();
+        let score = match &dev_task {
+            Some(d) => {
+                let uas = 100.0 * evaluate_explicit(d, &w)?.value();
+                dev_uas.push(uas);
+                uas
+            }
+            None => epoch as f64,
+        };
+        if best.as_ref().is_none_or(|(b, _, _)| score > *b) {
+            best = Some((score, epoch, w));
+        }
+    }
+    let Some((_, best_epoch, weights)) = best else {
+        return Err(Error::data(
+            "training was stopped before the first epoch ended",
+        ));
+    };
+    Ok(ParserFit {
+        model: ParserModel {
+            featurizer,
+            weights,
+            trees: spec.trees,
+        },
+        best_epoch,
+        epochs_run: epoch_seconds.len(),
+        dev_uas,
+        index_seconds,
+        epoch_seconds,
+    })
+}
