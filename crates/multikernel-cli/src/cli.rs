@@ -64,11 +64,11 @@ pub struct GenerateArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct DataArgs {
-    /// Data file: CSV with a header (the features, the target), LIBSVM, or for
-    /// --task sequence the OCR letter.data format; .gz allowed.
+    /// Data file: CSV with a header (the features, the target), LIBSVM, for --task
+    /// sequence the OCR letter.data format, for --task parsing CoNLL-U; .gz allowed.
     #[arg(long)]
     pub data: PathBuf,
-    /// csv, libsvm or ocr (default: from the file name, else from its first line).
+    /// csv, libsvm, ocr or conllu (default: from the file name, else from its first line).
     #[arg(long)]
     pub format: Option<String>,
 }
@@ -158,9 +158,19 @@ pub struct OnlineArgs {
     /// Sequences: learn the weight beta0 of the label-pair group inside the MKL prox.
     #[arg(long)]
     pub learn_beta0: bool,
-    /// Sequence data (OCR): folds to train on (e.g. 0 or 0,3 or 1-9).
+    /// Sequence data (OCR) or a treebank: folds to train on (e.g. 0 or 0,3 or 1-9; for a
+    /// treebank the fold of a sentence is its index mod 10).
     #[arg(long)]
     pub train_folds: Option<String>,
+    /// Parsing: folds of --data that choose the epoch (e.g. 8), instead of --validation FILE.
+    #[arg(long, conflicts_with = "validation")]
+    pub validation_folds: Option<String>,
+    /// Parsing: an arc template file (default: the built-in templates).
+    #[arg(long)]
+    pub templates: Option<PathBuf>,
+    /// Parsing: decode projective trees (Eisner) instead of any tree (Chu-Liu-Edmonds).
+    #[arg(long)]
+    pub projective: bool,
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -171,7 +181,8 @@ pub struct GompArgs {
     /// Stop when the best improvement is at most this (default 1e-4).
     #[arg(long)]
     pub eps: Option<f64>,
-    /// A validation file that chooses the number of kernels on the path.
+    /// A validation file that chooses the number of kernels on the path (gomp), or the
+    /// epoch (parsing: CoNLL-U sentences with their trees).
     #[arg(long)]
     pub validation: Option<PathBuf>,
     /// Search only a random subsample of this many not-yet-chosen kernels per step
@@ -215,7 +226,7 @@ pub struct EvalArgs {
     pub model: PathBuf,
     #[command(flatten)]
     pub data: DataArgs,
-    /// Sequence data (OCR): folds to test on (e.g. 1-9).
+    /// Sequence data (OCR) or a treebank: folds to test on (e.g. 1-9, or 9).
     #[arg(long)]
     pub test_folds: Option<String>,
     #[arg(long, default_value_t = 8.0)]
@@ -228,7 +239,7 @@ pub struct PredictArgs {
     pub model: PathBuf,
     #[command(flatten)]
     pub data: DataArgs,
-    /// Sequence data (OCR): folds to predict.
+    /// Sequence data (OCR) or a treebank: folds to predict.
     #[arg(long)]
     pub test_folds: Option<String>,
     /// Output file; `-` or none: standard output.

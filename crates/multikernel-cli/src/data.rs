@@ -1,4 +1,5 @@
-//! Which reader a command uses: tables (CSV, LIBSVM) or OCR sequences, and their folds.
+//! Which reader a command uses: tables (CSV, LIBSVM), OCR sequences or CoNLL-U treebanks,
+//! and their folds.
 
 use crate::cli::DataArgs;
 use anyhow::{bail, Result};
@@ -11,6 +12,7 @@ pub fn table_format(f: &Option<String>) -> Result<Option<Format>> {
     match f.as_deref() {
         None => Ok(None),
         Some("ocr") => bail!("--format ocr is sequence data: use --task sequence"),
+        Some("conllu") => bail!("--format conllu is a treebank: use --task parsing"),
         Some(s) => Ok(Some(s.parse()?)),
     }
 }
@@ -29,6 +31,31 @@ pub fn read_sequences(data: &DataArgs, folds: Option<&str>) -> Result<SequenceDa
                 bail!("{}: no sequences in folds {list}", data.data.display());
             }
             d
+        }
+        None => all,
+    })
+}
+
+/// Sentences of a CoNLL-U file (`--format conllu`), the given folds (sentence index mod 10) or
+/// all of them; `heads` says whether every sentence must carry its tree.
+pub fn read_treebank(
+    data: &DataArgs,
+    folds: Option<&str>,
+    heads: multikernel::data::conllu::Heads,
+) -> Result<Vec<multikernel::data::conllu::ConlluSentence>> {
+    use multikernel::data::conllu::{read_conllu, select_folds};
+    match data.format.as_deref() {
+        None | Some("conllu") => {}
+        Some(f) => bail!("--task parsing reads --format conllu, not '{f}'"),
+    }
+    let all = read_conllu(&data.data, heads)?;
+    Ok(match folds {
+        Some(list) => {
+            let s = select_folds(&all, &parse_folds(list)?);
+            if s.is_empty() {
+                bail!("{}: no sentences in folds {list}", data.data.display());
+            }
+            s
         }
         None => all,
     })

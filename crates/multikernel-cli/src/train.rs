@@ -1,7 +1,7 @@
 //! `multikernel train`: flags -> [`LearnerSpec`], read the data, fit, write the model, print.
 
 use crate::cli::{DataArgs, TrainArgs};
-use crate::data::{read_sequences, table_format};
+use crate::data::{read_sequences, read_treebank, table_format};
 use crate::observe::{catch_interrupt, Bar};
 use crate::Outcome;
 use anyhow::{bail, Context, Result};
@@ -37,7 +37,11 @@ fn learner_flags(a: &TrainArgs) -> Vec<(&'static str, bool, &'static [LearnerKin
         ("--learn-beta0", o.learn_beta0, &[Online]),
         ("--max-kernels", a.gomp.max_kernels.is_some(), &[Gomp]),
         ("--eps", a.gomp.eps.is_some(), &[Gomp]),
-        ("--validation", a.gomp.validation.is_some(), &[Gomp]),
+        (
+            "--validation",
+            a.gomp.validation.is_some() && a.task != Task::Parsing,
+            &[Gomp],
+        ),
         ("--subsample", a.gomp.subsample.is_some(), &[Gomp]),
         ("--p", a.lp.p.is_some(), &[LpMkl]),
         ("--poly-degree", a.poly.poly_degree.is_some(), poly),
@@ -59,8 +63,18 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
             );
         }
     }
-    if a.online.train_folds.is_some() && a.task != Task::Sequence {
-        bail!("--train-folds selects folds of sequence data (--task sequence)");
+    if a.online.train_folds.is_some() && a.task != Task::Sequence && a.task != Task::Parsing {
+        bail!("--train-folds selects folds of sequence data or a treebank (--task sequence, parsing)");
+    }
+    let parse_only = [
+        ("--validation-folds", a.online.validation_folds.is_some()),
+        ("--templates", a.online.templates.is_some()),
+        ("--projective", a.online.projective),
+    ];
+    if let Some((flag, _)) = parse_only.iter().find(|(_, given)| *given) {
+        if a.task != Task::Parsing {
+            bail!("{flag} applies to --task parsing");
+        }
     }
     let mut learner = Learner::default_for(kind);
     match &mut learner {
@@ -144,7 +158,16 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
     let training = |what: String| {
         eprintln!("training {} on {what} (Ctrl-C stops it)", a.learner);
     };
-    let fitted: Fitted = if a.task == Task::Sequence {
+    let fitted: Fitted = if a.task == Task::Parsing {
+        let data = parse_data(a)?;
+        training(format!(
+            "{} sentences ({} for choosing the epoch), {} templates",
+            data.train.len(),
+            data.dev.len(),
+            data.templates.templates.len()
+        ));
+        fit(&data, &spec, &bar)?
+    } else if a.task == Task::Sequence {
         let data = read_sequences(&a.data, a.online.train_folds.as_deref())?;
         training(format!("{} sequences", data.n_sequences()));
         fit(&data, &spec, &bar)?
@@ -225,6 +248,38 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
         a.out.display()
     );
     Ok(Outcome::Done)
+}
+
+/// The parser's training data from the flags: `--data` (its `--train-folds`), the
+/// development sentences (`--validation FILE` or `--validation-folds`), the templates.
+fn parse_data(a: &TrainArgs) -> Result<multikernel::task::parse::ParseData> {
+    use multikernel::data::conllu::Heads;
+    use multikernel::task::parse::{ParseData, ParseSentence, TemplateSet, TreeKind};
+    let o = &a.online;
+    let conv = |s: Vec<multikernel::data::conllu::ConlluSentence>| -> Vec<ParseSentence> {
+        s.iter().map(ParseSentence::from).collect()
+    };
+    let train = conv(read_treebank(&a.data, o.train_folds.as_deref(), Heads::Required)?);
+    let dev = match (&a.gomp.validation, &o.validation_folds) {
+        (Some(path), _) => {
+            let args = DataArgs {
+                data: path.clone(),
+                format: a.data.format.clone(),
+            };
+            conv(read_treebank(&args, None, Heads::Required).context("--validation")?)
+        }
+        (None, Some(folds)) => conv(read_treebank(&a.data, Some(folds), Heads::Required)?),
+        (None, None) => Vec::new(),
+    };
+    let mut data = ParseData::new(train);
+    data.dev = dev;
+    if let Some(path) = &o.templates {
+        data.templates = TemplateSet::read(path)?;
+    }
+    if o.projective {
+        data.trees = TreeKind::Projective;
+    }
+    Ok(data)
 }
 
 /// What `train` prints: the model's headline, the validation choice, the kernel table.

@@ -2,7 +2,9 @@
 //! print.
 
 use crate::cli::{EvalArgs, InspectArgs, PredictArgs};
-use crate::data::{read_sequences, table_format};
+use crate::data::{read_sequences, read_treebank, table_format};
+use multikernel::data::conllu::Heads;
+use multikernel::solver::online::parser::ParserModel;
 use anyhow::{bail, Result};
 use multikernel::data::{read_for_model, ModelRows, Targets};
 use multikernel::kernel::MemoryLimit;
@@ -12,7 +14,7 @@ use std::path::Path;
 /// Rows of `data` for `model`, matched to its columns by name.
 fn rows_for(model: &Model, data: &crate::cli::DataArgs) -> Result<ModelRows> {
     let Some(schema) = model.schema() else {
-        bail!("a sequence model reads sequences");
+        bail!("a {} model does not read tables", model.task_name());
     };
     Ok(read_for_model(
         &data.data,
@@ -21,9 +23,57 @@ fn rows_for(model: &Model, data: &crate::cli::DataArgs) -> Result<ModelRows> {
     )?)
 }
 
+/// Attachment scores of a parser on a treebank: counts first, `uas` last (percentages,
+/// punctuation excluded).
+fn eval_parser(m: &ParserModel, a: &EvalArgs) -> Result<()> {
+    use multikernel::task::parse::{AttachmentCounts, ParseSentence};
+    let test = read_treebank(&a.data, a.test_folds.as_deref(), Heads::Required)?;
+    let sentences: Vec<ParseSentence> = test.iter().map(ParseSentence::from).collect();
+    let heads = m.parse(&sentences)?;
+    let rels = m.label(&sentences, &heads);
+    let mut c = AttachmentCounts::default();
+    for (i, (s, h)) in sentences.iter().zip(&heads).enumerate() {
+        c += AttachmentCounts::of(s, h, rels.as_ref().map(|r| r[i].as_slice()));
+    }
+    let sc = c.scores(rels.is_some());
+    let mut out = format!(
+        "sentences {}\ntokens {}\nscored {}\n",
+        sentences.len(),
+        sentences.iter().map(ParseSentence::len).sum::<usize>(),
+        c.tokens
+    );
+    if let Some(las) = sc.las {
+        out.push_str(&format!("las {las:.2}\n"));
+    }
+    if let Some(v) = sc.uas_no_ig {
+        out.push_str(&format!("uas_no_ig {v:.2}\n"));
+    }
+    out.push_str(&format!("uas {:.2}\n", sc.uas));
+    crate::emit(&out);
+    Ok(())
+}
+
+/// The input sentences as CoNLL-U with HEAD and DEPREL filled by the parser.
+fn predict_parser(m: &ParserModel, a: &PredictArgs) -> Result<String> {
+    use multikernel::data::conllu::write_sentence;
+    use multikernel::task::parse::ParseSentence;
+    let input = read_treebank(&a.data, a.test_folds.as_deref(), Heads::Optional)?;
+    let sentences: Vec<ParseSentence> = input.iter().map(ParseSentence::from).collect();
+    let heads = m.parse(&sentences)?;
+    let rels = m.label(&sentences, &heads);
+    let mut out = String::new();
+    for (i, (s, h)) in input.iter().zip(&heads).enumerate() {
+        write_sentence(s, h, rels.as_ref().map(|r| r[i].as_slice()), &mut out);
+    }
+    Ok(out)
+}
+
 pub fn eval(a: &EvalArgs) -> Result<()> {
     let limit = MemoryLimit::gib(a.memory_limit_gb);
     let model = Model::load(&a.model)?;
+    if let Model::Parser(m) = &model {
+        return eval_parser(m, a);
+    }
     if let Model::Sequence(m) = &model {
         let test = read_sequences(&a.data, a.test_folds.as_deref())?;
         let acc = m.token_accuracy(&test, &limit)?;
@@ -50,7 +100,9 @@ pub fn predict(a: &PredictArgs) -> Result<()> {
     let limit = MemoryLimit::gib(a.memory_limit_gb);
     let model = Model::load(&a.model)?;
     let mut out = String::new();
-    if let Model::Sequence(m) = &model {
+    if let Model::Parser(m) = &model {
+        out = predict_parser(m, a)?;
+    } else if let Model::Sequence(m) = &model {
         let test = read_sequences(&a.data, a.test_folds.as_deref())?;
         let pred = m.predict_names(&test.x, &test.spans, &limit)?;
         out = sequence_lines(&pred);

@@ -8,7 +8,10 @@ use crate::run::{Observer, RunInfo};
 use crate::solver::gomp::{GompModel, GompModelParams, GompParams, ValidationMetric};
 use crate::solver::lp_mkl::{LpMklModel, LpMklModelParams, LpMklParams};
 use crate::solver::mirror_descent::{MirrorDescentParams, PolyMklModel, Sampling};
+use crate::run::{RunRecorder, RunStatus, StepUnit};
+use crate::solver::online::parser::{fit_parser, ParserSpec};
 use crate::solver::online::sequence::{fit_sequence, SequenceFitConfig};
+use crate::task::parse::ParseData;
 use crate::solver::online::vector::{fit_vector, VectorFitConfig};
 use crate::solver::online::OnlineParams;
 use crate::task::targets::encode_targets;
@@ -27,6 +30,14 @@ pub enum TrainingData<'a> {
     Table(TableRef<'a>),
     /// Sequences with a label per position.
     Sequences(&'a SequenceData),
+    /// Sentences with their trees, the templates, and sentences that choose the epoch.
+    Treebank(&'a ParseData),
+}
+
+impl<'a> From<&'a ParseData> for TrainingData<'a> {
+    fn from(d: &'a ParseData) -> Self {
+        TrainingData::Treebank(d)
+    }
 }
 
 impl<'a> From<TableRef<'a>> for TrainingData<'a> {
@@ -127,6 +138,13 @@ pub fn fit_checked(
     }
     match (data, spec.task) {
         (TrainingData::Sequences(seq), Task::Sequence) => fit_sequences(seq, spec, observer),
+        (TrainingData::Treebank(tb), Task::Parsing) => fit_parsing(tb, spec, observer),
+        (TrainingData::Treebank(_), t) => Err(Error::data(format!(
+            "sentences with trees given for a {t} task (use the parsing task)"
+        ))),
+        (_, Task::Parsing) => Err(Error::data(
+            "the parsing task needs sentences with trees (CoNLL-U)",
+        )),
         (TrainingData::Sequences(_), t) => Err(Error::data(format!(
             "sequences given for a {t} task (use the sequence task)"
         ))),
@@ -199,6 +217,64 @@ fn fit_online(
         lambda,
         path_choice: None,
         notes: Vec::new(),
+    })
+}
+
+/// The parser (martins2011 Sec. 4.2): SPOM over the template groups with the spec's
+/// regularizer, structured hinge, Chu-Liu-Edmonds (or Eisner) decoding, the averaged iterate
+/// of the epoch that parses the development sentences best (the last epoch without them),
+/// and a relation labeler when the sentences have relations.
+fn fit_parsing(
+    data: &ParseData,
+    spec: &CheckedSpec,
+    observer: &(impl Observer + ?Sized),
+) -> Result<Fitted> {
+    if data.train.is_empty() {
+        return Err(Error::data("the training set has no sentences"));
+    }
+    let mut params = online_params(spec, data.train.len());
+    params.averaging = true;
+    let lambda = params.lambda;
+    let parser = ParserSpec {
+        support: data.support,
+        trees: data.trees,
+        params,
+        labels: true,
+    };
+    let dev = (!data.dev.is_empty()).then_some(data.dev.as_slice());
+    let mut rec = RunRecorder::new(StepUnit::Epoch, Some(parser.params.epochs as u64));
+    let fit = fit_parser(&data.train, dev, data.templates.clone(), &parser, observer)?;
+    for _ in 0..fit.epochs_run {
+        let _ = rec.step(None, &());
+    }
+    let status = if fit.epochs_run < parser.params.epochs {
+        RunStatus::Cancelled
+    } else {
+        RunStatus::Completed
+    };
+    let mut notes = vec![format!(
+        "features indexed in {:.2} s; epoch {} of {} kept{}",
+        fit.index_seconds,
+        fit.best_epoch,
+        fit.epochs_run,
+        if fit.dev_uas.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (development UAS {:.2})",
+                fit.dev_uas[fit.best_epoch - 1]
+            )
+        }
+    )];
+    if !spec.standardize {
+        notes.push("standardize = false has no effect on a parser".into());
+    }
+    Ok(Fitted {
+        model: Model::Parser(fit.model),
+        run: rec.finish(status),
+        lambda,
+        path_choice: None,
+        notes,
     })
 }
 

@@ -233,10 +233,11 @@ pub fn select_spec<'a>(
 fn metric_of(specs: &[LearnerSpec]) -> Result<(&'static str, Goal)> {
     let values = |t: Task| t == Task::Regression;
     for (i, s) in specs.iter().enumerate() {
-        if s.task == Task::Sequence {
+        if s.task == Task::Sequence || s.task == Task::Parsing {
             return Err(Error::unsupported(format!(
-                "learner spec {i} is for the sequence task; selection over specs scores the \
-                 rows of a table (binary, multiclass, regression)"
+                "learner spec {i} is for the {} task; selection over specs scores the rows \
+                 of a table (binary, multiclass, regression)",
+                s.task
             )));
         }
         if values(s.task) != values(specs[0].task) {

@@ -42,34 +42,38 @@ pub enum Task {
     Regression,
     /// A label per position of a sequence (first-order chain).
     Sequence,
+    /// A dependency tree per sentence (arc-factored; templates as groups).
+    Parsing,
 }
 
 impl Task {
     /// Every task, in the order the documentation lists them.
-    pub const ALL: [Task; 4] = [
+    pub const ALL: [Task; 5] = [
         Task::Binary,
         Task::Multiclass,
         Task::Regression,
         Task::Sequence,
+        Task::Parsing,
     ];
 
-    /// The task's name: `binary`, `multiclass`, `regression`, `sequence`.
+    /// The task's name: `binary`, `multiclass`, `regression`, `sequence`, `parsing`.
     pub fn name(self) -> &'static str {
         match self {
             Task::Binary => "binary",
             Task::Multiclass => "multiclass",
             Task::Regression => "regression",
             Task::Sequence => "sequence",
+            Task::Parsing => "parsing",
         }
     }
 
-    /// The vector task kind, `None` for sequences.
+    /// The vector task kind, `None` for sequences and parsing.
     pub fn vector_kind(self) -> Option<TaskKind> {
         match self {
             Task::Binary => Some(TaskKind::Binary),
             Task::Multiclass => Some(TaskKind::Multiclass),
             Task::Regression => Some(TaskKind::Regression),
-            Task::Sequence => None,
+            Task::Sequence | Task::Parsing => None,
         }
     }
 }
@@ -97,7 +101,11 @@ impl FromStr for Task {
             .into_iter()
             .find(|t| t.name() == s.trim())
             .ok_or_else(|| {
-                Error::param("task", s, "one of binary, multiclass, regression, sequence")
+                Error::param(
+                    "task",
+                    s,
+                    "one of binary, multiclass, regression, sequence, parsing",
+                )
             })
     }
 }
@@ -550,7 +558,14 @@ impl LearnerSpec {
         for k in &spec.kernels {
             k.validate()?;
         }
-        if spec.kernels.is_empty() {
+        if spec.task == Task::Parsing {
+            if !spec.kernels.is_empty() {
+                return Err(Error::unsupported(
+                    "a parser's groups are its arc templates, not kernels: give a template \
+                     file instead",
+                ));
+            }
+        } else if spec.kernels.is_empty() {
             spec.kernels = LearnerSpec::default_kernels(spec.task, spec.learner.kind());
         }
         let kind = spec.learner.kind();
@@ -572,6 +587,13 @@ impl LearnerSpec {
                     o.reg
                         .clone()
                         .unwrap_or(if several { RegSpec::L21Sq } else { RegSpec::L2 });
+                if spec.task == Task::Parsing && o.loss == Some(LossKind::Logistic) {
+                    return Err(Error::param(
+                        "loss",
+                        "crf",
+                        "hinge: the parser has no marginal inference over trees",
+                    ));
+                }
                 reg.validate()?;
                 if !reg.is_block() {
                     return Err(Error::param(
@@ -653,6 +675,11 @@ impl LearnerSpec {
                     "the {kind} learner does not label sequences; use the online learner"
                 )))
             }
+            (_, Task::Parsing) => {
+                return Err(Error::unsupported(format!(
+                    "the {kind} learner does not parse; use the online learner"
+                )))
+            }
             (LearnerKind::MirrorDescent | LearnerKind::Ucd, Task::Multiclass) => {
                 return Err(Error::unsupported(format!(
                     "the {kind} learner learns one real output (squared loss): use it for \
@@ -666,7 +693,8 @@ impl LearnerSpec {
 }
 
 /// A [`LearnerSpec`] that passed [`LearnerSpec::check`], its defaults resolved: the kernels
-/// are never empty; an online spec has its regularizer and loss set.
+/// are never empty (except for parsing, whose groups are templates); an online spec has its
+/// regularizer and loss set.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckedSpec(LearnerSpec);
 

@@ -21,6 +21,7 @@ use crate::solver::gomp::{GompModel, GompStop};
 use crate::solver::lp_mkl::LpMklModel;
 use crate::solver::mirror_descent::PolyMklModel;
 use crate::solver::online::sequence_model::SequenceModel;
+use crate::solver::online::parser::ParserModel;
 use crate::solver::online::vector_model::KernelMachine;
 use crate::task::{Prediction, TaskKind};
 use serde::{Deserialize, Serialize};
@@ -29,7 +30,7 @@ use std::path::Path;
 use summary::num;
 
 /// Any trained model. The serialized form names the variant in its `kind` field
-/// (`kernel-machine`, `sequence`, `gomp`, `lp-mkl`, `poly-mkl`), as model files have since
+/// (`kernel-machine`, `sequence`, `gomp`, `lp-mkl`, `poly-mkl`, `parser`), as model files have since
 /// version 1.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "model", rename_all = "kebab-case")]
@@ -46,6 +47,9 @@ pub enum Model {
     /// Polynomial product-kernel MKL by randomized mirror descent or UCD (Afkanpour et al.
     /// 2013, Alg. 2).
     PolyMkl(BatchModel<PolyMklModel>),
+    /// An arc-factored dependency parser with templates as groups (SPOM, martins2011 Sec.
+    /// 4.2) and its relation labeler.
+    Parser(ParserModel),
 }
 
 /// A test metric and its value.
@@ -59,13 +63,15 @@ pub struct Score {
 }
 
 impl Model {
-    /// The task the model predicts: `binary`, `multiclass`, `regression` or `sequence`.
+    /// The task the model predicts: `binary`, `multiclass`, `regression`, `sequence` or
+    /// `parsing`.
     pub fn task_name(&self) -> &'static str {
-        match self.vector_task() {
-            Some(TaskKind::Binary) => "binary",
-            Some(TaskKind::Multiclass) => "multiclass",
-            Some(TaskKind::Regression) => "regression",
-            None => "sequence",
+        match (self, self.vector_task()) {
+            (Model::Parser(_), _) => "parsing",
+            (_, Some(TaskKind::Binary)) => "binary",
+            (_, Some(TaskKind::Multiclass)) => "multiclass",
+            (_, Some(TaskKind::Regression)) => "regression",
+            (_, None) => "sequence",
         }
     }
 
@@ -73,7 +79,7 @@ impl Model {
     pub fn vector_task(&self) -> Option<TaskKind> {
         match self {
             Model::KernelMachine(m) => Some(m.task),
-            Model::Sequence(_) => None,
+            Model::Sequence(_) | Model::Parser(_) => None,
             Model::Gomp(m) => Some(m.task),
             Model::LpMkl(m) => Some(m.task),
             Model::PolyMkl(m) => Some(m.task),
@@ -85,7 +91,7 @@ impl Model {
     pub fn feature_names(&self) -> &[String] {
         match self {
             Model::KernelMachine(m) => &m.feature_names,
-            Model::Sequence(_) => &[],
+            Model::Sequence(_) | Model::Parser(_) => &[],
             Model::Gomp(m) => &m.feature_names,
             Model::LpMkl(m) => &m.feature_names,
             Model::PolyMkl(m) => &m.feature_names,
@@ -106,6 +112,7 @@ impl Model {
         match self {
             Model::KernelMachine(m) => &m.classes,
             Model::Sequence(m) => &m.labels,
+            Model::Parser(m) => m.labeler.as_ref().map_or(&[], |l| &l.labels),
             Model::Gomp(m) => &m.classes,
             Model::LpMkl(m) => &m.classes,
             Model::PolyMkl(m) => &m.classes,
@@ -130,6 +137,9 @@ impl Model {
             Model::Sequence(_) => Err(Error::unsupported(
                 "a sequence model labels sequences: use predict_sequences",
             )),
+            Model::Parser(_) => Err(Error::unsupported(
+                "a parser parses sentences: use the parser (Model::Parser) on CoNLL-U data",
+            )),
             _ => Ok(()),
         }
     }
@@ -151,7 +161,7 @@ impl Model {
             Model::Gomp(m) => m.decision(x, limit),
             Model::LpMkl(m) => m.decision(x, limit),
             Model::PolyMkl(m) => m.decision(x, limit),
-            Model::Sequence(_) => unreachable!("refused above"),
+            Model::Sequence(_) | Model::Parser(_) => unreachable!("refused above"),
         }
     }
 
@@ -169,7 +179,7 @@ impl Model {
             Model::Gomp(m) => m.predict(x, limit)?,
             Model::LpMkl(m) => m.predict(x, limit)?,
             Model::PolyMkl(m) => m.predict(x, limit)?,
-            Model::Sequence(_) => unreachable!("refused above"),
+            Model::Sequence(_) | Model::Parser(_) => unreachable!("refused above"),
         };
         Ok(match self.vector_task() {
             Some(TaskKind::Regression) => {
@@ -273,6 +283,7 @@ impl Model {
             Model::Gomp(m) => m.validate(),
             Model::LpMkl(m) => m.validate(),
             Model::PolyMkl(m) => m.validate(),
+            Model::Parser(m) => m.validate().map_err(|e| Error::model("<model>", e)),
         }
     }
 
@@ -305,7 +316,51 @@ impl Model {
             Model::Gomp(m) => gomp_summary(m),
             Model::LpMkl(m) => lp_summary(m),
             Model::PolyMkl(m) => poly_summary(m),
+            Model::Parser(m) => parser_summary(m),
         }
+    }
+}
+
+fn parser_summary(m: &ParserModel) -> Summary {
+    let norms = m.group_norms();
+    let kept = norms.iter().filter(|&&n| n > 0.0).count();
+    let f = &m.featurizer;
+    let mut settings = vec![
+        ("trees".to_string(), format!("{:?}", m.trees).to_lowercase()),
+        ("support".to_string(), format!("{:?}", f.support).to_lowercase()),
+        ("features".to_string(), f.layout().total().to_string()),
+    ];
+    if let Some(l) = &m.labeler {
+        settings.push(("relations".to_string(), l.labels.len().to_string()));
+    }
+    Summary {
+        learner: "SPOM parser, templates as groups (Martins et al. 2011, Sec. 4.2)".into(),
+        task: "parsing".into(),
+        classes: m.labeler.as_ref().map_or(Vec::new(), |l| l.labels.clone()),
+        n_features: f.templates.templates.len(),
+        settings,
+        headline: format!(
+            "{kept} of {} templates kept (non-zero weights); {} pruned",
+            norms.len(),
+            norms.len() - kept
+        ),
+        columns: vec!["norm".into(), "features".into()],
+        ranked: false,
+        kernels: f
+            .templates
+            .templates
+            .iter()
+            .enumerate()
+            .map(|(g, t)| KernelRow {
+                name: if norms[g] > 0.0 {
+                    t.name.clone()
+                } else {
+                    format!("{} (pruned)", t.name)
+                },
+                values: vec![norms[g], f.layout().len_of(g) as f64],
+            })
+            .collect(),
+        notes: Vec::new(),
     }
 }
 

@@ -80,11 +80,15 @@ fn load(cfg: &ParsingConfig, name: &str) -> Result<Split> {
     })
 }
 
-/// Attachment counts of `heads` against the gold sentences.
-fn score(gold: &[ParseSentence], heads: &[Vec<usize>]) -> AttachmentCounts {
+/// Attachment counts of `heads` (and relations) against the gold sentences.
+fn score(
+    gold: &[ParseSentence],
+    heads: &[Vec<usize>],
+    rels: Option<&[Vec<String>]>,
+) -> AttachmentCounts {
     let mut c = AttachmentCounts::default();
-    for (g, h) in gold.iter().zip(heads) {
-        c += AttachmentCounts::of(g, h, None);
+    for (i, (g, h)) in gold.iter().zip(heads).enumerate() {
+        c += AttachmentCounts::of(g, h, rels.map(|r| r[i].as_slice()));
     }
     c
 }
@@ -110,13 +114,17 @@ fn spec(reg: RegSpec, lambda: f64, cfg: &ParsingConfig) -> ParserSpec {
             projection: false,
             shuffle: true,
         },
+        labels: true,
     }
 }
 
 /// Rows `uas` and `uas_no_ig` of one method on one data set.
-fn rows(dataset: &str, method: &str, c: &AttachmentCounts) -> Vec<Row> {
-    let s = c.scores(false);
+fn rows(dataset: &str, method: &str, c: &AttachmentCounts, labeled: bool) -> Vec<Row> {
+    let s = c.scores(labeled);
     let mut out = vec![Row::from_values(dataset, method, "uas", &[s.uas])];
+    if let Some(v) = s.las {
+        out.push(Row::from_values(dataset, method, "las", &[v]));
+    }
     if let Some(v) = s.uas_no_ig {
         out.push(Row::from_values(dataset, method, "uas_no_ig", &[v]));
     }
@@ -127,7 +135,7 @@ fn rows(dataset: &str, method: &str, c: &AttachmentCounts) -> Vec<Row> {
 pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
     let mut all_rows = Vec::new();
     let mut table = String::from(
-        "| data | method | UAS | UAS w/o ig | templates kept | C (lambda) | epoch | epoch s | index s | parse s |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| data | method | UAS | LAS | UAS w/o ig | templates kept | C (lambda) | epoch | epoch s | index s | parse s |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for (d, name) in cfg.datasets.iter().enumerate() {
         let split = load(cfg, name)?;
@@ -136,14 +144,14 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
             match method.as_str() {
                 "right-attach" => {
                     let heads: Vec<Vec<usize>> = split.test.iter().map(right_attach).collect();
-                    let c = score(&split.test, &heads);
+                    let c = score(&split.test, &heads, None);
                     let s = c.scores(false);
                     table.push_str(&format!(
-                        "| {name} | right-attach | {:.2} | {} | - | - | - | - | - | - |\n",
+                        "| {name} | right-attach | {:.2} | - | {} | - | - | - | - | - | - |\n",
                         s.uas,
                         s.uas_no_ig.map_or("-".into(), |v| format!("{v:.2}"))
                     ));
-                    all_rows.extend(rows(name, "right-attach", &c));
+                    all_rows.extend(rows(name, "right-attach", &c, false));
                 }
                 "l2" | "mkl-l21" => {
                     let (reg, grid, default) = if method == "l2" {
@@ -183,20 +191,22 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                     };
                     let t = Instant::now();
                     let heads = fit.model.parse(&split.test)?;
+                    let rels = fit.model.label(&split.test, &heads);
                     let parse_seconds = t.elapsed().as_secs_f64();
-                    let c = score(&split.test, &heads);
-                    let s = c.scores(false);
+                    let c = score(&split.test, &heads, rels.as_deref());
+                    let s = c.scores(rels.is_some());
                     let kept = fit.model.templates_kept();
                     let epoch_s = super::median(&fit.epoch_seconds).unwrap_or(0.0);
                     let train_s: f64 = fit.epoch_seconds.iter().sum();
                     table.push_str(&format!(
-                        "| {name} | {method} | {:.2} | {} | {kept}/{total_templates} | {lambda:e} | {} | {epoch_s:.3} | {:.2} | {parse_seconds:.3} |\n",
+                        "| {name} | {method} | {:.2} | {} | {} | {kept}/{total_templates} | {lambda:e} | {} | {epoch_s:.3} | {:.2} | {parse_seconds:.3} |\n",
                         s.uas,
+                        s.las.map_or("-".into(), |v| format!("{v:.2}")),
                         s.uas_no_ig.map_or("-".into(), |v| format!("{v:.2}")),
                         fit.best_epoch,
                         fit.index_seconds
                     ));
-                    for r in rows(name, method, &c) {
+                    for r in rows(name, method, &c, rels.is_some()) {
                         let mut r = r
                             .with("templates_kept", kept)
                             .with("templates_total", total_templates)
@@ -205,7 +215,8 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                             .with("epochs", fit.best_epoch)
                             .with("epoch_seconds", epoch_s)
                             .with("index_seconds", fit.index_seconds)
-                            .with("parse_seconds", parse_seconds);
+                            .with("parse_seconds", parse_seconds)
+                            .with("labeler_seconds", fit.labeler_seconds);
                         r.train_seconds = Some(train_s);
                         all_rows.push(r);
                     }

@@ -5,6 +5,7 @@
 //! ([`compact`]: the final state as a compact kernel expansion) and the trained models
 //! ([`vector_model`], [`sequence_model`]).
 
+pub mod arc_labels;
 pub mod compact;
 pub mod engine;
 pub mod params;

@@ -10,24 +10,15 @@
 
 use crate::error::{Error, Result};
 use crate::run::{Control, Observer};
+use crate::solver::online::arc_labels::{default_label_templates, train_labeler, ArcLabeler};
 use crate::solver::online::engine::OnlineLearner;
 use crate::solver::online::params::OnlineParams;
+pub use crate::task::parse::TreeKind;
 use crate::task::parse::{tree_task, ArcFeaturizer, ParseSentence, Support, TemplateSet};
 use crate::task::structured::{evaluate_explicit, StructLoss, StructuredOnline};
 use crate::task::tree::{ChuLiuEdmonds, Eisner, TreeDecoder};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
-
-/// Which trees the parser outputs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TreeKind {
-    /// Any tree (Chu-Liu-Edmonds).
-    #[default]
-    NonProjective,
-    /// Projective trees (Eisner).
-    Projective,
-}
 
 impl TreeKind {
     fn decode(self, n: usize, arc: &[f64]) -> Vec<usize> {
@@ -52,14 +43,22 @@ pub struct ParserSpec {
     pub support: Support,
     pub trees: TreeKind,
     pub params: OnlineParams,
+    /// Train the relation labeler too (when the training sentences have relations).
+    pub labels: bool,
 }
 
-/// A trained arc-factored parser: the featurizer and one weight per feature.
-#[derive(Debug, Clone, PartialEq)]
+/// Passes of the relation labeler over the training arcs.
+pub const LABELER_EPOCHS: usize = 10;
+
+/// A trained arc-factored parser: the featurizer and one weight per feature, and the
+/// relation labeler.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ParserModel {
     pub featurizer: ArcFeaturizer,
     pub weights: Vec<f64>,
     pub trees: TreeKind,
+    /// The relation labeler (second stage), when training had relations.
+    pub labeler: Option<ArcLabeler>,
 }
 
 impl ParserModel {
@@ -80,6 +79,41 @@ impl ParserModel {
     /// Templates with a non-zero weight.
     pub fn templates_kept(&self) -> usize {
         self.group_norms().iter().filter(|&&n| n > 0.0).count()
+    }
+
+    /// The relations of every sentence's arcs (`None` without a labeler).
+    pub fn label(
+        &self,
+        sentences: &[ParseSentence],
+        heads: &[Vec<usize>],
+    ) -> Option<Vec<Vec<String>>> {
+        use rayon::prelude::*;
+        let lab = self.labeler.as_ref()?;
+        Some(
+            sentences
+                .par_iter()
+                .zip(heads.par_iter())
+                .map(|(s, h)| lab.label(s, h))
+                .collect(),
+        )
+    }
+
+    /// Checks the stored sizes and values (a model read from a file).
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        let want = self.featurizer.layout().total();
+        if self.weights.len() != want {
+            return Err(format!(
+                "the parser has {} weights; its templates' features need {want}",
+                self.weights.len()
+            ));
+        }
+        if self.weights.iter().any(|w| !w.is_finite()) {
+            return Err("the parser has a weight that is not finite".into());
+        }
+        if let Some(l) = &self.labeler {
+            l.validate()?;
+        }
+        Ok(())
     }
 
     /// The best tree of every sentence (in parallel); an error for a sentence longer than
@@ -124,6 +158,8 @@ pub struct ParserFit {
     pub index_seconds: f64,
     /// Seconds of each training epoch (evaluation on the development set excluded).
     pub epoch_seconds: Vec<f64>,
+    /// Seconds to train the relation labeler (0 without relations).
+    pub labeler_seconds: f64,
 }
 
 /// Trains a parser on `train` (gold heads required) with `templates`; with `dev`, keeps the
@@ -205,11 +241,25 @@ fn fit_with<D: TreeDecoder + Clone>(
             "training was stopped before the first epoch ended",
         ));
     };
+    let t = Instant::now();
+    let labeler = if spec.labels && train.iter().all(|s| s.deprels.is_some()) {
+        Some(train_labeler(
+            train,
+            default_label_templates(),
+            LABELER_EPOCHS,
+            spec.params.seed,
+        )?)
+    } else {
+        None
+    };
+    let labeler_seconds = t.elapsed().as_secs_f64();
     Ok(ParserFit {
+        labeler_seconds,
         model: ParserModel {
             featurizer,
             weights,
             trees: spec.trees,
+            labeler,
         },
         best_epoch,
         epochs_run: epoch_seconds.len(),

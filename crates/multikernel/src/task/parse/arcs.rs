@@ -291,9 +291,41 @@ fn for_each_key(
     }
 }
 
+/// How a featurizer is stored (model files): the template file's text, the attribute
+/// alphabets and the keys of each template in index order.
+#[derive(Serialize, Deserialize)]
+struct FeaturizerRepr {
+    templates: String,
+    support: Support,
+    attributes: AttributeCodes,
+    keys: Vec<Vec<u64>>,
+}
+
+impl TryFrom<FeaturizerRepr> for ArcFeaturizer {
+    type Error = String;
+    fn try_from(r: FeaturizerRepr) -> std::result::Result<Self, String> {
+        let set = TemplateSet::parse(&r.templates, std::path::Path::new("templates"))
+            .map_err(|e| e.to_string())?;
+        ArcFeaturizer::from_parts(set, r.support, r.attributes, r.keys)
+    }
+}
+
+impl From<ArcFeaturizer> for FeaturizerRepr {
+    fn from(f: ArcFeaturizer) -> Self {
+        FeaturizerRepr {
+            templates: f.templates.to_text(),
+            support: f.support,
+            attributes: f.codes,
+            keys: f.keys,
+        }
+    }
+}
+
 /// The arc featurizer of a template set: attribute codes and one key alphabet per template,
-/// grown on training sentences ([`ArcFeaturizer::fit`]) and frozen afterwards.
-#[derive(Debug, Clone, PartialEq)]
+/// grown on training sentences ([`ArcFeaturizer::fit`]) and frozen afterwards. Serialized as
+/// the template text, the attribute alphabets and the keys (the lookup tables are rebuilt).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "FeaturizerRepr", into = "FeaturizerRepr")]
 pub struct ArcFeaturizer {
     pub templates: TemplateSet,
     pub support: Support,

@@ -24,6 +24,43 @@ use crate::error::Result;
 use crate::features::SparseRows;
 use crate::task::tree::{TreeDecoder, TreeTask};
 
+/// What the parser trains on: sentences with their trees, development sentences that choose
+/// the epoch (may be empty), the templates, which arcs define the features, and which trees
+/// are decoded.
+#[derive(Debug, Clone)]
+pub struct ParseData {
+    pub train: Vec<ParseSentence>,
+    pub dev: Vec<ParseSentence>,
+    pub templates: TemplateSet,
+    pub support: Support,
+    pub trees: TreeKind,
+}
+
+impl ParseData {
+    /// Training sentences with the default templates, gold-arc features and
+    /// non-projective trees.
+    pub fn new(train: Vec<ParseSentence>) -> ParseData {
+        ParseData {
+            train,
+            dev: Vec::new(),
+            templates: TemplateSet::default_set(),
+            support: Support::Gold,
+            trees: TreeKind::NonProjective,
+        }
+    }
+}
+
+/// Which trees a parser outputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TreeKind {
+    /// Any tree (Chu-Liu-Edmonds).
+    #[default]
+    NonProjective,
+    /// Projective trees (Eisner).
+    Projective,
+}
+
 /// One token as templates see it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ParseToken {
