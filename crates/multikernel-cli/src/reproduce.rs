@@ -38,7 +38,11 @@ fn reproduce_parsing(a: &ParsingArgs) -> Result<()> {
             None => TemplateSet::default_set(),
         },
         seed: a.seed,
+        out_dir: a.common.out_dir.clone(),
     };
+    if let Some(d) = &cfg.out_dir {
+        multikernel::io::create_dir(d)?;
+    }
     for d in &cfg.datasets {
         if d != "web" && d != "wiki" {
             bail!("--datasets takes web and wiki, got '{d}'");

@@ -64,7 +64,9 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
         }
     }
     if a.online.train_folds.is_some() && a.task != Task::Sequence && a.task != Task::Parsing {
-        bail!("--train-folds selects folds of sequence data or a treebank (--task sequence, parsing)");
+        bail!(
+            "--train-folds selects folds of sequence data or a treebank (--task sequence, parsing)"
+        );
     }
     let parse_only = [
         ("--validation-folds", a.online.validation_folds.is_some()),
@@ -259,7 +261,11 @@ fn parse_data(a: &TrainArgs) -> Result<multikernel::task::parse::ParseData> {
     let conv = |s: Vec<multikernel::data::conllu::ConlluSentence>| -> Vec<ParseSentence> {
         s.iter().map(ParseSentence::from).collect()
     };
-    let train = conv(read_treebank(&a.data, o.train_folds.as_deref(), Heads::Required)?);
+    let train = conv(read_treebank(
+        &a.data,
+        o.train_folds.as_deref(),
+        Heads::Required,
+    )?);
     let dev = match (&a.gomp.validation, &o.validation_folds) {
         (Some(path), _) => {
             let args = DataArgs {

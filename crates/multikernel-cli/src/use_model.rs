@@ -3,12 +3,12 @@
 
 use crate::cli::{EvalArgs, InspectArgs, PredictArgs};
 use crate::data::{read_sequences, read_treebank, table_format};
-use multikernel::data::conllu::Heads;
-use multikernel::solver::online::parser::ParserModel;
 use anyhow::{bail, Result};
+use multikernel::data::conllu::Heads;
 use multikernel::data::{read_for_model, ModelRows, Targets};
 use multikernel::kernel::MemoryLimit;
 use multikernel::model::Model;
+use multikernel::solver::online::parser::ParserModel;
 use std::path::Path;
 
 /// Rows of `data` for `model`, matched to its columns by name.

@@ -5,15 +5,15 @@ use crate::data::{Dataset, Matrix, SequenceData, TableRef, Targets};
 use crate::error::{Error, Result};
 use crate::model::{BatchModel, Model};
 use crate::run::{Observer, RunInfo};
+use crate::run::{RunRecorder, RunStatus, StepUnit};
 use crate::solver::gomp::{GompModel, GompModelParams, GompParams, ValidationMetric};
 use crate::solver::lp_mkl::{LpMklModel, LpMklModelParams, LpMklParams};
 use crate::solver::mirror_descent::{MirrorDescentParams, PolyMklModel, Sampling};
-use crate::run::{RunRecorder, RunStatus, StepUnit};
 use crate::solver::online::parser::{fit_parser, ParserSpec};
 use crate::solver::online::sequence::{fit_sequence, SequenceFitConfig};
-use crate::task::parse::ParseData;
 use crate::solver::online::vector::{fit_vector, VectorFitConfig};
 use crate::solver::online::OnlineParams;
+use crate::task::parse::ParseData;
 use crate::task::targets::encode_targets;
 use crate::task::TaskKind;
 
@@ -260,10 +260,7 @@ fn fit_parsing(
         if fit.dev_uas.is_empty() {
             String::new()
         } else {
-            format!(
-                " (development UAS {:.2})",
-                fit.dev_uas[fit.best_epoch - 1]
-            )
+            format!(" (development UAS {:.2})", fit.dev_uas[fit.best_epoch - 1])
         }
     )];
     if !spec.standardize {

@@ -33,6 +33,30 @@ pub fn model_bytes(data: &[u8]) {
 /// the error's text.
 fn outputs(model: &Model, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Vec<u64>, String> {
     match model {
+        Model::Parser(p) => {
+            let tok = |form: &str, upos: &str| crate::task::parse::ParseToken {
+                form: form.into(),
+                lemma: form.into(),
+                upos: upos.into(),
+                xpos: upos.into(),
+                feats: "Case=Nom".into(),
+                space_after: true,
+            };
+            let s = crate::task::parse::ParseSentence {
+                tokens: vec![tok("a", "DET"), tok("b", "NOUN"), tok("c", "VERB")],
+                heads: None,
+                deprels: None,
+            };
+            let s = std::slice::from_ref(&s);
+            p.parse(s)
+                .map(|h| {
+                    let rels = p.label(s, &h).unwrap_or_default().concat();
+                    let mut v: Vec<u64> = h.concat().into_iter().map(|x| x as u64).collect();
+                    v.extend(rels.iter().map(|r| r.len() as u64));
+                    v
+                })
+                .map_err(|e| e.to_string())
+        }
         Model::Sequence(_) => model
             .predict_sequences_with(x, &[0..1, 1..4], limit)
             .map(|s| s.concat().into_iter().map(|l| l as u64).collect())

@@ -20,8 +20,8 @@ use crate::kernel::MemoryLimit;
 use crate::solver::gomp::{GompModel, GompStop};
 use crate::solver::lp_mkl::LpMklModel;
 use crate::solver::mirror_descent::PolyMklModel;
-use crate::solver::online::sequence_model::SequenceModel;
 use crate::solver::online::parser::ParserModel;
+use crate::solver::online::sequence_model::SequenceModel;
 use crate::solver::online::vector_model::KernelMachine;
 use crate::task::{Prediction, TaskKind};
 use serde::{Deserialize, Serialize};
@@ -327,7 +327,10 @@ fn parser_summary(m: &ParserModel) -> Summary {
     let f = &m.featurizer;
     let mut settings = vec![
         ("trees".to_string(), format!("{:?}", m.trees).to_lowercase()),
-        ("support".to_string(), format!("{:?}", f.support).to_lowercase()),
+        (
+            "support".to_string(),
+            format!("{:?}", f.support).to_lowercase(),
+        ),
         ("features".to_string(), f.layout().total().to_string()),
     ];
     if let Some(l) = &m.labeler {

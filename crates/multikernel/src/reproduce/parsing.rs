@@ -12,6 +12,7 @@
 use super::{Report, Row};
 use crate::data::conllu::{read_conllu, select_folds, Heads};
 use crate::error::Result;
+use crate::plot::{LinePlot, Series};
 use crate::prox::RegSpec;
 use crate::solver::online::params::{OnlineParams, StepSchedule};
 use crate::solver::online::parser::{fit_parser, ParserFit, ParserSpec, TreeKind};
@@ -41,18 +42,29 @@ pub struct ParsingConfig {
     pub cv: bool,
     pub templates: TemplateSet,
     pub seed: u64,
+    /// Where the retraining curve goes (`parsing-retrain-DATA.svg` and `.csv`).
+    pub out_dir: Option<PathBuf>,
 }
+
+/// Percentages of the templates kept in the retraining experiment.
+pub const RETRAIN_PERCENT: [usize; 5] = [10, 20, 33, 50, 100];
 
 impl Default for ParsingConfig {
     fn default() -> Self {
         ParsingConfig {
             data_dir: PathBuf::from("data/treebank"),
             datasets: vec!["web".into(), "wiki".into()],
-            methods: vec!["right-attach".into(), "l2".into(), "mkl-l21".into()],
+            methods: vec![
+                "right-attach".into(),
+                "l2".into(),
+                "mkl-l21".into(),
+                "retrain".into(),
+            ],
             epochs: 10,
             cv: false,
             templates: TemplateSet::default_set(),
             seed: 1,
+            out_dir: None,
         }
     }
 }
@@ -131,6 +143,45 @@ fn rows(dataset: &str, method: &str, c: &AttachmentCounts, labeled: bool) -> Vec
     out
 }
 
+/// The `k` templates with the largest group norms (ties: file order), in file order.
+fn top_templates(set: &TemplateSet, norms: &[f64], k: usize) -> Result<TemplateSet> {
+    let mut order: Vec<usize> = (0..norms.len()).collect();
+    order.sort_by(|&a, &b| norms[b].total_cmp(&norms[a]).then(a.cmp(&b)));
+    let mut keep: Vec<usize> = order.into_iter().take(k).collect();
+    keep.sort_unstable();
+    let text: String = keep
+        .iter()
+        .map(|&t| format!("{}\n", set.templates[t].name))
+        .collect();
+    TemplateSet::parse(&text, std::path::Path::new("<top templates>"))
+}
+
+/// The retraining curves as CSV and SVG (the paper's Figure 3, bottom right).
+fn write_curves(dir: &std::path::Path, name: &str, curves: Vec<Series>) -> Result<()> {
+    let mut csv = String::from("ranking,templates,uas\n");
+    for c in &curves {
+        for (k, u) in &c.points {
+            csv.push_str(&format!("{},{k},{u:.4}\n", c.name));
+        }
+    }
+    crate::io::write_atomic(
+        &dir.join(format!("parsing-retrain-{name}.csv")),
+        csv.as_bytes(),
+    )?;
+    let plot = LinePlot {
+        title: format!("TWT {name}: l2 parser retrained on the top templates"),
+        x_label: "templates kept".into(),
+        y_label: "test UAS (%)".into(),
+        log_x: false,
+        log_y: false,
+        series: curves,
+    };
+    crate::io::write_atomic(
+        &dir.join(format!("parsing-retrain-{name}.svg")),
+        plot.to_svg().as_bytes(),
+    )
+}
+
 /// Runs the experiment; `log` sees progress lines.
 pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
     let mut all_rows = Vec::new();
@@ -140,6 +191,7 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
     for (d, name) in cfg.datasets.iter().enumerate() {
         let split = load(cfg, name)?;
         let total_templates = cfg.templates.templates.len();
+        let mut norms: Vec<(String, Vec<f64>)> = Vec::new();
         for method in &cfg.methods {
             match method.as_str() {
                 "right-attach" => {
@@ -206,6 +258,7 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                         fit.best_epoch,
                         fit.index_seconds
                     ));
+                    norms.push((method.clone(), fit.model.group_norms()));
                     for r in rows(name, method, &c, rels.is_some()) {
                         let mut r = r
                             .with("templates_kept", kept)
@@ -221,11 +274,77 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                         all_rows.push(r);
                     }
                 }
+                "retrain" => {
+                    let get = |m: &str| norms.iter().find(|(k, _)| k == m).map(|(_, n)| n.clone());
+                    let (Some(svm), Some(mkl)) = (get("l2"), get("mkl-l21")) else {
+                        return Err(crate::error::Error::param(
+                            "methods",
+                            "retrain",
+                            "after l2 and mkl-l21 (it ranks templates by their group norms)",
+                        ));
+                    };
+                    let lambda = L2_DEFAULT[d.min(1)];
+                    let mut curves = Vec::new();
+                    for (ranking, by) in [("mkl", &mkl), ("svm", &svm)] {
+                        let mut points = Vec::new();
+                        for &pct in &RETRAIN_PERCENT {
+                            let k = (total_templates * pct).div_ceil(100).max(1);
+                            let set = top_templates(&cfg.templates, by, k)?;
+                            let fit = fit_parser(
+                                &split.train,
+                                Some(&split.dev),
+                                set,
+                                &spec(RegSpec::L2, lambda, cfg),
+                                &(),
+                            )?;
+                            let heads = fit.model.parse(&split.test)?;
+                            let c = score(&split.test, &heads, None);
+                            let s = c.scores(false);
+                            log(&format!(
+                                "{name} retrain on the top {k} templates by {ranking}: test UAS {:.2}",
+                                s.uas
+                            ));
+                            table.push_str(&format!(
+                                "| {name} | retrain-{ranking} top {pct}% | {:.2} | - | {} | {k}/{total_templates} | {lambda:e} | {} | {:.3} | {:.2} | - |\n",
+                                s.uas,
+                                s.uas_no_ig.map_or("-".into(), |v| format!("{v:.2}")),
+                                fit.best_epoch,
+                                super::median(&fit.epoch_seconds).unwrap_or(0.0),
+                                fit.index_seconds
+                            ));
+                            for r in rows(name, &format!("retrain-{ranking}"), &c, false) {
+                                all_rows.push(
+                                    r.with("percent", pct)
+                                        .with("templates_kept", k)
+                                        .with("templates_total", total_templates)
+                                        .with("lambda", lambda)
+                                        .with("epochs", fit.best_epoch)
+                                        .with("index_seconds", fit.index_seconds),
+                                );
+                            }
+                            points.push((k as f64, s.uas));
+                        }
+                        curves.push(Series {
+                            name: format!(
+                                "ranked by {}",
+                                if ranking == "mkl" {
+                                    "MKL (l21)"
+                                } else {
+                                    "SVM (l2)"
+                                }
+                            ),
+                            points,
+                        });
+                    }
+                    if let Some(dir) = &cfg.out_dir {
+                        write_curves(dir, name, curves)?;
+                    }
+                }
                 other => {
                     return Err(crate::error::Error::param(
                         "methods",
                         other,
-                        "right-attach, l2 or mkl-l21",
+                        "right-attach, l2, mkl-l21 or retrain",
                     ))
                 }
             }
