@@ -18,7 +18,7 @@ fi
 py="$work/venv/bin/python"
 "$py" "$here/prepare.py" "data/treebank/tr-$part.conllu.gz" "$work/data"
 for s in train dev; do
-  "$py" -m spacy convert "$work/data/$s.conllu" "$work/data" --converter conllu -n 1 > /dev/null
+  "$py" -m spacy convert "$work/data/$s.conllu" "$work/data" --converter conllu -n 10 > /dev/null
 done
 "$py" -m spacy init config "$work/config.cfg" --lang tr --pipeline parser --optimize efficiency --force > /dev/null
 start=$(date +%s.%N)

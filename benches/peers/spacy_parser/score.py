@@ -59,6 +59,10 @@ def main():
         docs = [
             Doc(nlp.vocab, words=[t[0] for t in s], spaces=[t[4] for t in s]) for s in gold
         ]
+        # Gold sentences, as our parser gets them: the parser may not split a sentence.
+        for doc in docs:
+            for k, tok in enumerate(doc):
+                tok.is_sent_start = k == 0
         t = time.time()
         pred = []
         for doc in nlp.pipe(docs):
