@@ -89,7 +89,7 @@ pub struct Fitted {
 
 /// Trains the learner of `spec` on `data` (checks the spec first). `observer` sees the
 /// progress and may stop the run: the model reached so far is returned, with
-/// [`RunStatus::Cancelled`](crate::run::RunStatus::Cancelled).
+/// [`RunStatus::Cancelled`].
 ///
 /// ```
 /// use multikernel::prelude::*;

@@ -100,6 +100,27 @@
 //! # Ok::<(), multikernel::Error>(())
 //! ```
 //!
+//! A dependency parser with templates as groups (Martins et al. 2011, Sec. 4.2): CoNLL-U
+//! sentences, the default arc templates, Chu-Liu-Edmonds decoding, one epoch:
+//! ```
+//! use multikernel::prelude::*;
+//! use multikernel::data::conllu::{read_conllu, select_folds, Heads};
+//! use multikernel::task::parse::{ParseData, ParseSentence};
+//! # let twt = std::path::Path::new("../../data/treebank/tr-web.conllu.gz");
+//! let treebank = read_conllu(twt, Heads::Required)?;
+//! let train: Vec<ParseSentence> = select_folds(&treebank, &[0]).iter().map(ParseSentence::from).collect();
+//! let online = OnlineSpec { epochs: 1, ..OnlineSpec::default() };
+//! let spec = LearnerSpec::new(Task::Parsing, Learner::Online(online));
+//! let model = fit(&ParseData::new(train.clone()), &spec, &())?.model;
+//! let Model::Parser(parser) = &model else { unreachable!() };
+//! let heads = parser.parse(&train[..2])?;           // a head per token, 0 = the root
+//! let relations = parser.label(&train[..2], &heads); // and a relation per arc
+//! assert_eq!(heads[0].len(), train[0].len());
+//! assert!(relations.is_some());
+//! let back = Model::from_bytes(&model.to_bytes()?)?;
+//! # Ok::<(), multikernel::Error>(())
+//! ```
+//!
 //! [`Model`]: crate::model::Model
 
 pub mod fit;

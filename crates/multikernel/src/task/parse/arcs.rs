@@ -86,7 +86,8 @@ pub fn feature_key(t: usize, values: &[u32]) -> u64 {
     h
 }
 
-/// One string alphabet per attribute: value -> code (from [`FIRST_VALUE`]).
+/// One string alphabet per attribute: value -> code (real values from 4; 0-3 are [`ROOT`],
+/// [`BEFORE`], [`AFTER`], [`UNKNOWN`]).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(from = "Vec<Vec<String>>", into = "Vec<Vec<String>>")]
 pub struct AttributeCodes {
