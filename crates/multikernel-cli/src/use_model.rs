@@ -23,14 +23,35 @@ fn rows_for(model: &Model, data: &crate::cli::DataArgs) -> Result<ModelRows> {
     )?)
 }
 
+/// A treebank's sentences (the given folds) as read, as the parser sees them, and the
+/// parser's heads and relations for them.
+type Parsed = (
+    Vec<multikernel::data::conllu::ConlluSentence>,
+    Vec<multikernel::task::parse::ParseSentence>,
+    Vec<Vec<usize>>,
+    Option<Vec<Vec<String>>>,
+);
+
+fn parse_treebank(
+    m: &ParserModel,
+    data: &crate::cli::DataArgs,
+    folds: Option<&str>,
+    heads: Heads,
+) -> Result<Parsed> {
+    use multikernel::task::parse::ParseSentence;
+    let input = read_treebank(data, folds, heads)?;
+    let sentences: Vec<ParseSentence> = input.iter().map(ParseSentence::from).collect();
+    let heads = m.parse(&sentences)?;
+    let rels = m.label(&sentences, &heads);
+    Ok((input, sentences, heads, rels))
+}
+
 /// Attachment scores of a parser on a treebank: counts first, `uas` last (percentages,
 /// punctuation excluded).
 fn eval_parser(m: &ParserModel, a: &EvalArgs) -> Result<()> {
     use multikernel::task::parse::{AttachmentCounts, ParseSentence};
-    let test = read_treebank(&a.data, a.test_folds.as_deref(), Heads::Required)?;
-    let sentences: Vec<ParseSentence> = test.iter().map(ParseSentence::from).collect();
-    let heads = m.parse(&sentences)?;
-    let rels = m.label(&sentences, &heads);
+    let (_, sentences, heads, rels) =
+        parse_treebank(m, &a.data, a.test_folds.as_deref(), Heads::Required)?;
     let mut c = AttachmentCounts::default();
     for (i, (s, h)) in sentences.iter().zip(&heads).enumerate() {
         c += AttachmentCounts::of(s, h, rels.as_ref().map(|r| r[i].as_slice()));
@@ -56,11 +77,8 @@ fn eval_parser(m: &ParserModel, a: &EvalArgs) -> Result<()> {
 /// The input sentences as CoNLL-U with HEAD and DEPREL filled by the parser.
 fn predict_parser(m: &ParserModel, a: &PredictArgs) -> Result<String> {
     use multikernel::data::conllu::write_sentence;
-    use multikernel::task::parse::ParseSentence;
-    let input = read_treebank(&a.data, a.test_folds.as_deref(), Heads::Optional)?;
-    let sentences: Vec<ParseSentence> = input.iter().map(ParseSentence::from).collect();
-    let heads = m.parse(&sentences)?;
-    let rels = m.label(&sentences, &heads);
+    let (input, _, heads, rels) =
+        parse_treebank(m, &a.data, a.test_folds.as_deref(), Heads::Optional)?;
     let mut out = String::new();
     for (i, (s, h)) in input.iter().zip(&heads).enumerate() {
         write_sentence(s, h, rels.as_ref().map(|r| r[i].as_slice()), &mut out);

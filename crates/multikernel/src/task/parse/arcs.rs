@@ -380,15 +380,8 @@ impl ArcFeaturizer {
                 }
             }
         }
-        let layout = GroupLayout::new(keys.iter().map(Vec::len));
-        Ok(ArcFeaturizer {
-            templates,
-            support,
-            codes,
-            keys,
-            index,
-            layout,
-        })
+        drop(index);
+        ArcFeaturizer::from_parts(templates, support, codes, keys).map_err(Error::data)
     }
 
     /// A featurizer from its stored parts (a model file); checks that they agree.
