@@ -49,13 +49,10 @@ fn parse_treebank(
 /// Attachment scores of a parser on a treebank: counts first, `uas` last (percentages,
 /// punctuation excluded).
 fn eval_parser(m: &ParserModel, a: &EvalArgs) -> Result<()> {
-    use multikernel::task::parse::{AttachmentCounts, ParseSentence};
+    use multikernel::task::parse::{score_parses, ParseSentence};
     let (_, sentences, heads, rels) =
         parse_treebank(m, &a.data, a.test_folds.as_deref(), Heads::Required)?;
-    let mut c = AttachmentCounts::default();
-    for (i, (s, h)) in sentences.iter().zip(&heads).enumerate() {
-        c += AttachmentCounts::of(s, h, rels.as_ref().map(|r| r[i].as_slice()));
-    }
+    let c = score_parses(&sentences, &heads, rels.as_deref());
     let sc = c.scores(rels.is_some());
     let mut out = format!(
         "sentences {}\ntokens {}\nscored {}\n",

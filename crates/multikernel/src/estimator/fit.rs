@@ -5,7 +5,6 @@ use crate::data::{Dataset, Matrix, SequenceData, TableRef, Targets};
 use crate::error::{Error, Result};
 use crate::model::{BatchModel, Model};
 use crate::run::{Observer, RunInfo};
-use crate::run::{RunRecorder, RunStatus, StepUnit};
 use crate::solver::gomp::{GompModel, GompModelParams, GompParams, ValidationMetric};
 use crate::solver::lp_mkl::{LpMklModel, LpMklModelParams, LpMklParams};
 use crate::solver::mirror_descent::{MirrorDescentParams, PolyMklModel, Sampling};
@@ -242,21 +241,12 @@ fn fit_parsing(
         labels: true,
     };
     let dev = (!data.dev.is_empty()).then_some(data.dev.as_slice());
-    let mut rec = RunRecorder::new(StepUnit::Epoch, Some(parser.params.epochs as u64));
     let fit = fit_parser(&data.train, dev, data.templates.clone(), &parser, observer)?;
-    for _ in 0..fit.epochs_run {
-        let _ = rec.step(None, &());
-    }
-    let status = if fit.epochs_run < parser.params.epochs {
-        RunStatus::Cancelled
-    } else {
-        RunStatus::Completed
-    };
     let mut notes = vec![format!(
         "features indexed in {:.2} s; epoch {} of {} kept{}",
         fit.index_seconds,
         fit.best_epoch,
-        fit.epochs_run,
+        fit.run.steps,
         if fit.dev_uas.is_empty() {
             String::new()
         } else {
@@ -268,7 +258,7 @@ fn fit_parsing(
     }
     Ok(Fitted {
         model: Model::Parser(fit.model),
-        run: rec.finish(status),
+        run: fit.run,
         lambda,
         path_choice: None,
         notes,

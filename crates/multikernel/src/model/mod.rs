@@ -137,9 +137,7 @@ impl Model {
             Model::Sequence(_) => Err(Error::unsupported(
                 "a sequence model labels sequences: use predict_sequences",
             )),
-            Model::Parser(_) => Err(Error::unsupported(
-                "a parser parses sentences: use the parser (Model::Parser) on CoNLL-U data",
-            )),
+            Model::Parser(_) => Err(parser_refusal()),
             _ => Ok(()),
         }
     }
@@ -216,6 +214,7 @@ impl Model {
     ) -> Result<Vec<Vec<usize>>> {
         match self {
             Model::Sequence(m) => m.predict(x, spans, limit),
+            Model::Parser(_) => Err(parser_refusal()),
             _ => Err(Error::unsupported(
                 "a vector model predicts rows: use predict",
             )),
@@ -319,6 +318,11 @@ impl Model {
             Model::Parser(m) => parser_summary(m),
         }
     }
+}
+
+/// What a parser answers when asked for rows or sequences.
+fn parser_refusal() -> Error {
+    Error::unsupported("a parser parses sentences: use the parser (Model::Parser) on CoNLL-U data")
 }
 
 fn parser_summary(m: &ParserModel) -> Summary {

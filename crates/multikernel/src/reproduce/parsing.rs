@@ -16,7 +16,7 @@ use crate::plot::{LinePlot, Series};
 use crate::prox::RegSpec;
 use crate::solver::online::params::{OnlineParams, StepSchedule};
 use crate::solver::online::parser::{fit_parser, ParserFit, ParserSpec, TreeKind};
-use crate::task::parse::{AttachmentCounts, ParseSentence, Support, TemplateSet};
+use crate::task::parse::{score_parses, AttachmentCounts, ParseSentence, Support, TemplateSet};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -90,19 +90,6 @@ fn load(cfg: &ParsingConfig, name: &str) -> Result<Split> {
         dev: conv(&[8]),
         test: conv(&[9]),
     })
-}
-
-/// Attachment counts of `heads` (and relations) against the gold sentences.
-fn score(
-    gold: &[ParseSentence],
-    heads: &[Vec<usize>],
-    rels: Option<&[Vec<String>]>,
-) -> AttachmentCounts {
-    let mut c = AttachmentCounts::default();
-    for (i, (g, h)) in gold.iter().zip(heads).enumerate() {
-        c += AttachmentCounts::of(g, h, rels.map(|r| r[i].as_slice()));
-    }
-    c
 }
 
 /// Attach every token to the next one, the last to the root.
@@ -188,6 +175,14 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
     let mut table = String::from(
         "| data | method | UAS | LAS | UAS w/o ig | templates kept | C (lambda) | epoch | epoch s | index s | parse s |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
+    const METHODS: [&str; 4] = ["right-attach", "l2", "mkl-l21", "retrain"];
+    if let Some(m) = cfg.methods.iter().find(|m| !METHODS.contains(&m.as_str())) {
+        return Err(crate::error::Error::param(
+            "methods",
+            m,
+            "right-attach, l2, mkl-l21 or retrain",
+        ));
+    }
     for (d, name) in cfg.datasets.iter().enumerate() {
         let split = load(cfg, name)?;
         let total_templates = cfg.templates.templates.len();
@@ -196,7 +191,7 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
             match method.as_str() {
                 "right-attach" => {
                     let heads: Vec<Vec<usize>> = split.test.iter().map(right_attach).collect();
-                    let c = score(&split.test, &heads, None);
+                    let c = score_parses(&split.test, &heads, None);
                     let s = c.scores(false);
                     table.push_str(&format!(
                         "| {name} | right-attach | {:.2} | - | {} | - | - | - | - | - | - |\n",
@@ -245,7 +240,7 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                     let heads = fit.model.parse(&split.test)?;
                     let rels = fit.model.label(&split.test, &heads);
                     let parse_seconds = t.elapsed().as_secs_f64();
-                    let c = score(&split.test, &heads, rels.as_deref());
+                    let c = score_parses(&split.test, &heads, rels.as_deref());
                     let s = c.scores(rels.is_some());
                     let kept = fit.model.templates_kept();
                     let epoch_s = super::median(&fit.epoch_seconds).unwrap_or(0.0);
@@ -298,7 +293,7 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                                 &(),
                             )?;
                             let heads = fit.model.parse(&split.test)?;
-                            let c = score(&split.test, &heads, None);
+                            let c = score_parses(&split.test, &heads, None);
                             let s = c.scores(false);
                             log(&format!(
                                 "{name} retrain on the top {k} templates by {ranking}: test UAS {:.2}",
@@ -340,13 +335,7 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                         write_curves(dir, name, curves)?;
                     }
                 }
-                other => {
-                    return Err(crate::error::Error::param(
-                        "methods",
-                        other,
-                        "right-attach, l2, mkl-l21 or retrain",
-                    ))
-                }
+                _ => unreachable!("methods checked above"),
             }
         }
     }

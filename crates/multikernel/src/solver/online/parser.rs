@@ -9,7 +9,7 @@
 //! sentences (the last epoch without them).
 
 use crate::error::{Error, Result};
-use crate::run::{Control, Observer};
+use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
 use crate::solver::online::arc_labels::{default_label_templates, train_labeler, ArcLabeler};
 use crate::solver::online::engine::OnlineLearner;
 use crate::solver::online::params::OnlineParams;
@@ -150,7 +150,8 @@ pub struct ParserFit {
     pub model: ParserModel,
     /// The epoch whose averaged weights were kept (1-based).
     pub best_epoch: usize,
-    pub epochs_run: usize,
+    /// Status (completed, or cancelled by the observer), epochs run, seconds.
+    pub run: RunInfo,
     /// Unlabeled attachment (percent, punctuation excluded) on the development sentences
     /// after each epoch (empty without them).
     pub dev_uas: Vec<f64>,
@@ -163,8 +164,8 @@ pub struct ParserFit {
 }
 
 /// Trains a parser on `train` (gold heads required) with `templates`; with `dev`, keeps the
-/// epoch that parses it best. `observer` may stop the run between examples (the best epoch
-/// so far is returned; an error if no epoch finished).
+/// epoch that parses it best. `observer` sees each epoch and may stop the run between
+/// examples (the best epoch so far is returned; an error if no epoch finished).
 pub fn fit_parser(
     train: &[ParseSentence],
     dev: Option<&[ParseSentence]>,
@@ -196,6 +197,8 @@ fn fit_with<D: TreeDecoder + Clone>(
     if train.is_empty() {
         return Err(Error::data("no training sentences"));
     }
+    spec.params.validate()?;
+    let mut rec = RunRecorder::new(StepUnit::Epoch, Some(spec.params.epochs as u64));
     let start = Instant::now();
     let featurizer = ArcFeaturizer::fit(templates, spec.support, train)?;
     let task = tree_task(&featurizer, train, decoder.clone())?;
@@ -209,14 +212,15 @@ fn fit_with<D: TreeDecoder + Clone>(
         epochs: 1,
         ..spec.params.clone()
     };
-    spec.params.validate()?;
     let mut learner = OnlineLearner::new(&adapter, &[], params)?;
     let mut best: Option<(f64, usize, Vec<f64>)> = None;
     let mut dev_uas = Vec::new();
     let mut epoch_seconds = Vec::new();
+    let mut status = RunStatus::Completed;
     for epoch in 1..=spec.params.epochs {
         let t = Instant::now();
         if learner.epoch_observed(observer) == Control::Stop {
+            status = RunStatus::Cancelled;
             break;
         }
         epoch_seconds.push(t.elapsed().as_secs_f64());
@@ -234,6 +238,12 @@ fn fit_with<D: TreeDecoder + Clone>(
         };
         if best.as_ref().is_none_or(|(b, _, _)| score > *b) {
             best = Some((score, epoch, w));
+        }
+        if rec.step(None, observer) == Control::Stop {
+            if epoch < spec.params.epochs {
+                status = RunStatus::Cancelled;
+            }
+            break;
         }
     }
     let Some((_, best_epoch, weights)) = best else {
@@ -262,7 +272,7 @@ fn fit_with<D: TreeDecoder + Clone>(
             labeler,
         },
         best_epoch,
-        epochs_run: epoch_seconds.len(),
+        run: rec.finish(status),
         dev_uas,
         index_seconds,
         epoch_seconds,

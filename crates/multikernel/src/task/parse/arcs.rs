@@ -380,8 +380,28 @@ impl ArcFeaturizer {
                 }
             }
         }
-        drop(index);
-        ArcFeaturizer::from_parts(templates, support, codes, keys).map_err(Error::data)
+        Ok(ArcFeaturizer::assemble(
+            templates, support, codes, keys, index,
+        ))
+    }
+
+    /// The featurizer from consistent parts (the key lists and their lookup tables agree).
+    fn assemble(
+        templates: TemplateSet,
+        support: Support,
+        codes: AttributeCodes,
+        keys: Vec<Vec<u64>>,
+        index: Vec<KeyMap>,
+    ) -> Self {
+        let layout = GroupLayout::new(keys.iter().map(Vec::len));
+        ArcFeaturizer {
+            templates,
+            support,
+            codes,
+            keys,
+            index,
+            layout,
+        }
     }
 
     /// A featurizer from its stored parts (a model file); checks that they agree.
@@ -415,15 +435,9 @@ impl ArcFeaturizer {
             }
             index.push(m);
         }
-        let layout = GroupLayout::new(keys.iter().map(Vec::len));
-        Ok(ArcFeaturizer {
-            templates,
-            support,
-            codes,
-            keys,
-            index,
-            layout,
-        })
+        Ok(ArcFeaturizer::assemble(
+            templates, support, codes, keys, index,
+        ))
     }
 
     /// The attribute alphabets (stored in model files).

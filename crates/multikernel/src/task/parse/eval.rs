@@ -55,7 +55,7 @@ impl AttachmentCounts {
         };
         let gold_rel = gold.deprels.as_deref();
         for k in 0..gold.tokens.len().min(heads.len()) {
-            if gold.tokens[k].upos == "PUNCT" {
+            if gold.tokens[k].is_punctuation() {
                 continue;
             }
             let head_ok = gold_heads[k] == heads[k];
@@ -92,6 +92,20 @@ impl AttachmentCounts {
             tokens: self.tokens,
         }
     }
+}
+
+/// Counts over sentences: `heads[i]` (and `rels[i]`, when relations were predicted) against
+/// `gold[i]`.
+pub fn score_parses(
+    gold: &[ParseSentence],
+    heads: &[Vec<usize>],
+    rels: Option<&[Vec<String>]>,
+) -> AttachmentCounts {
+    let mut c = AttachmentCounts::default();
+    for (i, (g, h)) in gold.iter().zip(heads).enumerate() {
+        c += AttachmentCounts::of(g, h, rels.map(|r| r[i].as_slice()));
+    }
+    c
 }
 
 #[cfg(test)]

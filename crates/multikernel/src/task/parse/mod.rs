@@ -16,7 +16,7 @@ pub mod eval;
 pub mod templates;
 
 pub use arcs::{ArcFeaturizer, Support};
-pub use eval::{AttachmentCounts, AttachmentScores};
+pub use eval::{score_parses, AttachmentCounts, AttachmentScores};
 pub use templates::{TemplateSet, DEFAULT_TEMPLATES};
 
 use crate::data::conllu::ConlluSentence;
@@ -76,6 +76,13 @@ pub struct ParseToken {
     pub space_after: bool,
 }
 
+impl ParseToken {
+    /// Punctuation (UPOS `PUNCT`): left out of attachment scores, as parsers report them.
+    pub fn is_punctuation(&self) -> bool {
+        self.upos == "PUNCT"
+    }
+}
+
 /// A sentence to parse: its tokens, and its gold tree and relations when known.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ParseSentence {
@@ -117,7 +124,7 @@ impl ParseSentence {
 
     /// Which tokens attachment scores count: all but punctuation (UPOS `PUNCT`).
     pub fn scored(&self) -> Vec<bool> {
-        self.tokens.iter().map(|t| t.upos != "PUNCT").collect()
+        self.tokens.iter().map(|t| !t.is_punctuation()).collect()
     }
 }
 
