@@ -312,6 +312,9 @@ pub struct ParsingArgs {
     /// An arc template file (default: the built-in templates).
     #[arg(long)]
     pub templates: Option<PathBuf>,
+    /// Which arcs of the training sentences define the features: gold (MSTParser's) or all.
+    #[arg(long, default_value = "gold")]
+    pub support: String,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }

@@ -38,6 +38,11 @@ fn reproduce_parsing(a: &ParsingArgs) -> Result<()> {
             None => TemplateSet::default_set(),
         },
         seed: a.seed,
+        support: match a.support.as_str() {
+            "gold" => multikernel::task::parse::Support::Gold,
+            "all" => multikernel::task::parse::Support::All,
+            s => bail!("--support takes gold or all, got '{s}'"),
+        },
         out_dir: a.common.out_dir.clone(),
     };
     if let Some(d) = &cfg.out_dir {

@@ -42,6 +42,8 @@ pub struct ParsingConfig {
     pub cv: bool,
     pub templates: TemplateSet,
     pub seed: u64,
+    /// Which arcs define the features (gold arcs, the default, or every arc).
+    pub support: Support,
     /// Where the retraining curve goes (`parsing-retrain-DATA.svg` and `.csv`).
     pub out_dir: Option<PathBuf>,
 }
@@ -64,6 +66,7 @@ impl Default for ParsingConfig {
             cv: false,
             templates: TemplateSet::default_set(),
             seed: 1,
+            support: Support::Gold,
             out_dir: None,
         }
     }
@@ -100,7 +103,7 @@ fn right_attach(s: &ParseSentence) -> Vec<usize> {
 
 fn spec(reg: RegSpec, lambda: f64, cfg: &ParsingConfig) -> ParserSpec {
     ParserSpec {
-        support: Support::Gold,
+        support: cfg.support,
         trees: TreeKind::NonProjective,
         params: OnlineParams {
             lambda,
@@ -264,7 +267,8 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                             .with("epoch_seconds", epoch_s)
                             .with("index_seconds", fit.index_seconds)
                             .with("parse_seconds", parse_seconds)
-                            .with("labeler_seconds", fit.labeler_seconds);
+                            .with("labeler_seconds", fit.labeler_seconds)
+                            .with("features", fit.model.weights.len());
                         r.train_seconds = Some(train_s);
                         all_rows.push(r);
                     }
