@@ -88,7 +88,7 @@ pub struct Fitted {
 
 /// Trains the learner of `spec` on `data` (checks the spec first). `observer` sees the
 /// progress and may stop the run: the model reached so far is returned, with
-/// [`RunStatus::Cancelled`].
+/// [`RunStatus::Cancelled`](crate::run::RunStatus::Cancelled).
 ///
 /// ```
 /// use multikernel::prelude::*;
