@@ -38,6 +38,25 @@ pub enum Command {
     Demo(DemoArgs),
     /// Write a generated data set as CSV (features, then the target).
     Generate(GenerateArgs),
+    /// Convert a CoNLL-U treebank to the column format of CRF++ for tagging (columns: form,
+    /// lowercased form, lemma, suffixes of 1-3 characters, SpaceAfter, shape, then the label).
+    Convert(ConvertArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ConvertArgs {
+    /// A CoNLL-U file (.gz allowed).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// The label column: upos or xpos.
+    #[arg(long, default_value = "upos")]
+    pub label: String,
+    /// Folds to keep (the fold of a sentence is its index mod 10; e.g. 0-7): default all.
+    #[arg(long)]
+    pub folds: Option<String>,
+    /// Output file (written whole or not at all; `-`: standard output).
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -65,10 +84,12 @@ pub struct GenerateArgs {
 #[derive(Args, Debug, Clone)]
 pub struct DataArgs {
     /// Data file: CSV with a header (the features, the target), LIBSVM, for --task
-    /// sequence the OCR letter.data format, for --task parsing CoNLL-U; .gz allowed.
+    /// sequence the OCR letter.data format or CRF++ columns (--format columns), for --task
+    /// parsing CoNLL-U; .gz allowed.
     #[arg(long)]
     pub data: PathBuf,
-    /// csv, libsvm, ocr or conllu (default: from the file name, else from its first line).
+    /// csv, libsvm, ocr, columns or conllu (default: from the file name, else from its
+    /// first line; columns when --templates is given with --task sequence).
     #[arg(long)]
     pub format: Option<String>,
 }
@@ -79,7 +100,8 @@ pub struct TrainArgs {
     pub task: Task,
     #[command(flatten)]
     pub data: DataArgs,
-    /// Learner: online (Alg. 1 / SPOM), gomp, lp-mkl, mirror-descent or ucd.
+    /// Learner: online (Alg. 1 / SPOM), gomp, lp-mkl, mirror-descent, ucd or mtl
+    /// (multi-template learning: sequences in columns, parsing).
     #[arg(long = "algo", default_value = "online")]
     pub learner: LearnerKind,
     /// Kernel SPEC, repeatable: NAME[:key=value,...], NAME in linear, poly, rbf, bspline,
@@ -121,6 +143,8 @@ pub struct TrainArgs {
     pub online: OnlineArgs,
     #[command(flatten, next_help_heading = "MKL-GOMP (--algo gomp)")]
     pub gomp: GompArgs,
+    #[command(flatten, next_help_heading = "Multi-template learning (--algo mtl)")]
+    pub mtl: MtlArgs,
     #[command(flatten, next_help_heading = "lp-MKL (--algo lp-mkl)")]
     pub lp: LpArgs,
     #[command(
@@ -165,9 +189,14 @@ pub struct OnlineArgs {
     /// Parsing: folds of --data that choose the epoch (e.g. 8), instead of --validation FILE.
     #[arg(long, conflicts_with = "validation")]
     pub validation_folds: Option<String>,
-    /// Parsing: an arc template file (default: the built-in templates).
+    /// Parsing: an arc template file (default: the built-in templates). Sequences in
+    /// columns: a CRF++ template file (required).
     #[arg(long)]
     pub templates: Option<PathBuf>,
+    /// Sequences in columns: keep template expansions seen at least this often in training
+    /// (CRF++ -f; default 1).
+    #[arg(long)]
+    pub min_count: Option<usize>,
     /// Parsing: decode projective trees (Eisner) instead of any tree (Chu-Liu-Edmonds).
     #[arg(long)]
     pub projective: bool,
@@ -178,17 +207,31 @@ pub struct GompArgs {
     /// Largest number of kernels (default 20).
     #[arg(long)]
     pub max_kernels: Option<usize>,
-    /// Stop when the best improvement is at most this (default 1e-4).
+    /// gomp: stop when the best improvement is at most this (default 1e-4); mtl: the
+    /// cutting plane's epsilon, stop when the most violated constraint exceeds the working
+    /// set's slack by at most this (default 0.01).
     #[arg(long)]
     pub eps: Option<f64>,
     /// A validation file that chooses the number of kernels on the path (gomp), or the
-    /// epoch (parsing: CoNLL-U sentences with their trees).
+    /// epoch (parsing: CoNLL-U sentences with their trees; sequences in columns: labelled
+    /// sentences).
     #[arg(long)]
     pub validation: Option<PathBuf>,
     /// Search only a random subsample of this many not-yet-chosen kernels per step
     /// (a remark of Sec. 3; seeded by --seed).
     #[arg(long)]
     pub subsample: Option<usize>,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct MtlArgs {
+    /// Block norm q of the squared regularizer 1/2 (sum_j ||w_j||^q)^(2/q) over templates,
+    /// 1 <= q <= 2 (the paper's p): 1 sparse (default), 2 the plain l2 structural SVM.
+    #[arg(long, value_parser = parse_p)]
+    pub q: Option<f64>,
+    /// Cuts at most (default 500); reaching it is a status, not an error.
+    #[arg(long)]
+    pub max_iter: Option<usize>,
 }
 
 #[derive(Args, Debug, Clone, Default)]

@@ -48,6 +48,7 @@ fn main() {
         Command::Reproduce(r) => done(reproduce::run(r)),
         Command::Demo(a) => done(reproduce::demo(a)),
         Command::Generate(a) => done(reproduce::generate(a)),
+        Command::Convert(a) => done(use_model::convert(a)),
     };
     match result {
         Ok(Outcome::Done) => {}

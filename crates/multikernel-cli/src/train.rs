@@ -36,12 +36,14 @@ fn learner_flags(a: &TrainArgs) -> Vec<(&'static str, bool, &'static [LearnerKin
         ("--no-projection", o.no_projection, &[Online]),
         ("--learn-beta0", o.learn_beta0, &[Online]),
         ("--max-kernels", a.gomp.max_kernels.is_some(), &[Gomp]),
-        ("--eps", a.gomp.eps.is_some(), &[Gomp]),
+        ("--eps", a.gomp.eps.is_some(), &[Gomp, Mtl]),
         (
             "--validation",
-            a.gomp.validation.is_some() && a.task != Task::Parsing,
+            a.gomp.validation.is_some() && a.task != Task::Parsing && a.task != Task::Sequence,
             &[Gomp],
         ),
+        ("--q", a.mtl.q.is_some(), &[Mtl]),
+        ("--max-iter", a.mtl.max_iter.is_some(), &[Mtl]),
         ("--subsample", a.gomp.subsample.is_some(), &[Gomp]),
         ("--p", a.lp.p.is_some(), &[LpMkl]),
         ("--poly-degree", a.poly.poly_degree.is_some(), poly),
@@ -70,13 +72,21 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
     }
     let parse_only = [
         ("--validation-folds", a.online.validation_folds.is_some()),
-        ("--templates", a.online.templates.is_some()),
         ("--projective", a.online.projective),
     ];
     if let Some((flag, _)) = parse_only.iter().find(|(_, given)| *given) {
         if a.task != Task::Parsing {
             bail!("{flag} applies to --task parsing");
         }
+    }
+    if a.online.templates.is_some() && a.task != Task::Parsing && a.task != Task::Sequence {
+        bail!("--templates applies to --task parsing or sequence (--format columns)");
+    }
+    if a.online.min_count.is_some() && !is_columns(a) {
+        bail!("--min-count applies to --task sequence --format columns");
+    }
+    if is_columns(a) && !a.kernels.is_empty() {
+        bail!("a template tagger's groups are its templates: --kernel does not apply");
     }
     let mut learner = Learner::default_for(kind);
     match &mut learner {
@@ -114,6 +124,11 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
                 (None, Some(s)) => Budget::Seconds(s),
                 (None, None) => p.budget,
             };
+        }
+        Learner::Mtl(m) => {
+            m.q = a.mtl.q.unwrap_or(m.q);
+            m.epsilon = a.gomp.eps.unwrap_or(m.epsilon);
+            m.max_iter = a.mtl.max_iter.unwrap_or(m.max_iter);
         }
         _ => bail!("--algo {kind} is not available from the command line"),
     }
@@ -165,6 +180,16 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
         training(format!(
             "{} sentences ({} for choosing the epoch), {} templates",
             data.train.len(),
+            data.dev.len(),
+            data.templates.templates.len()
+        ));
+        fit(&data, &spec, &bar)?
+    } else if is_columns(a) {
+        let data = tag_data(a)?;
+        training(format!(
+            "{} sentences, {} tokens ({} sentences for choosing the epoch), {} templates",
+            data.train.len(),
+            data.train.iter().map(|s| s.len()).sum::<usize>(),
             data.dev.len(),
             data.templates.templates.len()
         ));
@@ -250,6 +275,44 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
         a.out.display()
     );
     Ok(Outcome::Done)
+}
+
+/// Whether the training data are sentences in columns for a template tagger.
+fn is_columns(a: &TrainArgs) -> bool {
+    a.task == Task::Sequence
+        && (a.data.format.as_deref() == Some("columns")
+            || (a.data.format.is_none() && a.online.templates.is_some()))
+}
+
+/// The tagger's training data from the flags: `--data`, `--validation FILE`, `--templates`,
+/// `--min-count`.
+fn tag_data(a: &TrainArgs) -> Result<multikernel::task::tagging::TagData> {
+    use multikernel::data::columns::read_columns;
+    use multikernel::task::tagging::{TagData, TemplateFile};
+    if a.online.train_folds.is_some() {
+        bail!(
+            "--train-folds selects folds of OCR data or a treebank; split column files beforehand"
+        );
+    }
+    let Some(tpl) = &a.online.templates else {
+        bail!(
+            "--format columns needs --templates FILE, a CRF++ template file (lines like \
+             U00:%x[0,0] and B)"
+        );
+    };
+    let templates = TemplateFile::read(tpl)?;
+    let train = read_columns(&a.data.data)?.sentences;
+    let mut data = TagData::new(train, templates);
+    if let Some(path) = &a.gomp.validation {
+        data.dev = read_columns(path).context("--validation")?.sentences;
+    }
+    if let Some(m) = a.online.min_count {
+        if m == 0 {
+            bail!("--min-count must be at least 1");
+        }
+        data.min_count = m;
+    }
+    Ok(data)
 }
 
 /// The parser's training data from the flags: `--data` (its `--train-folds`), the

@@ -1,7 +1,7 @@
 //! `eval`, `predict` and `inspect`: load a model, read data the way the model expects it,
 //! print.
 
-use crate::cli::{EvalArgs, InspectArgs, PredictArgs};
+use crate::cli::{ConvertArgs, EvalArgs, InspectArgs, PredictArgs};
 use crate::data::{read_sequences, read_treebank, table_format};
 use anyhow::{bail, Result};
 use multikernel::data::conllu::Heads;
@@ -9,6 +9,7 @@ use multikernel::data::{read_for_model, ModelRows, Targets};
 use multikernel::kernel::MemoryLimit;
 use multikernel::model::Model;
 use multikernel::solver::online::parser::ParserModel;
+use multikernel::solver::tagging::TaggerModel;
 use std::path::Path;
 
 /// Rows of `data` for `model`, matched to its columns by name.
@@ -83,11 +84,115 @@ fn predict_parser(m: &ParserModel, a: &PredictArgs) -> Result<String> {
     Ok(out)
 }
 
+/// Sentences in the column format for a tagger (`--format columns` or none).
+fn read_tagged(
+    data: &crate::cli::DataArgs,
+) -> Result<Vec<multikernel::data::columns::ColumnSentence>> {
+    match data.format.as_deref() {
+        None | Some("columns") => {}
+        Some(f) => bail!("a template tagger reads --format columns, not '{f}'"),
+    }
+    Ok(multikernel::data::columns::read_columns(&data.data)?.sentences)
+}
+
+/// Token accuracy and, for chunk labels, conlleval's chunk precision, recall and F1
+/// (percent); the last line is `f1 X` for chunk labels, `accuracy X` otherwise.
+fn eval_tagger(m: &TaggerModel, a: &EvalArgs) -> Result<()> {
+    use multikernel::task::tagging::is_chunk_scheme;
+    if a.test_folds.is_some() {
+        bail!("--test-folds selects folds of OCR data or a treebank; a column file is used whole");
+    }
+    let sentences = read_tagged(&a.data)?;
+    let need = m.featurizer.n_columns + 1;
+    if let Some(s) = sentences.iter().find(|s| s.tokens[0].len() < need) {
+        bail!(
+            "{}:{}: {} columns; eval needs the model's {} observation columns and the label",
+            a.data.data.display(),
+            s.line,
+            s.tokens[0].len(),
+            need - 1
+        );
+    }
+    let (sc, unseen) = m.evaluate(&sentences)?;
+    if unseen > 0 {
+        eprintln!(
+            "warning: {unseen} tokens have a label the model never saw in training; they count \
+             as wrong"
+        );
+    }
+    let mut out = format!(
+        "sentences {}\ntokens {}\nunseen_labels {unseen}\n",
+        sentences.len(),
+        sc.tokens
+    );
+    if is_chunk_scheme(&m.featurizer.labels) {
+        let c = sc.chunks;
+        out.push_str(&format!(
+            "accuracy {:.2}\nchunks_gold {}\nchunks_found {}\nchunks_correct {}\n\
+             precision {:.2}\nrecall {:.2}\nf1 {:.2}\n",
+            100.0 * sc.accuracy(),
+            c.gold,
+            c.predicted,
+            c.correct,
+            100.0 * c.precision(),
+            100.0 * c.recall(),
+            100.0 * c.f1()
+        ));
+    } else {
+        out.push_str(&format!("accuracy {:.2}\n", 100.0 * sc.accuracy()));
+    }
+    crate::emit(&out);
+    Ok(())
+}
+
+/// The input columns with the predicted label appended (as `crf_test` prints them).
+fn predict_tagger(m: &TaggerModel, a: &PredictArgs) -> Result<String> {
+    use multikernel::data::columns::write_with_predictions;
+    if a.test_folds.is_some() {
+        bail!("--test-folds selects folds of OCR data or a treebank; a column file is used whole");
+    }
+    let sentences = read_tagged(&a.data)?;
+    let pred = m.tag(&sentences)?;
+    let mut out = Vec::new();
+    write_with_predictions(&mut out, &sentences, &pred)?;
+    Ok(String::from_utf8(out)?)
+}
+
+/// `convert`: a CoNLL-U treebank as tagging columns.
+pub fn convert(a: &ConvertArgs) -> Result<()> {
+    use multikernel::data::columns::write_columns;
+    use multikernel::task::tagging::convert::{from_conllu, LabelColumn};
+    let label: LabelColumn = a.label.parse()?;
+    let args = crate::cli::DataArgs {
+        data: a.data.clone(),
+        format: None,
+    };
+    let sentences = read_treebank(&args, a.folds.as_deref(), Heads::Optional)?;
+    let columns = from_conllu(&sentences, label);
+    let mut out = Vec::new();
+    write_columns(&mut out, &columns)?;
+    if a.out == Path::new("-") {
+        crate::emit(std::str::from_utf8(&out)?);
+    } else {
+        multikernel::io::write_atomic(&a.out, &out)?;
+        eprintln!(
+            "wrote {} sentences, {} tokens to {}",
+            columns.len(),
+            columns.iter().map(|s| s.len()).sum::<usize>(),
+            a.out.display()
+        );
+    }
+    Ok(())
+}
+
 pub fn eval(a: &EvalArgs) -> Result<()> {
     let limit = MemoryLimit::gib(a.memory_limit_gb);
     let model = Model::load(&a.model)?;
     if let Model::Parser(m) = &model {
         return eval_parser(m, a);
+    }
+    if let Model::Tagger(m) = &model {
+        return eval_tagger(m, a);
     }
     if let Model::Sequence(m) = &model {
         let test = read_sequences(&a.data, a.test_folds.as_deref())?;
@@ -117,6 +222,8 @@ pub fn predict(a: &PredictArgs) -> Result<()> {
     let mut out = String::new();
     if let Model::Parser(m) = &model {
         out = predict_parser(m, a)?;
+    } else if let Model::Tagger(m) = &model {
+        out = predict_tagger(m, a)?;
     } else if let Model::Sequence(m) = &model {
         let test = read_sequences(&a.data, a.test_folds.as_deref())?;
         let pred = m.predict_names(&test.x, &test.spans, &limit)?;

@@ -3,6 +3,7 @@
 mod matrix;
 pub use matrix::{Matrix, MatrixRef};
 
+pub mod columns;
 pub mod conllu;
 pub mod csv;
 pub mod libsvm;

@@ -13,6 +13,7 @@ use crate::solver::online::sequence::{fit_sequence, SequenceFitConfig};
 use crate::solver::online::vector::{fit_vector, VectorFitConfig};
 use crate::solver::online::OnlineParams;
 use crate::task::parse::ParseData;
+use crate::task::tagging::TagData;
 use crate::task::targets::encode_targets;
 use crate::task::TaskKind;
 
@@ -31,6 +32,14 @@ pub enum TrainingData<'a> {
     Sequences(&'a SequenceData),
     /// Sentences with their trees, the templates, and sentences that choose the epoch.
     Treebank(&'a ParseData),
+    /// Sentences in the column format with CRF++ templates (a template tagger).
+    Tagged(&'a TagData),
+}
+
+impl<'a> From<&'a TagData> for TrainingData<'a> {
+    fn from(d: &'a TagData) -> Self {
+        TrainingData::Tagged(d)
+    }
 }
 
 impl<'a> From<&'a ParseData> for TrainingData<'a> {
@@ -137,6 +146,10 @@ pub fn fit_checked(
     }
     match (data, spec.task) {
         (TrainingData::Sequences(seq), Task::Sequence) => fit_sequences(seq, spec, observer),
+        (TrainingData::Tagged(d), Task::Sequence) => fit_tagging(d, spec, observer),
+        (TrainingData::Tagged(_), t) => Err(Error::data(format!(
+            "tagged sentences given for a {t} task (use the sequence task)"
+        ))),
         (TrainingData::Treebank(tb), Task::Parsing) => fit_parsing(tb, spec, observer),
         (TrainingData::Treebank(_), t) => Err(Error::data(format!(
             "sentences with trees given for a {t} task (use the parsing task)"
@@ -165,9 +178,97 @@ pub fn fit_checked(
                     fit_poly(table, kind, p, Sampling::Importance, spec, observer)
                 }
                 Learner::Ucd(p) => fit_poly(table, kind, p, Sampling::Uniform, spec, observer),
+                Learner::Mtl(_) => Err(Error::unsupported(
+                    "multi-template learning needs sentences and templates, not a table",
+                )),
             }
         }
     }
+}
+
+/// The 1-slack cutting plane's `C` (of `1/2 ||w||^2 + C xi`, `xi` the average loss) for `n`
+/// training examples: `C n` for the spec's `C` (which weighs the sum of the losses), `1 /
+/// lambda` for its `lambda` (the online learner's scale).
+pub fn cutting_plane_c(strength: super::spec::Strength, n: usize) -> f64 {
+    match strength {
+        super::spec::Strength::C(c) => c * n.max(1) as f64,
+        super::spec::Strength::Lambda(l) => 1.0 / l,
+    }
+}
+
+/// A template tagger (mao-tsang Sec. 3 / martins2011 Sec. 4.1 with templates as groups):
+/// SPOM (averaged iterate of the epoch that tags the development sentences best) or
+/// multi-template learning by the cutting plane.
+fn fit_tagging(
+    data: &TagData,
+    spec: &CheckedSpec,
+    observer: &(impl Observer + ?Sized),
+) -> Result<Fitted> {
+    use crate::solver::cutting_plane::CuttingPlaneParams;
+    use crate::solver::tagging::{fit_tagger, TaggerLearner, TaggerSpec};
+    if data.train.is_empty() {
+        return Err(Error::data("the training set has no sentences"));
+    }
+    let n = data.train.len();
+    let (learner, lambda) = match &spec.learner {
+        Learner::Online(o) => {
+            let mut params = online_params(spec, n);
+            params.averaging = true;
+            let lambda = params.lambda;
+            let loss = o.loss.expect("check() sets the loss").sequence_loss()?;
+            (TaggerLearner::Online { params, loss }, lambda)
+        }
+        Learner::Mtl(m) => {
+            let c = cutting_plane_c(spec.strength, n);
+            let params = CuttingPlaneParams {
+                c,
+                epsilon: m.epsilon,
+                max_iter: m.max_iter,
+                ..CuttingPlaneParams::default()
+            };
+            (TaggerLearner::CuttingPlane { params, q: m.q }, 1.0 / c)
+        }
+        other => {
+            return Err(Error::unsupported(format!(
+                "the {} learner does not train a template tagger; use online or mtl",
+                other.kind()
+            )))
+        }
+    };
+    let tagger = TaggerSpec {
+        learner,
+        min_count: data.min_count,
+    };
+    let dev = (!data.dev.is_empty()).then_some(data.dev.as_slice());
+    let fit = fit_tagger(&data.train, dev, data.templates.clone(), &tagger, observer)?;
+    let mut notes = vec![format!(
+        "features indexed in {:.2} s, trained in {:.2} s{}",
+        fit.index_seconds,
+        fit.train_seconds,
+        match (fit.best_epoch, fit.dev_scores.is_empty()) {
+            (0, true) => format!("; {} cuts", fit.cuts),
+            (0, false) => format!(
+                "; {} cuts; development score {:.2}",
+                fit.cuts, fit.dev_scores[0]
+            ),
+            (e, true) => format!("; epoch {e} kept"),
+            (e, false) => format!(
+                "; epoch {e} of {} kept (development score {:.2})",
+                fit.run.steps,
+                fit.dev_scores[e - 1]
+            ),
+        }
+    )];
+    if !spec.standardize {
+        notes.push("standardize = false has no effect on a template tagger".into());
+    }
+    Ok(Fitted {
+        model: Model::Tagger(fit.model),
+        run: fit.run,
+        lambda,
+        path_choice: None,
+        notes,
+    })
 }
 
 /// The online learner's parameters from a checked spec with `n` training examples.

@@ -130,6 +130,6 @@ pub mod spec;
 pub use fit::{fit, fit_checked, fit_with_validation, Fitted, PathChoice, TrainingData};
 pub use select::{select_spec, SpecSearch, SpecSelection};
 pub use spec::{
-    Budget, CheckedSpec, GompSpec, Learner, LearnerKind, LearnerSpec, LossKind, LpMklSpec,
+    Budget, CheckedSpec, GompSpec, Learner, LearnerKind, LearnerSpec, LossKind, LpMklSpec, MtlSpec,
     OnlineSpec, PolySpec, Strength, Task,
 };

@@ -125,18 +125,22 @@ pub enum LearnerKind {
     MirrorDescent,
     /// The same problem by uniform coordinate descent (the paper's UCD baseline).
     Ucd,
+    /// Multi-template learning (Mao & Tsang, Alg. 1): a 1-slack cutting-plane structural SVM
+    /// with a weight per template (sequences and parsing).
+    Mtl,
 }
 
 impl LearnerKind {
-    pub const ALL: [LearnerKind; 5] = [
+    pub const ALL: [LearnerKind; 6] = [
         LearnerKind::Online,
         LearnerKind::Gomp,
         LearnerKind::LpMkl,
         LearnerKind::MirrorDescent,
         LearnerKind::Ucd,
+        LearnerKind::Mtl,
     ];
 
-    /// `online`, `gomp`, `lp-mkl`, `mirror-descent`, `ucd`.
+    /// `online`, `gomp`, `lp-mkl`, `mirror-descent`, `ucd`, `mtl`.
     pub fn name(self) -> &'static str {
         match self {
             LearnerKind::Online => "online",
@@ -144,6 +148,7 @@ impl LearnerKind {
             LearnerKind::LpMkl => "lp-mkl",
             LearnerKind::MirrorDescent => "mirror-descent",
             LearnerKind::Ucd => "ucd",
+            LearnerKind::Mtl => "mtl",
         }
     }
 }
@@ -164,7 +169,7 @@ impl FromStr for LearnerKind {
                 Error::param(
                     "learner",
                     s,
-                    "one of online, gomp, lp-mkl, mirror-descent, ucd",
+                    "one of online, gomp, lp-mkl, mirror-descent, ucd, mtl",
                 )
             })
     }
@@ -440,6 +445,31 @@ impl Default for PolySpec {
     }
 }
 
+/// Settings of multi-template learning (Mao & Tsang, Alg. 1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MtlSpec {
+    /// The block norm `q` of the squared regularizer `1/2 (sum_j ||w_j||^q)^(2/q)` (the
+    /// paper's p), `1 <= q <= 2`: 1 is sparse over templates (problem (6)), 2 the plain l2
+    /// structural SVM.
+    pub q: f64,
+    /// Stop when the most violated constraint exceeds the working set's slack by at most
+    /// this (the paper's epsilon).
+    pub epsilon: f64,
+    /// Cuts at most (then the run stops with status iteration-limit).
+    pub max_iter: usize,
+}
+
+impl Default for MtlSpec {
+    fn default() -> Self {
+        MtlSpec {
+            q: 1.0,
+            epsilon: 0.01,
+            max_iter: 500,
+        }
+    }
+}
+
 /// A learner with its own settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -452,6 +482,7 @@ pub enum Learner {
     MirrorDescent(PolySpec),
     /// Uniform coordinate descent on the same problem.
     Ucd(PolySpec),
+    Mtl(MtlSpec),
 }
 
 impl Learner {
@@ -462,6 +493,7 @@ impl Learner {
             Learner::LpMkl(_) => LearnerKind::LpMkl,
             Learner::MirrorDescent(_) => LearnerKind::MirrorDescent,
             Learner::Ucd(_) => LearnerKind::Ucd,
+            Learner::Mtl(_) => LearnerKind::Mtl,
         }
     }
 
@@ -473,6 +505,7 @@ impl Learner {
             LearnerKind::LpMkl => Learner::LpMkl(LpMklSpec { p: 2.0 }),
             LearnerKind::MirrorDescent => Learner::MirrorDescent(PolySpec::default()),
             LearnerKind::Ucd => Learner::Ucd(PolySpec::default()),
+            LearnerKind::Mtl => Learner::Mtl(MtlSpec::default()),
         }
     }
 }
@@ -558,11 +591,11 @@ impl LearnerSpec {
         for k in &spec.kernels {
             k.validate()?;
         }
-        if spec.task == Task::Parsing {
+        if spec.task == Task::Parsing || spec.learner.kind() == LearnerKind::Mtl {
             if !spec.kernels.is_empty() {
                 return Err(Error::unsupported(
-                    "a parser's groups are its arc templates, not kernels: give a template \
-                     file instead",
+                    "the groups of a parser or of multi-template learning are its feature \
+                     templates, not kernels: give a template file instead",
                 ));
             }
         } else if spec.kernels.is_empty() {
@@ -636,6 +669,17 @@ impl LearnerSpec {
                     return Err(Error::param("subsample", 0, "at least 1"));
                 }
             }
+            Learner::Mtl(m) => {
+                if !(1.0..=2.0).contains(&m.q) {
+                    return Err(Error::param("q", m.q, "a block norm 1 <= q <= 2"));
+                }
+                if !(m.epsilon.is_finite() && m.epsilon > 0.0) {
+                    return Err(Error::param("epsilon", m.epsilon, "a positive number"));
+                }
+                if m.max_iter == 0 {
+                    return Err(Error::param("max_iter", 0, "at least 1"));
+                }
+            }
             Learner::LpMkl(l) => {
                 if l.p.is_nan() || l.p < 1.0 {
                     return Err(Error::param("p", l.p, "a number >= 1 or inf"));
@@ -670,14 +714,22 @@ impl LearnerSpec {
         }
         match (kind, spec.task) {
             (LearnerKind::Online, _) => {}
+            (LearnerKind::Mtl, Task::Sequence | Task::Parsing) => {}
+            (LearnerKind::Mtl, _) => {
+                return Err(Error::unsupported(
+                    "multi-template learning learns structured outputs over feature templates: \
+                     use it for sequence (columns and templates) or parsing tasks",
+                ))
+            }
             (_, Task::Sequence) => {
                 return Err(Error::unsupported(format!(
-                    "the {kind} learner does not label sequences; use the online learner"
+                    "the {kind} learner does not label sequences; use the online learner \
+                     (or mtl for a tagger with templates)"
                 )))
             }
             (_, Task::Parsing) => {
                 return Err(Error::unsupported(format!(
-                    "the {kind} learner does not parse; use the online learner"
+                    "the {kind} learner does not parse; use the online learner or mtl"
                 )))
             }
             (LearnerKind::MirrorDescent | LearnerKind::Ucd, Task::Multiclass) => {

@@ -23,6 +23,7 @@ use crate::solver::mirror_descent::PolyMklModel;
 use crate::solver::online::parser::ParserModel;
 use crate::solver::online::sequence_model::SequenceModel;
 use crate::solver::online::vector_model::KernelMachine;
+use crate::solver::tagging::TaggerModel;
 use crate::task::{Prediction, TaskKind};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
@@ -50,6 +51,9 @@ pub enum Model {
     /// An arc-factored dependency parser with templates as groups (SPOM, martins2011 Sec.
     /// 4.2) and its relation labeler.
     Parser(ParserModel),
+    /// A sequence tagger over CRF++ templates, one group per template (SPOM or
+    /// multi-template learning).
+    Tagger(TaggerModel),
 }
 
 /// A test metric and its value.
@@ -79,7 +83,7 @@ impl Model {
     pub fn vector_task(&self) -> Option<TaskKind> {
         match self {
             Model::KernelMachine(m) => Some(m.task),
-            Model::Sequence(_) | Model::Parser(_) => None,
+            Model::Sequence(_) | Model::Parser(_) | Model::Tagger(_) => None,
             Model::Gomp(m) => Some(m.task),
             Model::LpMkl(m) => Some(m.task),
             Model::PolyMkl(m) => Some(m.task),
@@ -91,7 +95,7 @@ impl Model {
     pub fn feature_names(&self) -> &[String] {
         match self {
             Model::KernelMachine(m) => &m.feature_names,
-            Model::Sequence(_) | Model::Parser(_) => &[],
+            Model::Sequence(_) | Model::Parser(_) | Model::Tagger(_) => &[],
             Model::Gomp(m) => &m.feature_names,
             Model::LpMkl(m) => &m.feature_names,
             Model::PolyMkl(m) => &m.feature_names,
@@ -113,6 +117,7 @@ impl Model {
             Model::KernelMachine(m) => &m.classes,
             Model::Sequence(m) => &m.labels,
             Model::Parser(m) => m.labeler.as_ref().map_or(&[], |l| &l.labels),
+            Model::Tagger(m) => &m.featurizer.labels,
             Model::Gomp(m) => &m.classes,
             Model::LpMkl(m) => &m.classes,
             Model::PolyMkl(m) => &m.classes,
@@ -138,6 +143,7 @@ impl Model {
                 "a sequence model labels sequences: use predict_sequences",
             )),
             Model::Parser(_) => Err(parser_refusal()),
+            Model::Tagger(_) => Err(tagger_refusal()),
             _ => Ok(()),
         }
     }
@@ -159,7 +165,9 @@ impl Model {
             Model::Gomp(m) => m.decision(x, limit),
             Model::LpMkl(m) => m.decision(x, limit),
             Model::PolyMkl(m) => m.decision(x, limit),
-            Model::Sequence(_) | Model::Parser(_) => unreachable!("refused above"),
+            Model::Sequence(_) | Model::Parser(_) | Model::Tagger(_) => {
+                unreachable!("refused above")
+            }
         }
     }
 
@@ -177,7 +185,9 @@ impl Model {
             Model::Gomp(m) => m.predict(x, limit)?,
             Model::LpMkl(m) => m.predict(x, limit)?,
             Model::PolyMkl(m) => m.predict(x, limit)?,
-            Model::Sequence(_) | Model::Parser(_) => unreachable!("refused above"),
+            Model::Sequence(_) | Model::Parser(_) | Model::Tagger(_) => {
+                unreachable!("refused above")
+            }
         };
         Ok(match self.vector_task() {
             Some(TaskKind::Regression) => {
@@ -215,6 +225,7 @@ impl Model {
         match self {
             Model::Sequence(m) => m.predict(x, spans, limit),
             Model::Parser(_) => Err(parser_refusal()),
+            Model::Tagger(_) => Err(tagger_refusal()),
             _ => Err(Error::unsupported(
                 "a vector model predicts rows: use predict",
             )),
@@ -283,6 +294,7 @@ impl Model {
             Model::LpMkl(m) => m.validate(),
             Model::PolyMkl(m) => m.validate(),
             Model::Parser(m) => m.validate().map_err(|e| Error::model("<model>", e)),
+            Model::Tagger(m) => m.validate().map_err(|e| Error::model("<model>", e)),
         }
     }
 
@@ -316,6 +328,7 @@ impl Model {
             Model::LpMkl(m) => lp_summary(m),
             Model::PolyMkl(m) => poly_summary(m),
             Model::Parser(m) => parser_summary(m),
+            Model::Tagger(m) => tagger_summary(m),
         }
     }
 }
@@ -323,6 +336,58 @@ impl Model {
 /// What a parser answers when asked for rows or sequences.
 fn parser_refusal() -> Error {
     Error::unsupported("a parser parses sentences: use the parser (Model::Parser) on CoNLL-U data")
+}
+
+/// What a tagger answers when asked for rows or numeric sequences.
+fn tagger_refusal() -> Error {
+    Error::unsupported(
+        "a template tagger labels sentences in the column format: use the tagger \
+         (Model::Tagger) on column data",
+    )
+}
+
+fn tagger_summary(m: &TaggerModel) -> Summary {
+    let norms = m.group_norms();
+    let kept = norms.iter().filter(|&&n| n > 0.0).count();
+    let f = &m.featurizer;
+    let layout = f.layout();
+    let mut settings = vec![
+        ("learner".to_string(), m.learner.clone()),
+        ("labels".to_string(), f.labels.len().to_string()),
+        ("weights".to_string(), layout.total().to_string()),
+        ("observation_columns".to_string(), f.n_columns.to_string()),
+    ];
+    if f.min_count > 1 {
+        settings.push(("min_count".to_string(), f.min_count.to_string()));
+    }
+    Summary {
+        learner: "sequence tagger, CRF++ templates as groups".into(),
+        task: "sequence".into(),
+        classes: f.labels.clone(),
+        n_features: f.n_columns,
+        settings,
+        headline: format!(
+            "{kept} of {} templates kept (non-zero weights); {} pruned",
+            norms.len(),
+            norms.len() - kept
+        ),
+        columns: vec!["norm".into(), "weights".into()],
+        ranked: false,
+        kernels: m
+            .group_names()
+            .into_iter()
+            .enumerate()
+            .map(|(g, name)| KernelRow {
+                name: if norms[g] > 0.0 {
+                    name
+                } else {
+                    format!("{name} (pruned)")
+                },
+                values: vec![norms[g], layout.len_of(g) as f64],
+            })
+            .collect(),
+        notes: Vec::new(),
+    }
 }
 
 fn parser_summary(m: &ParserModel) -> Summary {

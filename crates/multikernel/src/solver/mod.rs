@@ -16,3 +16,4 @@ pub mod lp_mkl;
 pub mod mirror_descent;
 pub mod online;
 pub mod ridge;
+pub mod tagging;

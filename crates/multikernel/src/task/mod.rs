@@ -15,6 +15,7 @@ pub mod online;
 pub mod parse;
 pub mod sequence;
 pub mod structured;
+pub mod tagging;
 pub mod targets;
 pub mod tree;
 pub mod vector;

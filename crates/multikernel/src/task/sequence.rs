@@ -126,6 +126,7 @@ impl StructuredTask for SequenceTask {
             n_labels: self.n_labels,
             parameters: 0..self.n_labels * self.n_labels,
             explicit: None,
+            conjoined: None,
         }
     }
     fn explicit_groups(&self) -> Vec<ExplicitGroup> {

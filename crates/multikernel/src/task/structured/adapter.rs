@@ -12,7 +12,7 @@
 //!    feature order).
 
 use super::loss::{loss_grad, StructLoss};
-use super::{check_parts, explicit_layout, StructuredTask};
+use super::{check_parts, explicit_layout, Conjoined, StructuredTask};
 use crate::error::{Error, Result};
 use crate::features::{GroupLayout, SparseRows};
 use crate::params::ScaledVec;
@@ -93,6 +93,44 @@ impl<'a, T: StructuredTask> StructuredOnline<'a, T> {
             s
         }));
     }
+
+    /// The `n_labels` effective parameters from global index `j` (one group holds them all
+    /// when the task aligns its conjoined groups, as it must) into `buf`.
+    fn label_block(&self, j: usize, n_labels: usize, explicit: &[ScaledVec], buf: &mut [f64]) {
+        match self.layout.locate(j) {
+            Some((g, k)) if k + n_labels <= explicit[g].len() => {
+                let b = &explicit[g];
+                let s = b.scale();
+                for (o, c) in buf.iter_mut().zip(&b.coef()[k..k + n_labels]) {
+                    *o = s * c;
+                }
+            }
+            _ => {
+                for (y, o) in buf.iter_mut().enumerate() {
+                    *o = self
+                        .layout
+                        .locate(j + y)
+                        .map_or(0.0, |(g, k)| explicit[g].get(k));
+                }
+            }
+        }
+    }
+
+    /// Appends the scores of every conjoined part to `out` (row, then label).
+    fn conjoined_scores(&self, c: &Conjoined<'_>, explicit: &[ScaledVec], out: &mut Vec<f64>) {
+        let l = c.n_labels;
+        let mut block = vec![0.0; l];
+        for r in 0..c.rows.n_rows() {
+            let start = out.len();
+            out.resize(start + l, 0.0);
+            for &(j, x) in c.rows.row(r) {
+                self.label_block(c.offset + j * l, l, explicit, &mut block);
+                for (o, w) in out[start..].iter_mut().zip(&block) {
+                    *o += x * w;
+                }
+            }
+        }
+    }
 }
 
 impl<T: StructuredTask> OnlineTask for StructuredOnline<'_, T> {
@@ -127,6 +165,9 @@ impl<T: StructuredTask> OnlineTask for StructuredOnline<'_, T> {
         if let Some(rows) = map.explicit {
             self.row_scores(rows, explicit, &mut part_scores);
         }
+        if let Some(c) = &map.conjoined {
+            self.conjoined_scores(c, explicit, &mut part_scores);
+        }
         let mut part_grad = vec![0.0; part_scores.len()];
         let loss = loss_grad(self.task, self.loss, i, &part_scores, &mut part_grad);
         grad.scores[..k].copy_from_slice(&part_grad[..k]);
@@ -137,8 +178,26 @@ impl<T: StructuredTask> OnlineTask for StructuredOnline<'_, T> {
                 }
             }
         }
+        let e = map.n_explicit_parts();
+        if let Some(c) = &map.conjoined {
+            let l = c.n_labels;
+            for (r, gs) in part_grad[k + p + e..].chunks(l).enumerate() {
+                if gs.iter().all(|&g| g == 0.0) {
+                    continue;
+                }
+                for &(j, x) in c.rows.row(r) {
+                    for (y, &g) in gs.iter().enumerate() {
+                        if g != 0.0 {
+                            if let Some((group, idx)) = self.layout.locate(c.offset + j * l + y) {
+                                grad.explicit.push((group, idx, g * x));
+                            }
+                        }
+                    }
+                }
+            }
+        }
         if let Some(rows) = map.explicit {
-            for (r, &g) in part_grad[k + p..].iter().enumerate() {
+            for (r, &g) in part_grad[k + p..k + p + e].iter().enumerate() {
                 if g == 0.0 {
                     continue;
                 }

@@ -21,6 +21,9 @@
 //! - [`PartScorer::Explicit`]: `<theta, phi_r>` with a sparse feature vector `phi_r` over the
 //!   task's explicit parameter groups (global indices of their [`GroupLayout`]): a parser's
 //!   template features.
+//! - [`PartScorer::Conjoined`]: `sum_j x_j theta[offset + j L + y]`, an observation row `x`
+//!   conjoined with label slot `y` of `L` (a CRF++ unigram template's features: one weight per
+//!   observation feature and label); the row is stored once for all `L` labels.
 //!
 //! So the gradient of a loss in part space, `dL/ds_r`, turns into parameter gradients by
 //! that mapping (the chain rule through `s_r`), which is all a learner needs:
@@ -58,13 +61,44 @@ pub enum PartScorer<'a> {
     /// `<theta, phi>`: a sparse feature vector (sorted `(index, value)` entries) over the
     /// explicit groups (global indices of the layout of [`StructuredTask::explicit_groups`]).
     Explicit(&'a [(usize, f64)]),
+    /// `sum_j x_j theta[offset + j * n_labels + label]`: observation row `x` (sorted
+    /// `(j, x_j)` entries) conjoined with a label.
+    Conjoined {
+        row: &'a [(usize, f64)],
+        label: usize,
+        n_labels: usize,
+        offset: usize,
+    },
 }
 
-/// How the parts of one example are scored, in three consecutive blocks:
+/// Label-conjoined parts: row `r` of `rows` (an observation, e.g. a token's template
+/// features) with label slot `y` is one part, scored `sum_j x_j theta[offset + j L + y]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Conjoined<'a> {
+    pub rows: &'a SparseRows,
+    pub n_labels: usize,
+    /// Global index of observation feature 0 with label 0.
+    pub offset: usize,
+}
+
+impl Conjoined<'_> {
+    /// One past the largest parameter index a part uses (`offset` without entries).
+    pub fn dim(&self) -> usize {
+        if self.rows.n_entries() == 0 {
+            self.offset
+        } else {
+            self.offset + self.rows.dim() * self.n_labels
+        }
+    }
+}
+
+/// How the parts of one example are scored, in four consecutive blocks:
 /// 1. kernel parts, one per training point of `points` and label slot: part `k * L + y` is
 ///    point `points.start + k` with label `y` (`L` = `n_labels`);
 /// 2. parameter parts, one per explicit parameter of `parameters` (global indices, in order);
-/// 3. explicit parts, one per row of `explicit` (its sparse feature vector).
+/// 3. explicit parts, one per row of `explicit` (its sparse feature vector);
+/// 4. conjoined parts, one per row of `conjoined` and label: part `r * L' + y` of the block
+///    is row `r` with label `y` (`L'` = the block's `n_labels`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartMap<'a> {
     /// Consecutive training points of the kernel parts (empty for a task without them).
@@ -74,6 +108,8 @@ pub struct PartMap<'a> {
     pub parameters: Range<usize>,
     /// Feature vectors of the remaining parts (`None`: no such parts).
     pub explicit: Option<&'a SparseRows>,
+    /// Label-conjoined parts (`None`: no such parts).
+    pub conjoined: Option<Conjoined<'a>>,
 }
 
 impl PartMap<'_> {
@@ -87,8 +123,16 @@ impl PartMap<'_> {
         self.explicit.map_or(0, SparseRows::n_rows)
     }
 
+    /// Rows of `conjoined` times its labels.
+    pub fn n_conjoined_parts(&self) -> usize {
+        self.conjoined.map_or(0, |c| c.rows.n_rows() * c.n_labels)
+    }
+
     pub fn n_parts(&self) -> usize {
-        self.n_kernel_parts() + self.parameters.len() + self.n_explicit_parts()
+        self.n_kernel_parts()
+            + self.parameters.len()
+            + self.n_explicit_parts()
+            + self.n_conjoined_parts()
     }
 
     /// How part `part` (below [`PartMap::n_parts`]) is scored.
@@ -102,8 +146,19 @@ impl PartMap<'_> {
             }
         } else if part < k + p {
             PartScorer::Parameter(self.parameters.start + part - k)
-        } else {
+        } else if part < k + p + self.n_explicit_parts() {
             PartScorer::Explicit(self.explicit.map_or(&[], |e| e.row(part - k - p)))
+        } else {
+            let r = part - k - p - self.n_explicit_parts();
+            match self.conjoined {
+                Some(c) => PartScorer::Conjoined {
+                    row: c.rows.row(r / c.n_labels),
+                    label: r % c.n_labels,
+                    n_labels: c.n_labels,
+                    offset: c.offset,
+                },
+                None => PartScorer::Explicit(&[]),
+            }
         }
     }
 }
@@ -278,10 +333,16 @@ pub fn check_parts<T: StructuredTask + ?Sized>(task: &T) -> Result<()> {
                 map.n_parts(),
             ));
         }
+        if map.conjoined.is_some_and(|c| c.n_labels == 0) {
+            return Err(Error::data(format!(
+                "example {i} has label-conjoined parts without labels"
+            )));
+        }
         let dim = map
             .explicit
             .map_or(0, SparseRows::dim)
-            .max(map.parameters.end);
+            .max(map.parameters.end)
+            .max(map.conjoined.map_or(0, |c| c.dim()));
         if dim > total || map.parameters.start > map.parameters.end {
             return Err(Error::shape(
                 format!("explicit parameters the parts of example {i} use"),
@@ -313,7 +374,30 @@ pub fn explicit_scores<T: StructuredTask + ?Sized>(
     if let Some(e) = map.explicit {
         e.mul_dense(w, out);
     }
+    if let Some(c) = map.conjoined {
+        conjoined_scores(&c, |j| &w[j..j + c.n_labels], out);
+    }
     Ok(())
+}
+
+/// Appends the scores of every conjoined part (row-major: row, then label) to `out`;
+/// `weights(j)` gives the `n_labels` consecutive parameters from global index `j`.
+pub(crate) fn conjoined_scores<'w>(
+    c: &Conjoined<'_>,
+    weights: impl Fn(usize) -> &'w [f64],
+    out: &mut Vec<f64>,
+) {
+    let l = c.n_labels;
+    for r in 0..c.rows.n_rows() {
+        let start = out.len();
+        out.resize(start + l, 0.0);
+        for &(j, x) in c.rows.row(r) {
+            let ws = weights(c.offset + j * l);
+            for (o, wy) in out[start..].iter_mut().zip(ws) {
+                *o += x * wy;
+            }
+        }
+    }
 }
 
 /// `sum_r counts_r phi_r`: a part-space vector (the joint feature, a gradient) mapped into the
@@ -330,6 +414,15 @@ pub fn explicit_feature<T: StructuredTask + ?Sized>(
             PartScorer::Kernel { .. } => {}
             PartScorer::Parameter(j) => pairs.push((j, c)),
             PartScorer::Explicit(f) => pairs.extend(f.iter().map(|&(j, v)| (j, c * v))),
+            PartScorer::Conjoined {
+                row,
+                label,
+                n_labels,
+                offset,
+            } => pairs.extend(
+                row.iter()
+                    .map(|&(j, v)| (offset + j * n_labels + label, c * v)),
+            ),
         }
     }
     SparseVector::from_pairs(pairs)

@@ -503,6 +503,7 @@ impl<D: TreeDecoder> StructuredTask for TreeTask<D> {
             n_labels: 0,
             parameters: 0..0,
             explicit: Some(&self.features[i]),
+            conjoined: None,
         }
     }
     fn explicit_groups(&self) -> Vec<ExplicitGroup> {

@@ -1,0 +1,415 @@
+//! Training sequence taggers over CRF++ templates ([`crate::task::tagging`]), one feature
+//! group per template:
+//! - [`TaggerLearner::Online`]: SPOM (martins2011 Alg. 1) with the structured hinge or the
+//!   CRF loss; `l2` is the plain structured SVM / l2 CRF trained online, `l21sq`, `l21` or
+//!   `l2q` make the templates compete (a template is dropped when its group norm is 0). The
+//!   averaged iterate of the epoch that tags the development sentences best is kept.
+//! - [`TaggerLearner::CuttingPlane`]: the 1-slack cutting-plane structural SVM (Joachims et
+//!   al. 2009; mao-tsang Alg. 1 with one template weight), l2-regularized, in batch.
+
+use crate::data::columns::ColumnSentence;
+use crate::error::{Error, Result};
+use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
+use crate::solver::cutting_plane::{self, CuttingPlaneParams};
+use crate::solver::online::engine::OnlineLearner;
+use crate::solver::online::params::OnlineParams;
+use crate::task::structured::{StructLoss, StructuredOnline};
+use crate::task::tagging::{
+    decode_chain, is_chunk_scheme, TagFeaturizer, TagScores, TaggingTask, TemplateFile,
+};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+/// The learner of a tagger.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaggerLearner {
+    /// SPOM over the template groups (`params.epochs` is the most epochs run).
+    Online {
+        params: OnlineParams,
+        loss: StructLoss,
+    },
+    /// The 1-slack cutting-plane structural SVM with the squared block-norm regularizer
+    /// `1/2 (sum_j ||w_j||^q)^(2/q)` over the templates: `q = 2` is the plain l2 structural
+    /// SVM, `1 <= q < 2` multi-template learning (mao-tsang Alg. 1).
+    CuttingPlane { params: CuttingPlaneParams, q: f64 },
+}
+
+/// What to train.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaggerSpec {
+    pub learner: TaggerLearner,
+    /// Minimum count of a template expansion in training (CRF++ `-f`; 1 keeps all).
+    pub min_count: usize,
+}
+
+/// A trained tagger: the featurizer and one weight per (template expansion, label) and per
+/// label pair.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaggerModel {
+    pub featurizer: TagFeaturizer,
+    pub weights: Vec<f64>,
+    /// How it was trained (learner and settings, for `inspect`).
+    #[serde(default)]
+    pub learner: String,
+}
+
+impl TaggerModel {
+    /// The l2 norm of each group's weights (the bigram group first when present, then the
+    /// unigram templates in file order).
+    pub fn group_norms(&self) -> Vec<f64> {
+        let layout = self.featurizer.layout();
+        (0..layout.n_groups())
+            .map(|g| {
+                self.weights[layout.range(g)]
+                    .iter()
+                    .map(|w| w * w)
+                    .sum::<f64>()
+                    .sqrt()
+            })
+            .collect()
+    }
+
+    /// The name of each group (its template line).
+    pub fn group_names(&self) -> Vec<String> {
+        self.featurizer
+            .groups()
+            .into_iter()
+            .map(|g| g.name)
+            .collect()
+    }
+
+    /// Templates with a non-zero weight.
+    pub fn templates_kept(&self) -> usize {
+        self.group_norms().iter().filter(|&&n| n > 0.0).count()
+    }
+
+    /// Checks the stored sizes and values (a model read from a file).
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        self.featurizer.validate()?;
+        let want = self.featurizer.layout().total();
+        if self.weights.len() != want {
+            return Err(format!(
+                "the tagger has {} weights; its templates' features need {want}",
+                self.weights.len()
+            ));
+        }
+        if self.weights.iter().any(|w| !w.is_finite()) {
+            return Err("the tagger has a weight that is not finite".into());
+        }
+        Ok(())
+    }
+
+    /// The best label sequence of every sentence (in parallel), as label slots. Tokens need
+    /// the observation columns the model reads; an error otherwise.
+    pub fn tag_ids(&self, sentences: &[ColumnSentence]) -> Result<Vec<Vec<usize>>> {
+        self.featurizer.check_sentences(sentences)?;
+        let f = &self.featurizer;
+        let l = f.n_labels();
+        let nt = f.offset();
+        let zeros = vec![0.0; l * l];
+        let trans = if f.has_bigram() {
+            &self.weights[..nt]
+        } else {
+            &zeros[..]
+        };
+        Ok(sentences
+            .par_iter()
+            .map(|s| {
+                let rows = f.rows(s);
+                let mut unary = vec![0.0; s.len() * l];
+                for (r, u) in unary.chunks_mut(l).enumerate() {
+                    for &(j, x) in rows.row(r) {
+                        let w = &self.weights[nt + j * l..nt + (j + 1) * l];
+                        for (o, wy) in u.iter_mut().zip(w) {
+                            *o += x * wy;
+                        }
+                    }
+                }
+                decode_chain(&unary, trans, l)
+            })
+            .collect())
+    }
+
+    /// The best labels of every sentence.
+    pub fn tag(&self, sentences: &[ColumnSentence]) -> Result<Vec<Vec<String>>> {
+        Ok(self
+            .tag_ids(sentences)?
+            .into_iter()
+            .map(|y| {
+                y.into_iter()
+                    .map(|k| self.featurizer.labels[k].clone())
+                    .collect()
+            })
+            .collect())
+    }
+
+    /// Tags `sentences` and scores the labels against their last column (token accuracy,
+    /// chunk counts). A gold label the model never saw counts as wrong; the number of such
+    /// tokens is returned beside the scores.
+    pub fn evaluate(&self, sentences: &[ColumnSentence]) -> Result<(TagScores, usize)> {
+        let predicted = self.tag(sentences)?;
+        let gold: Vec<Vec<&str>> = sentences.iter().map(|s| s.last_column()).collect();
+        let unseen = gold
+            .iter()
+            .flatten()
+            .filter(|l| {
+                self.featurizer
+                    .labels
+                    .binary_search_by(|x| x.as_str().cmp(l))
+                    .is_err()
+            })
+            .count();
+        Ok((TagScores::of(&gold, &predicted), unseen))
+    }
+
+    /// The development score used to pick epochs and hyper-parameters: chunk F1 for chunk
+    /// labels, token accuracy otherwise (percent).
+    pub fn dev_score(&self, sentences: &[ColumnSentence]) -> Result<f64> {
+        let (s, _) = self.evaluate(sentences)?;
+        Ok(100.0
+            * if is_chunk_scheme(&self.featurizer.labels) {
+                s.chunks.f1()
+            } else {
+                s.accuracy()
+            })
+    }
+}
+
+/// A trained tagger with what training measured.
+#[derive(Debug, Clone)]
+pub struct TaggerFit {
+    pub model: TaggerModel,
+    /// Status, steps (epochs or cuts), seconds.
+    pub run: RunInfo,
+    /// The epoch whose averaged weights were kept (online; 0 for the cutting plane).
+    pub best_epoch: usize,
+    /// The development score (percent) after each epoch (online) or at the end (cutting
+    /// plane); empty without development sentences.
+    pub dev_scores: Vec<f64>,
+    /// Seconds to build the featurizer and the features of every sentence.
+    pub index_seconds: f64,
+    /// Seconds of training proper (decoding, updates, working-set problems).
+    pub train_seconds: f64,
+    /// Cutting plane: cuts in the working set and `J(w)` at the end.
+    pub cuts: usize,
+    pub objective: f64,
+}
+
+/// Trains a tagger on `train` (labels in the last column) with `templates`; with `dev`,
+/// keeps the online epoch that tags it best. `observer` sees each epoch (or cut) and may
+/// stop the run (the best weights so far are returned; an error if none).
+pub fn fit_tagger(
+    train: &[ColumnSentence],
+    dev: Option<&[ColumnSentence]>,
+    templates: TemplateFile,
+    spec: &TaggerSpec,
+    observer: &(impl Observer + ?Sized),
+) -> Result<TaggerFit> {
+    if train.is_empty() {
+        return Err(Error::data("no training sentences"));
+    }
+    match &spec.learner {
+        TaggerLearner::Online { params, .. } => params.validate()?,
+        TaggerLearner::CuttingPlane { params, q } => {
+            params.validate()?;
+            if !(1.0..=2.0).contains(q) {
+                return Err(Error::param("q", q, "a block norm 1 <= q <= 2"));
+            }
+        }
+    }
+    let start = Instant::now();
+    let featurizer = TagFeaturizer::fit(templates, train, spec.min_count)?;
+    let task = TaggingTask::new(&featurizer, train)?;
+    let dev = dev.filter(|d| !d.is_empty());
+    if let Some(d) = dev {
+        featurizer.check_sentences(d)?;
+    }
+    let index_seconds = start.elapsed().as_secs_f64();
+    let t = Instant::now();
+    match &spec.learner {
+        TaggerLearner::Online { params, loss } => {
+            let adapter = StructuredOnline::new(&task, *loss)?;
+            let one = OnlineParams {
+                epochs: 1,
+                ..params.clone()
+            };
+            let mut learner = OnlineLearner::new(&adapter, &[], one)?;
+            let mut rec = RunRecorder::new(StepUnit::Epoch, Some(params.epochs as u64));
+            let mut best: Option<(f64, usize, Vec<f64>)> = None;
+            let mut dev_scores = Vec::new();
+            let mut status = RunStatus::Completed;
+            let mut eval_seconds = 0.0;
+            for epoch in 1..=params.epochs {
+                if learner.epoch_observed(observer) == Control::Stop {
+                    status = RunStatus::Cancelled;
+                    break;
+                }
+                let e = Instant::now();
+                let w = learner.state().explicit_values(params.averaging).concat();
+                let score = match dev {
+                    Some(d) => {
+                        let m = TaggerModel {
+                            featurizer: featurizer.clone(),
+                            weights: w.clone(),
+                            learner: String::new(),
+                        };
+                        let s = m.dev_score(d)?;
+                        dev_scores.push(s);
+                        s
+                    }
+                    None => epoch as f64,
+                };
+                if best.as_ref().is_none_or(|(b, _, _)| score > *b) {
+                    best = Some((score, epoch, w));
+                }
+                eval_seconds += e.elapsed().as_secs_f64();
+                if rec.step(None, observer) == Control::Stop {
+                    if epoch < params.epochs {
+                        status = RunStatus::Cancelled;
+                    }
+                    break;
+                }
+            }
+            let Some((_, best_epoch, weights)) = best else {
+                return Err(Error::data(
+                    "training was stopped before the first epoch ended",
+                ));
+            };
+            Ok(TaggerFit {
+                model: TaggerModel {
+                    featurizer,
+                    weights,
+                    learner: format!(
+                        "SPOM, {} loss, reg {}, lambda {:e}, averaged epoch {best_epoch}",
+                        loss, params.reg, params.lambda
+                    ),
+                },
+                run: rec.finish(status),
+                best_epoch,
+                dev_scores,
+                index_seconds,
+                train_seconds: t.elapsed().as_secs_f64() - eval_seconds,
+                cuts: 0,
+                objective: f64::NAN,
+            })
+        }
+        TaggerLearner::CuttingPlane { params: p, q } => {
+            if *q != 2.0 {
+                return Err(Error::unsupported("q < 2 needs the multi-template master"));
+            }
+            let (cp, run) = cutting_plane::fit(&task, p, observer)?;
+            let train_seconds = t.elapsed().as_secs_f64();
+            let model = TaggerModel {
+                featurizer,
+                weights: cp.weights,
+                learner: format!(
+                    "cutting plane, q {q}, C {:e}, epsilon {:e}, {} cuts",
+                    p.c, p.epsilon, cp.cuts
+                ),
+            };
+            let dev_scores = match dev {
+                Some(d) => vec![model.dev_score(d)?],
+                None => Vec::new(),
+            };
+            Ok(TaggerFit {
+                model,
+                run,
+                best_epoch: 0,
+                dev_scores,
+                index_seconds,
+                train_seconds,
+                cuts: cp.cuts,
+                objective: cp.objective,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::columns::parse_columns;
+    use crate::prox::RegSpec;
+    use std::path::Path;
+
+    /// A toy chunking task the features determine: the label is the second column's tag
+    /// with B-/I- by whether the previous token has the same tag.
+    fn data() -> Vec<ColumnSentence> {
+        let mut text = String::new();
+        let words = ["a", "b", "c", "d"];
+        let mut state = 11u64;
+        for _ in 0..40 {
+            let n = 3 + (state % 5) as usize;
+            let mut prev = "";
+            for _ in 0..n {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let w = words[(state >> 40) as usize % 4];
+                let tag = if w == "a" || w == "b" { "X" } else { "Y" };
+                let bi = if prev == tag { "I" } else { "B" };
+                text.push_str(&format!("{w} {tag} {bi}-{tag}\n"));
+                prev = tag;
+            }
+            text.push('\n');
+        }
+        parse_columns(text.as_bytes(), Path::new("toy"))
+            .unwrap()
+            .sentences
+    }
+
+    fn templates() -> TemplateFile {
+        TemplateFile::parse(
+            b"U00:%x[0,0]\nU01:%x[-1,1]/%x[0,1]\nU02:%x[0,1]\nB\n",
+            Path::new("t"),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn every_learner_learns_the_toy_task() {
+        let d = data();
+        let (train, test) = d.split_at(30);
+        let online = |reg, loss| TaggerLearner::Online {
+            params: OnlineParams {
+                reg,
+                lambda: 1e-3,
+                epochs: 10,
+                averaging: true,
+                ..OnlineParams::default()
+            },
+            loss,
+        };
+        for learner in [
+            online(RegSpec::L2, StructLoss::Hinge),
+            online(RegSpec::L2, StructLoss::Crf),
+            online(RegSpec::L21Sq, StructLoss::Hinge),
+            TaggerLearner::CuttingPlane {
+                params: CuttingPlaneParams {
+                    c: 10.0,
+                    ..CuttingPlaneParams::default()
+                },
+                q: 2.0,
+            },
+        ] {
+            let spec = TaggerSpec {
+                learner: learner.clone(),
+                min_count: 1,
+            };
+            let fit = fit_tagger(train, Some(test), templates(), &spec, &()).unwrap();
+            let (s, unseen) = fit.model.evaluate(test).unwrap();
+            assert_eq!(unseen, 0);
+            assert!(s.accuracy() > 0.99, "{learner:?}: {}", s.accuracy());
+            assert!(s.chunks.f1() > 0.99);
+            assert!(fit.model.validate().is_ok());
+            assert_eq!(fit.model.group_names()[0], "B");
+            let json = serde_json::to_string(&fit.model).unwrap();
+            let back: TaggerModel = serde_json::from_str(&json).unwrap();
+            assert_eq!(
+                back.tag_ids(test).unwrap(),
+                fit.model.tag_ids(test).unwrap()
+            );
+        }
+    }
+}

@@ -1,0 +1,479 @@
+//! Sequence labeling with CRF++ feature templates (mao-tsang Sec. 3; martins2011 Sec. 4.1
+//! with templates as groups): a first-order chain whose unigram parts are a token's template
+//! features conjoined with its label, and whose label-pair parts are the bigram template `B`.
+//!
+//! Each template is one feature group:
+//! - the bigram template: one group of `L x L` label-pair weights (when the file has a `B`
+//!   line; every plain `B` line shares it);
+//! - each unigram template `t`: one weight per (expansion seen in training, label), i.e.
+//!   `n_t x L` weights, `n_t` the template's distinct expansions.
+//!
+//! Parameters are laid out as `[B (L x L) | U_1 (n_1 x L) | U_2 (n_2 x L) | ...]`; expansion
+//! `j` of the observation index (all unigram templates, in order) with label `y` is at
+//! `offset + j L + y`. A token is stored once, as the sparse row of its expansions, and the
+//! task scores its `L` unigram parts by [`crate::task::structured::PartScorer::Conjoined`]:
+//!
+//! ```text
+//! s(y) = sum_i sum_{t} theta_t[x_t(i), y_i] + sum_{i>0} theta_B[y_{i-1}, y_i].
+//! ```
+//!
+//! Expansions are the strings CRF++ builds (`U01:word/_B-1`), kept as 64-bit hashes
+//! (FNV-1a, then the splitmix64 finalizer): stable across platforms and releases, so a saved
+//! model reads the same features. Expansions never seen in training are dropped at
+//! prediction, as CRF++ does. Labels are sorted by their bytes (CRF++'s order).
+
+pub mod convert;
+pub mod eval;
+pub mod templates;
+
+pub use eval::{chunk_counts, is_chunk_scheme, ChunkCounts, TagScores};
+pub use templates::{Template, TemplateFile, TemplateKind};
+
+use crate::data::columns::ColumnSentence;
+use crate::error::{Error, Result};
+use crate::features::{GroupLayout, SparseRows, SparseVector};
+use crate::task::chain::{forward_backward, hamming, loss_augmented_viterbi, viterbi};
+use crate::task::online::{ExplicitGroup, GroupRole};
+use crate::task::structured::{
+    Augmented, Conjoined, Counts, PartMap, PartMarginals, StructLoss, StructuredTask,
+};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// What a tagger trains on: sentences in the column format (labels in the last column),
+/// development sentences that choose the epoch, the templates, the expansion count cutoff.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TagData {
+    pub train: Vec<ColumnSentence>,
+    pub dev: Vec<ColumnSentence>,
+    pub templates: TemplateFile,
+    /// Minimum count of a template expansion in training (CRF++ `-f`; 1 keeps all).
+    pub min_count: usize,
+}
+
+impl TagData {
+    pub fn new(train: Vec<ColumnSentence>, templates: TemplateFile) -> TagData {
+        TagData {
+            train,
+            dev: Vec::new(),
+            templates,
+            min_count: 1,
+        }
+    }
+}
+
+/// The stable 64-bit key of an expansion string.
+pub fn expansion_key(s: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in s.as_bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^ (h >> 31)
+}
+
+/// Maps sentences in the column format to feature rows: the templates, the label set and
+/// every unigram template's expansions seen in training.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TagFeaturizer {
+    pub templates: TemplateFile,
+    /// Observation columns (the training data's columns minus the label).
+    pub n_columns: usize,
+    /// The labels, sorted (index = label slot).
+    pub labels: Vec<String>,
+    /// Per unigram template (file order): the sorted keys of its expansions; expansion `k`
+    /// of template `t` is observation feature `starts[t] + k`.
+    keys: Vec<Vec<u64>>,
+    /// Minimum count of an expansion in training (CRF++ `-f`).
+    pub min_count: usize,
+}
+
+impl TagFeaturizer {
+    /// Collects the label set and the expansions of every unigram template over `train`
+    /// (labels in the last column), keeping expansions seen at least `min_count` times.
+    pub fn fit(
+        templates: TemplateFile,
+        train: &[ColumnSentence],
+        min_count: usize,
+    ) -> Result<TagFeaturizer> {
+        templates.check_supported()?;
+        let width = train
+            .iter()
+            .flat_map(|s| s.tokens.first())
+            .map(Vec::len)
+            .next()
+            .ok_or_else(|| Error::data("no training tokens"))?;
+        if width < 2 {
+            return Err(Error::data(
+                "training tokens need an observation column and a label column (found 1 \
+                 column)",
+            ));
+        }
+        let n_columns = width - 1;
+        templates.check_columns(n_columns)?;
+        if let Some(s) = train
+            .iter()
+            .find(|s| s.tokens.iter().any(|t| t.len() != width))
+        {
+            return Err(Error::data(format!(
+                "the sentence at line {} has tokens with other than {width} columns",
+                s.line
+            )));
+        }
+        let mut labels: Vec<String> = train
+            .iter()
+            .flat_map(|s| s.last_column())
+            .map(str::to_string)
+            .collect();
+        labels.sort_unstable();
+        labels.dedup();
+        if labels.len() < 2 {
+            return Err(Error::data(format!(
+                "sequence labeling needs at least 2 labels in training, found {}",
+                labels.len()
+            )));
+        }
+        let unigrams: Vec<&Template> = templates.unigrams().collect();
+        let keys = unigrams
+            .par_iter()
+            .map(|t| {
+                let mut all: Vec<u64> = Vec::new();
+                let mut buf = String::new();
+                for s in train {
+                    for pos in 0..s.len() {
+                        t.expand(s.len(), pos, |i, c| &s.tokens[i][c], &mut buf);
+                        all.push(expansion_key(&buf));
+                    }
+                }
+                all.sort_unstable();
+                let mut kept = Vec::new();
+                let mut k = 0;
+                while k < all.len() {
+                    let mut e = k;
+                    while e < all.len() && all[e] == all[k] {
+                        e += 1;
+                    }
+                    if e - k >= min_count.max(1) {
+                        kept.push(all[k]);
+                    }
+                    k = e;
+                }
+                kept
+            })
+            .collect();
+        Ok(TagFeaturizer {
+            templates,
+            n_columns,
+            labels,
+            keys,
+            min_count: min_count.max(1),
+        })
+    }
+
+    pub fn n_labels(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// Whether the label-pair (bigram) group exists.
+    pub fn has_bigram(&self) -> bool {
+        self.templates.has_bigram()
+    }
+
+    /// Global index of observation feature 0 with label 0 (after the bigram group).
+    pub fn offset(&self) -> usize {
+        if self.has_bigram() {
+            self.n_labels() * self.n_labels()
+        } else {
+            0
+        }
+    }
+
+    /// Expansions kept per unigram template.
+    pub fn features_per_template(&self) -> Vec<usize> {
+        self.keys.iter().map(Vec::len).collect()
+    }
+
+    /// The parameter groups: the bigram group (if any), then one per unigram template.
+    pub fn groups(&self) -> Vec<ExplicitGroup> {
+        let l = self.n_labels();
+        let mut out = Vec::new();
+        if self.has_bigram() {
+            let name = self
+                .templates
+                .templates
+                .iter()
+                .find(|t| t.kind == TemplateKind::Bigram)
+                .map_or("B".to_string(), |t| t.text.clone());
+            out.push(ExplicitGroup {
+                name,
+                len: l * l,
+                role: GroupRole::Regularized,
+            });
+        }
+        for (t, k) in self.templates.unigrams().zip(&self.keys) {
+            out.push(ExplicitGroup {
+                name: t.text.clone(),
+                len: k.len() * l,
+                role: GroupRole::Regularized,
+            });
+        }
+        out
+    }
+
+    pub fn layout(&self) -> GroupLayout {
+        GroupLayout::new(self.groups().iter().map(|g| g.len))
+    }
+
+    /// Index of the group of unigram template `u` (0-based among the unigram templates).
+    pub fn unigram_group(&self, u: usize) -> usize {
+        u + usize::from(self.has_bigram())
+    }
+
+    /// The feature rows of a sentence: one row per token, its kept expansions (value 1).
+    /// Tokens need at least [`TagFeaturizer::n_columns`] columns (checked by the caller).
+    pub fn rows(&self, s: &ColumnSentence) -> SparseRows {
+        let mut rows = SparseRows::new();
+        let mut buf = String::new();
+        let mut entries = Vec::with_capacity(self.keys.len());
+        for pos in 0..s.len() {
+            entries.clear();
+            let mut start = 0;
+            for (t, keys) in self.templates.unigrams().zip(&self.keys) {
+                t.expand(s.len(), pos, |i, c| &s.tokens[i][c], &mut buf);
+                if let Ok(k) = keys.binary_search(&expansion_key(&buf)) {
+                    entries.push((start + k, 1.0));
+                }
+                start += keys.len();
+            }
+            rows.push_entries(&entries);
+        }
+        rows
+    }
+
+    /// The label slot of each token's last column; `None` for a label not seen in training.
+    pub fn label_ids(&self, s: &ColumnSentence) -> Vec<Option<usize>> {
+        s.last_column()
+            .into_iter()
+            .map(|l| self.labels.binary_search_by(|x| x.as_str().cmp(l)).ok())
+            .collect()
+    }
+
+    /// Checks that every token has the observation columns the templates read.
+    pub fn check_sentences(&self, sentences: &[ColumnSentence]) -> Result<()> {
+        for s in sentences {
+            if let Some(t) = s.tokens.iter().find(|t| t.len() < self.n_columns) {
+                return Err(Error::data(format!(
+                    "the sentence at line {} has a token with {} columns; the model reads {} \
+                     observation columns",
+                    s.line,
+                    t.len(),
+                    self.n_columns
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks a featurizer read from a file.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        let u = self.templates.unigrams().count();
+        if self.keys.len() != u {
+            return Err(format!(
+                "the tagger has expansions for {} unigram templates; it has {u}",
+                self.keys.len()
+            ));
+        }
+        if self.labels.len() < 2 || self.labels.windows(2).any(|w| w[0] >= w[1]) {
+            return Err("the tagger's labels are not at least 2 sorted distinct strings".into());
+        }
+        if self.keys.iter().any(|k| k.windows(2).any(|w| w[0] >= w[1])) {
+            return Err("the tagger's expansion keys are not sorted and distinct".into());
+        }
+        if self
+            .templates
+            .templates
+            .iter()
+            .any(|t| t.columns_needed() > self.n_columns)
+        {
+            return Err("a template reads a column the tagger does not have".into());
+        }
+        self.templates
+            .check_supported()
+            .map_err(|e| e.to_string())?;
+        Ok(())
+    }
+}
+
+/// The chain over sentences with template features, as a [`StructuredTask`]: parts
+/// `[B (L x L, when present) | unigram parts (n x L, conjoined)]`, Hamming cost.
+#[derive(Debug, Clone)]
+pub struct TaggingTask {
+    rows: Vec<SparseRows>,
+    gold: Vec<Vec<usize>>,
+    n_labels: usize,
+    bigram: bool,
+    groups: Vec<ExplicitGroup>,
+    /// Cost of one wrong label.
+    pub cost: f64,
+}
+
+impl TaggingTask {
+    /// The task over labelled sentences; an error for a label the featurizer has not seen.
+    pub fn new(featurizer: &TagFeaturizer, sentences: &[ColumnSentence]) -> Result<TaggingTask> {
+        featurizer.check_sentences(sentences)?;
+        let gold = sentences
+            .iter()
+            .map(|s| {
+                featurizer
+                    .label_ids(s)
+                    .into_iter()
+                    .collect::<Option<Vec<usize>>>()
+                    .ok_or_else(|| {
+                        Error::data(format!(
+                            "the sentence at line {} has a label not seen in training",
+                            s.line
+                        ))
+                    })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if let Some(s) = sentences.iter().find(|s| s.is_empty()) {
+            return Err(Error::data(format!(
+                "the sentence at line {} is empty",
+                s.line
+            )));
+        }
+        let rows = sentences.par_iter().map(|s| featurizer.rows(s)).collect();
+        Ok(TaggingTask {
+            rows,
+            gold,
+            n_labels: featurizer.n_labels(),
+            bigram: featurizer.has_bigram(),
+            groups: featurizer.groups(),
+            cost: 1.0,
+        })
+    }
+
+    /// Stored feature entries (one per token and kept template expansion).
+    pub fn n_entries(&self) -> usize {
+        self.rows.iter().map(SparseRows::n_entries).sum()
+    }
+
+    fn n_trans(&self) -> usize {
+        if self.bigram {
+            self.n_labels * self.n_labels
+        } else {
+            0
+        }
+    }
+
+    /// Label-pair and unigram scores of a sentence from its part scores (zeros for the
+    /// label pairs without a bigram template).
+    fn split<'s>(&self, scores: &'s [f64]) -> (std::borrow::Cow<'s, [f64]>, &'s [f64]) {
+        let (t, u) = scores.split_at(self.n_trans());
+        if self.bigram {
+            (std::borrow::Cow::Borrowed(t), u)
+        } else {
+            (
+                std::borrow::Cow::Owned(vec![0.0; self.n_labels * self.n_labels]),
+                u,
+            )
+        }
+    }
+}
+
+/// The best label sequence of a sentence from its unigram scores (`n x L`) and label-pair
+/// scores (`L x L`): Viterbi.
+pub fn decode_chain(unary: &[f64], trans: &[f64], n_labels: usize) -> Vec<usize> {
+    viterbi(unary, trans, n_labels).1
+}
+
+impl StructuredTask for TaggingTask {
+    type Output = Vec<usize>;
+
+    fn n_examples(&self) -> usize {
+        self.rows.len()
+    }
+    fn n_parts(&self, i: usize) -> usize {
+        self.n_trans() + self.rows[i].n_rows() * self.n_labels
+    }
+    fn part_map(&self, i: usize) -> PartMap<'_> {
+        let nt = self.n_trans();
+        PartMap {
+            points: 0..0,
+            n_labels: self.n_labels,
+            parameters: 0..nt,
+            explicit: None,
+            conjoined: Some(Conjoined {
+                rows: &self.rows[i],
+                n_labels: self.n_labels,
+                offset: nt,
+            }),
+        }
+    }
+    fn explicit_groups(&self) -> Vec<ExplicitGroup> {
+        self.groups.clone()
+    }
+    fn gold(&self, i: usize) -> &Vec<usize> {
+        &self.gold[i]
+    }
+    fn joint_feature(&self, i: usize, y: &Vec<usize>) -> SparseVector {
+        let l = self.n_labels;
+        let nt = self.n_trans();
+        let mut pairs: Vec<(usize, f64)> = y
+            .iter()
+            .enumerate()
+            .map(|(k, &v)| (nt + k * l + v, 1.0))
+            .collect();
+        if self.bigram {
+            pairs.extend(y.windows(2).map(|p| (p[0] * l + p[1], 1.0)));
+        }
+        debug_assert_eq!(y.len(), self.rows[i].n_rows());
+        SparseVector::from_pairs(pairs)
+    }
+    fn decode(&self, _i: usize, scores: &[f64]) -> Vec<usize> {
+        let (trans, unary) = self.split(scores);
+        viterbi(unary, &trans, self.n_labels).1
+    }
+    fn loss_augmented_decode(&self, i: usize, scores: &[f64]) -> Augmented<Vec<usize>> {
+        let (trans, unary) = self.split(scores);
+        let (score, output) =
+            loss_augmented_viterbi(unary, &trans, self.n_labels, &self.gold[i], self.cost);
+        Augmented {
+            feature: self.joint_feature(i, &output),
+            output,
+            score,
+        }
+    }
+    fn cost(&self, i: usize, y: &Vec<usize>) -> f64 {
+        self.cost * hamming(y, &self.gold[i]) as f64
+    }
+    fn marginals(&self, _i: usize, scores: &[f64]) -> Option<PartMarginals> {
+        let (trans, unary) = self.split(scores);
+        let m = forward_backward(unary, &trans, self.n_labels);
+        let mut expected = if self.bigram { m.edge } else { Vec::new() };
+        expected.extend_from_slice(&m.node);
+        Some(PartMarginals {
+            log_z: m.log_z,
+            expected,
+        })
+    }
+    fn metric(&self, i: usize, y: &Vec<usize>) -> Counts {
+        let gold = &self.gold[i];
+        Counts::new(gold.len() - hamming(y, gold), gold.len())
+    }
+    /// The average sentence length times the cost (hinge) or times `log L` (CRF).
+    fn loss_at_zero(&self, loss: StructLoss) -> f64 {
+        let n = self.gold.len().max(1) as f64;
+        let tokens: usize = self.gold.iter().map(Vec::len).sum();
+        let per = match loss {
+            StructLoss::Hinge => self.cost,
+            StructLoss::Crf => (self.n_labels as f64).ln(),
+        };
+        tokens as f64 * per / n
+    }
+}
+
+#[cfg(test)]
+mod tests;

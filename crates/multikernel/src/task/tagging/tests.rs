@@ -1,0 +1,206 @@
+use super::*;
+use crate::data::columns::parse_columns;
+use crate::params::ScaledVec;
+use crate::task::online::{Gradient, OnlineTask};
+use crate::task::structured::testing::check_example;
+use crate::task::structured::{explicit_feature, explicit_scores, loss_grad, StructuredOnline};
+use rand::{Rng, SeedableRng};
+use std::collections::HashMap;
+use std::path::Path;
+
+const DATA: &str = "He PRP B-NP\nreckons VBZ B-VP\nthe DT B-NP\n\nHe VBZ B-VP\nthe DT O\n";
+
+fn sentences() -> Vec<ColumnSentence> {
+    parse_columns(DATA.as_bytes(), Path::new("d"))
+        .unwrap()
+        .sentences
+}
+
+fn featurizer(templates: &str) -> TagFeaturizer {
+    let t = TemplateFile::parse(templates.as_bytes(), Path::new("tpl")).unwrap();
+    TagFeaturizer::fit(t, &sentences(), 1).unwrap()
+}
+
+const TEMPLATES: &str = "U00:%x[0,0]\nU01:%x[-1,0]/%x[0,1]\nU02:%x[1,1]\nB\n";
+
+fn all_sequences(n: usize, l: usize) -> Vec<Vec<usize>> {
+    (0..l.pow(n as u32))
+        .map(|code| (0..n).map(|k| (code / l.pow(k as u32)) % l).collect())
+        .collect()
+}
+
+/// Decoders, marginals and both losses against enumeration, with and without the bigram
+/// template; gradients against finite differences (task::structured::testing).
+#[test]
+fn tagging_task_matches_enumeration() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    for tpl in [TEMPLATES, "U00:%x[0,0]\nU02:%x[1,1]\n"] {
+        let f = featurizer(tpl);
+        let t = TaggingTask::new(&f, &sentences()).unwrap();
+        assert_eq!(f.labels, ["B-NP", "B-VP", "O"]);
+        for _ in 0..20 {
+            for i in 0..2 {
+                let s: Vec<f64> = (0..t.n_parts(i))
+                    .map(|_| rng.gen_range(-1.5..1.5))
+                    .collect();
+                let n = t.gold(i).len();
+                check_example(&t, i, &s, &all_sequences(n, 3));
+            }
+        }
+    }
+}
+
+/// The featurizer against a naive twin: every part's feature vector (mapped to parameter
+/// space) holds, for each template, the index of its expansion string with the part's label,
+/// found through a string dictionary built independently.
+#[test]
+fn conjoined_parts_hold_the_template_expansions() {
+    let f = featurizer(TEMPLATES);
+    let t = TaggingTask::new(&f, &sentences()).unwrap();
+    let sents = sentences();
+    // The naive dictionary: (template, expansion string) -> index in order of first sight
+    // per template, then sorted like the featurizer (by key) to compare sets per template.
+    let unigrams: Vec<&Template> = f.templates.unigrams().collect();
+    let mut dict: Vec<HashMap<String, ()>> = vec![HashMap::new(); unigrams.len()];
+    let mut buf = String::new();
+    for s in &sents {
+        for pos in 0..s.len() {
+            for (u, tp) in unigrams.iter().enumerate() {
+                tp.expand(s.len(), pos, |i, c| &s.tokens[i][c], &mut buf);
+                dict[u].insert(buf.clone(), ());
+            }
+        }
+    }
+    assert_eq!(
+        f.features_per_template(),
+        dict.iter().map(HashMap::len).collect::<Vec<_>>()
+    );
+    let layout = f.layout();
+    let l = f.n_labels();
+    assert_eq!(layout.n_groups(), 4);
+    assert_eq!(layout.len_of(0), l * l);
+    for (i, s) in sents.iter().enumerate() {
+        let nt = l * l;
+        for pos in 0..s.len() {
+            for y in 0..l {
+                let part = nt + pos * l + y;
+                let phi = explicit_feature(&t, i, &SparseVector::unit(part, 1.0));
+                assert_eq!(phi.len(), unigrams.len(), "one feature per template");
+                for (u, (j, v)) in phi.iter().enumerate() {
+                    assert_eq!(v, 1.0);
+                    let (g, k) = layout.locate(j).unwrap();
+                    assert_eq!(g, f.unigram_group(u));
+                    assert_eq!(k % l, y, "the label slot");
+                }
+            }
+        }
+        // A label-pair part is its own parameter in group 0.
+        let phi = explicit_feature(&t, i, &SparseVector::unit(l + 2, 2.0));
+        assert_eq!(phi.entries(), &[(l + 2, 2.0)]);
+    }
+    // Part scores from dense weights agree with the mapped feature vectors.
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let w: Vec<f64> = (0..layout.total())
+        .map(|_| rng.gen_range(-1.0..1.0))
+        .collect();
+    for i in 0..2 {
+        let mut s = Vec::new();
+        explicit_scores(&t, i, &w, &mut s).unwrap();
+        assert_eq!(s.len(), t.n_parts(i));
+        for (r, &v) in s.iter().enumerate() {
+            let phi = explicit_feature(&t, i, &SparseVector::unit(r, 1.0));
+            assert!((phi.dot(&w) - v).abs() < 1e-12);
+        }
+    }
+}
+
+/// The online adapter's scores and parameter gradient agree with the part-space loss mapped
+/// through the explicit features (the chain rule), for both losses.
+#[test]
+fn adapter_maps_gradients_through_conjoined_parts() {
+    let f = featurizer(TEMPLATES);
+    let t = TaggingTask::new(&f, &sentences()).unwrap();
+    let layout = f.layout();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+    let blocks: Vec<ScaledVec> = (0..layout.n_groups())
+        .map(|g| {
+            let mut b = ScaledVec::zeros(layout.len_of(g), false);
+            for k in 0..b.len() {
+                b.add(k, rng.gen_range(-1.0..1.0));
+            }
+            b.scale_by(0.5);
+            b
+        })
+        .collect();
+    let w: Vec<f64> = (0..layout.n_groups())
+        .flat_map(|g| {
+            (0..layout.len_of(g))
+                .map(|k| blocks[g].get(k))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for loss in [StructLoss::Hinge, StructLoss::Crf] {
+        let a = StructuredOnline::new(&t, loss).unwrap();
+        for i in 0..2 {
+            let mut g = Gradient {
+                scores: Vec::new(),
+                explicit: Vec::new(),
+            };
+            let v = a.loss_grad(i, &[], &blocks, &mut g);
+            let mut s = Vec::new();
+            explicit_scores(&t, i, &w, &mut s).unwrap();
+            let mut pg = vec![0.0; s.len()];
+            let want = loss_grad(&t, loss, i, &s, &mut pg);
+            assert!((v - want).abs() < 1e-10, "{loss}: {v} vs {want}");
+            let mapped = explicit_feature(
+                &t,
+                i,
+                &SparseVector::from_pairs(pg.iter().copied().enumerate().collect()),
+            );
+            let mut dense = vec![0.0; layout.total()];
+            for &(grp, k, d) in &g.explicit {
+                dense[layout.global(grp, k)] += d;
+            }
+            for (j, d) in dense.iter().enumerate() {
+                assert!((d - mapped.get(j)).abs() < 1e-10, "{loss} parameter {j}");
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_refused_clearly() {
+    let t = TemplateFile::parse(b"U00:%x[0,2]\n", Path::new("tpl")).unwrap();
+    let e = TagFeaturizer::fit(t, &sentences(), 1)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("tpl:1") && e.contains("column 2"), "{e}");
+    let f = featurizer(TEMPLATES);
+    let other = parse_columns(b"He PRP I-NP\n", Path::new("x"))
+        .unwrap()
+        .sentences;
+    let e = TaggingTask::new(&f, &other).unwrap_err().to_string();
+    assert!(e.contains("not seen in training"), "{e}");
+    let one = parse_columns(b"He NP\nshe NP\n", Path::new("x"))
+        .unwrap()
+        .sentences;
+    let t = TemplateFile::parse(b"U00:%x[0,0]\n", Path::new("tpl")).unwrap();
+    let e = TagFeaturizer::fit(t, &one, 1).unwrap_err().to_string();
+    assert!(e.contains("at least 2 labels"), "{e}");
+    assert!(f.validate().is_ok());
+    let short = parse_columns(b"He\n", Path::new("x")).unwrap().sentences;
+    assert!(f.check_sentences(&short).is_err());
+}
+
+#[test]
+fn min_count_drops_rare_expansions_and_keys_are_stable() {
+    let t = TemplateFile::parse(b"U00:%x[0,0]\n", Path::new("tpl")).unwrap();
+    let f = TagFeaturizer::fit(t, &sentences(), 2).unwrap();
+    // Only "He" and "the" occur twice.
+    assert_eq!(f.features_per_template(), [2]);
+    // Pinned (computed by an independent Python twin of FNV-1a + splitmix64) so that saved
+    // models keep reading the same features.
+    assert_eq!(expansion_key("U00:He"), 0x3253_c7b1_721a_37ec);
+    assert_eq!(expansion_key(""), 0xf52a_15e9_a9b5_e89b);
+    assert_ne!(expansion_key("U00:a"), expansion_key("U01:a"));
+}
