@@ -41,6 +41,16 @@ pub enum Command {
     /// Convert a CoNLL-U treebank to the column format of CRF++ for tagging (columns: form,
     /// lowercased form, lemma, suffixes of 1-3 characters, SpaceAfter, shape, then the label).
     Convert(ConvertArgs),
+    /// Score tagged columns as conlleval does: the last two columns of each token are the
+    /// gold and the predicted label (what `predict` writes for a labelled file).
+    Score(ScoreArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ScoreArgs {
+    /// A column file whose last two columns are the gold and the predicted label.
+    #[arg(long)]
+    pub data: PathBuf,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -225,8 +235,8 @@ pub struct GompArgs {
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct MtlArgs {
-    /// Block norm q of the squared regularizer 1/2 (sum_j ||w_j||^q)^(2/q) over templates,
-    /// 1 <= q <= 2 (the paper's p): 1 sparse (default), 2 the plain l2 structural SVM.
+    /// Block norm q >= 1 of the squared regularizer 1/2 (sum_j ||w_j||^q)^(2/q) over the
+    /// templates (the paper's p): 1 sparse (default), 2 the plain l2 structural SVM.
     #[arg(long, value_parser = parse_p)]
     pub q: Option<f64>,
     /// Cuts at most (default 500); reaching it is a status, not an error.

@@ -49,6 +49,7 @@ fn main() {
         Command::Demo(a) => done(reproduce::demo(a)),
         Command::Generate(a) => done(reproduce::generate(a)),
         Command::Convert(a) => done(use_model::convert(a)),
+        Command::Score(a) => done(use_model::score(a)),
     };
     match result {
         Ok(Outcome::Done) => {}

@@ -1,7 +1,7 @@
 //! `eval`, `predict` and `inspect`: load a model, read data the way the model expects it,
 //! print.
 
-use crate::cli::{ConvertArgs, EvalArgs, InspectArgs, PredictArgs};
+use crate::cli::{ConvertArgs, EvalArgs, InspectArgs, PredictArgs, ScoreArgs};
 use crate::data::{read_sequences, read_treebank, table_format};
 use anyhow::{bail, Result};
 use multikernel::data::conllu::Heads;
@@ -125,7 +125,39 @@ fn eval_tagger(m: &TaggerModel, a: &EvalArgs) -> Result<()> {
         sentences.len(),
         sc.tokens
     );
-    if is_chunk_scheme(&m.featurizer.labels) {
+    out.push_str(&tag_scores(&sc, is_chunk_scheme(&m.featurizer.labels)));
+    crate::emit(&out);
+    Ok(())
+}
+
+/// `score`: conlleval on the last two columns (gold, predicted).
+pub fn score(a: &ScoreArgs) -> Result<()> {
+    use multikernel::task::tagging::{is_chunk_scheme, TagScores};
+    let d = multikernel::data::columns::read_columns(&a.data)?;
+    if d.n_columns < 2 {
+        bail!(
+            "{}: {} column; score needs the gold and the predicted label as the last two",
+            a.data.display(),
+            d.n_columns
+        );
+    }
+    let k = d.n_columns;
+    let gold: Vec<Vec<&str>> = d.sentences.iter().map(|s| s.column(k - 2)).collect();
+    let pred: Vec<Vec<&str>> = d.sentences.iter().map(|s| s.column(k - 1)).collect();
+    let mut labels: Vec<&str> = gold.iter().chain(&pred).flatten().copied().collect();
+    labels.sort_unstable();
+    labels.dedup();
+    let sc = TagScores::of(&gold, &pred);
+    let mut out = format!("sentences {}\ntokens {}\n", d.sentences.len(), sc.tokens);
+    out.push_str(&tag_scores(&sc, is_chunk_scheme(&labels)));
+    crate::emit(&out);
+    Ok(())
+}
+
+/// Accuracy and, for chunk labels, chunk counts, precision, recall and F1 (percent).
+fn tag_scores(sc: &multikernel::task::tagging::TagScores, chunks: bool) -> String {
+    let mut out = String::new();
+    if chunks {
         let c = sc.chunks;
         out.push_str(&format!(
             "accuracy {:.2}\nchunks_gold {}\nchunks_found {}\nchunks_correct {}\n\
@@ -141,8 +173,7 @@ fn eval_tagger(m: &TaggerModel, a: &EvalArgs) -> Result<()> {
     } else {
         out.push_str(&format!("accuracy {:.2}\n", 100.0 * sc.accuracy()));
     }
-    crate::emit(&out);
-    Ok(())
+    out
 }
 
 /// The input columns with the predicted label appended (as `crf_test` prints them).

@@ -76,3 +76,13 @@ fn conllu_corpus() {
 fn arc_templates_corpus() {
     replay("arc_templates", multikernel::fuzzing::arc_templates);
 }
+
+#[test]
+fn columns_corpus() {
+    replay("columns", multikernel::fuzzing::columns);
+}
+
+#[test]
+fn crf_templates_corpus() {
+    replay("crf_templates", multikernel::fuzzing::crf_templates);
+}

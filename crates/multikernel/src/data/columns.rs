@@ -2,13 +2,15 @@
 //! whitespace-separated columns (spaces or tabs, runs count as one), the label in the last
 //! column, a blank line between sentences. Plain or gzip.
 //!
-//! Read as CRF++ 0.58 reads it, with these differences, each an error with file and line
-//! where CRF++ would go on silently:
+//! Read as CRF++ 0.58 reads it, with these differences (CRF++ would go on silently; here the
+//! first two are errors with file and line):
 //! - every token line of a file has the same number of columns (CRF++ checks this for
 //!   training files only);
 //! - a line that starts with a space or a tab but has text on it is refused (CRF++ ends the
 //!   sentence there and drops the line); a line of whitespace only ends a sentence, as in
-//!   CRF++.
+//!   CRF++;
+//! - a carriage return separates columns like a space (CRF++ keeps it inside the last
+//!   column of a file with Windows line ends, so that `O\r` is another label than `O`).
 //!
 //! [`write_with_predictions`] writes sentences back as `crf_test` does: each token's columns
 //! separated by tabs, the predicted label appended, a blank line after each sentence.
@@ -98,7 +100,7 @@ pub fn parse_columns(bytes: &[u8], path: &Path) -> Result<ColumnData> {
             ));
         }
         let cols: Vec<String> = text
-            .split([' ', '\t'])
+            .split([' ', '\t', '\r'])
             .filter(|c| !c.is_empty())
             .map(str::to_string)
             .collect();

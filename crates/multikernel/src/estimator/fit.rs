@@ -246,10 +246,14 @@ fn fit_tagging(
         fit.index_seconds,
         fit.train_seconds,
         match (fit.best_epoch, fit.dev_scores.is_empty()) {
-            (0, true) => format!("; {} cuts", fit.cuts),
+            (0, true) => format!(
+                "; {} cuts ({:.2} s decoding, {:.2} s in the working-set problem)",
+                fit.cuts, fit.decode_seconds, fit.master_seconds
+            ),
             (0, false) => format!(
-                "; {} cuts; development score {:.2}",
-                fit.cuts, fit.dev_scores[0]
+                "; {} cuts ({:.2} s decoding, {:.2} s in the working-set problem); \
+                 development score {:.2}",
+                fit.cuts, fit.decode_seconds, fit.master_seconds, fit.dev_scores[0]
             ),
             (e, true) => format!("; epoch {e} kept"),
             (e, false) => format!(
@@ -332,28 +336,60 @@ fn fit_parsing(
     if data.train.is_empty() {
         return Err(Error::data("the training set has no sentences"));
     }
-    let mut params = online_params(spec, data.train.len());
-    params.averaging = true;
-    let lambda = params.lambda;
+    let n = data.train.len();
+    let (params, cutting_plane, lambda) = match &spec.learner {
+        Learner::Mtl(m) => {
+            use crate::solver::cutting_plane::CuttingPlaneParams;
+            let c = cutting_plane_c(spec.strength, n);
+            let cp = CuttingPlaneParams {
+                c,
+                epsilon: m.epsilon,
+                max_iter: m.max_iter,
+                ..CuttingPlaneParams::default()
+            };
+            let params = OnlineParams {
+                seed: spec.seed,
+                ..OnlineParams::default()
+            };
+            (params, Some((cp, m.q)), 1.0 / c)
+        }
+        _ => {
+            let mut params = online_params(spec, n);
+            params.averaging = true;
+            let lambda = params.lambda;
+            (params, None, lambda)
+        }
+    };
     let parser = ParserSpec {
         support: data.support,
         trees: data.trees,
         params,
         labels: true,
+        cutting_plane,
     };
     let dev = (!data.dev.is_empty()).then_some(data.dev.as_slice());
     let fit = fit_parser(&data.train, dev, data.templates.clone(), &parser, observer)?;
-    let mut notes = vec![format!(
-        "features indexed in {:.2} s; epoch {} of {} kept{}",
-        fit.index_seconds,
-        fit.best_epoch,
-        fit.run.steps,
-        if fit.dev_uas.is_empty() {
-            String::new()
-        } else {
-            format!(" (development UAS {:.2})", fit.dev_uas[fit.best_epoch - 1])
-        }
-    )];
+    let dev_note =
+        |uas: Option<&f64>| uas.map_or(String::new(), |u| format!(" (development UAS {u:.2})"));
+    let mut notes = vec![if fit.best_epoch == 0 {
+        format!(
+            "features indexed in {:.2} s; {} cuts ({:.2} s decoding, {:.2} s in the working-set \
+             problem){}",
+            fit.index_seconds,
+            fit.run.steps,
+            fit.decode_seconds,
+            fit.master_seconds,
+            dev_note(fit.dev_uas.first())
+        )
+    } else {
+        format!(
+            "features indexed in {:.2} s; epoch {} of {} kept{}",
+            fit.index_seconds,
+            fit.best_epoch,
+            fit.run.steps,
+            dev_note(fit.dev_uas.get(fit.best_epoch - 1))
+        )
+    }];
     if !spec.standardize {
         notes.push("standardize = false has no effect on a parser".into());
     }

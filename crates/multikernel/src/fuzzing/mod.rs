@@ -7,9 +7,11 @@
 mod model;
 mod strings;
 mod tables;
+mod tagging;
 mod treebank;
 
 pub use model::model_bytes;
 pub use strings::{kernel_spec, regularizer, settings};
 pub use tables::{csv, libsvm, ocr};
+pub use tagging::{columns, crf_templates};
 pub use treebank::{arc_templates, conllu};

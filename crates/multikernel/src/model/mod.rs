@@ -371,7 +371,11 @@ fn tagger_summary(m: &TaggerModel) -> Summary {
             norms.len(),
             norms.len() - kept
         ),
-        columns: vec!["norm".into(), "weights".into()],
+        columns: if m.template_weights.is_empty() {
+            vec!["norm".into(), "weights".into()]
+        } else {
+            vec!["norm".into(), "weights".into(), "mu".into()]
+        },
         ranked: false,
         kernels: m
             .group_names()
@@ -383,7 +387,10 @@ fn tagger_summary(m: &TaggerModel) -> Summary {
                 } else {
                     format!("{name} (pruned)")
                 },
-                values: vec![norms[g], layout.len_of(g) as f64],
+                values: std::iter::once(norms[g])
+                    .chain(std::iter::once(layout.len_of(g) as f64))
+                    .chain(m.template_weights.get(g).copied())
+                    .collect(),
             })
             .collect(),
         notes: Vec::new(),

@@ -117,6 +117,7 @@ fn spec(reg: RegSpec, lambda: f64, cfg: &ParsingConfig) -> ParserSpec {
             shuffle: true,
         },
         labels: true,
+        cutting_plane: None,
     }
 }
 

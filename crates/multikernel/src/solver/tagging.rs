@@ -21,6 +21,9 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
+/// A template whose weight is below this share of the total is pruned (mao-tsang; FORMULAS.md).
+pub const PRUNE_SHARE: f64 = 1e-5;
+
 /// The learner of a tagger.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TaggerLearner {
@@ -31,7 +34,7 @@ pub enum TaggerLearner {
     },
     /// The 1-slack cutting-plane structural SVM with the squared block-norm regularizer
     /// `1/2 (sum_j ||w_j||^q)^(2/q)` over the templates: `q = 2` is the plain l2 structural
-    /// SVM, `1 <= q < 2` multi-template learning (mao-tsang Alg. 1).
+    /// SVM, other `q >= 1` multi-template learning (mao-tsang Alg. 1 and problem (11)).
     CuttingPlane { params: CuttingPlaneParams, q: f64 },
 }
 
@@ -52,6 +55,10 @@ pub struct TaggerModel {
     /// How it was trained (learner and settings, for `inspect`).
     #[serde(default)]
     pub learner: String,
+    /// Multi-template learning: the weight `mu_j` of each group (summing to 1); empty for
+    /// SPOM.
+    #[serde(default)]
+    pub template_weights: Vec<f64>,
 }
 
 impl TaggerModel {
@@ -79,9 +86,18 @@ impl TaggerModel {
             .collect()
     }
 
-    /// Templates with a non-zero weight.
+    /// Templates kept: for multi-template learning those with `mu_j / sum mu >= 1e-5`
+    /// ([`PRUNE_SHARE`]), otherwise those with a non-zero group norm.
     pub fn templates_kept(&self) -> usize {
-        self.group_norms().iter().filter(|&&n| n > 0.0).count()
+        if self.template_weights.is_empty() {
+            self.group_norms().iter().filter(|&&n| n > 0.0).count()
+        } else {
+            let total: f64 = self.template_weights.iter().sum();
+            self.template_weights
+                .iter()
+                .filter(|&&m| total > 0.0 && m / total >= PRUNE_SHARE)
+                .count()
+        }
     }
 
     /// Checks the stored sizes and values (a model read from a file).
@@ -96,6 +112,15 @@ impl TaggerModel {
         }
         if self.weights.iter().any(|w| !w.is_finite()) {
             return Err("the tagger has a weight that is not finite".into());
+        }
+        if !self.template_weights.is_empty()
+            && (self.template_weights.len() != self.featurizer.layout().n_groups()
+                || self
+                    .template_weights
+                    .iter()
+                    .any(|m| !(m.is_finite() && *m >= 0.0)))
+        {
+            return Err("the tagger's template weights are not one number >= 0 per group".into());
         }
         Ok(())
     }
@@ -194,6 +219,9 @@ pub struct TaggerFit {
     /// Cutting plane: cuts in the working set and `J(w)` at the end.
     pub cuts: usize,
     pub objective: f64,
+    /// Cutting plane: seconds in loss-augmented decoding and in the working-set problem.
+    pub decode_seconds: f64,
+    pub master_seconds: f64,
 }
 
 /// Trains a tagger on `train` (labels in the last column) with `templates`; with `dev`,
@@ -213,8 +241,8 @@ pub fn fit_tagger(
         TaggerLearner::Online { params, .. } => params.validate()?,
         TaggerLearner::CuttingPlane { params, q } => {
             params.validate()?;
-            if !(1.0..=2.0).contains(q) {
-                return Err(Error::param("q", q, "a block norm 1 <= q <= 2"));
+            if !(q.is_finite() && *q >= 1.0) {
+                return Err(Error::param("q", q, "a finite block norm q >= 1"));
             }
         }
     }
@@ -253,6 +281,7 @@ pub fn fit_tagger(
                             featurizer: featurizer.clone(),
                             weights: w.clone(),
                             learner: String::new(),
+                            template_weights: Vec::new(),
                         };
                         let s = m.dev_score(d)?;
                         dev_scores.push(s);
@@ -280,6 +309,7 @@ pub fn fit_tagger(
                 model: TaggerModel {
                     featurizer,
                     weights,
+                    template_weights: Vec::new(),
                     learner: format!(
                         "SPOM, {} loss, reg {}, lambda {:e}, averaged epoch {best_epoch}",
                         loss, params.reg, params.lambda
@@ -292,17 +322,17 @@ pub fn fit_tagger(
                 train_seconds: t.elapsed().as_secs_f64() - eval_seconds,
                 cuts: 0,
                 objective: f64::NAN,
+                decode_seconds: 0.0,
+                master_seconds: 0.0,
             })
         }
         TaggerLearner::CuttingPlane { params: p, q } => {
-            if *q != 2.0 {
-                return Err(Error::unsupported("q < 2 needs the multi-template master"));
-            }
-            let (cp, run) = cutting_plane::fit(&task, p, observer)?;
+            let (cp, run, mu) = cutting_plane::fit_block_norm(&task, p, *q, observer)?;
             let train_seconds = t.elapsed().as_secs_f64();
             let model = TaggerModel {
                 featurizer,
                 weights: cp.weights,
+                template_weights: mu,
                 learner: format!(
                     "cutting plane, q {q}, C {:e}, epsilon {:e}, {} cuts",
                     p.c, p.epsilon, cp.cuts
@@ -321,6 +351,8 @@ pub fn fit_tagger(
                 train_seconds,
                 cuts: cp.cuts,
                 objective: cp.objective,
+                decode_seconds: cp.decode_seconds,
+                master_seconds: cp.master_seconds,
             })
         }
     }

@@ -22,7 +22,10 @@
 //! (mao-tsang problem (6)); cuts keep the global index layout of the task's explicit groups so
 //! that per-group blocks are at hand.
 
+pub mod block_master;
 pub mod qp;
+
+pub use block_master::BlockNormMaster;
 
 use crate::error::{Error, Result};
 use crate::features::{GroupLayout, SparseVector};
@@ -32,6 +35,7 @@ use crate::task::structured::{
 };
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::time::Instant;
 
 /// Hyper-parameters of the cutting-plane loop.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -107,7 +111,17 @@ pub struct MasterSolution {
 /// it computed for earlier ones.
 pub trait MasterProblem {
     fn solve(&mut self, cuts: &[Cut], c: f64, dim: usize) -> Result<MasterSolution>;
+
+    /// The multipliers of the last solve, one per cut.
+    fn alpha(&self) -> &[f64];
+
+    /// Forgets the cuts whose `keep` entry is false (the loop drops them from its working
+    /// set too), keeping what it cached for the others.
+    fn retain(&mut self, keep: &[bool]);
 }
+
+/// A cut whose multiplier stayed 0 for this many consecutive solves leaves the working set.
+pub const INACTIVE_SOLVES: usize = 10;
 
 /// The l2 master: the dual QP over the capped simplex ([`qp::solve`]), the Gram matrix of the
 /// cuts kept between calls and warm-started from the previous multipliers.
@@ -128,17 +142,39 @@ impl L2Master {
             max_iter,
         }
     }
-
-    /// The multipliers of the last solve.
-    pub fn alpha(&self) -> &[f64] {
-        &self.alpha
-    }
 }
 
 impl MasterProblem for L2Master {
+    fn alpha(&self) -> &[f64] {
+        &self.alpha
+    }
+
+    fn retain(&mut self, keep: &[bool]) {
+        let rows = std::mem::take(&mut self.gram);
+        self.gram = rows
+            .into_iter()
+            .enumerate()
+            .filter(|(r, _)| keep[*r])
+            .map(|(_, row)| {
+                row.into_iter()
+                    .enumerate()
+                    .filter(|(s, _)| keep[*s])
+                    .map(|(_, v)| v)
+                    .collect()
+            })
+            .collect();
+        self.alpha = self
+            .alpha
+            .iter()
+            .zip(keep)
+            .filter(|(_, k)| **k)
+            .map(|(a, _)| *a)
+            .collect();
+    }
+
     fn solve(&mut self, cuts: &[Cut], c: f64, dim: usize) -> Result<MasterSolution> {
         for r in self.gram.len()..cuts.len() {
-            let row: Vec<f64> = (0..=r).map(|s| cuts[r].a.dot_sparse(&cuts[s].a)).collect();
+            let row = gram_row(cuts, r, dim);
             self.gram.push(row);
         }
         let r = cuts.len();
@@ -170,6 +206,17 @@ impl MasterProblem for L2Master {
     }
 }
 
+/// `<a_r, a_s>` for `s = 0..=r`: cut `r` scattered into a dense vector of length `dim`,
+/// then each earlier cut's entries gathered from it (cuts in parallel).
+pub fn gram_row(cuts: &[Cut], r: usize, dim: usize) -> Vec<f64> {
+    let mut dense = vec![0.0; dim];
+    cuts[r].a.add_scaled_to(&mut dense, 1.0);
+    (0..=r)
+        .into_par_iter()
+        .map(|s| cuts[s].a.iter().map(|(j, v)| v * dense[j]).sum())
+        .collect()
+}
+
 /// What the cutting-plane loop returns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CuttingPlaneModel {
@@ -180,13 +227,20 @@ pub struct CuttingPlaneModel {
     /// `||w_g||` per group.
     pub group_norms: Vec<f64>,
     pub params: CuttingPlaneParams,
-    /// Cuts in the working set at the end.
+    /// Cuts added in all (the working set drops cuts inactive for [`INACTIVE_SOLVES`]
+    /// solves).
     pub cuts: usize,
     /// `J(w) = 1/2 ||w||^2 + C R_emp(w)` of the returned weights (NaN when cancelled before
     /// the first evaluation).
     pub objective: f64,
     /// `R_emp(w)`, the average structured hinge loss of the returned weights.
     pub empirical_risk: f64,
+    /// Seconds in loss-augmented decoding (building the cuts).
+    #[serde(default)]
+    pub decode_seconds: f64,
+    /// Seconds in the working-set problem (the master: QP, QCQP).
+    #[serde(default)]
+    pub master_seconds: f64,
 }
 
 impl CuttingPlaneModel {
@@ -199,10 +253,14 @@ impl CuttingPlaneModel {
 }
 
 /// The most violated constraint at `w`; `None` when the observer stopped the run.
+///
+/// Each example's difference `Phi(x_i, y_i) - Phi(x_i, y_hat_i)` is taken in part space
+/// first, where equal parts cancel exactly (a token labelled right adds nothing), and only
+/// then mapped to the parameters and summed; the sum is scaled by `1/n` at the end. So a cut
+/// holds the features of the mistakes only, not round-off residue of every gold feature.
 fn separation<T: StructuredTask + ?Sized>(
     task: &T,
     w: &[f64],
-    gold: &[f64],
     observer: &(impl Observer + ?Sized),
 ) -> Result<Option<Cut>> {
     let n = task.n_examples();
@@ -216,30 +274,43 @@ fn separation<T: StructuredTask + ?Sized>(
                 }
                 explicit_scores(task, i, w, scores)?;
                 let aug = task.loss_augmented_decode(i, scores);
-                Ok(Some((
-                    explicit_feature(task, i, &aug.feature),
-                    task.cost(i, &aug.output),
-                )))
+                let cost = task.cost(i, &aug.output);
+                if aug.output == *task.gold(i) {
+                    return Ok(Some((SparseVector::new(), cost)));
+                }
+                let diff = task
+                    .joint_feature(i, task.gold(i))
+                    .combine(1.0, &aug.feature, -1.0)
+                    .pruned();
+                Ok(Some((explicit_feature(task, i, &diff), cost)))
             },
         )
         .collect::<Result<_>>()?;
-    let mut a = gold.to_vec();
+    let mut a = vec![0.0; w.len()];
+    let mut touched = Vec::new();
     let mut b = 0.0;
-    let inv = 1.0 / n as f64;
     for f in found {
         let Some((phi, cost)) = f else {
             return Ok(None);
         };
-        phi.add_scaled_to(&mut a, -inv);
+        for (j, v) in phi.iter() {
+            if a[j] == 0.0 {
+                touched.push(j);
+            }
+            a[j] += v;
+        }
         b += cost;
     }
-    let a = a
+    touched.sort_unstable();
+    touched.dedup();
+    let inv = 1.0 / n as f64;
+    let entries = touched
         .into_iter()
-        .enumerate()
-        .filter(|(_, v)| *v != 0.0)
+        .filter(|&j| a[j] != 0.0)
+        .map(|j| (j, a[j] * inv))
         .collect();
     Ok(Some(Cut {
-        a: SparseVector::from_sorted(a).unwrap_or_default(),
+        a: SparseVector::from_sorted(entries).unwrap_or_default(),
         b: b * inv,
     }))
 }
@@ -260,6 +331,53 @@ pub fn fit<T: StructuredTask + ?Sized>(
         observer,
     )
 }
+
+/// The cutting plane with the squared block norm `1/2 (sum_j ||w_j||^q)^(2/q)` over the
+/// task's explicit groups (mao-tsang Alg. 1; `q = 2`: the plain l2 structural SVM, [`fit`];
+/// other `q >= 1`: [`BlockNormMaster`]). Returns the model, the run, and the template weights
+/// `mu_j = ||w_j|| / sum_k ||w_k||` (for `q = 1` the QCQP's duals, which agree); templates
+/// with `mu_j / sum mu <` [`PRUNE_SHARE`] are pruned (their weights set to 0).
+pub fn fit_block_norm<T: StructuredTask + ?Sized>(
+    task: &T,
+    params: &CuttingPlaneParams,
+    q: f64,
+    observer: &(impl Observer + ?Sized),
+) -> Result<(CuttingPlaneModel, RunInfo, Vec<f64>)> {
+    if !(q.is_finite() && q >= 1.0) {
+        return Err(Error::param("q", q, "a finite block norm q >= 1"));
+    }
+    let (mut m, run, mu) = if q == 2.0 {
+        let (m, run) = fit(task, params, observer)?;
+        let total: f64 = m.group_norms.iter().sum();
+        let mu = m
+            .group_norms
+            .iter()
+            .map(|n| if total > 0.0 { n / total } else { 0.0 })
+            .collect();
+        (m, run, mu)
+    } else {
+        let layout = explicit_layout(task);
+        let mut master = BlockNormMaster::new(q, layout, params.qp_tol.max(1e-8), 10_000)?;
+        let (m, run) = fit_with_master(task, params, &mut master, observer)?;
+        let mu = master.mu().to_vec();
+        (m, run, mu)
+    };
+    // Templates with a negligible weight are pruned: their weights set to 0.
+    let total: f64 = mu.iter().sum();
+    for (g, &share) in mu.iter().enumerate() {
+        if total > 0.0 && share / total < PRUNE_SHARE {
+            m.weights[m.layout.range(g)]
+                .iter_mut()
+                .for_each(|v| *v = 0.0);
+            m.group_norms[g] = 0.0;
+        }
+    }
+    Ok((m, run, mu))
+}
+
+/// A template whose weight `mu_j` is below this share of `sum mu` is pruned (mao-tsang;
+/// FORMULAS.md).
+pub const PRUNE_SHARE: f64 = 1e-5;
 
 /// [`fit`] with any master problem (the multi-template learner's seam).
 pub fn fit_with_master<T: StructuredTask + ?Sized>(
@@ -282,37 +400,57 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
     check_parts(task)?;
     let layout = explicit_layout(task);
     let dim = layout.total();
-    // (1/n) sum_i Phi(x_i, y_i) in parameter space: the gold half of every cut.
-    let mut gold = vec![0.0; dim];
-    for i in 0..n {
-        explicit_feature(task, i, &task.joint_feature(i, task.gold(i)))
-            .add_scaled_to(&mut gold, 1.0 / n as f64);
-    }
     let c = params.c;
+    let mut decode_seconds = 0.0;
+    let mut master_seconds = 0.0;
+    // Cuts added so far, and for each cut in the working set the solves it has stayed
+    // inactive (multiplier 0) for.
+    let mut added = 0;
+    let mut idle: Vec<usize> = Vec::new();
     let mut w = vec![0.0; dim];
     let mut cuts: Vec<Cut> = Vec::new();
     let mut rec = RunRecorder::new(StepUnit::Iteration, Some(params.max_iter as u64));
     let mut objective = f64::NAN;
     let mut risk = f64::NAN;
     let status = loop {
-        let Some(cut) = separation(task, &w, &gold, observer)? else {
+        let t = Instant::now();
+        let found = separation(task, &w, observer)?;
+        decode_seconds += t.elapsed().as_secs_f64();
+        let Some(cut) = found else {
             break RunStatus::Cancelled;
         };
         risk = (cut.b - cut.a.dot(&w)).max(0.0);
         let sqnorm: f64 = w.iter().map(|v| v * v).sum();
         objective = 0.5 * sqnorm + c * risk;
-        let xi = cuts.iter().map(|k| k.b - k.a.dot(&w)).fold(0.0, f64::max);
+        let xi = cuts
+            .par_iter()
+            .map(|k| k.b - k.a.dot(&w))
+            .reduce(|| 0.0, f64::max);
         if rec.step(Some(objective), observer) == Control::Stop {
             break RunStatus::Cancelled;
         }
         if risk <= xi + params.epsilon {
             break RunStatus::Converged;
         }
-        if cuts.len() >= params.max_iter {
+        if added >= params.max_iter {
             break RunStatus::IterationLimit;
         }
         cuts.push(cut);
+        idle.push(0);
+        let t = Instant::now();
         w = master.solve(&cuts, c, dim)?.w;
+        master_seconds += t.elapsed().as_secs_f64();
+        added += 1;
+        for (k, a) in idle.iter_mut().zip(master.alpha()) {
+            *k = if *a > 0.0 { 0 } else { *k + 1 };
+        }
+        if idle.iter().any(|&k| k >= INACTIVE_SOLVES) {
+            let keep: Vec<bool> = idle.iter().map(|&k| k < INACTIVE_SOLVES).collect();
+            master.retain(&keep);
+            let mut it = keep.iter();
+            cuts.retain(|_| *it.next().unwrap_or(&true));
+            idle.retain(|&k| k < INACTIVE_SOLVES);
+        }
     };
     let group_norms = (0..layout.n_groups())
         .map(|g| w[layout.range(g)].iter().map(|v| v * v).sum::<f64>().sqrt())
@@ -323,9 +461,11 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
         group_norms,
         layout,
         params: params.clone(),
-        cuts: cuts.len(),
+        cuts: added,
         objective,
         empirical_risk: risk,
+        decode_seconds,
+        master_seconds,
     };
     Ok((model, rec.finish(status)))
 }

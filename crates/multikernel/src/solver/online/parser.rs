@@ -10,6 +10,7 @@
 
 use crate::error::{Error, Result};
 use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
+use crate::solver::cutting_plane::{fit_block_norm, CuttingPlaneParams};
 use crate::solver::online::arc_labels::{default_label_templates, train_labeler, ArcLabeler};
 use crate::solver::online::engine::OnlineLearner;
 use crate::solver::online::params::OnlineParams;
@@ -45,6 +46,10 @@ pub struct ParserSpec {
     pub params: OnlineParams,
     /// Train the relation labeler too (when the training sentences have relations).
     pub labels: bool,
+    /// Train the arcs by the 1-slack cutting plane with this block norm `q` over the
+    /// templates (multi-template learning, mao-tsang Alg. 1; `q = 2` the l2 structural SVM)
+    /// instead of SPOM.
+    pub cutting_plane: Option<(CuttingPlaneParams, f64)>,
 }
 
 /// Passes of the relation labeler over the training arcs.
@@ -148,7 +153,7 @@ impl ParserModel {
 #[derive(Debug, Clone)]
 pub struct ParserFit {
     pub model: ParserModel,
-    /// The epoch whose averaged weights were kept (1-based).
+    /// The epoch whose averaged weights were kept (1-based; 0 for the cutting plane).
     pub best_epoch: usize,
     /// Status (completed, or cancelled by the observer), epochs run, seconds.
     pub run: RunInfo,
@@ -161,6 +166,11 @@ pub struct ParserFit {
     pub epoch_seconds: Vec<f64>,
     /// Seconds to train the relation labeler (0 without relations).
     pub labeler_seconds: f64,
+    /// Cutting plane: the template weights `mu` (empty for SPOM), and the seconds in
+    /// loss-augmented decoding and in the working-set problem.
+    pub template_weights: Vec<f64>,
+    pub decode_seconds: f64,
+    pub master_seconds: f64,
 }
 
 /// Trains a parser on `train` (gold heads required) with `templates`; with `dev`, keeps the
@@ -207,6 +217,34 @@ fn fit_with<D: TreeDecoder + Clone>(
         .map(|d| tree_task(&featurizer, d, decoder.clone()))
         .transpose()?;
     let index_seconds = start.elapsed().as_secs_f64();
+    if let Some((cp, q)) = &spec.cutting_plane {
+        let t = Instant::now();
+        let (m, run, mu) = fit_block_norm(&task, cp, *q, observer)?;
+        let train_seconds = t.elapsed().as_secs_f64();
+        let dev_uas = match &dev_task {
+            Some(d) => vec![100.0 * evaluate_explicit(d, &m.weights)?.value()],
+            None => Vec::new(),
+        };
+        let t = Instant::now();
+        let labeler = train_labels(train, spec)?;
+        return Ok(ParserFit {
+            labeler_seconds: t.elapsed().as_secs_f64(),
+            model: ParserModel {
+                featurizer,
+                weights: m.weights,
+                trees: spec.trees,
+                labeler,
+            },
+            best_epoch: 0,
+            run,
+            dev_uas,
+            index_seconds,
+            epoch_seconds: vec![train_seconds],
+            template_weights: mu,
+            decode_seconds: m.decode_seconds,
+            master_seconds: m.master_seconds,
+        });
+    }
     let adapter = StructuredOnline::new(&task, StructLoss::Hinge)?;
     let params = OnlineParams {
         epochs: 1,
@@ -252,16 +290,7 @@ fn fit_with<D: TreeDecoder + Clone>(
         ));
     };
     let t = Instant::now();
-    let labeler = if spec.labels && train.iter().all(|s| s.deprels.is_some()) {
-        Some(train_labeler(
-            train,
-            default_label_templates(),
-            LABELER_EPOCHS,
-            spec.params.seed,
-        )?)
-    } else {
-        None
-    };
+    let labeler = train_labels(train, spec)?;
     let labeler_seconds = t.elapsed().as_secs_f64();
     Ok(ParserFit {
         labeler_seconds,
@@ -276,5 +305,22 @@ fn fit_with<D: TreeDecoder + Clone>(
         dev_uas,
         index_seconds,
         epoch_seconds,
+        template_weights: Vec::new(),
+        decode_seconds: 0.0,
+        master_seconds: 0.0,
     })
+}
+
+/// The relation labeler, when asked for and the training sentences have relations.
+fn train_labels(train: &[ParseSentence], spec: &ParserSpec) -> Result<Option<ArcLabeler>> {
+    if spec.labels && train.iter().all(|s| s.deprels.is_some()) {
+        Ok(Some(train_labeler(
+            train,
+            default_label_templates(),
+            LABELER_EPOCHS,
+            spec.params.seed,
+        )?))
+    } else {
+        Ok(None)
+    }
 }

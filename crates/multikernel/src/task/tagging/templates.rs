@@ -10,7 +10,8 @@
 //! the boundary tokens `_B-1`, `_B-2`, ... before the sentence and `_B+1`, `_B+2`, ... after;
 //! CRF++ 0.58 allows `|row| <= 8`.
 //!
-//! Errors (with file and line) for what CRF++ refuses: another first letter ("unknown type"),
+//! Carriage returns at the end of a line are dropped (Windows line ends; CRF++ would keep
+//! them inside the feature strings). Errors (with file and line) for what CRF++ refuses: another first letter ("unknown type"),
 //! a `%` not followed by `x`, a malformed `[row,col]`, `|row| > 8`; [`TemplateFile::check_columns`]
 //! refuses a column the data does not have (CRF++ fails on it at the first sentence).
 
@@ -213,7 +214,7 @@ impl TemplateFile {
         let mut templates = Vec::new();
         let mut lines = Vec::new();
         for (line, text) in Lines::new(bytes) {
-            let text = text.map_err(|()| utf8_err(path, line))?;
+            let text = text.map_err(|()| utf8_err(path, line))?.trim_end_matches('\r');
             if text.is_empty() || text.starts_with('#') {
                 continue;
             }

@@ -1,0 +1,75 @@
+//! Column files and CRF++ template files.
+
+use crate::data::columns::{parse_columns, write_columns, write_with_predictions};
+use crate::task::tagging::{TagFeaturizer, TaggingTask, TemplateFile};
+use std::path::Path;
+
+/// Column text: a parsed file writes back to the same sentences, and a tagging task over
+/// its first sentences (labels in the last column, the first column as the only template)
+/// builds and decodes without panicking.
+pub fn columns(data: &[u8]) {
+    let Ok(d) = parse_columns(data, Path::new("fuzz.txt")) else {
+        return;
+    };
+    assert!(d.sentences.iter().all(|s| !s.is_empty()));
+    assert!(d
+        .sentences
+        .iter()
+        .flat_map(|s| &s.tokens)
+        .all(|t| t.len() == d.n_columns && t.iter().all(|c| !c.is_empty())));
+    let mut out = Vec::new();
+    write_columns(&mut out, &d.sentences).expect("writing to memory");
+    let again = parse_columns(&out, Path::new("written")).expect("written columns parse");
+    assert_eq!(again.n_columns, d.n_columns);
+    assert_eq!(again.sentences.len(), d.sentences.len());
+    for (a, b) in again.sentences.iter().zip(&d.sentences) {
+        assert_eq!(a.tokens, b.tokens);
+    }
+    let pred: Vec<Vec<String>> = d
+        .sentences
+        .iter()
+        .map(|s| s.tokens.iter().map(|t| t[0].clone()).collect())
+        .collect();
+    let mut out = Vec::new();
+    write_with_predictions(&mut out, &d.sentences, &pred).expect("lengths match");
+    let train: Vec<_> = d.sentences.iter().take(8).cloned().collect();
+    let tpl = TemplateFile::parse(b"U0:%x[0,0]/%x[-1,0]\nB\n", Path::new("t")).expect("valid");
+    if let Ok(f) = TagFeaturizer::fit(tpl, &train, 1) {
+        let task = TaggingTask::new(&f, &train).expect("training sentences index");
+        assert_eq!(
+            crate::task::structured::StructuredTask::n_examples(&task),
+            train.len()
+        );
+    }
+}
+
+/// CRF++ template text: a parsed file prints back to itself, and every template expands on
+/// a short sentence (rows outside it read boundary tokens) without panicking.
+pub fn crf_templates(data: &[u8]) {
+    let Ok(f) = TemplateFile::parse(data, Path::new("fuzz.templates")) else {
+        return;
+    };
+    let printed = f.to_text();
+    let again = TemplateFile::parse(printed.as_bytes(), Path::new("printed"))
+        .unwrap_or_else(|e| panic!("printed templates do not parse: {e}\n{printed}"));
+    assert_eq!(again.templates, f.templates);
+    let width = f
+        .templates
+        .iter()
+        .map(|t| t.columns_needed())
+        .max()
+        .unwrap_or(0)
+        .min(64);
+    if f.check_columns(width).is_ok() {
+        let tokens: Vec<Vec<String>> = (0..3)
+            .map(|i| (0..width).map(|c| format!("t{i}c{c}")).collect())
+            .collect();
+        let mut buf = String::new();
+        for t in &f.templates {
+            for pos in 0..3 {
+                t.expand(3, pos, |i, c| &tokens[i][c], &mut buf);
+                assert!(buf.starts_with(['U', 'B']));
+            }
+        }
+    }
+}

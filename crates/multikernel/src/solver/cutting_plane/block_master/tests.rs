@@ -1,0 +1,213 @@
+use super::*;
+use crate::features::SparseVector;
+use crate::solver::cutting_plane::{qp, L2Master};
+use rand::{Rng, SeedableRng};
+
+/// Random cuts over `groups` groups of `width` parameters each.
+fn instance(seed: u64, groups: usize, width: usize, cuts: usize) -> (GroupLayout, Vec<Cut>) {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let layout = GroupLayout::new(vec![width; groups]);
+    let dim = groups * width;
+    let cuts = (0..cuts)
+        .map(|_| {
+            let mut pairs = Vec::new();
+            for j in 0..dim {
+                if rng.gen_bool(0.6) {
+                    pairs.push((j, rng.gen_range(-1.0..1.0)));
+                }
+            }
+            Cut {
+                a: SparseVector::from_pairs(pairs),
+                b: rng.gen_range(0.1..1.0),
+            }
+        })
+        .collect();
+    (layout, cuts)
+}
+
+/// `1/2 (sum_j ||w_j||^q)^(2/q) + C max(0, max_r (b_r - <w, a_r>))`.
+fn primal(layout: &GroupLayout, cuts: &[Cut], w: &[f64], c: f64, q: f64) -> f64 {
+    let s: f64 = (0..layout.n_groups())
+        .map(|g| {
+            w[layout.range(g)]
+                .iter()
+                .map(|v| v * v)
+                .sum::<f64>()
+                .sqrt()
+                .powf(q)
+        })
+        .sum();
+    let worst = cuts.iter().map(|k| k.b - k.a.dot(w)).fold(0.0, f64::max);
+    0.5 * s.powf(2.0 / q) + c * worst
+}
+
+/// The l2 dual's value with the Gram `sum_j mu_j Q^j` (the inner problem of MKL at fixed
+/// template weights), by the independent SMO solver of `qp`.
+fn l2_value_at(layout: &GroupLayout, cuts: &[Cut], mu: &[f64], c: f64) -> f64 {
+    let r = cuts.len();
+    let mut g = vec![0.0; r * r];
+    for i in 0..r {
+        for j in 0..r {
+            g[i * r + j] = (0..layout.n_groups())
+                .map(|grp| {
+                    let range = layout.range(grp);
+                    let restrict = |a: &SparseVector| {
+                        SparseVector::from_pairs(
+                            a.iter().filter(|(k, _)| range.contains(k)).collect(),
+                        )
+                    };
+                    mu[grp] * restrict(&cuts[i].a).dot_sparse(&restrict(&cuts[j].a))
+                })
+                .sum();
+        }
+    }
+    let b: Vec<f64> = cuts.iter().map(|k| k.b).collect();
+    qp::solve(&g, &b, c, &[], 1e-12, 1_000_000).value
+}
+
+/// q = 1: the QCQP's value is the minimum over the template weights of the l2 dual value
+/// (min-max of MKL), found here by a grid over the simplex of 2 or 3 templates.
+#[test]
+fn qcqp_value_equals_the_minimum_over_template_weights() {
+    for seed in 0..6 {
+        let groups = 2 + (seed as usize % 2);
+        let (layout, cuts) = instance(seed, groups, 3, 3 + seed as usize);
+        let c = 0.5 + seed as f64;
+        let mut m = BlockNormMaster::new(1.0, layout.clone(), 1e-10, 500).unwrap();
+        let sol = m.solve(&cuts, c, layout.total()).unwrap();
+        let steps = 60;
+        let mut best = f64::INFINITY;
+        for i in 0..=steps {
+            for j in 0..=(if groups == 3 { steps - i } else { 0 }) {
+                let mut mu = vec![i as f64 / steps as f64];
+                if groups == 3 {
+                    mu.push(j as f64 / steps as f64);
+                }
+                let rest = 1.0 - mu.iter().sum::<f64>();
+                mu.push(rest.max(0.0));
+                best = best.min(l2_value_at(&layout, &cuts, &mu, c));
+            }
+        }
+        // The grid's minimum is above the true minimum by at most the grid's resolution.
+        assert!(
+            sol.value <= best + 1e-7,
+            "seed {seed}: {} > {best}",
+            sol.value
+        );
+        assert!(
+            sol.value >= best - 0.05 * best.abs() - 1e-6,
+            "seed {seed}: {} << {best}",
+            sol.value
+        );
+        let mu = m.mu();
+        assert!((mu.iter().sum::<f64>() - 1.0).abs() < 1e-6);
+        // The value at the QCQP's own template weights is the QCQP's value.
+        let at_mu = l2_value_at(&layout, &cuts, mu, c);
+        assert!(
+            (at_mu - sol.value).abs() < 1e-5 * (1.0 + sol.value.abs()),
+            "seed {seed}: {at_mu} vs {}",
+            sol.value
+        );
+    }
+}
+
+/// Strong duality: the primal objective at the returned weights equals the dual value.
+#[test]
+fn primal_at_the_recovered_weights_equals_the_dual_value() {
+    for q in [1.0, 4.0 / 3.0, 1.5, 2.0, 4.0] {
+        for seed in 10..14 {
+            let (layout, cuts) = instance(seed, 3, 4, 6);
+            let c = 2.0;
+            let mut m = BlockNormMaster::new(q, layout.clone(), 1e-12, 20_000).unwrap();
+            let sol = m.solve(&cuts, c, layout.total()).unwrap();
+            let p = primal(&layout, &cuts, &sol.w, c, q);
+            assert!(
+                (p - sol.value).abs() < 1e-5 * (1.0 + p.abs()),
+                "q {q} seed {seed}: primal {p} vs dual {}",
+                sol.value
+            );
+        }
+    }
+}
+
+fn l2_w(cuts: &[Cut], c: f64, dim: usize) -> Vec<f64> {
+    L2Master::new(1e-13, 1_000_000)
+        .solve(cuts, c, dim)
+        .unwrap()
+        .w
+}
+
+fn close(a: &[f64], b: &[f64], tol: f64) -> bool {
+    a.iter()
+        .zip(b)
+        .all(|(x, y)| (x - y).abs() <= tol * (1.0 + x.abs()))
+}
+
+/// One template (q = 1) and q = 2 (any number of templates) are the plain l2 problem.
+#[test]
+fn one_template_and_q2_are_the_l2_structural_svm() {
+    for seed in 20..24 {
+        let (layout, cuts) = instance(seed, 1, 6, 5);
+        let mut m = BlockNormMaster::new(1.0, layout.clone(), 1e-12, 500).unwrap();
+        let w = m.solve(&cuts, 1.5, 6).unwrap().w;
+        let l2 = l2_w(&cuts, 1.5, 6);
+        let (pw, pl) = (
+            primal(&layout, &cuts, &w, 1.5, 2.0),
+            primal(&layout, &cuts, &l2, 1.5, 2.0),
+        );
+        assert!(
+            close(&w, &l2, 1e-6),
+            "one template, seed {seed}: {pw} vs {pl}"
+        );
+        let (layout, cuts) = instance(seed, 4, 3, 7);
+        let mut m = BlockNormMaster::new(2.0, layout.clone(), 1e-13, 50_000).unwrap();
+        let w = m.solve(&cuts, 1.5, 12).unwrap().w;
+        assert!(close(&w, &l2_w(&cuts, 1.5, 12), 1e-5), "q = 2, seed {seed}");
+    }
+}
+
+/// Cuts appended between solves (cached Grams) give what a fresh master gives; dropping
+/// cuts keeps the caches of the others.
+#[test]
+fn appended_and_dropped_cuts_match_a_fresh_master() {
+    for q in [1.0, 1.5] {
+        let (layout, cuts) = instance(31, 3, 3, 6);
+        let dim = layout.total();
+        let mut inc = BlockNormMaster::new(q, layout.clone(), 1e-12, 20_000).unwrap();
+        for r in 1..=cuts.len() {
+            inc.solve(&cuts[..r], 1.0, dim).unwrap();
+        }
+        let mut fresh = BlockNormMaster::new(q, layout.clone(), 1e-12, 20_000).unwrap();
+        let a = inc.solve(&cuts, 1.0, dim).unwrap();
+        let b = fresh.solve(&cuts, 1.0, dim).unwrap();
+        assert!((a.value - b.value).abs() < 1e-7 * (1.0 + a.value.abs()));
+        let keep = [true, false, true, true, false, true];
+        inc.retain(&keep);
+        let kept: Vec<Cut> = cuts
+            .iter()
+            .zip(keep)
+            .filter(|(_, k)| *k)
+            .map(|(c, _)| c.clone())
+            .collect();
+        let a = inc.solve(&kept, 1.0, dim).unwrap();
+        let b = BlockNormMaster::new(q, layout.clone(), 1e-12, 20_000)
+            .unwrap()
+            .solve(&kept, 1.0, dim)
+            .unwrap();
+        assert!((a.value - b.value).abs() < 1e-7 * (1.0 + a.value.abs()));
+    }
+}
+
+#[test]
+fn capped_simplex_projection() {
+    let mut x = vec![0.5, -1.0, 0.2];
+    project_capped_simplex(&mut x, 1.0);
+    assert_eq!(x, vec![0.5, 0.0, 0.2]);
+    let mut x = vec![2.0, 1.0, -3.0];
+    project_capped_simplex(&mut x, 1.0);
+    assert!((x[0] - 1.0).abs() < 1e-15 && x[1] == 0.0 && x[2] == 0.0);
+    let mut x = vec![0.8, 0.8];
+    project_capped_simplex(&mut x, 1.0);
+    assert!((x[0] - 0.5).abs() < 1e-15 && (x[1] - 0.5).abs() < 1e-15);
+    assert!(BlockNormMaster::new(0.5, GroupLayout::new([1]), 1e-8, 10).is_err());
+}
