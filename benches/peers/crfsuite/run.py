@@ -106,7 +106,7 @@ def main():
     ap.add_argument("dev")
     ap.add_argument("test")
     ap.add_argument("templates")
-    ap.add_argument("--grid", default="0.01,0.03,0.1,0.3,1")
+    ap.add_argument("--grid", default="0.01,0.1,1")
     ap.add_argument("--algos", default="l2,l1")
     ap.add_argument("--max-iter", type=int, default=200)
     ap.add_argument("--model", default="target/peers/crfsuite.model")

@@ -335,6 +335,50 @@ pub enum ReproduceCommand {
     /// Dependency parsing with templates as groups (Martins et al. 2011, Sec. 4.2): the
     /// Turkish Web Treebank, web and wiki.
     Parsing(ParsingArgs),
+    /// Multi-template learning (Mao & Tsang, Sec. 3) against SPOM, the l2 structural SVM and
+    /// the l2 CRF: TWT UPOS tagging with the small and redundant CRF++ template files, and
+    /// parsing (--parsing).
+    Mtl(MtlReproArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct MtlReproArgs {
+    #[command(flatten)]
+    pub common: ReproduceCommon,
+    /// Directory with tr-web.conllu.gz.
+    #[arg(long, default_value = "data/treebank")]
+    pub data_dir: PathBuf,
+    /// Directory with twt-upos-small.templates and twt-upos-redundant.templates.
+    #[arg(long, default_value = "data/tagging")]
+    pub template_dir: PathBuf,
+    /// Template sets (comma separated: small, redundant).
+    #[arg(long, default_value = "small,redundant", value_delimiter = ',')]
+    pub template_sets: Vec<String>,
+    /// Tagging rows (comma separated: mtl, mtl-q4/3, mtl-q2, mtl-q4, spom-l21sq, ssvm-l2,
+    /// crf-l2).
+    #[arg(
+        long,
+        default_value = "mtl,mtl-q4/3,mtl-q2,mtl-q4,spom-l21sq,ssvm-l2,crf-l2",
+        value_delimiter = ','
+    )]
+    pub methods: Vec<String>,
+    /// Also the parsing rows (MTL q = 1 and q = 2 over the parser's 50 arc templates).
+    #[arg(long)]
+    pub parsing: bool,
+    /// The cutting plane's epsilon.
+    #[arg(long, default_value_t = 0.1)]
+    pub eps: f64,
+    /// Cuts at most.
+    #[arg(long, default_value_t = 2000)]
+    pub max_iter: usize,
+    /// SPOM's most epochs (the best on the dev fold is kept).
+    #[arg(long, default_value_t = 10)]
+    pub epochs: usize,
+    /// Rerun the choice of C on the dev fold (grid 0.1, 1, 10 for every row).
+    #[arg(long)]
+    pub cv: bool,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 #[derive(Args, Debug, Clone)]

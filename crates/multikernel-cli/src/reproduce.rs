@@ -1,7 +1,7 @@
 //! `multikernel reproduce ...` and `multikernel demo`: wiring to the library's experiments.
 
 use crate::cli::{
-    DemoArgs, GenerateArgs, GompReproArgs, MirrorDescentArgs, OcrArgs, ParsingArgs,
+    DemoArgs, GenerateArgs, GompReproArgs, MirrorDescentArgs, MtlReproArgs, OcrArgs, ParsingArgs,
     ReproduceCommand, ReproduceCommon, UciArgs,
 };
 use anyhow::{bail, Result};
@@ -18,7 +18,36 @@ pub fn run(cmd: &ReproduceCommand) -> Result<()> {
         ReproduceCommand::Gomp(a) => reproduce_gomp(a),
         ReproduceCommand::MirrorDescent(a) => reproduce_mirror_descent(a),
         ReproduceCommand::Parsing(a) => reproduce_parsing(a),
+        ReproduceCommand::Mtl(a) => reproduce_mtl(a),
     }
+}
+
+fn reproduce_mtl(a: &MtlReproArgs) -> Result<()> {
+    use multikernel::reproduce::mtl::{self, MtlConfig};
+    if a.epochs == 0 || a.max_iter == 0 {
+        bail!("--epochs and --max-iter must be at least 1");
+    }
+    if !(a.eps.is_finite() && a.eps > 0.0) {
+        bail!("--eps must be a positive number, got {}", a.eps);
+    }
+    let cfg = MtlConfig {
+        data_dir: a.data_dir.clone(),
+        template_dir: a.template_dir.clone(),
+        template_sets: a.template_sets.clone(),
+        methods: a.methods.clone(),
+        parsing: a.parsing,
+        epsilon: a.eps,
+        max_iter: a.max_iter,
+        epochs: a.epochs,
+        cv: a.cv,
+        seed: a.seed,
+        out_dir: a.common.out_dir.clone(),
+    };
+    if let Some(d) = &cfg.out_dir {
+        multikernel::io::create_dir(d)?;
+    }
+    let report = mtl::run(&cfg, &mut |line| eprintln!("{line}"))?;
+    finish(&report, &a.common)
 }
 
 fn reproduce_parsing(a: &ParsingArgs) -> Result<()> {

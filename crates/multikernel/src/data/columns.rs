@@ -9,6 +9,8 @@
 //! - a line that starts with a space or a tab but has text on it is refused (CRF++ ends the
 //!   sentence there and drops the line); a line of whitespace only ends a sentence, as in
 //!   CRF++;
+//! - a byte order mark is dropped at the start of every line, not only the file's first
+//!   (files joined by `cat` keep theirs);
 //! - a carriage return separates columns like a space (CRF++ keeps it inside the last
 //!   column of a file with Windows line ends, so that `O\r` is another label than `O`).
 //!
@@ -83,7 +85,10 @@ pub fn parse_columns(bytes: &[u8], path: &Path) -> Result<ColumnData> {
     let mut cur = ColumnSentence::default();
     let mut first_line = 0;
     for (line, text) in Lines::new(bytes) {
-        let text = text.map_err(|()| utf8_err(path, line))?;
+        // A byte order mark may start any line: files concatenated with `cat` keep theirs.
+        let text = text
+            .map_err(|()| utf8_err(path, line))?
+            .trim_start_matches('\u{feff}');
         if text.trim().is_empty() {
             if !cur.tokens.is_empty() {
                 out.sentences.push(std::mem::take(&mut cur));

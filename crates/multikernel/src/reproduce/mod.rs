@@ -99,6 +99,7 @@ impl Report {
 pub mod demo;
 pub mod gomp;
 pub mod mirror_descent;
+pub mod mtl;
 pub mod ocr;
 pub mod parsing;
 pub mod tables;

@@ -302,6 +302,42 @@ impl BlockNormMaster {
                 break;
             }
         }
+        self.polish_smooth(grams, b, c, alpha)
+    }
+
+    /// Polishes the multipliers of `q > 1`: at the optimum, alpha also solves the l2 dual
+    /// with the Gram `sum_j f_j Q^j` (`f_j` the primal factors at alpha: both problems have
+    /// the same gradient there), so the pairwise solver is run on it, the factors updated,
+    /// and so on while the dual value improves (for `q = 2` one round is exact).
+    fn polish_smooth(&self, grams: &[Vec<f64>], b: &[f64], c: f64, start: Vec<f64>) -> Vec<f64> {
+        let r = b.len();
+        let mut alpha = start;
+        let mut bl = blocks(grams, &alpha);
+        let mut d = dual_value_q(&bl, b, &alpha, self.q);
+        for _ in 0..50 {
+            let f = primal_factors(&bl.iter().map(|k| k.norm).collect::<Vec<_>>(), self.q);
+            let mut k = vec![0.0; r * r];
+            for (q, &fj) in grams.iter().zip(&f) {
+                if fj > 0.0 {
+                    for (kv, qv) in k.iter_mut().zip(q) {
+                        *kv += fj * qv;
+                    }
+                }
+            }
+            let next = super::qp::solve(&k, b, c, &alpha, 1e-14, 1_000_000).alpha;
+            let nb = blocks(grams, &next);
+            let nd = dual_value_q(&nb, b, &next, self.q);
+            if nd.is_nan() || nd <= d {
+                break;
+            }
+            let change: f64 = next.iter().zip(&alpha).map(|(x, y)| (x - y).abs()).sum();
+            alpha = next;
+            bl = nb;
+            d = nd;
+            if change <= 1e-14 * c.max(1.0) {
+                break;
+            }
+        }
         alpha
     }
 

@@ -214,7 +214,9 @@ impl TemplateFile {
         let mut templates = Vec::new();
         let mut lines = Vec::new();
         for (line, text) in Lines::new(bytes) {
-            let text = text.map_err(|()| utf8_err(path, line))?.trim_end_matches('\r');
+            let text = text
+                .map_err(|()| utf8_err(path, line))?
+                .trim_end_matches('\r');
             if text.is_empty() || text.starts_with('#') {
                 continue;
             }

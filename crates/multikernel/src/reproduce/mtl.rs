@@ -1,0 +1,413 @@
+//! Multi-template learning (mao-tsang Sec. 3) against SPOM and the l2 baselines on the
+//! Turkish Web Treebank (web part, official split: folds 0-7 train, 8 dev, 9 test):
+//!
+//! - **tagging** (UPOS from the columns of [`crate::task::tagging::convert`]) with the shipped
+//!   small (15 + B) and redundant (90 + B) CRF++ template files: MTL with the block norm
+//!   `q = 1` (problem (6)) and `q` in `{4/3, 2, 4}` (problem (11), the paper's Table 8 grid),
+//!   SPOM with the squared l2,1 regularizer (martins2011 Alg. 1, structured hinge), the l2
+//!   structural SVM and the l2 CRF (both trained by SPOM with the l2 regularizer);
+//! - **parsing** with the parser's 50 arc templates (`--parsing`): MTL `q = 1` and `q = 2`.
+//!
+//! Every learned row picks `C` (which weighs the sum of the losses against the regularizer,
+//! the same meaning for every row) on the dev fold from the same grid [`C_GRID`] through the
+//! selection harness ([`crate::select::Search`], one held-out split, candidates in grid
+//! order), SPOM rows also their epoch; without `--cv` the constants recorded from such a run
+//! are used. The test fold is tagged once. Rows report accuracy (or UAS), templates kept (MTL:
+//! `mu_j / sum mu >= 1e-5`; SPOM: group norm non-zero), seconds, iterations, epsilon, and for
+//! MTL the seconds in decoding and in the working-set QCQP. Template weights are plotted as
+//! in the paper's Figures 5-6 (`mtl-weights-SET.svg`, `.csv`).
+
+use super::{Report, Row};
+use crate::data::columns::ColumnSentence;
+use crate::data::conllu::{read_conllu, select_folds, ConlluSentence, Heads};
+use crate::error::{Error, Result};
+use crate::plot::{LinePlot, Series};
+use crate::prox::RegSpec;
+use crate::select::Search;
+use crate::solver::cutting_plane::CuttingPlaneParams;
+use crate::solver::online::params::{OnlineParams, StepSchedule};
+use crate::solver::online::parser::{fit_parser, ParserSpec, TreeKind};
+use crate::solver::tagging::{fit_tagger, TaggerFit, TaggerLearner, TaggerSpec};
+use crate::task::parse::{score_parses, ParseSentence, Support, TemplateSet};
+use crate::task::structured::StructLoss;
+use crate::task::tagging::convert::{from_conllu, LabelColumn};
+use crate::task::tagging::TemplateFile;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// The values of `C` tried on the dev fold by every learned row.
+pub const C_GRID: [f64; 3] = [0.1, 1.0, 10.0];
+
+/// The tagging rows, in table order.
+pub const TAG_METHODS: [&str; 7] = [
+    "mtl",
+    "mtl-q4/3",
+    "mtl-q2",
+    "mtl-q4",
+    "spom-l21sq",
+    "ssvm-l2",
+    "crf-l2",
+];
+
+/// `C` chosen on the dev fold by `reproduce mtl --cv` (method, small set, redundant set).
+pub const RECORDED_C: [(&str, f64, f64); 7] = [
+    ("mtl", 10.0, 1.0),
+    ("mtl-q4/3", 1.0, 1.0),
+    ("mtl-q2", 1.0, 1.0),
+    ("mtl-q4", 1.0, 1.0),
+    ("spom-l21sq", 10.0, 10.0),
+    ("ssvm-l2", 10.0, 10.0),
+    ("crf-l2", 10.0, 10.0),
+];
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct MtlConfig {
+    /// Directory with `tr-web.conllu.gz`.
+    pub data_dir: PathBuf,
+    /// Directory with `twt-upos-SET.templates`.
+    pub template_dir: PathBuf,
+    /// `small`, `redundant`.
+    pub template_sets: Vec<String>,
+    /// Tagging rows (from [`TAG_METHODS`]).
+    pub methods: Vec<String>,
+    /// Also the parsing rows.
+    pub parsing: bool,
+    /// The cutting plane's epsilon.
+    pub epsilon: f64,
+    /// Cuts at most.
+    pub max_iter: usize,
+    /// SPOM's most epochs (the best on dev is kept).
+    pub epochs: usize,
+    /// Rerun the choice of `C` on the dev fold.
+    pub cv: bool,
+    pub seed: u64,
+    /// Where the template-weight plots go.
+    pub out_dir: Option<PathBuf>,
+}
+
+impl Default for MtlConfig {
+    fn default() -> Self {
+        MtlConfig {
+            data_dir: PathBuf::from("data/treebank"),
+            template_dir: PathBuf::from("data/tagging"),
+            template_sets: vec!["small".into(), "redundant".into()],
+            methods: TAG_METHODS.iter().map(|m| m.to_string()).collect(),
+            parsing: false,
+            epsilon: 0.1,
+            max_iter: 2000,
+            epochs: 10,
+            cv: false,
+            seed: 1,
+            out_dir: None,
+        }
+    }
+}
+
+/// The learner of a tagging row with `C` for `n` training sentences.
+fn learner(method: &str, c: f64, n: usize, cfg: &MtlConfig) -> TaggerLearner {
+    let cp = |q: f64| TaggerLearner::CuttingPlane {
+        params: CuttingPlaneParams {
+            c: c * n as f64,
+            epsilon: cfg.epsilon,
+            max_iter: cfg.max_iter,
+            ..CuttingPlaneParams::default()
+        },
+        q,
+    };
+    let online = |reg: RegSpec, loss: StructLoss| TaggerLearner::Online {
+        params: OnlineParams {
+            lambda: 1.0 / (c * n as f64),
+            reg,
+            eta0: 1.0,
+            schedule: StepSchedule::InvSqrt,
+            epochs: cfg.epochs,
+            seed: cfg.seed,
+            averaging: true,
+            projection: true,
+            shuffle: true,
+        },
+        loss,
+    };
+    match method {
+        "mtl" => cp(1.0),
+        "mtl-q4/3" => cp(4.0 / 3.0),
+        "mtl-q2" => cp(2.0),
+        "mtl-q4" => cp(4.0),
+        "spom-l21sq" => online(RegSpec::L21Sq, StructLoss::Hinge),
+        "ssvm-l2" => online(RegSpec::L2, StructLoss::Hinge),
+        _ => online(RegSpec::L2, StructLoss::Crf),
+    }
+}
+
+/// The template weights of a fit: MTL's `mu`, SPOM's group norms as shares.
+fn weights_of(fit: &TaggerFit) -> Vec<f64> {
+    if !fit.model.template_weights.is_empty() {
+        return fit.model.template_weights.clone();
+    }
+    let norms = fit.model.group_norms();
+    let total: f64 = norms.iter().sum();
+    norms
+        .iter()
+        .map(|n| if total > 0.0 { n / total } else { 0.0 })
+        .collect()
+}
+
+fn split_of(all: &[ConlluSentence], folds: &[usize]) -> Vec<ColumnSentence> {
+    from_conllu(&select_folds(all, folds), LabelColumn::Upos)
+}
+
+/// Runs the experiment; `log` sees progress lines.
+pub fn run(cfg: &MtlConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
+    if let Some(m) = cfg
+        .methods
+        .iter()
+        .find(|m| !TAG_METHODS.contains(&m.as_str()))
+    {
+        return Err(Error::param("methods", m, TAG_METHODS.join(", ")));
+    }
+    if let Some(s) = cfg
+        .template_sets
+        .iter()
+        .find(|s| !["small", "redundant"].contains(&s.as_str()))
+    {
+        return Err(Error::param("template_sets", s, "small or redundant"));
+    }
+    let all = read_conllu(&cfg.data_dir.join("tr-web.conllu.gz"), Heads::Required)?;
+    let train = split_of(&all, &[0, 1, 2, 3, 4, 5, 6, 7]);
+    let dev = split_of(&all, &[8]);
+    let test = split_of(&all, &[9]);
+    let n = train.len();
+    let mut rows = Vec::new();
+    let mut table = String::from(
+        "| templates | method | test acc. | dev acc. | templates kept | C | iterations | epsilon | train s | decode s | QCQP s |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for set in &cfg.template_sets {
+        let templates =
+            TemplateFile::read(&cfg.template_dir.join(format!("twt-upos-{set}.templates")))?;
+        let total = templates.templates.len();
+        let mut curves = Vec::new();
+        for method in &cfg.methods {
+            let grid: Vec<f64> = if cfg.cv {
+                C_GRID.to_vec()
+            } else {
+                let r = RECORDED_C
+                    .iter()
+                    .find(|r| r.0 == method)
+                    .expect("every method has a recorded C");
+                vec![if set == "small" { r.1 } else { r.2 }]
+            };
+            let splits = [()];
+            let lines = std::sync::Mutex::new(Vec::new());
+            let sel = Search::new(&grid, &splits).maximize().run_warm(
+                |_| Ok(()),
+                |&c, _, _| {
+                    let spec = TaggerSpec {
+                        learner: learner(method, c, n, cfg),
+                        min_count: 1,
+                    };
+                    let t = Instant::now();
+                    let fit = fit_tagger(&train, Some(&dev), templates.clone(), &spec, &())?;
+                    let secs = t.elapsed().as_secs_f64();
+                    let score = fit.model.dev_score(&dev)?;
+                    lines.lock().expect("log lines").push(format!(
+                        "{set} {method} C={c}: dev accuracy {score:.2} ({secs:.1} s)"
+                    ));
+                    Ok((score, (fit, secs)))
+                },
+                &(),
+            )?;
+            for l in lines.lock().expect("log lines").drain(..) {
+                log(&l);
+            }
+            let best = sel
+                .best()
+                .ok_or_else(|| Error::Numerical(format!("{method}: no finite dev score")))?;
+            let c = grid[best.candidate];
+            let dev_acc = best.mean;
+            let (fit, secs) = sel.best_output(0).expect("the chosen candidate ran");
+            let (scores, _) = fit.model.evaluate(&test)?;
+            let acc = 100.0 * scores.accuracy();
+            let kept = fit.model.templates_kept();
+            let is_mtl = method.starts_with("mtl");
+            let iterations = if is_mtl { fit.cuts } else { fit.best_epoch };
+            table.push_str(&format!(
+                "| {set} | {method} | {acc:.2} | {dev_acc:.2} | {kept}/{total} | {c} | {iterations} | {} | {secs:.1} | {} | {} |\n",
+                if is_mtl { format!("{}", cfg.epsilon) } else { "-".into() },
+                if is_mtl { format!("{:.1}", fit.decode_seconds) } else { "-".into() },
+                if is_mtl { format!("{:.1}", fit.master_seconds) } else { "-".into() },
+            ));
+            let mut row =
+                Row::from_values(&format!("twt-web-upos-{set}"), method, "accuracy", &[acc])
+                    .with("dev_accuracy", dev_acc)
+                    .with("C", c)
+                    .with("C_grid", grid.clone())
+                    .with("templates_kept", kept)
+                    .with("templates_total", total)
+                    .with("iterations", iterations)
+                    .with("index_seconds", fit.index_seconds);
+            if is_mtl {
+                row = row
+                    .with("epsilon", cfg.epsilon)
+                    .with("decode_seconds", fit.decode_seconds)
+                    .with("qcqp_seconds", fit.master_seconds)
+                    .with("status", fit.run.status.describe());
+            }
+            row.train_seconds = Some(*secs);
+            rows.push(row);
+            if is_mtl || method == "spom-l21sq" {
+                let w = weights_of(fit);
+                curves.push(Series {
+                    name: method.to_string(),
+                    points: w.iter().enumerate().map(|(j, v)| (j as f64, *v)).collect(),
+                });
+            }
+        }
+        if let Some(dir) = &cfg.out_dir {
+            write_weights(dir, set, &templates, curves)?;
+        }
+    }
+    if cfg.parsing {
+        parsing_rows(cfg, &all, &mut rows, &mut table, log)?;
+    }
+    Ok(Report {
+        experiment: "mtl".into(),
+        rows,
+        table,
+    })
+}
+
+/// The template weights per method as CSV and SVG (the paper's Figures 5-6: weight by
+/// template index; the bigram template `B` is index 0).
+fn write_weights(
+    dir: &std::path::Path,
+    set: &str,
+    templates: &TemplateFile,
+    curves: Vec<Series>,
+) -> Result<()> {
+    let mut names: Vec<String> = Vec::new();
+    if templates.has_bigram() {
+        names.push("B".into());
+    }
+    names.extend(templates.unigrams().map(|t| t.text.clone()));
+    let mut csv = String::from("method,index,template,weight\n");
+    for c in &curves {
+        for (j, w) in &c.points {
+            let name = names.get(*j as usize).map_or("", String::as_str);
+            csv.push_str(&format!("{},{j},\"{name}\",{w:.6e}\n", c.name));
+        }
+    }
+    crate::io::write_atomic(&dir.join(format!("mtl-weights-{set}.csv")), csv.as_bytes())?;
+    let plot = LinePlot {
+        title: format!("TWT UPOS, {set} templates: template weights"),
+        x_label: "template (0 = B, then file order)".into(),
+        y_label: "weight share (MTL: mu; SPOM: group norm share)".into(),
+        log_x: false,
+        log_y: false,
+        series: curves,
+    };
+    crate::io::write_atomic(
+        &dir.join(format!("mtl-weights-{set}.svg")),
+        plot.to_svg().as_bytes(),
+    )
+}
+
+/// `C` of the parsing rows recorded from `--cv` (q = 1, q = 2).
+pub const PARSING_C: [f64; 2] = [1.0, 1.0];
+
+/// MTL on dependency parsing with the parser's default templates: q = 1 and q = 2.
+fn parsing_rows(
+    cfg: &MtlConfig,
+    all: &[ConlluSentence],
+    rows: &mut Vec<Row>,
+    table: &mut String,
+    log: &mut dyn FnMut(&str),
+) -> Result<()> {
+    let conv = |folds: &[usize]| -> Vec<ParseSentence> {
+        select_folds(all, folds)
+            .iter()
+            .map(ParseSentence::from)
+            .collect()
+    };
+    let train = conv(&[0, 1, 2, 3, 4, 5, 6, 7]);
+    let dev = conv(&[8]);
+    let test = conv(&[9]);
+    let n = train.len();
+    let templates = TemplateSet::default_set();
+    let total = templates.templates.len();
+    for (k, (method, q)) in [("mtl", 1.0), ("mtl-q2", 2.0)].into_iter().enumerate() {
+        let grid: Vec<f64> = if cfg.cv {
+            C_GRID.to_vec()
+        } else {
+            vec![PARSING_C[k]]
+        };
+        let splits = [()];
+        let lines = std::sync::Mutex::new(Vec::new());
+        let sel = Search::new(&grid, &splits).maximize().run_warm(
+            |_| Ok(()),
+            |&c, _, _| {
+                let spec = ParserSpec {
+                    support: Support::Gold,
+                    trees: TreeKind::NonProjective,
+                    params: OnlineParams {
+                        seed: cfg.seed,
+                        ..OnlineParams::default()
+                    },
+                    labels: false,
+                    cutting_plane: Some((
+                        CuttingPlaneParams {
+                            c: c * n as f64,
+                            epsilon: cfg.epsilon,
+                            max_iter: cfg.max_iter,
+                            ..CuttingPlaneParams::default()
+                        },
+                        q,
+                    )),
+                };
+                let t = Instant::now();
+                let fit = fit_parser(&train, Some(&dev), templates.clone(), &spec, &())?;
+                let secs = t.elapsed().as_secs_f64();
+                let uas = fit.dev_uas.first().copied().unwrap_or(f64::NAN);
+                lines.lock().expect("log lines").push(format!(
+                    "parsing {method} C={c}: dev UAS {uas:.2} ({secs:.1} s)"
+                ));
+                Ok((uas, (fit, secs)))
+            },
+            &(),
+        )?;
+        for l in lines.lock().expect("log lines").drain(..) {
+            log(&l);
+        }
+        let best = sel
+            .best()
+            .ok_or_else(|| Error::Numerical(format!("parsing {method}: no finite dev score")))?;
+        let c = grid[best.candidate];
+        let (fit, secs) = sel.best_output(0).expect("the chosen candidate ran");
+        let heads = fit.model.parse(&test)?;
+        let s = score_parses(&test, &heads, None).scores(false);
+        let share_total: f64 = fit.template_weights.iter().sum();
+        let kept = fit
+            .template_weights
+            .iter()
+            .filter(|&&m| share_total > 0.0 && m / share_total >= 1e-5)
+            .count();
+        table.push_str(&format!(
+            "| parsing (UAS) | {method} | {:.2} | {:.2} | {kept}/{total} | {c} | {} | {} | {secs:.1} | {:.1} | {:.1} |\n",
+            s.uas, best.mean, fit.run.steps, cfg.epsilon, fit.decode_seconds, fit.master_seconds
+        ));
+        let mut row = Row::from_values("twt-web-parsing", method, "uas", &[s.uas])
+            .with("dev_uas", best.mean)
+            .with("C", c)
+            .with("C_grid", grid.clone())
+            .with("templates_kept", kept)
+            .with("templates_total", total)
+            .with("iterations", fit.run.steps)
+            .with("epsilon", cfg.epsilon)
+            .with("decode_seconds", fit.decode_seconds)
+            .with("qcqp_seconds", fit.master_seconds)
+            .with("status", fit.run.status.describe());
+        row.train_seconds = Some(*secs);
+        rows.push(row);
+    }
+    Ok(())
+}
