@@ -351,7 +351,8 @@ pub struct MtlReproArgs {
     /// Directory with twt-upos-small.templates and twt-upos-redundant.templates.
     #[arg(long, default_value = "data/tagging")]
     pub template_dir: PathBuf,
-    /// Template sets (comma separated: small, redundant).
+    /// Template sets (comma separated: small, redundant; none with --parsing for the
+    /// parsing rows alone).
     #[arg(long, default_value = "small,redundant", value_delimiter = ',')]
     pub template_sets: Vec<String>,
     /// Tagging rows (comma separated: mtl, mtl-q4/3, mtl-q2, mtl-q4, spom-l21sq, ssvm-l2,

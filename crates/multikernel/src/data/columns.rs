@@ -9,8 +9,8 @@
 //! - a line that starts with a space or a tab but has text on it is refused (CRF++ ends the
 //!   sentence there and drops the line); a line of whitespace only ends a sentence, as in
 //!   CRF++;
-//! - a byte order mark is dropped at the start of every line, not only the file's first
-//!   (files joined by `cat` keep theirs);
+//! - a byte order mark (U+FEFF) is dropped at the start of every line, not only the file's
+//!   first (files joined by `cat` keep theirs), and separates columns elsewhere;
 //! - a carriage return separates columns like a space (CRF++ keeps it inside the last
 //!   column of a file with Windows line ends, so that `O\r` is another label than `O`).
 //!
@@ -89,7 +89,13 @@ pub fn parse_columns(bytes: &[u8], path: &Path) -> Result<ColumnData> {
         let text = text
             .map_err(|()| utf8_err(path, line))?
             .trim_start_matches('\u{feff}');
-        if text.trim().is_empty() {
+        let cols: Vec<String> = text
+            .split([' ', '\t', '\r', '\u{feff}'])
+            .filter(|c| !c.is_empty())
+            .map(str::to_string)
+            .collect();
+        if cols.is_empty() {
+            // A line of separators only (spaces, tabs, carriage returns, byte order marks).
             if !cur.tokens.is_empty() {
                 out.sentences.push(std::mem::take(&mut cur));
             }
@@ -104,11 +110,6 @@ pub fn parse_columns(bytes: &[u8], path: &Path) -> Result<ColumnData> {
                  to end the sentence",
             ));
         }
-        let cols: Vec<String> = text
-            .split([' ', '\t', '\r'])
-            .filter(|c| !c.is_empty())
-            .map(str::to_string)
-            .collect();
         if out.n_columns == 0 {
             out.n_columns = cols.len();
             first_line = line;

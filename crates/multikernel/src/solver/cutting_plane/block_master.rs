@@ -42,6 +42,9 @@ use crate::error::{Error, Result};
 use crate::features::GroupLayout;
 use rayon::prelude::*;
 
+/// Projected-gradient steps of a `q > 1` solve at most before the polish.
+const PG_STEPS: usize = 300;
+
 /// The block-norm master (module docs).
 #[derive(Debug, Clone)]
 pub struct BlockNormMaster {
@@ -267,7 +270,8 @@ impl BlockNormMaster {
         let mut step = 1.0;
         let mut bl = blocks(grams, &alpha);
         let mut d = dual_value_q(&bl, b, &alpha, self.q);
-        for _ in 0..self.max_iter {
+        // Gradient steps bring alpha near the optimum; the fixed-point polish finishes it.
+        for _ in 0..self.max_iter.min(PG_STEPS) {
             let f = primal_factors(&bl.iter().map(|k| k.norm).collect::<Vec<_>>(), self.q);
             let p = primal_value(&bl, &f, b, c, self.q);
             if p - d <= self.tol * (1.0 + d.abs()) {

@@ -1,0 +1,190 @@
+//! Template tagging end to end through the `multikernel` binary: `convert` the shipped
+//! treebank to CRF++ columns, `train --task sequence --format columns --templates` with SPOM
+//! and with multi-template learning, `eval` (last line `accuracy`, or `f1` for chunk labels),
+//! `predict` (the input columns with the predicted label appended, readable as columns
+//! again), `score` (conlleval on two columns), `inspect`, and bad files that must give a
+//! one-line error with the file and line and a non-zero exit.
+
+use std::path::PathBuf;
+
+mod common;
+use common::*;
+
+fn repo(p: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(p)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+fn last_value(out: &str, key: &str) -> f64 {
+    let line = out.lines().last().unwrap();
+    let (k, v) = line.split_once(' ').unwrap();
+    assert_eq!(k, key, "{out}");
+    v.parse().unwrap()
+}
+
+#[test]
+fn convert_train_eval_predict_score_inspect() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let tb = repo("data/treebank/tr-web.conllu.gz");
+    for (folds, name) in [("0-1", "train.txt"), ("8", "dev.txt"), ("9", "test.txt")] {
+        ok(&[
+            "convert",
+            "--data",
+            &tb,
+            "--folds",
+            folds,
+            "--out",
+            &p(name),
+        ]);
+    }
+    let tpl = repo("data/tagging/twt-upos-small.templates");
+    let (train, dev, model) = (p("train.txt"), p("dev.txt"), p("m.model"));
+    for algo in [
+        &["--algo", "online", "--reg", "l21sq", "--epochs", "5"][..],
+        &["--algo", "mtl", "--q", "1", "--eps", "0.3"][..],
+    ] {
+        let mut args = vec![
+            "train",
+            "--task",
+            "sequence",
+            "--format",
+            "columns",
+            "--templates",
+            &tpl,
+            "--data",
+            &train,
+            "--validation",
+            &dev,
+            "--C",
+            "1",
+            "--out",
+            &model,
+        ];
+        args.extend_from_slice(algo);
+        let out = ok(&args);
+        assert!(out.contains("templates kept"), "{out}");
+        let acc = last_value(
+            &ok(&["eval", "--model", &p("m.model"), "--data", &p("test.txt")]),
+            "accuracy",
+        );
+        assert!(acc > 80.0, "{algo:?}: {acc}");
+        let pred = ok(&[
+            "predict",
+            "--model",
+            &p("m.model"),
+            "--data",
+            &p("test.txt"),
+            "--out",
+            &p("pred.txt"),
+        ]);
+        assert!(pred.is_empty());
+        // The prediction file: the test file's columns and one more; score agrees with eval.
+        let scored = ok(&["score", "--data", &p("pred.txt")]);
+        assert!(
+            (last_value(&scored, "accuracy") - acc).abs() < 1e-9,
+            "{scored}"
+        );
+        let inspect = ok(&["inspect", "--model", &p("m.model")]);
+        assert!(
+            inspect.contains("U00:%x[0,1]") && inspect.contains("sequence"),
+            "{inspect}"
+        );
+    }
+}
+
+#[test]
+fn chunk_labels_are_scored_by_f1() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let mut train = String::new();
+    for k in 0..30 {
+        let w = ["the", "big", "dog", "ran", "home"];
+        let l = ["B-NP", "I-NP", "I-NP", "B-VP", "B-NP"];
+        for i in 0..5 {
+            train.push_str(&format!(
+                "{}{} {}\n",
+                w[i],
+                if k % 2 == 0 { "" } else { "s" },
+                l[i]
+            ));
+        }
+        train.push('\n');
+    }
+    std::fs::write(p("train.txt"), &train).unwrap();
+    std::fs::write(p("tpl"), "U00:%x[0,0]\nU01:%x[-1,0]\nB\n").unwrap();
+    ok(&[
+        "train",
+        "--task",
+        "sequence",
+        "--templates",
+        &p("tpl"),
+        "--data",
+        &p("train.txt"),
+        "--epochs",
+        "5",
+        "--out",
+        &p("m"),
+    ]);
+    let out = ok(&["eval", "--model", &p("m"), "--data", &p("train.txt")]);
+    assert_eq!(last_value(&out, "f1"), 100.0, "{out}");
+    assert!(out.contains("chunks_gold 90"), "{out}");
+}
+
+#[test]
+fn bad_files_give_one_line_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    std::fs::write(p("ok.txt"), "a X B-NP\nb Y I-NP\n\nc Z O\n").unwrap();
+    std::fs::write(p("ragged.txt"), "a X B-NP\nb Y\n").unwrap();
+    std::fs::write(p("empty.txt"), "\n\n  \n").unwrap();
+    std::fs::write(p("ok.tpl"), "U00:%x[0,0]\nB\n").unwrap();
+    std::fs::write(p("col.tpl"), "# comment\nU00:%x[0,5]\n").unwrap();
+    std::fs::write(p("macro.tpl"), "U00:%x[0;0]\n").unwrap();
+    let train = |data: &str, tpl: &str| {
+        run(&[
+            "train",
+            "--task",
+            "sequence",
+            "--templates",
+            &p(tpl),
+            "--data",
+            &p(data),
+            "--out",
+            &p("m"),
+        ])
+    };
+    assert_clean_error(
+        &train("ragged.txt", "ok.tpl"),
+        &["ragged.txt:2", "expected 3 columns"],
+    );
+    assert_clean_error(&train("ok.txt", "col.tpl"), &["col.tpl:2", "column 5"]);
+    assert_clean_error(&train("empty.txt", "ok.tpl"), &["empty.txt:1", "no tokens"]);
+    assert_clean_error(
+        &train("ok.txt", "macro.tpl"),
+        &["macro.tpl:1", "%x[row,col]"],
+    );
+    assert!(!dir.path().join("m").exists(), "no model is written");
+    assert_clean_error(
+        &run(&[
+            "train",
+            "--task",
+            "sequence",
+            "--format",
+            "columns",
+            "--data",
+            &p("ok.txt"),
+            "--out",
+            &p("m"),
+        ]),
+        &["--templates"],
+    );
+    assert_clean_error(
+        &run(&["score", "--data", &p("ragged.txt")]),
+        &["ragged.txt:2"],
+    );
+}
