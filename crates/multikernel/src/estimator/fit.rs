@@ -196,6 +196,20 @@ pub fn cutting_plane_c(strength: super::spec::Strength, n: usize) -> f64 {
     }
 }
 
+/// The cutting plane's settings for multi-template learning with `n` training examples.
+fn mtl_params(
+    spec: &CheckedSpec,
+    m: &super::spec::MtlSpec,
+    n: usize,
+) -> crate::solver::cutting_plane::CuttingPlaneParams {
+    crate::solver::cutting_plane::CuttingPlaneParams {
+        c: cutting_plane_c(spec.strength, n),
+        epsilon: m.epsilon,
+        max_iter: m.max_iter,
+        ..Default::default()
+    }
+}
+
 /// A template tagger (mao-tsang Sec. 3 / martins2011 Sec. 4.1 with templates as groups):
 /// SPOM (averaged iterate of the epoch that tags the development sentences best) or
 /// multi-template learning by the cutting plane.
@@ -204,7 +218,6 @@ fn fit_tagging(
     spec: &CheckedSpec,
     observer: &(impl Observer + ?Sized),
 ) -> Result<Fitted> {
-    use crate::solver::cutting_plane::CuttingPlaneParams;
     use crate::solver::tagging::{fit_tagger, TaggerLearner, TaggerSpec};
     if data.train.is_empty() {
         return Err(Error::data("the training set has no sentences"));
@@ -219,14 +232,9 @@ fn fit_tagging(
             (TaggerLearner::Online { params, loss }, lambda)
         }
         Learner::Mtl(m) => {
-            let c = cutting_plane_c(spec.strength, n);
-            let params = CuttingPlaneParams {
-                c,
-                epsilon: m.epsilon,
-                max_iter: m.max_iter,
-                ..CuttingPlaneParams::default()
-            };
-            (TaggerLearner::CuttingPlane { params, q: m.q }, 1.0 / c)
+            let params = mtl_params(spec, m, n);
+            let lambda = 1.0 / params.c;
+            (TaggerLearner::CuttingPlane { params, q: m.q }, lambda)
         }
         other => {
             return Err(Error::unsupported(format!(
@@ -339,19 +347,13 @@ fn fit_parsing(
     let n = data.train.len();
     let (params, cutting_plane, lambda) = match &spec.learner {
         Learner::Mtl(m) => {
-            use crate::solver::cutting_plane::CuttingPlaneParams;
-            let c = cutting_plane_c(spec.strength, n);
-            let cp = CuttingPlaneParams {
-                c,
-                epsilon: m.epsilon,
-                max_iter: m.max_iter,
-                ..CuttingPlaneParams::default()
-            };
+            let cp = mtl_params(spec, m, n);
+            let lambda = 1.0 / cp.c;
             let params = OnlineParams {
                 seed: spec.seed,
                 ..OnlineParams::default()
             };
-            (params, Some((cp, m.q)), 1.0 / c)
+            (params, Some((cp, m.q)), lambda)
         }
         _ => {
             let mut params = online_params(spec, n);

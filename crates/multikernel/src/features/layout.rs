@@ -52,6 +52,19 @@ impl GroupLayout {
     }
 
     /// `(group, index within the group)` of a global index; `None` beyond [`Self::total`].
+    /// The l2 norm of each group's block of `weights` (global indices).
+    pub fn group_norms(&self, weights: &[f64]) -> Vec<f64> {
+        (0..self.n_groups())
+            .map(|g| {
+                weights[self.range(g)]
+                    .iter()
+                    .map(|w| w * w)
+                    .sum::<f64>()
+                    .sqrt()
+            })
+            .collect()
+    }
+
     pub fn locate(&self, global: usize) -> Option<(usize, usize)> {
         if global >= self.total() {
             return None;

@@ -143,6 +143,42 @@ fn learner(method: &str, c: f64, n: usize, cfg: &MtlConfig) -> TaggerLearner {
     }
 }
 
+/// Picks `C` from `grid` by the dev score `eval(C)` returns (with its output and a log line)
+/// through the selection harness: one held-out split, candidates in grid order, ties to the
+/// first. Returns the chosen `C`, its dev score and its output.
+fn choose_c<T: Send>(
+    grid: &[f64],
+    eval: impl Fn(f64) -> Result<(f64, T, String)> + Sync,
+    log: &mut dyn FnMut(&str),
+) -> Result<(f64, f64, T)> {
+    let splits = [()];
+    let lines = std::sync::Mutex::new(Vec::new());
+    let sel = Search::new(grid, &splits).maximize().run_warm(
+        |_| Ok(()),
+        |&c, _, _| {
+            let (score, out, line) = eval(c)?;
+            lines.lock().expect("log lines").push(line);
+            Ok((score, out))
+        },
+        &(),
+    )?;
+    for l in lines.lock().expect("log lines").drain(..) {
+        log(&l);
+    }
+    let (cand, mean) = sel
+        .best()
+        .map(|b| (b.candidate, b.mean))
+        .ok_or_else(|| Error::Numerical("no finite dev score on the grid".into()))?;
+    let c = grid[cand];
+    let mut outputs = sel.outputs;
+    let out = outputs
+        .get_mut(cand)
+        .and_then(|o| o.get_mut(0))
+        .and_then(Option::take)
+        .ok_or_else(|| Error::Numerical("the chosen candidate has no output".into()))?;
+    Ok((c, mean, out))
+}
+
 /// The template weights of a fit: MTL's `mu`, SPOM's group norms as shares.
 fn weights_of(fit: &TaggerFit) -> Vec<f64> {
     if !fit.model.template_weights.is_empty() {
@@ -200,11 +236,9 @@ pub fn run(cfg: &MtlConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                     .expect("every method has a recorded C");
                 vec![if *set == "small" { r.1 } else { r.2 }]
             };
-            let splits = [()];
-            let lines = std::sync::Mutex::new(Vec::new());
-            let sel = Search::new(&grid, &splits).maximize().run_warm(
-                |_| Ok(()),
-                |&c, _, _| {
+            let (c, dev_acc, (fit, secs)) = choose_c(
+                &grid,
+                |c| {
                     let spec = TaggerSpec {
                         learner: learner(method, c, n, cfg),
                         min_count: 1,
@@ -213,22 +247,13 @@ pub fn run(cfg: &MtlConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                     let fit = fit_tagger(&train, Some(&dev), templates.clone(), &spec, &())?;
                     let secs = t.elapsed().as_secs_f64();
                     let score = fit.model.dev_score(&dev)?;
-                    lines.lock().expect("log lines").push(format!(
-                        "{set} {method} C={c}: dev accuracy {score:.2} ({secs:.1} s)"
-                    ));
-                    Ok((score, (fit, secs)))
+                    let line =
+                        format!("{set} {method} C={c}: dev accuracy {score:.2} ({secs:.1} s)");
+                    Ok((score, (fit, secs), line))
                 },
-                &(),
+                log,
             )?;
-            for l in lines.lock().expect("log lines").drain(..) {
-                log(&l);
-            }
-            let best = sel
-                .best()
-                .ok_or_else(|| Error::Numerical(format!("{method}: no finite dev score")))?;
-            let c = grid[best.candidate];
-            let dev_acc = best.mean;
-            let (fit, secs) = sel.best_output(0).expect("the chosen candidate ran");
+            let (fit, secs) = (&fit, &secs);
             let (scores, _) = fit.model.evaluate(&test)?;
             let acc = 100.0 * scores.accuracy();
             let kept = fit.model.templates_kept();
@@ -344,11 +369,9 @@ fn parsing_rows(
         } else {
             vec![PARSING_C[k]]
         };
-        let splits = [()];
-        let lines = std::sync::Mutex::new(Vec::new());
-        let sel = Search::new(&grid, &splits).maximize().run_warm(
-            |_| Ok(()),
-            |&c, _, _| {
+        let (c, dev_uas, (fit, secs)) = choose_c(
+            &grid,
+            |c| {
                 let spec = ParserSpec {
                     support: Support::Gold,
                     trees: TreeKind::NonProjective,
@@ -371,21 +394,12 @@ fn parsing_rows(
                 let fit = fit_parser(&train, Some(&dev), templates.clone(), &spec, &())?;
                 let secs = t.elapsed().as_secs_f64();
                 let uas = fit.dev_uas.first().copied().unwrap_or(f64::NAN);
-                lines.lock().expect("log lines").push(format!(
-                    "parsing {method} C={c}: dev UAS {uas:.2} ({secs:.1} s)"
-                ));
-                Ok((uas, (fit, secs)))
+                let line = format!("parsing {method} C={c}: dev UAS {uas:.2} ({secs:.1} s)");
+                Ok((uas, (fit, secs), line))
             },
-            &(),
+            log,
         )?;
-        for l in lines.lock().expect("log lines").drain(..) {
-            log(&l);
-        }
-        let best = sel
-            .best()
-            .ok_or_else(|| Error::Numerical(format!("parsing {method}: no finite dev score")))?;
-        let c = grid[best.candidate];
-        let (fit, secs) = sel.best_output(0).expect("the chosen candidate ran");
+        let (fit, secs) = (&fit, &secs);
         let heads = fit.model.parse(&test)?;
         let s = score_parses(&test, &heads, None).scores(false);
         let share_total: f64 = fit.template_weights.iter().sum();
@@ -396,10 +410,10 @@ fn parsing_rows(
             .count();
         table.push_str(&format!(
             "| parsing (UAS) | {method} | {:.2} | {:.2} | {kept}/{total} | {c} | {} | {} | {secs:.1} | {:.1} | {:.1} |\n",
-            s.uas, best.mean, fit.run.steps, cfg.epsilon, fit.decode_seconds, fit.master_seconds
+            s.uas, dev_uas, fit.run.steps, cfg.epsilon, fit.decode_seconds, fit.master_seconds
         ));
         let mut row = Row::from_values("twt-web-parsing", method, "uas", &[s.uas])
-            .with("dev_uas", best.mean)
+            .with("dev_uas", dev_uas)
             .with("C", c)
             .with("C_grid", grid.clone())
             .with("templates_kept", kept)

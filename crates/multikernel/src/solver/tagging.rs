@@ -65,16 +65,7 @@ impl TaggerModel {
     /// The l2 norm of each group's weights (the bigram group first when present, then the
     /// unigram templates in file order).
     pub fn group_norms(&self) -> Vec<f64> {
-        let layout = self.featurizer.layout();
-        (0..layout.n_groups())
-            .map(|g| {
-                self.weights[layout.range(g)]
-                    .iter()
-                    .map(|w| w * w)
-                    .sum::<f64>()
-                    .sqrt()
-            })
-            .collect()
+        self.featurizer.layout().group_norms(&self.weights)
     }
 
     /// The name of each group (its template line).

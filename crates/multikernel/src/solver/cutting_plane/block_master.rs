@@ -578,27 +578,9 @@ impl MasterProblem for BlockNormMaster {
 
     fn retain(&mut self, keep: &[bool]) {
         for gram in &mut self.grams {
-            let rows = std::mem::take(gram);
-            *gram = rows
-                .into_iter()
-                .enumerate()
-                .filter(|(r, _)| keep[*r])
-                .map(|(_, row)| {
-                    row.into_iter()
-                        .enumerate()
-                        .filter(|(s, _)| keep[*s])
-                        .map(|(_, v)| v)
-                        .collect()
-                })
-                .collect();
+            super::retain_triangle(gram, keep);
         }
-        self.alpha = self
-            .alpha
-            .iter()
-            .zip(keep)
-            .filter(|(_, k)| **k)
-            .map(|(a, _)| *a)
-            .collect();
+        super::retain_kept(&mut self.alpha, keep);
     }
 }
 

@@ -120,6 +120,26 @@ pub trait MasterProblem {
     fn retain(&mut self, keep: &[bool]);
 }
 
+/// Keeps the rows and columns `r` with `keep[r]` of a lower-triangular matrix stored by rows.
+pub(crate) fn retain_triangle(rows: &mut Vec<Vec<f64>>, keep: &[bool]) {
+    let all = std::mem::take(rows);
+    *rows = all
+        .into_iter()
+        .zip(keep)
+        .filter(|(_, k)| **k)
+        .map(|(mut row, _)| {
+            retain_kept(&mut row, keep);
+            row
+        })
+        .collect();
+}
+
+/// Keeps the entries `r` with `keep[r]`.
+pub(crate) fn retain_kept(values: &mut Vec<f64>, keep: &[bool]) {
+    let mut it = keep.iter();
+    values.retain(|_| *it.next().unwrap_or(&true));
+}
+
 /// A cut whose multiplier stayed 0 for this many consecutive solves leaves the working set.
 pub const INACTIVE_SOLVES: usize = 10;
 
@@ -150,26 +170,8 @@ impl MasterProblem for L2Master {
     }
 
     fn retain(&mut self, keep: &[bool]) {
-        let rows = std::mem::take(&mut self.gram);
-        self.gram = rows
-            .into_iter()
-            .enumerate()
-            .filter(|(r, _)| keep[*r])
-            .map(|(_, row)| {
-                row.into_iter()
-                    .enumerate()
-                    .filter(|(s, _)| keep[*s])
-                    .map(|(_, v)| v)
-                    .collect()
-            })
-            .collect();
-        self.alpha = self
-            .alpha
-            .iter()
-            .zip(keep)
-            .filter(|(_, k)| **k)
-            .map(|(a, _)| *a)
-            .collect();
+        retain_triangle(&mut self.gram, keep);
+        retain_kept(&mut self.alpha, keep);
     }
 
     fn solve(&mut self, cuts: &[Cut], c: f64, dim: usize) -> Result<MasterSolution> {
@@ -452,9 +454,7 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
             idle.retain(|&k| k < INACTIVE_SOLVES);
         }
     };
-    let group_norms = (0..layout.n_groups())
-        .map(|g| w[layout.range(g)].iter().map(|v| v * v).sum::<f64>().sqrt())
-        .collect();
+    let group_norms = layout.group_norms(&w);
     let model = CuttingPlaneModel {
         weights: w,
         group_names: task.explicit_groups().into_iter().map(|g| g.name).collect(),

@@ -69,16 +69,7 @@ pub struct ParserModel {
 impl ParserModel {
     /// The l2 norm of each template's weights, in template order.
     pub fn group_norms(&self) -> Vec<f64> {
-        let layout = self.featurizer.layout();
-        (0..layout.n_groups())
-            .map(|g| {
-                self.weights[layout.range(g)]
-                    .iter()
-                    .map(|w| w * w)
-                    .sum::<f64>()
-                    .sqrt()
-            })
-            .collect()
+        self.featurizer.layout().group_norms(&self.weights)
     }
 
     /// Templates with a non-zero weight.
