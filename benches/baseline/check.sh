@@ -21,7 +21,8 @@ run() {
   fi
   python3 benches/baseline/compare.py "$B/$base" "$OUT/$name.json" || status=1
 }
-run uci uci.json reproduce uci
+run uci uci.json reproduce uci --datasets sonar,ionosphere,breast-cancer,pima-diabetes,boston-housing \
+  --methods linear,poly2,rbf,average,mkl-l21sq,mkl-l2q
 run gomp gomp.json reproduce gomp
 run ocr ocr.json reproduce ocr
 run md mirror-descent-quick-fig23.json reproduce mirror-descent --quick --figures 2,3

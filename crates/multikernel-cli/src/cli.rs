@@ -111,17 +111,27 @@ pub struct TrainArgs {
     #[command(flatten)]
     pub data: DataArgs,
     /// Learner: online (Alg. 1 / SPOM), gomp, lp-mkl, mirror-descent, ucd or mtl
-    /// (multi-template learning: sequences in columns, parsing).
-    #[arg(long = "algo", default_value = "online")]
-    pub learner: LearnerKind,
+    /// (multi-template learning: sequences in columns, parsing). Default: chosen by the
+    /// built-in selection on a table without --C (lp-mkl up to 3,000 rows, online above),
+    /// online otherwise.
+    #[arg(long = "algo")]
+    pub learner: Option<LearnerKind>,
     /// Kernel SPEC, repeatable: NAME[:key=value,...], NAME in linear, poly, rbf, bspline,
-    /// const, perfeature:linear, perfeature:rbf; keys degree, offset, sigma2, zeros, h,
-    /// norm=none|diag|trace|variance. Default: rbf (online; linear:norm=diag for
-    /// sequences), perfeature:linear (the batch learners).
+    /// const, perfeature:linear, perfeature:rbf; keys degree, offset, sigma2, scale (rbf:
+    /// times the median heuristic), zeros, h, norm=none|diag|trace|variance; or `auto`, the
+    /// default dictionary (linear, poly degrees 2 and 3, rbf at 1/16, 1/4, 1, 4 times the
+    /// median heuristic, per-feature rbf up to 20 features). Default: auto (online, lp-mkl,
+    /// gomp on tables), linear:norm=diag (sequences), perfeature:linear (mirror-descent,
+    /// ucd).
     #[arg(long = "kernel", value_name = "SPEC")]
-    pub kernels: Vec<KernelSpec>,
+    pub kernels: Vec<KernelArg>,
+    /// Built-in selection on a table: `auto` (default) picks what is not given among C, the
+    /// online learner's eta0, lp-mkl's p and the learner by seeded 5-fold cross-validation
+    /// on the training file; `none` keeps the defaults (C = 1).
+    #[arg(long, default_value = "auto")]
+    pub select: SelectMode,
     /// C: weighs the sum of the losses against 1/2 ||f||^2, the same for every learner
-    /// (default 1). Give --C or --lambda.
+    /// (default: chosen by --select auto on a table, else 1). Give --C or --lambda.
     #[arg(
         long = "C",
         value_name = "C",
@@ -162,6 +172,31 @@ pub struct TrainArgs {
         next_help_heading = "Mirror descent and UCD (--algo mirror-descent | ucd)"
     )]
     pub poly: PolyArgs,
+}
+
+/// `--select`: built-in selection or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SelectMode {
+    Auto,
+    None,
+}
+
+/// A `--kernel` value: a kernel spec, or `auto` (the default dictionary).
+#[derive(Debug, Clone, PartialEq)]
+pub enum KernelArg {
+    Auto,
+    Spec(KernelSpec),
+}
+
+impl std::str::FromStr for KernelArg {
+    type Err = multikernel::Error;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.trim() == "auto" {
+            Ok(KernelArg::Auto)
+        } else {
+            s.parse().map(KernelArg::Spec)
+        }
+    }
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -515,6 +550,10 @@ pub struct UciArgs {
     /// Do not try the step rule 1/(lambda t); only eta0/sqrt(t).
     #[arg(long)]
     pub no_inv: bool,
+    /// Only these rows (comma separated): linear, poly2, rbf, average, mkl-l21sq, mkl-l2q
+    /// (the online learner), auto, single-cv (built-in selection). Default: all.
+    #[arg(long, value_delimiter = ',')]
+    pub methods: Option<Vec<String>>,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -199,8 +199,21 @@ fn reproduce_uci(a: &UciArgs) -> Result<()> {
         try_inv: !a.no_inv,
         c_grid: a.c_grid.clone().unwrap_or(d.c_grid.clone()),
         eta0_grid: a.eta0_grid.clone().unwrap_or(d.eta0_grid.clone()),
+        methods: a.methods.clone(),
         ..d
     };
+    if let Some(m) = cfg.methods.iter().flatten().find(|m| {
+        !uci::methods().iter().any(|(n, _, _)| n == m)
+            && !uci::SELECTED_METHODS.contains(&m.as_str())
+    }) {
+        anyhow::bail!(
+            "--methods: unknown row '{m}' (accepted: linear, poly2, rbf, average, mkl-l21sq, \
+             mkl-l2q, auto, single-cv)"
+        );
+    }
+    if let Some(dir) = &a.common.out_dir {
+        write_uci_splits(dir, &tables, &cfg)?;
+    }
     eprintln!(
         "reproduce uci: {} splits, C from {:?}, step rule from {:?} by {}-fold validation",
         cfg.splits,
@@ -210,6 +223,40 @@ fn reproduce_uci(a: &UciArgs) -> Result<()> {
     );
     let report = uci::run(&tables, &cfg, &|line| eprintln!("{line}"))?;
     finish(&report, &a.common)
+}
+
+/// `DIR/uci-splits.json` and `DIR/data/NAME.csv`: every table as CSV (the generated ones
+/// too) and the rows of each split, so that a peer's script trains on exactly the same rows
+/// (benches/peers/sklearn_svm).
+fn write_uci_splits(
+    dir: &std::path::Path,
+    tables: &[multikernel::reproduce::uci::UciTable],
+    cfg: &UciConfig,
+) -> Result<()> {
+    use serde_json::json;
+    let data_dir = dir.join("data");
+    std::fs::create_dir_all(&data_dir)?;
+    let mut out = Vec::new();
+    for t in tables {
+        let file = data_dir.join(format!("{}.csv", t.name));
+        multikernel::io::write_atomic(&file, multikernel::data::to_csv(&t.data).as_bytes())?;
+        let splits: Vec<serde_json::Value> = (0..cfg.splits)
+            .map(|s| {
+                let (train, test) = uci::split_rows(t, s, cfg);
+                json!({"train": train, "test": test})
+            })
+            .collect();
+        out.push(json!({
+            "name": t.name,
+            "task": multikernel::estimator::Task::from(t.task).to_string(),
+            "file": format!("data/{}.csv", t.name),
+            "splits": splits,
+        }));
+    }
+    let text = serde_json::to_string(&json!({"seed": cfg.seed, "tables": out}))?;
+    multikernel::io::write_atomic(&dir.join("uci-splits.json"), text.as_bytes())?;
+    eprintln!("tables and splits written to {}", dir.display());
+    Ok(())
 }
 
 pub fn demo(a: &DemoArgs) -> Result<()> {

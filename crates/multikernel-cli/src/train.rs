@@ -1,6 +1,7 @@
 //! `multikernel train`: flags -> [`LearnerSpec`], read the data, fit, write the model, print.
 
 use crate::cli::{DataArgs, TrainArgs};
+use crate::cli::{KernelArg, SelectMode};
 use crate::data::{read_sequences, read_treebank, table_format};
 use crate::observe::{catch_interrupt, Bar};
 use crate::Outcome;
@@ -12,8 +13,10 @@ use multikernel::estimator::{
     fit, fit_with_validation, Budget, Fitted, Learner, LearnerKind, LearnerSpec, LossKind,
     LpMklSpec, Strength, Task,
 };
+use multikernel::estimator::{fit_auto, AutoConfig};
 use multikernel::kernel::MemoryLimit;
 use multikernel::run::RunStatus;
+use multikernel::solver::online::StepSchedule;
 use std::time::Instant;
 
 /// Flags that belong to one group of learners: the flag, whether it was given, and the
@@ -55,7 +58,7 @@ fn learner_flags(a: &TrainArgs) -> Vec<(&'static str, bool, &'static [LearnerKin
 
 /// The learner spec the flags describe (the library fills in and checks the rest).
 pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
-    let kind = a.learner;
+    let kind = a.learner.unwrap_or(LearnerKind::Online);
     for (flag, given, owners) in learner_flags(a) {
         if given && !owners.contains(&kind) {
             let names: Vec<&str> = owners.iter().map(|k| k.name()).collect();
@@ -107,7 +110,8 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
             g.subsample = a.gomp.subsample;
         }
         Learner::LpMkl(l) => {
-            let Some(p) = a.lp.p else {
+            let selects_p = selection_plan(a).is_some_and(|c| c.p.is_none());
+            let Some(p) = a.lp.p.or(selects_p.then_some(2.0)) else {
                 bail!(
                     "--algo lp-mkl needs --p P, the kernel-weight norm: a number >= 1 such as \
                      1, 4/3, 2, 4, or inf"
@@ -133,7 +137,18 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
         _ => bail!("--algo {kind} is not available from the command line"),
     }
     let mut spec = LearnerSpec::new(a.task, learner);
-    spec.kernels = a.kernels.clone();
+    let auto = a.kernels.contains(&KernelArg::Auto);
+    if auto && a.kernels.len() > 1 {
+        bail!("--kernel auto is the whole default dictionary: give it alone, or list kernels");
+    }
+    spec.kernels = a
+        .kernels
+        .iter()
+        .filter_map(|k| match k {
+            KernelArg::Spec(s) => Some(s.clone()),
+            KernelArg::Auto => None,
+        })
+        .collect();
     spec.strength = match (a.c, a.lambda) {
         (_, Some(l)) => Strength::Lambda(l),
         (Some(c), None) => Strength::C(c),
@@ -144,6 +159,39 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
     spec.seed = a.seed;
     spec.memory = MemoryLimit::gib(a.memory_limit_gb);
     Ok(spec)
+}
+
+/// The built-in selection `train` runs, if any (module docs of
+/// [`multikernel::estimator::auto`]): on a table (binary, multiclass, regression) with
+/// `--select auto`, neither `--C` nor `--lambda`, and the online, lp-mkl or gomp learner
+/// (or none named: then the selection chooses it, unless a flag of the online learner was
+/// given); not for gomp with `--validation` (which picks its path length on that file).
+pub fn selection_plan(a: &TrainArgs) -> Option<AutoConfig> {
+    use LearnerKind::*;
+    if a.select == SelectMode::None
+        || a.c.is_some()
+        || a.lambda.is_some()
+        || matches!(a.task, Task::Sequence | Task::Parsing)
+    {
+        return None;
+    }
+    let online_flag = learner_flags(a)
+        .iter()
+        .any(|(_, given, owners)| *given && *owners == [Online]);
+    let learner = match a.learner {
+        None if online_flag => Some(Online),
+        None => None,
+        Some(k @ (Online | LpMkl)) => Some(k),
+        Some(Gomp) if a.gomp.validation.is_none() => Some(Gomp),
+        Some(_) => return None,
+    };
+    let inv = matches!(a.online.schedule, Some(StepSchedule::Inv { .. }));
+    Some(AutoConfig {
+        learner,
+        p: a.lp.p,
+        tune_eta0: a.online.eta0.is_none() && !inv,
+        ..AutoConfig::default()
+    })
 }
 
 /// Reads labelled rows of a validation file with the training table's columns and classes.
@@ -172,9 +220,16 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
     let start = Instant::now();
     let bar = Bar::new();
     catch_interrupt();
-    let training = |what: String| {
-        eprintln!("training {} on {what} (Ctrl-C stops it)", a.learner);
+    let plan = selection_plan(a);
+    let learner_name = match (a.learner, &plan) {
+        (Some(k), _) => k.name().to_string(),
+        (None, Some(_)) => "the learner the selection picks".into(),
+        (None, None) => LearnerKind::Online.name().into(),
     };
+    let training = |what: String| {
+        eprintln!("training {learner_name} on {what} (Ctrl-C stops it)");
+    };
+    let mut trained_with = learner_name.clone();
     let fitted: Fitted = if a.task == Task::Parsing {
         let data = parse_data(a)?;
         training(format!(
@@ -216,8 +271,24 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
             data.len(),
             data.n_features()
         ));
-        match &a.gomp.validation {
-            Some(path) => {
+        match (&a.gomp.validation, &plan) {
+            (None, Some(cfg)) => {
+                let auto = fit_auto(data.view(), &spec, cfg, &bar)?;
+                bar.finish();
+                eprintln!("{}", auto.record.headline());
+                if let Some(why) = &auto.record.learner_choice {
+                    eprintln!("learner: {why}");
+                }
+                for line in auto.record.grid_lines() {
+                    eprintln!("  {line}");
+                }
+                eprintln!("selection took {:.2} s", auto.select_seconds);
+                if let Some(g) = auto.record.chosen.and_then(|i| auto.record.grid.get(i)) {
+                    trained_with = g.learner.clone();
+                }
+                auto.fitted
+            }
+            (Some(path), _) => {
                 let args = DataArgs {
                     data: path.clone(),
                     format: a.data.format.clone(),
@@ -226,7 +297,7 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
                 let v = TableRef::new(xv.view(), &yv, &data.feature_names)?;
                 fit_with_validation(&data, v, &spec, &bar)?
             }
-            None => fit(&data, &spec, &bar)?,
+            (None, None) => fit(&data, &spec, &bar)?,
         }
     };
     bar.finish();
@@ -266,7 +337,7 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
     }
     eprintln!(
         "trained {} on the {} task in {:.2} s ({}, {} {}s); model written to {}",
-        a.learner,
+        trained_with,
         a.task,
         start.elapsed().as_secs_f64(),
         fitted.run.status.describe(),

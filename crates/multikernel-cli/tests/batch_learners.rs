@@ -93,6 +93,10 @@ fn gomp_binary_with_validation_chooses_a_path_length() {
     // The whole path (20 kernels), then a path length chosen on the held-out rows.
     let out = ok(&[
         "train",
+        "--select",
+        "none",
+        "--kernel",
+        "perfeature:linear",
         "--algo",
         "gomp",
         "--data",
@@ -106,6 +110,10 @@ fn gomp_binary_with_validation_chooses_a_path_length() {
     let full_test = eval(m, &te, "accuracy");
     let out = ok(&[
         "train",
+        "--select",
+        "none",
+        "--kernel",
+        "perfeature:linear",
         "--algo",
         "gomp",
         "--data",
@@ -168,7 +176,17 @@ fn gomp_and_lp_mkl_multiclass_glass() {
         &["--algo", "gomp"][..],
         &["--algo", "lp-mkl", "--p", "2"][..],
     ] {
-        let mut args = vec!["train", "--task", "multiclass", "--data", &tr, "--out", m];
+        let mut args = vec![
+            "train",
+            "--select",
+            "none",
+            "--task",
+            "multiclass",
+            "--data",
+            &tr,
+            "--out",
+            m,
+        ];
         args.extend_from_slice(algo);
         args.extend_from_slice(&kernels);
         ok(&args);
@@ -193,7 +211,19 @@ fn lp_mkl_binary_and_regression() {
     let model = dir.path().join("l.model");
     let m = model.to_str().unwrap();
     let out = ok(&[
-        "train", "--algo", "lp-mkl", "--p", "4/3", "--data", &tr, "--out", m,
+        "train",
+        "--select",
+        "none",
+        "--kernel",
+        "perfeature:linear",
+        "--algo",
+        "lp-mkl",
+        "--p",
+        "4/3",
+        "--data",
+        &tr,
+        "--out",
+        m,
     ]);
     assert!(out.contains("p 4/3"), "{out}");
     let test = eval(m, &te, "accuracy");
@@ -212,6 +242,10 @@ fn lp_mkl_binary_and_regression() {
     let (tr, te) = split(dir.path(), "boston-housing");
     ok(&[
         "train",
+        "--select",
+        "none",
+        "--kernel",
+        "perfeature:linear",
         "--task",
         "regression",
         "--algo",
@@ -245,6 +279,8 @@ fn mirror_descent_binary_lists_product_kernels() {
     let m = model.to_str().unwrap();
     let out = ok(&[
         "train",
+        "--select",
+        "none",
         "--algo",
         "mirror-descent",
         "--seconds",
@@ -295,6 +331,8 @@ fn ucd_regression_predicts_values() {
     let m = model.to_str().unwrap();
     let out = ok(&[
         "train",
+        "--select",
+        "none",
         "--task",
         "regression",
         "--algo",
@@ -332,7 +370,7 @@ fn batch_learners_refuse_bad_input() {
     let glass = data("glass.csv");
     let g = glass.to_str().unwrap();
     let train = |extra: &[&str]| {
-        let mut args = vec!["train", "--data", s, "--out", m];
+        let mut args = vec!["train", "--select", "none", "--data", s, "--out", m];
         args.extend_from_slice(extra);
         run(&args)
     };
@@ -360,15 +398,29 @@ fn batch_learners_refuse_bad_input() {
         &["not a number"],
     );
     assert!(!model.exists(), "no model is written on errors");
-    let mut args = vec!["train", "--data", g, "--out", m, "--task", "multiclass"];
+    let mut args = vec![
+        "train",
+        "--select",
+        "none",
+        "--data",
+        g,
+        "--out",
+        m,
+        "--task",
+        "multiclass",
+    ];
     args.extend_from_slice(&["--algo", "ucd"]);
     assert_clean_error(&run(&args), &["binary or regression"]);
     assert_clean_error(
-        &run(&["train", "--data", g, "--out", m, "--algo", "gomp"]),
+        &run(&[
+            "train", "--select", "none", "--data", g, "--out", m, "--algo", "gomp",
+        ]),
         &["exactly 2 classes", "multiclass task"],
     );
     // A trained model refuses a file with other features.
-    ok(&["train", "--algo", "gomp", "--data", s, "--out", m]);
+    ok(&[
+        "train", "--select", "none", "--algo", "gomp", "--data", s, "--out", m,
+    ]);
     assert_clean_error(
         &run(&["eval", "--model", m, "--data", g]),
         &["glass.csv:1", "missing", "V1"],
@@ -400,6 +452,10 @@ fn gomp_with_every_kernel_equals_lp_mkl_inf_under_the_same_c() {
     ];
     let mut args = vec![
         "train",
+        "--select",
+        "none",
+        "--kernel",
+        "perfeature:linear",
         "--algo",
         "gomp",
         "--max-kernels",
@@ -411,7 +467,17 @@ fn gomp_with_every_kernel_equals_lp_mkl_inf_under_the_same_c() {
     let out = ok(&args);
     assert!(out.contains("13 of 13 kernels chosen"), "{out}");
     let gomp = predict(dir.path(), m, &te);
-    let mut args = vec!["train", "--algo", "lp-mkl", "--p", "inf"];
+    let mut args = vec![
+        "train",
+        "--select",
+        "none",
+        "--kernel",
+        "perfeature:linear",
+        "--algo",
+        "lp-mkl",
+        "--p",
+        "inf",
+    ];
     args.extend_from_slice(&common);
     ok(&args);
     let lp = predict(dir.path(), m, &te);
@@ -449,6 +515,8 @@ fn generated_polynomial_data_and_iteration_budget() {
     for m in ["a.json", "b.json"] {
         let args = [
             "train",
+            "--select",
+            "none",
             "--task",
             "regression",
             "--algo",

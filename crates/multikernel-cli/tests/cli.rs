@@ -15,11 +15,13 @@ fn train_eval_predict_inspect_workflow() {
     let s = sonar.to_str().unwrap();
     // The defaults just work.
     let o = run(&[
-        "train", "--task", "binary", "--data", s, "--kernel", "rbf", "--out", m,
+        "train", "--select", "none", "--task", "binary", "--data", s, "--kernel", "rbf", "--out", m,
     ]);
     assert!(o.status.success(), "{:?}", text(&o));
     let o = run(&[
         "train",
+        "--select",
+        "none",
         "--task",
         "binary",
         "--data",
@@ -73,6 +75,8 @@ fn train_eval_predict_inspect_workflow() {
     // Regression prints mse; multiclass keeps string labels.
     let o = run(&[
         "train",
+        "--select",
+        "none",
         "--task",
         "regression",
         "--data",
@@ -104,6 +108,8 @@ fn train_eval_predict_inspect_workflow() {
     assert!(mse < 30.0, "training mse {mse}");
     let o = run(&[
         "train",
+        "--select",
+        "none",
         "--task",
         "multiclass",
         "--data",
@@ -140,6 +146,8 @@ fn bad_input_gives_clear_errors_and_keeps_old_model() {
     let m = model.to_str().unwrap();
     let o = run(&[
         "train",
+        "--select",
+        "none",
         "--data",
         data("sonar.csv").to_str().unwrap(),
         "--kernel",
@@ -152,7 +160,7 @@ fn bad_input_gives_clear_errors_and_keeps_old_model() {
     assert!(o.status.success());
     let before = std::fs::read(&model).unwrap();
     let train = |file: &str, extra: &[&str]| {
-        let mut args = vec!["train", "--data", file, "--out", m];
+        let mut args = vec!["train", "--select", "none", "--data", file, "--out", m];
         args.extend_from_slice(extra);
         run(&args)
     };
@@ -224,7 +232,7 @@ fn predict_on_unlabelled_files() {
     let sonar = data("sonar.csv");
     let s = sonar.to_str().unwrap();
     ok(&[
-        "train", "--data", s, "--kernel", "rbf", "--epochs", "3", "--out", m,
+        "train", "--select", "none", "--data", s, "--kernel", "rbf", "--epochs", "3", "--out", m,
     ]);
     let labelled = ok(&["predict", "--model", m, "--data", s]);
     // The features only, last column first: the same predictions.
@@ -275,7 +283,7 @@ fn predict_on_unlabelled_files() {
     let svm_model = dir.path().join("s.model");
     let sm = svm_model.to_str().unwrap();
     ok(&[
-        "train", "--data", &svm_train, "--kernel", "linear", "--out", sm,
+        "train", "--select", "none", "--data", &svm_train, "--kernel", "linear", "--out", sm,
     ]);
     let new = write(dir.path(), "new.svm", "1:1 2:0.5\n1:-1 2:0.2\n");
     let out = ok(&["predict", "--model", sm, "--data", &new]);
@@ -302,6 +310,8 @@ fn ctrl_c_stops_training_without_writing_a_model() {
     let mut child = bin()
         .args([
             "train",
+            "--select",
+            "none",
             "--data",
             sonar.to_str().unwrap(),
             "--kernel",
@@ -356,7 +366,7 @@ fn train_writes_the_model_to_standard_output() {
     let sonar = data("sonar.csv");
     let s = sonar.to_str().unwrap();
     let args = [
-        "train", "--data", s, "--kernel", "rbf", "--epochs", "2", "--out",
+        "train", "--select", "none", "--data", s, "--kernel", "rbf", "--epochs", "2", "--out",
     ];
     let o = bin()
         .current_dir(dir.path())

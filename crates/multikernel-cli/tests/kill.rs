@@ -37,11 +37,17 @@ fn killed_training_leaves_the_old_model_or_the_new_one() {
     let fs = f.to_str().unwrap();
     let train = |epochs: &str, seed: &str, out: &str| {
         let mut c = bin();
-        c.args(["train", "--data", data.to_str().unwrap()])
-            .args(["--kernel", "rbf", "--kernel", "linear"])
-            .args(["--epochs", epochs, "--seed", seed, "--out", out])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+        c.args([
+            "train",
+            "--select",
+            "none",
+            "--data",
+            data.to_str().unwrap(),
+        ])
+        .args(["--kernel", "rbf", "--kernel", "linear"])
+        .args(["--epochs", epochs, "--seed", seed, "--out", out])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
         c
     };
     // The old model, and the new one (the same seed gives the same bytes: what a completed

@@ -25,6 +25,8 @@ fn train_eval_predict_inspect() {
     let tb = treebank();
     ok(&[
         "train",
+        "--select",
+        "none",
         "--task",
         "parsing",
         "--data",
@@ -101,6 +103,8 @@ fn bad_treebanks_and_templates_are_refused_with_file_and_line() {
         std::fs::write(&p, text).unwrap();
         let r = run(&[
             "train",
+            "--select",
+            "none",
             "--task",
             "parsing",
             "--data",
@@ -115,6 +119,8 @@ fn bad_treebanks_and_templates_are_refused_with_file_and_line() {
     std::fs::write(&tpl, "h.form\nh.colour d.upos\n").unwrap();
     let r = run(&[
         "train",
+        "--select",
+        "none",
         "--task",
         "parsing",
         "--data",
@@ -133,6 +139,8 @@ fn bad_treebanks_and_templates_are_refused_with_file_and_line() {
     );
     let r = run(&[
         "train",
+        "--select",
+        "none",
         "--task",
         "parsing",
         "--data",
@@ -145,6 +153,8 @@ fn bad_treebanks_and_templates_are_refused_with_file_and_line() {
     assert_clean_error(&r, &["templates, not kernels"]);
     let r = run(&[
         "train",
+        "--select",
+        "none",
         "--task",
         "binary",
         "--data",

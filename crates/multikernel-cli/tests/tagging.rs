@@ -50,6 +50,8 @@ fn convert_train_eval_predict_score_inspect() {
     ] {
         let mut args = vec![
             "train",
+            "--select",
+            "none",
             "--task",
             "sequence",
             "--format",
@@ -119,6 +121,8 @@ fn chunk_labels_are_scored_by_f1() {
     std::fs::write(p("tpl"), "U00:%x[0,0]\nU01:%x[-1,0]\nB\n").unwrap();
     ok(&[
         "train",
+        "--select",
+        "none",
         "--task",
         "sequence",
         "--templates",
@@ -148,6 +152,8 @@ fn bad_files_give_one_line_errors() {
     let train = |data: &str, tpl: &str| {
         run(&[
             "train",
+            "--select",
+            "none",
             "--task",
             "sequence",
             "--templates",
@@ -172,6 +178,8 @@ fn bad_files_give_one_line_errors() {
     assert_clean_error(
         &run(&[
             "train",
+            "--select",
+            "none",
             "--task",
             "sequence",
             "--format",

@@ -67,6 +67,7 @@ use crate::data::Targets;
 use crate::error::{Error, Result};
 use crate::run::{Control, Observer, Progress, RunStatus, StepUnit};
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -774,6 +775,79 @@ impl SplitStrategy {
             Targets::Classes { y, .. } => self.splits(y.len(), Some(y)),
             Targets::Real(y) => self.splits(y.len(), None),
         }
+    }
+}
+
+// ------------------------------------------------- what a model keeps of its selection
+
+/// One grid point and its cross-validated score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GridScore {
+    /// The learner (`lp-mkl`, `online`, `gomp`).
+    pub learner: String,
+    /// Its settings besides C (`p=4/3`, `eta0=1`), empty when none.
+    pub setting: String,
+    #[serde(rename = "C")]
+    pub c: f64,
+    /// Mean validation score over the folds (`null` when not finite).
+    pub mean: Option<f64>,
+}
+
+/// What a built-in selection ([`crate::estimator::auto`]) did, stored in the model (`inspect`
+/// prints it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SelectionRecord {
+    /// How the grid was scored (`5-fold stratified cross-validation, seed 0`), or why there
+    /// was no selection.
+    pub method: String,
+    /// `accuracy` (maximized) or `mse` (minimized).
+    pub metric: String,
+    /// Which learner and why, when the selection chose it.
+    pub learner_choice: Option<String>,
+    /// Every grid point in grid order.
+    pub grid: Vec<GridScore>,
+    /// Index of the chosen point in `grid` (`None`: no selection ran).
+    pub chosen: Option<usize>,
+}
+
+impl SelectionRecord {
+    /// One line on the choice: `selected lp-mkl p=1 C=10 by 5-fold ...: accuracy 0.8731`.
+    pub fn headline(&self) -> String {
+        match self.chosen.and_then(|i| self.grid.get(i)) {
+            Some(g) => format!(
+                "selected {} {}C={} by {}: mean {} {}",
+                g.learner,
+                if g.setting.is_empty() {
+                    String::new()
+                } else {
+                    format!("{} ", g.setting)
+                },
+                g.c,
+                self.method,
+                self.metric,
+                g.mean.map_or("-".into(), |m| format!("{m:.4}"))
+            ),
+            None => format!("no selection: {}", self.method),
+        }
+    }
+
+    /// The grid as lines `learner setting C=.. mean` (the chosen one marked `*`).
+    pub fn grid_lines(&self) -> Vec<String> {
+        self.grid
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                format!(
+                    "{} {:<8} {:<10} C={:<6} {} {}",
+                    if Some(i) == self.chosen { "*" } else { " " },
+                    g.learner,
+                    g.setting,
+                    g.c,
+                    self.metric,
+                    g.mean.map_or("-".into(), |m| format!("{m:.4}"))
+                )
+            })
+            .collect()
     }
 }
 

@@ -316,7 +316,7 @@ fn fit_online(
     let cfg = VectorFitConfig {
         task,
         loss,
-        kernels: spec.kernels.clone(),
+        kernels: spec.kernels_for(table.n_features()),
         params,
         bias: spec.bias,
         standardize: spec.standardize,
@@ -453,6 +453,7 @@ fn batch<L>(
         classes,
         feature_names: table.feature_names().to_vec(),
         learner,
+        selection: None,
     }
 }
 
@@ -534,7 +535,7 @@ fn fit_gomp(
         table.x(),
         table.feature_names(),
         &y,
-        &spec.kernels,
+        &spec.kernels_for(table.n_features()),
         &params,
         observer,
     )?;
@@ -595,7 +596,7 @@ fn fit_lp(
         table.x(),
         table.feature_names(),
         &y,
-        &spec.kernels,
+        &spec.kernels_for(table.n_features()),
         &params,
         observer,
     )?;

@@ -123,10 +123,12 @@
 //!
 //! [`Model`]: crate::model::Model
 
+pub mod auto;
 pub mod fit;
 pub mod select;
 pub mod spec;
 
+pub use auto::{fit_auto, fit_single_best, AutoConfig, AutoFitted, SelectionRecord};
 pub use fit::{fit, fit_checked, fit_with_validation, Fitted, PathChoice, TrainingData};
 pub use select::{select_spec, SpecSearch, SpecSelection};
 pub use spec::{

@@ -571,14 +571,16 @@ impl LearnerSpec {
         self
     }
 
-    /// The kernels a learner uses when none are given: one Gaussian kernel (median
-    /// heuristic) for the online learner on vectors, a unit-diagonal linear kernel on
-    /// sequences, and one linear kernel per feature for the batch learners (for mirror
-    /// descent and UCD, the base kernels whose products are weighted).
+    /// The kernels a learner uses when none are given: on a table, the default dictionary
+    /// of [`crate::kernel::dictionary`] for the online, lp-MKL and MKL-GOMP learners (it
+    /// depends on the table's width: this returns no spec, and
+    /// [`CheckedSpec::kernels_for`] builds it at fit); a unit-diagonal linear kernel on
+    /// sequences; one linear kernel per feature as the base kernels of mirror descent and
+    /// UCD (whose products are weighted).
     pub fn default_kernels(task: Task, learner: LearnerKind) -> Vec<KernelSpec> {
         let text = match (learner, task) {
             (LearnerKind::Online, Task::Sequence) => "linear:norm=diag",
-            (LearnerKind::Online, _) => "rbf",
+            (LearnerKind::Online | LearnerKind::LpMkl | LearnerKind::Gomp, _) => return Vec::new(),
             _ => "perfeature:linear",
         };
         vec![text.parse().expect("the default kernels parse")]
@@ -602,7 +604,8 @@ impl LearnerSpec {
             spec.kernels = LearnerSpec::default_kernels(spec.task, spec.learner.kind());
         }
         let kind = spec.learner.kind();
-        let several = spec.kernels.len() > 1 || spec.kernels.iter().any(|k| k.perfeature);
+        // No kernels left after the defaults: the default dictionary, several kernels.
+        let several = spec.kernels.len() != 1 || spec.kernels.iter().any(|k| k.perfeature);
         match &mut spec.learner {
             Learner::Online(o) => {
                 if !(o.eta0.is_finite() && o.eta0 > 0.0) {
@@ -745,8 +748,9 @@ impl LearnerSpec {
 }
 
 /// A [`LearnerSpec`] that passed [`LearnerSpec::check`], its defaults resolved: the kernels
-/// are never empty (except for parsing, whose groups are templates); an online spec has its
-/// regularizer and loss set.
+/// are never empty except for parsing and multi-template learning (whose groups are
+/// templates) and for the default dictionary on a table ([`CheckedSpec::kernels_for`]); an
+/// online spec has its regularizer and loss set.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckedSpec(LearnerSpec);
 
@@ -757,6 +761,16 @@ impl CheckedSpec {
 
     pub fn into_spec(self) -> LearnerSpec {
         self.0
+    }
+
+    /// The kernels on a table of `n_features` columns: the spec's, or (none given) the
+    /// default dictionary ([`crate::kernel::dictionary`]).
+    pub fn kernels_for(&self, n_features: usize) -> Vec<KernelSpec> {
+        if self.0.kernels.is_empty() {
+            crate::kernel::default_dictionary(n_features)
+        } else {
+            self.0.kernels.clone()
+        }
     }
 }
 
@@ -777,13 +791,22 @@ mod tests {
 
     #[test]
     fn defaults_resolve_by_kernel_count_and_task() {
+        // No kernels: the default dictionary, several kernels, sparse MKL.
         let c = online(Task::Binary).check().unwrap();
         let Learner::Online(o) = &c.learner else {
             unreachable!()
         };
-        assert_eq!(o.reg, Some(RegSpec::L2));
+        assert_eq!(o.reg, Some(RegSpec::L21Sq));
         assert_eq!(o.loss, Some(LossKind::Hinge));
-        assert_eq!(c.kernels.len(), 1);
+        assert!(c.kernels.is_empty());
+        assert_eq!(c.kernels_for(8), crate::kernel::default_dictionary(8));
+        let one = online(Task::Binary).with_kernels(vec!["rbf".parse().unwrap()]);
+        let c = one.check().unwrap();
+        let Learner::Online(o) = &c.learner else {
+            unreachable!()
+        };
+        assert_eq!(o.reg, Some(RegSpec::L2));
+        assert_eq!(c.kernels_for(8).len(), 1);
         let two = online(Task::Regression)
             .with_kernels(vec!["rbf".parse().unwrap(), "linear".parse().unwrap()]);
         let c = two.check().unwrap();
@@ -793,7 +816,14 @@ mod tests {
         assert_eq!(o.reg, Some(RegSpec::L21Sq));
         assert_eq!(o.loss, Some(LossKind::Squared));
         let g = LearnerSpec::new(Task::Binary, Learner::default_for(LearnerKind::Gomp));
-        assert!(g.check().unwrap().kernels[0].perfeature);
+        assert!(g.check().unwrap().kernels.is_empty());
+        let md = LearnerSpec::new(
+            Task::Binary,
+            Learner::default_for(LearnerKind::MirrorDescent),
+        );
+        assert!(md.check().unwrap().kernels[0].perfeature);
+        let seq = online(Task::Sequence).check().unwrap();
+        assert_eq!(seq.kernels[0].to_string(), "linear:norm=diag");
     }
 
     #[test]

@@ -153,8 +153,8 @@ fn resolve(kind: &KernelKind, x: &Matrix, seed: u64) -> FittedKind {
             degree: *degree,
             offset: *offset,
         },
-        KernelKind::Rbf { sigma2 } => FittedKind::Rbf {
-            sigma2: sigma2.unwrap_or_else(|| median_sigma2(x, seed)),
+        KernelKind::Rbf { sigma2, scale } => FittedKind::Rbf {
+            sigma2: sigma2.unwrap_or_else(|| scale.unwrap_or(1.0) * median_sigma2(x, seed)),
         },
         KernelKind::BSpline { h, zeros } => FittedKind::BSpline {
             h: h.unwrap_or_else(|| {

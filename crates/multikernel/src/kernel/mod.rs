@@ -14,6 +14,7 @@
 
 pub mod binary;
 mod compute;
+pub mod dictionary;
 mod fitted;
 mod gram;
 mod heuristics;
@@ -25,6 +26,7 @@ mod spec;
 mod tests;
 
 pub use compute::clear_upper_simd_state;
+pub use dictionary::{default_dictionary, dictionary_size};
 pub use fitted::{fit_all, FittedKernel, FittedKind, VARIANCE_MAX_POINTS};
 pub use gram::{Gram, SparseGram};
 pub use heuristics::{bspline_h_for_zeros, median_sigma2, HEURISTIC_MAX_POINTS};

@@ -31,8 +31,13 @@ pub enum KernelKind {
     Linear,
     /// `(x . x' + offset)^degree`
     Poly { degree: u32, offset: f64 },
-    /// `exp(-||x - x'||^2 / (2 sigma2))`; `None` = median heuristic at fit.
-    Rbf { sigma2: Option<f64> },
+    /// `exp(-||x - x'||^2 / (2 sigma2))`; `None` = the median heuristic at fit, times
+    /// `scale` when given (`rbf:scale=4`: four times the heuristic's width sigma2).
+    Rbf {
+        sigma2: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scale: Option<f64>,
+    },
     /// Generalized B1-spline `max(0, 1 - ||x - x'|| / h)`; with `h = None`, `h` is chosen at fit
     /// so that a fraction `zeros` (default 0.95) of the off-diagonal training entries are 0.
     /// Positive semi-definite on one input feature (the triangle function); on `d >= 2`
@@ -164,11 +169,21 @@ fn validate_kind(kind: &KernelKind) -> Result<()> {
             }
             Ok(())
         }
-        KernelKind::Rbf { sigma2 } => match sigma2 {
-            Some(s) if !(s.is_finite() && *s > 0.0) => Err(Error::param(
+        KernelKind::Rbf { sigma2, scale } => match (sigma2, scale) {
+            (Some(s), _) if !(s.is_finite() && *s > 0.0) => Err(Error::param(
                 "sigma2",
                 s,
                 "a finite number > 0 (rbf kernel; or omit it for the median heuristic)",
+            )),
+            (_, Some(s)) if !(s.is_finite() && *s > 0.0) => Err(Error::param(
+                "scale",
+                s,
+                "a finite number > 0 (rbf kernel: a multiple of the median heuristic)",
+            )),
+            (Some(_), Some(_)) => Err(Error::param(
+                "scale",
+                format!("{}", scale.unwrap_or(0.0)),
+                "scale multiplies the median heuristic: give sigma2 or scale, not both",
             )),
             _ => Ok(()),
         },
@@ -236,9 +251,13 @@ fn fmt_kind(kind: &KernelKind) -> (String, Vec<String>) {
             "poly".into(),
             vec![format!("degree={degree}"), format!("offset={offset}")],
         ),
-        KernelKind::Rbf { sigma2 } => (
+        KernelKind::Rbf { sigma2, scale } => (
             "rbf".into(),
-            sigma2.iter().map(|s| format!("sigma2={s}")).collect(),
+            sigma2
+                .iter()
+                .map(|s| format!("sigma2={s}"))
+                .chain(scale.iter().map(|s| format!("scale={s}")))
+                .collect(),
         ),
         KernelKind::BSpline { h, zeros } => {
             let mut k = Vec::new();
@@ -302,7 +321,7 @@ const ACCEPTED_KINDS: &str =
 fn keys_of(name: &str) -> &'static str {
     match name {
         "poly" => "degree, offset, norm, features",
-        "rbf" => "sigma2, norm, features",
+        "rbf" => "sigma2, scale, norm, features",
         "bspline" => "h, zeros, norm, features",
         _ => "norm, features",
     }
@@ -451,6 +470,7 @@ fn parse_kind<'a>(s: &'a str, ctx: &str) -> Result<(KernelKind, Vec<(&'a str, &'
         let mut degree = None;
         let mut offset = None;
         let mut sigma2 = None;
+        let mut scale = None;
         let mut h = None;
         let mut zeros = None;
         for (k, v) in pairs {
@@ -464,6 +484,14 @@ fn parse_kind<'a>(s: &'a str, ctx: &str) -> Result<(KernelKind, Vec<(&'a str, &'
                     } else {
                         Some(num::<f64>(ctx, k, v, "a number > 0 (or 'median')")?)
                     }
+                }
+                ("rbf", "scale") => {
+                    scale = Some(num::<f64>(
+                        ctx,
+                        k,
+                        v,
+                        "a number > 0 (times the median heuristic)",
+                    )?)
                 }
                 ("bspline", "h") => h = Some(num::<f64>(ctx, k, v, "a number > 0")?),
                 ("bspline", "zeros") => zeros = Some(num::<f64>(ctx, k, v, "a fraction")?),
@@ -483,7 +511,7 @@ fn parse_kind<'a>(s: &'a str, ctx: &str) -> Result<(KernelKind, Vec<(&'a str, &'
                 degree: degree.unwrap_or(2),
                 offset: offset.unwrap_or(1.0),
             },
-            "rbf" => KernelKind::Rbf { sigma2 },
+            "rbf" => KernelKind::Rbf { sigma2, scale },
             "bspline" => {
                 if h.is_some() && zeros.is_some() {
                     return Err(bad(ctx, "give either h or zeros for bspline, not both"));
@@ -570,11 +598,20 @@ mod tests {
         );
         let s = p("perfeature:rbf:sigma2=1,norm=variance");
         assert!(s.perfeature);
-        assert_eq!(s.kind, KernelKind::Rbf { sigma2: Some(1.0) });
+        assert_eq!(
+            s.kind,
+            KernelKind::Rbf {
+                sigma2: Some(1.0),
+                scale: None
+            }
+        );
         assert_eq!(s.norm, Normalization::Variance);
         assert_eq!(
             p("rbf:sigma2=median").kind,
-            KernelKind::Rbf { sigma2: None }
+            KernelKind::Rbf {
+                sigma2: None,
+                scale: None
+            }
         );
         assert_eq!(
             p("bspline:zeros=0.9").kind,
@@ -588,7 +625,10 @@ mod tests {
             p("product(linear*rbf:sigma2=2):norm=trace"),
             KernelSpec::new(KernelKind::Product(vec![
                 KernelKind::Linear,
-                KernelKind::Rbf { sigma2: Some(2.0) }
+                KernelKind::Rbf {
+                    sigma2: Some(2.0),
+                    scale: None
+                }
             ]))
             .with_norm(Normalization::Trace)
         );
@@ -622,6 +662,7 @@ mod tests {
         // Odd floats survive exactly.
         let s = KernelSpec::new(KernelKind::Rbf {
             sigma2: Some(0.1 + 0.2),
+            scale: None,
         });
         assert_eq!(p(&s.to_string()), s);
     }
@@ -688,7 +729,13 @@ mod tests {
             assert!(!s.perfeature);
             assert_eq!(s.features, Some(vec![j]));
             assert_eq!(s.norm, Normalization::Diag);
-            assert_eq!(s.kind, KernelKind::Rbf { sigma2: None });
+            assert_eq!(
+                s.kind,
+                KernelKind::Rbf {
+                    sigma2: None,
+                    scale: None
+                }
+            );
         }
         assert_eq!(e[3], specs[1]);
         assert_eq!(e[4].features, Some(vec![4]));

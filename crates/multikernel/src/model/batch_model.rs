@@ -85,6 +85,9 @@ pub struct BatchModel<L> {
     pub feature_names: Vec<String>,
     /// The trained solver model.
     pub learner: L,
+    /// How the settings were chosen, when `train` selected them (built-in selection).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selection: Option<crate::select::SelectionRecord>,
 }
 
 impl<L: DecisionFunction> BatchModel<L> {
@@ -269,6 +272,7 @@ mod tests {
             classes: classes.to_vec(),
             feature_names: names.to_vec(),
             learner,
+            selection: None,
         }
     }
 

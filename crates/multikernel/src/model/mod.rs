@@ -319,8 +319,41 @@ impl Model {
         file::load(path)
     }
 
+    /// How the model's settings were chosen, when `train` selected them.
+    pub fn selection(&self) -> Option<&crate::select::SelectionRecord> {
+        match self {
+            Model::KernelMachine(m) => m.selection.as_ref(),
+            Model::Gomp(m) => m.selection.as_ref(),
+            Model::LpMkl(m) => m.selection.as_ref(),
+            Model::PolyMkl(m) => m.selection.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Stores how the settings were chosen (table models; other models ignore it).
+    pub fn set_selection(&mut self, record: crate::select::SelectionRecord) {
+        match self {
+            Model::KernelMachine(m) => m.selection = Some(record),
+            Model::Gomp(m) => m.selection = Some(record),
+            Model::LpMkl(m) => m.selection = Some(record),
+            Model::PolyMkl(m) => m.selection = Some(record),
+            _ => {}
+        }
+    }
+
     /// The model's self-description.
     pub fn summary(&self) -> Summary {
+        let mut s = self.summary_of_learner();
+        if let Some(r) = self.selection() {
+            s.notes.push(r.headline());
+            if let Some(why) = &r.learner_choice {
+                s.notes.push(format!("learner: {why}"));
+            }
+        }
+        s
+    }
+
+    fn summary_of_learner(&self) -> Summary {
         match self {
             Model::KernelMachine(m) => online_summary(m),
             Model::Sequence(m) => sequence_summary(m),

@@ -399,7 +399,10 @@ fn glass_kernels(x: &Matrix, seed: u64) -> Vec<KernelSpec> {
             features: None,
         },
         KernelSpec {
-            kind: KernelKind::Rbf { sigma2: None },
+            kind: KernelKind::Rbf {
+                sigma2: None,
+                scale: None,
+            },
             norm: Normalization::Variance,
             perfeature: true,
             features: None,
@@ -410,6 +413,7 @@ fn glass_kernels(x: &Matrix, seed: u64) -> Vec<KernelSpec> {
         specs.push(KernelSpec {
             kind: KernelKind::Rbf {
                 sigma2: Some(f * m),
+                scale: None,
             },
             norm: Normalization::Variance,
             perfeature: false,

@@ -1023,7 +1023,10 @@ fn figure3(
                                 cfg.stoch_iters,
                             ),
                             _ => {
-                                let mut b = KernelSpec::new(KernelKind::Rbf { sigma2: None });
+                                let mut b = KernelSpec::new(KernelKind::Rbf {
+                                    sigma2: None,
+                                    scale: None,
+                                });
                                 b.perfeature = true;
                                 (2, vec![], b, cfg.gauss_iters)
                             }

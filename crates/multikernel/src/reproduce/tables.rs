@@ -6,14 +6,23 @@ use crate::reproduce::uci::UciTable;
 use crate::task::TaskKind;
 use std::path::Path;
 
-/// The UCI tables of `reproduce uci`: file stem (`DIR/NAME.csv`) and task.
-pub const UCI_TABLES: [(&str, TaskKind); 5] = [
+/// The UCI tables of `reproduce uci`: file stem (`DIR/NAME.csv`, or a generated table of
+/// [`GENERATED_ROWS`] rows, seed [`GENERATED_SEED`]) and task.
+pub const UCI_TABLES: [(&str, TaskKind); 8] = [
     ("sonar", TaskKind::Binary),
     ("ionosphere", TaskKind::Binary),
     ("breast-cancer", TaskKind::Binary),
     ("pima-diabetes", TaskKind::Binary),
+    ("glass", TaskKind::Multiclass),
+    ("ringnorm", TaskKind::Binary),
+    ("waveform", TaskKind::Multiclass),
     ("boston-housing", TaskKind::Regression),
 ];
+
+/// Rows of the generated tables (ringnorm, waveform; Breiman 1996) of `reproduce uci`.
+pub const GENERATED_ROWS: usize = 1000;
+/// Seed of the generated tables (as `multikernel generate NAME --n 1000 --seed 1`).
+pub const GENERATED_SEED: u64 = 1;
 
 /// Reads the UCI tables of [`UCI_TABLES`] from `dir`, all of them or the comma-separated
 /// `names`, in the table's order.
@@ -38,7 +47,11 @@ pub fn load_uci(dir: &Path, names: Option<&str>) -> Result<Vec<UciTable>> {
         } else {
             TargetKind::Classes
         };
-        let data = read_table(&dir.join(format!("{name}.csv")), None, target, None, None)?;
+        let data = match name {
+            "ringnorm" => crate::data::synthetic::ringnorm(GENERATED_ROWS, GENERATED_SEED),
+            "waveform" => crate::data::synthetic::waveform(GENERATED_ROWS, GENERATED_SEED),
+            _ => read_table(&dir.join(format!("{name}.csv")), None, target, None, None)?,
+        };
         out.push(UciTable {
             name: name.to_string(),
             data,

@@ -49,6 +49,8 @@ pub struct UciConfig {
     pub try_inv: bool,
     /// Return the averaged iterate instead of the last one.
     pub averaging: bool,
+    /// Only these rows (methods of [`methods`] and [`SELECTED_METHODS`]); `None`: all.
+    pub methods: Option<Vec<String>>,
 }
 
 impl UciConfig {
@@ -74,6 +76,7 @@ impl Default for UciConfig {
             eta0_grid: ETA0_GRID.to_vec(),
             try_inv: true,
             averaging: false,
+            methods: None,
         }
     }
 }
@@ -95,6 +98,75 @@ pub fn methods() -> Vec<(&'static str, Vec<&'static str>, RegSpec)> {
 }
 
 const KERNEL_NAMES: [&str; 3] = ["linear", "poly2", "rbf"];
+
+/// Rows trained by the estimator's built-in selection on each split's training part
+/// ([`crate::estimator::auto`]): `auto` (the default dictionary, the learner, p and C by
+/// 5-fold cross-validation) and `single-cv` (the best single kernel of the same dictionary
+/// and its C, by the same cross-validation).
+pub const SELECTED_METHODS: [&str; 2] = ["auto", "single-cv"];
+
+/// The training and test rows of split `split` of `table` (stratified 70/30 for classes,
+/// plain random for values, seeded by `cfg.seed` and the split): what every row of the
+/// table is trained and tested on (the peers' scripts read them).
+pub fn split_rows(table: &UciTable, split: usize, cfg: &UciConfig) -> (Vec<usize>, Vec<usize>) {
+    let seed = split_seed(cfg, split);
+    match &table.data.targets {
+        Targets::Classes { y, .. } => stratified_split(y, 0.7, seed),
+        Targets::Real(_) => random_split(table.data.len(), 0.7, seed),
+    }
+}
+
+fn split_seed(cfg: &UciConfig, split: usize) -> u64 {
+    cfg.seed.wrapping_mul(1000).wrapping_add(split as u64)
+}
+
+struct SelectedResult {
+    metric: f64,
+    train_seconds: f64,
+    select_seconds: f64,
+    chosen: String,
+}
+
+/// A row of [`SELECTED_METHODS`] on one split.
+fn run_selected(
+    table: &UciTable,
+    method: &str,
+    split: usize,
+    cfg: &UciConfig,
+) -> Result<SelectedResult> {
+    use crate::estimator::{
+        fit_auto, fit_single_best, AutoConfig, Learner, LearnerSpec, OnlineSpec,
+    };
+    let (train_idx, test_idx) = split_rows(table, split, cfg);
+    let train = table.data.select(&train_idx);
+    let test = table.data.select(&test_idx);
+    let base = LearnerSpec::new(table.task.into(), Learner::Online(OnlineSpec::default()))
+        .with_seed(split_seed(cfg, split));
+    let auto_cfg = AutoConfig::default();
+    let start = Instant::now();
+    let fitted = match method {
+        "auto" => fit_auto(train.view(), &base, &auto_cfg, &())?,
+        _ => fit_single_best(train.view(), &base, &auto_cfg)?,
+    };
+    let total = start.elapsed().as_secs_f64();
+    let chosen = fitted
+        .record
+        .chosen
+        .and_then(|i| fitted.record.grid.get(i))
+        .map(|g| format!("{} {} C={}", g.learner, g.setting, g.c))
+        .unwrap_or_default();
+    let score =
+        fitted
+            .fitted
+            .model
+            .score_with(test.x.view(), &test.targets, &MemoryLimit::default())?;
+    Ok(SelectedResult {
+        metric: score.value,
+        train_seconds: total - fitted.select_seconds,
+        select_seconds: fitted.select_seconds,
+        chosen,
+    })
+}
 
 fn config(
     task: TaskKind,
@@ -201,11 +273,8 @@ fn run_split(
     cfg: &UciConfig,
 ) -> Result<SplitResult> {
     let (_, kernels, reg) = &methods()[method];
-    let seed = cfg.seed.wrapping_mul(1000).wrapping_add(split as u64);
-    let (train_idx, test_idx) = match &table.data.targets {
-        Targets::Classes { y, .. } => stratified_split(y, 0.7, seed),
-        Targets::Real(_) => random_split(table.data.len(), 0.7, seed),
-    };
+    let seed = split_seed(cfg, split);
+    let (train_idx, test_idx) = split_rows(table, split, cfg);
     let train = table.data.select(&train_idx);
     let test = table.data.select(&test_idx);
     let (c, rule) = choose(table, &train, method, cfg, seed)?;
@@ -233,8 +302,16 @@ pub fn run(
     let mut table = String::from(
         "| dataset | method | metric | mean | std | C (median) | eta0 (median; 1/(lambda t) rule: how many splits) | weights L/P/G | train s |\n|---|---|---|---|---|---|---|---|---|\n",
     );
+    let wanted = |name: &str| {
+        cfg.methods
+            .as_ref()
+            .is_none_or(|m| m.iter().any(|w| w == name))
+    };
     for t in tables {
         for (mi, (name, kernels, _)) in ms.iter().enumerate() {
+            if !wanted(name) {
+                continue;
+            }
             let results: Vec<SplitResult> = (0..cfg.splits)
                 .into_par_iter()
                 .map(|s| run_split(t, mi, s, cfg))
@@ -299,6 +376,52 @@ pub fn run(
                 median(&cs).unwrap_or(f64::NAN),
                 eta_text,
                 wtext,
+                row.train_seconds.unwrap_or(f64::NAN)
+            );
+            progress(line.trim_end());
+            table.push_str(&line);
+            rows.push(row);
+        }
+        for name in SELECTED_METHODS {
+            if !wanted(name) {
+                continue;
+            }
+            // One split at a time: the selection itself runs its folds in parallel.
+            let results: Vec<SelectedResult> = (0..cfg.splits)
+                .map(|s| run_selected(t, name, s, cfg))
+                .collect::<Result<_>>()?;
+            let values: Vec<f64> = results.iter().map(|r| r.metric).collect();
+            let metric = if t.task == TaskKind::Regression {
+                "mse"
+            } else {
+                "accuracy"
+            };
+            let mut row = Row::from_values(&t.name, name, metric, &values);
+            row.train_seconds =
+                median(&results.iter().map(|r| r.train_seconds).collect::<Vec<_>>());
+            let select = median(&results.iter().map(|r| r.select_seconds).collect::<Vec<_>>());
+            row = row.with("select_seconds", select).with(
+                "chosen_per_split",
+                results.iter().map(|r| r.chosen.clone()).collect::<Vec<_>>(),
+            );
+            let (mean, std) = mean_std(&values);
+            let (mean, std) = (mean.unwrap_or(f64::NAN), std.unwrap_or(f64::NAN));
+            let shown = if metric == "accuracy" {
+                format!("{:.1} | {:.1}", 100.0 * mean, 100.0 * std)
+            } else {
+                format!("{mean:.2} | {std:.2}")
+            };
+            let line = format!(
+                "| {} | {} | {} | {} | - | - | selection {:.2} s | {:.3} |\n",
+                t.name,
+                name,
+                if metric == "accuracy" {
+                    "accuracy %"
+                } else {
+                    "mse"
+                },
+                shown,
+                select.unwrap_or(f64::NAN),
                 row.train_seconds.unwrap_or(f64::NAN)
             );
             progress(line.trim_end());

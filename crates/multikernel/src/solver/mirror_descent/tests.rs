@@ -222,7 +222,10 @@ fn gaussian_base_kernels_train_and_predict() {
     let Targets::Real(ytr) = &train.targets else {
         panic!()
     };
-    let mut base = KernelSpec::new(crate::kernel::KernelKind::Rbf { sigma2: Some(1.0) });
+    let mut base = KernelSpec::new(crate::kernel::KernelKind::Rbf {
+        sigma2: Some(1.0),
+        scale: None,
+    });
     base.perfeature = true;
     let params = MirrorDescentParams {
         lambda: 1e-3,
@@ -511,7 +514,10 @@ fn both_predictors() -> Vec<PolyMklModel> {
         init: Init::Uniform,
         ..model_params(Sampling::Importance)
     };
-    let mut rbf = KernelSpec::new(crate::kernel::KernelKind::Rbf { sigma2: None });
+    let mut rbf = KernelSpec::new(crate::kernel::KernelKind::Rbf {
+        sigma2: None,
+        scale: None,
+    });
     rbf.perfeature = true;
     let dual = MirrorDescentParams {
         base: vec![rbf],

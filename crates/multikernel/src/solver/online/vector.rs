@@ -114,6 +114,7 @@ pub fn fit_vector(
             group_norms: compact.group_norms,
             weights: compact.weights,
             training,
+            selection: None,
         },
         info,
     ))

@@ -85,6 +85,9 @@ pub struct KernelMachine {
     pub weights: Vec<f64>,
     /// How it was trained.
     pub training: OnlineTraining,
+    /// How the settings were chosen, when `train` selected them (built-in selection).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selection: Option<crate::select::SelectionRecord>,
 }
 
 impl KernelMachine {
