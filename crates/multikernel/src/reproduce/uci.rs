@@ -291,6 +291,17 @@ fn run_split(
     })
 }
 
+/// The table's `metric | mean | std` cells: accuracy in percent, or the MSE.
+fn metric_cells(metric: &str, values: &[f64]) -> String {
+    let (mean, std) = mean_std(values);
+    let (mean, std) = (mean.unwrap_or(f64::NAN), std.unwrap_or(f64::NAN));
+    if metric == "accuracy" {
+        format!("accuracy % | {:.1} | {:.1}", 100.0 * mean, 100.0 * std)
+    } else {
+        format!("mse | {mean:.2} | {std:.2}")
+    }
+}
+
 /// Runs the experiment on the given tables; `progress` receives one line per finished row.
 pub fn run(
     tables: &[UciTable],
@@ -356,23 +367,11 @@ pub fn run(
                 row.weights = Some(map);
                 wtext = format!("{:.2}/{:.2}/{:.2}", avg[0], avg[1], avg[2]);
             }
-            let (mean, std) = mean_std(&values);
-            let (mean, std) = (mean.unwrap_or(f64::NAN), std.unwrap_or(f64::NAN));
-            let shown = if metric == "accuracy" {
-                format!("{:.1} | {:.1}", 100.0 * mean, 100.0 * std)
-            } else {
-                format!("{mean:.2} | {std:.2}")
-            };
             let line = format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {:.3} |\n",
+                "| {} | {} | {} | {} | {} | {} | {:.3} |\n",
                 t.name,
                 name,
-                if metric == "accuracy" {
-                    "accuracy %"
-                } else {
-                    "mse"
-                },
-                shown,
+                metric_cells(metric, &values),
                 median(&cs).unwrap_or(f64::NAN),
                 eta_text,
                 wtext,
@@ -404,23 +403,11 @@ pub fn run(
                 "chosen_per_split",
                 results.iter().map(|r| r.chosen.clone()).collect::<Vec<_>>(),
             );
-            let (mean, std) = mean_std(&values);
-            let (mean, std) = (mean.unwrap_or(f64::NAN), std.unwrap_or(f64::NAN));
-            let shown = if metric == "accuracy" {
-                format!("{:.1} | {:.1}", 100.0 * mean, 100.0 * std)
-            } else {
-                format!("{mean:.2} | {std:.2}")
-            };
             let line = format!(
-                "| {} | {} | {} | {} | - | - | selection {:.2} s | {:.3} |\n",
+                "| {} | {} | {} | - | - | selection {:.2} s | {:.3} |\n",
                 t.name,
                 name,
-                if metric == "accuracy" {
-                    "accuracy %"
-                } else {
-                    "mse"
-                },
-                shown,
+                metric_cells(metric, &values),
                 select.unwrap_or(f64::NAN),
                 row.train_seconds.unwrap_or(f64::NAN)
             );
