@@ -110,8 +110,9 @@ pub struct TrainArgs {
     pub task: Task,
     #[command(flatten)]
     pub data: DataArgs,
-    /// Learner: online (Alg. 1 / SPOM), gomp, lp-mkl, mirror-descent, ucd or mtl
-    /// (multi-template learning: sequences in columns, parsing). Default: chosen by the
+    /// Learner: online (Alg. 1 / SPOM), gomp, lp-mkl, mirror-descent, ucd, poly (lp-MKL over
+    /// the explicit product kernels where they fit the memory limit, mirror descent
+    /// otherwise) or mtl (multi-template learning: sequences in columns, parsing). Default: chosen by the
     /// built-in selection on a table without --C (lp-mkl up to 3,000 rows, online above),
     /// online otherwise.
     #[arg(long = "algo")]
@@ -169,7 +170,7 @@ pub struct TrainArgs {
     pub lp: LpArgs,
     #[command(
         flatten,
-        next_help_heading = "Mirror descent and UCD (--algo mirror-descent | ucd)"
+        next_help_heading = "Polynomial kernels (--algo mirror-descent | ucd | poly)"
     )]
     pub poly: PolyArgs,
 }

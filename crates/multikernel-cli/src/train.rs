@@ -24,7 +24,7 @@ use std::time::Instant;
 fn learner_flags(a: &TrainArgs) -> Vec<(&'static str, bool, &'static [LearnerKind])> {
     use LearnerKind::*;
     let o = &a.online;
-    let poly: &'static [LearnerKind] = &[MirrorDescent, Ucd];
+    let poly: &'static [LearnerKind] = &[MirrorDescent, Ucd, Poly];
     vec![
         ("--reg", o.reg.is_some(), &[Online]),
         (
@@ -119,7 +119,7 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
             };
             *l = LpMklSpec { p };
         }
-        Learner::MirrorDescent(p) | Learner::Ucd(p) => {
+        Learner::MirrorDescent(p) | Learner::Ucd(p) | Learner::Poly(p) => {
             let f = &a.poly;
             p.degree = f.poly_degree.unwrap_or(p.degree);
             p.rho2 = f.rho2.clone().unwrap_or_default();

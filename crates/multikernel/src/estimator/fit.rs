@@ -178,6 +178,7 @@ pub fn fit_checked(
                     fit_poly(table, kind, p, Sampling::Importance, spec, observer)
                 }
                 Learner::Ucd(p) => fit_poly(table, kind, p, Sampling::Uniform, spec, observer),
+                Learner::Poly(p) => fit_poly_auto(table, kind, p, spec, observer),
                 Learner::Mtl(_) => Err(Error::unsupported(
                     "multi-template learning needs sentences and templates, not a table",
                 )),
@@ -607,6 +608,70 @@ fn fit_lp(
         path_choice: None,
         notes: Vec::new(),
     })
+}
+
+/// `--algo poly`: the polynomial product-kernel problem by lp-MKL with p = 2 over the
+/// explicit product kernels where their list fits the memory limit (Kloft's closed form, 12-25
+/// times faster than mirror descent where both run, `reproduce mirror-descent`), by mirror
+/// descent (importance sampling) otherwise; a note says which and why.
+fn fit_poly_auto(
+    table: TableRef<'_>,
+    task: TaskKind,
+    p: &PolySpec,
+    spec: &CheckedSpec,
+    observer: &(impl Observer + ?Sized),
+) -> Result<Fitted> {
+    let (classes, y) = encode_targets(task, table.targets())?;
+    let lambda = spec.strength.ridge_lambda();
+    let params = MirrorDescentParams {
+        sampling: Sampling::Importance,
+        degree: p.degree,
+        lambda,
+        seed: spec.seed,
+        base: spec.kernels.clone(),
+        memory: spec.memory,
+        rho2: p.rho2.clone(),
+        ..MirrorDescentParams::default()
+    };
+    let problem = crate::solver::mirror_descent::PolyProblem::new(table.x(), &y.data, &params)?;
+    let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
+    let choice = match (problem.product_kernel_count(), problem.lp_bytes()) {
+        (Some(count), Some(bytes)) => match spec.memory.check(bytes, "lp-MKL's product kernels") {
+            Ok(()) => Ok(format!(
+                "poly: lp-MKL (p = 2) over all {count} product kernels ({:.2} GiB within the \
+                 memory limit)",
+                gib(bytes)
+            )),
+            Err(_) => Err(format!(
+                "poly: mirror descent: the {count} product kernels need {:.2} GiB, above the \
+                 memory limit",
+                gib(bytes)
+            )),
+        },
+        _ => Err(
+            "poly: mirror descent: the base kernels are not rank one (per-feature linear), \
+                  so the product kernels have no explicit list"
+                .to_string(),
+        ),
+    };
+    match choice {
+        Ok(note) => {
+            let (m, run) = problem.fit_lp(lambda, &spec.memory, observer)?;
+            Ok(Fitted {
+                model: Model::PolyMkl(batch(table, task, classes, m)),
+                run,
+                lambda,
+                path_choice: None,
+                notes: vec![note],
+            })
+        }
+        Err(note) => {
+            drop(problem);
+            let mut fitted = fit_poly(table, task, p, Sampling::Importance, spec, observer)?;
+            fitted.notes.insert(0, note);
+            Ok(fitted)
+        }
+    }
 }
 
 fn fit_poly(

@@ -125,22 +125,27 @@ pub enum LearnerKind {
     MirrorDescent,
     /// The same problem by uniform coordinate descent (the paper's UCD baseline).
     Ucd,
+    /// Polynomial product-kernel MKL by the faster exact solver that fits: lp-MKL with
+    /// p = 2 (mirror descent's objective) over the explicit product kernels where their
+    /// list fits the memory limit, randomized mirror descent otherwise.
+    Poly,
     /// Multi-template learning (Mao & Tsang, Alg. 1): a 1-slack cutting-plane structural SVM
     /// with a weight per template (sequences and parsing).
     Mtl,
 }
 
 impl LearnerKind {
-    pub const ALL: [LearnerKind; 6] = [
+    pub const ALL: [LearnerKind; 7] = [
         LearnerKind::Online,
         LearnerKind::Gomp,
         LearnerKind::LpMkl,
         LearnerKind::MirrorDescent,
         LearnerKind::Ucd,
+        LearnerKind::Poly,
         LearnerKind::Mtl,
     ];
 
-    /// `online`, `gomp`, `lp-mkl`, `mirror-descent`, `ucd`, `mtl`.
+    /// `online`, `gomp`, `lp-mkl`, `mirror-descent`, `ucd`, `poly`, `mtl`.
     pub fn name(self) -> &'static str {
         match self {
             LearnerKind::Online => "online",
@@ -148,6 +153,7 @@ impl LearnerKind {
             LearnerKind::LpMkl => "lp-mkl",
             LearnerKind::MirrorDescent => "mirror-descent",
             LearnerKind::Ucd => "ucd",
+            LearnerKind::Poly => "poly",
             LearnerKind::Mtl => "mtl",
         }
     }
@@ -169,7 +175,7 @@ impl FromStr for LearnerKind {
                 Error::param(
                     "learner",
                     s,
-                    "one of online, gomp, lp-mkl, mirror-descent, ucd, mtl",
+                    "one of online, gomp, lp-mkl, mirror-descent, ucd, poly, mtl",
                 )
             })
     }
@@ -482,6 +488,9 @@ pub enum Learner {
     MirrorDescent(PolySpec),
     /// Uniform coordinate descent on the same problem.
     Ucd(PolySpec),
+    /// The same problem by lp-MKL over the explicit product kernels, or mirror descent
+    /// where they do not fit ([`LearnerKind::Poly`]).
+    Poly(PolySpec),
     Mtl(MtlSpec),
 }
 
@@ -493,6 +502,7 @@ impl Learner {
             Learner::LpMkl(_) => LearnerKind::LpMkl,
             Learner::MirrorDescent(_) => LearnerKind::MirrorDescent,
             Learner::Ucd(_) => LearnerKind::Ucd,
+            Learner::Poly(_) => LearnerKind::Poly,
             Learner::Mtl(_) => LearnerKind::Mtl,
         }
     }
@@ -505,6 +515,7 @@ impl Learner {
             LearnerKind::LpMkl => Learner::LpMkl(LpMklSpec { p: 2.0 }),
             LearnerKind::MirrorDescent => Learner::MirrorDescent(PolySpec::default()),
             LearnerKind::Ucd => Learner::Ucd(PolySpec::default()),
+            LearnerKind::Poly => Learner::Poly(PolySpec::default()),
             LearnerKind::Mtl => Learner::Mtl(MtlSpec::default()),
         }
     }
@@ -688,7 +699,7 @@ impl LearnerSpec {
                     return Err(Error::param("p", l.p, "a number >= 1 or inf"));
                 }
             }
-            Learner::MirrorDescent(p) | Learner::Ucd(p) => {
+            Learner::MirrorDescent(p) | Learner::Ucd(p) | Learner::Poly(p) => {
                 if p.degree == 0 {
                     return Err(Error::param("degree", 0, "at least 1"));
                 }
@@ -735,7 +746,10 @@ impl LearnerSpec {
                     "the {kind} learner does not parse; use the online learner or mtl"
                 )))
             }
-            (LearnerKind::MirrorDescent | LearnerKind::Ucd, Task::Multiclass) => {
+            (
+                LearnerKind::MirrorDescent | LearnerKind::Ucd | LearnerKind::Poly,
+                Task::Multiclass,
+            ) => {
                 return Err(Error::unsupported(format!(
                     "the {kind} learner learns one real output (squared loss): use it for \
                      binary or regression tasks (for multiclass use gomp or lp-mkl)"

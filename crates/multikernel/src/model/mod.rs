@@ -688,10 +688,14 @@ fn lp_summary(m: &BatchModel<LpMklModel>) -> Summary {
 fn poly_summary(m: &BatchModel<PolyMklModel>) -> Summary {
     let p = &m.learner;
     let ucd = p.sampling == "ucd";
+    let lp = p.sampling == "lp-mkl";
     let mut s = batch_base(
         m,
         if ucd {
             "polynomial product-kernel MKL by uniform coordinate descent (Afkanpour et al. 2013)"
+        } else if lp {
+            "polynomial product-kernel MKL by lp-MKL (p = 2) over the explicit product kernels \
+             (the objective of Afkanpour et al. 2013)"
         } else {
             "polynomial product-kernel MKL by randomized mirror descent (Afkanpour et al. 2013)"
         },
@@ -712,16 +716,27 @@ fn poly_summary(m: &BatchModel<PolyMklModel>) -> Summary {
         let r: Vec<String> = p.rho2.iter().map(|v| v.to_string()).collect();
         s.settings.push(("rho2".into(), r.join(",")));
     }
-    s.headline = format!(
-        "{}: degree {}, lambda {}, {count} product kernels, {} iterations (eta0 {}), objective \
-         {:.6}",
-        if ucd { "UCD" } else { "mirror descent" },
-        p.degree,
-        num(p.lambda),
-        p.iterations,
-        p.eta0,
-        p.objective,
-    );
+    s.headline = if lp {
+        format!(
+            "lp-MKL (p = 2): degree {}, lambda {}, {count} product kernels, {} alternating \
+             steps, objective {:.6}",
+            p.degree,
+            num(p.lambda),
+            p.iterations,
+            p.objective,
+        )
+    } else {
+        format!(
+            "{}: degree {}, lambda {}, {count} product kernels, {} iterations (eta0 {}), \
+             objective {:.6}",
+            if ucd { "UCD" } else { "mirror descent" },
+            p.degree,
+            num(p.lambda),
+            p.iterations,
+            p.eta0,
+            p.objective,
+        )
+    };
     s.notes
         .push(format!("kernels with their own weight: {}", p.terms.len()));
     s.columns = vec!["weight".into()];

@@ -224,6 +224,129 @@ impl PolyProblem {
         };
         Ok((model, sol, info))
     }
+
+    /// Every product kernel of degree `<= degree` (`C(r + D, D)` of them) on rank-one base
+    /// kernels, or `None` for general base kernels.
+    pub fn product_kernel_count(&self) -> Option<usize> {
+        self.rank_one.as_ref()?;
+        let count = crate::multiset::count_kernels(self.sampler.base_count(), self.degree);
+        // Saturates far above anything that could fit in memory.
+        Some(if count < 1e15 {
+            count as usize
+        } else {
+            usize::MAX
+        })
+    }
+
+    /// Bytes [`PolyProblem::fit_lp`] needs: the explicit list of `count` rank-one product
+    /// kernels (their features, the solver's centered copy and the stacked factor) and two
+    /// `n x n` matrices.
+    pub fn lp_bytes(&self) -> Option<usize> {
+        let n = self.y.len();
+        let count = self.product_kernel_count()?;
+        Some(
+            3usize
+                .saturating_mul(n)
+                .saturating_mul(count)
+                .saturating_mul(8)
+                .saturating_add(2usize.saturating_mul(n).saturating_mul(n).saturating_mul(8)),
+        )
+    }
+
+    /// The same objective solved exactly (Afkanpour et al. 2013 Sec. 2: p = 2 of Kloft's
+    /// lp-MKL over the product kernels `rho_d^-2 K_m`): lp-MKL with p = 2 and no separate bias
+    /// (the constant product kernel is the bias) over the explicit list of every product
+    /// kernel, each rank one (`z_m = prod_{j in m} z_j` scaled by `rho_d^-1`). Refuses general
+    /// base kernels and a list above `memory`. The model predicts through explicit monomial
+    /// weights `theta_m rho_d^-2 z_m^T alpha`, as a mirror-descent model with no uniform part.
+    pub fn fit_lp(
+        &self,
+        lambda: f64,
+        memory: &MemoryLimit,
+        observer: &(impl Observer + ?Sized),
+    ) -> Result<(PolyMklModel, RunInfo)> {
+        let Some(list) = &self.rank_one else {
+            return Err(Error::unsupported(
+                "lp-MKL over explicit product kernels needs rank-one (per-feature linear) base \
+                 kernels",
+            ));
+        };
+        let bytes = self.lp_bytes().unwrap_or(usize::MAX);
+        let count = self.product_kernel_count().unwrap_or(usize::MAX);
+        memory.check(
+            bytes,
+            &format!(
+                "lp-MKL over {count} product kernels on {} points",
+                self.y.len()
+            ),
+        )?;
+        let idx: Vec<Vec<u32>> = (0..=self.degree)
+            .flat_map(|d| crate::multiset::enumerate_multisets(self.sampler.base_count(), d))
+            .collect();
+        let scale: Vec<f64> = idx
+            .iter()
+            .map(|m| self.sampler.inv_rho2(m.len()).sqrt())
+            .collect();
+        let kernels: Vec<crate::kernel::KernelMatrix> = idx
+            .iter()
+            .zip(&scale)
+            .map(|(m, &s)| {
+                let mut z = self.sampler.feature(m).expect("rank-one basis");
+                z.iter_mut().for_each(|v| *v *= s);
+                crate::kernel::KernelMatrix::rank_one(z)
+            })
+            .collect();
+        let y = Matrix::from_vec(self.y.len(), 1, self.y.clone());
+        let params = crate::solver::lp_mkl::LpMklParams {
+            p: 2.0,
+            lambda,
+            bias: false,
+            max_iter: 500,
+            tol: 1e-9,
+            init_theta: None,
+        };
+        let (sol, info) = crate::solver::lp_mkl::lp_mkl(&kernels, &y, &params, observer)?;
+        // Explicit monomial weights theta_m s_m (s_m z_m)^T alpha, largest kernel weight first.
+        let mut order: Vec<usize> = (0..idx.len()).collect();
+        order.sort_by(|&a, &b| sol.theta[b].total_cmp(&sol.theta[a]).then(a.cmp(&b)));
+        let coef: Vec<f64> = order
+            .iter()
+            .map(|&m| {
+                let crate::kernel::KernelMatrix::Factor(z) = &kernels[m] else {
+                    unreachable!("rank one")
+                };
+                sol.theta[m] * scale[m] * dot(&z.data, &sol.alpha.data)
+            })
+            .collect();
+        let model = PolyMklModel {
+            standardizer: self.standardizer.clone(),
+            target: self.target.clone(),
+            degree: self.degree,
+            lambda,
+            rho2: self.rho2.clone(),
+            base_names: self.base_names.clone(),
+            terms: order
+                .iter()
+                .map(|&m| PolyTerm {
+                    index: idx[m].clone(),
+                    weight: sol.theta[m],
+                })
+                .collect(),
+            uniform_weight: 0.0,
+            kernel_count: self.sampler.kernel_count(),
+            predictor: PolyPredictor::Monomials {
+                base_feature: list.iter().map(|p| p.0).collect(),
+                base_scale: list.iter().map(|p| p.1).collect(),
+                coef,
+                uniform: None,
+            },
+            objective: sol.objective.last().copied().unwrap_or(f64::NAN),
+            iterations: sol.iterations as u64,
+            eta0: 0.0,
+            sampling: "lp-mkl".into(),
+        };
+        Ok((model, info))
+    }
 }
 
 /// A trained polynomial-kernel MKL model (mirror descent or UCD).
