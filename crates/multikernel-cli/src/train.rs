@@ -283,9 +283,7 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
                     eprintln!("  {line}");
                 }
                 eprintln!("selection took {:.2} s", auto.select_seconds);
-                if let Some(g) = auto.record.chosen.and_then(|i| auto.record.grid.get(i)) {
-                    trained_with = g.learner.clone();
-                }
+                trained_with = auto.learner.name().to_string();
                 auto.fitted
             }
             (Some(path), _) => {

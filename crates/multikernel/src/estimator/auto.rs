@@ -40,6 +40,7 @@ use crate::select::{Goal, Search, SplitStrategy};
 use crate::solver::lp_mkl::{lp_mkl, p_label, LpMklParams};
 use crate::solver::ridge::prepare_rows;
 use crate::task::targets::{decode, encode_targets, prediction_metric};
+use std::ops::Range;
 use std::time::Instant;
 
 /// The C grid (C weighs the sum of the losses against `1/2 ||f||^2`, the same for every
@@ -97,6 +98,8 @@ impl Default for AutoConfig {
 #[derive(Debug, Clone)]
 pub struct AutoFitted {
     pub fitted: Fitted,
+    /// The learner that was fitted (chosen, or the one asked for).
+    pub learner: LearnerKind,
     pub record: SelectionRecord,
     pub select_seconds: f64,
 }
@@ -155,13 +158,11 @@ pub fn fit_auto(
     if cfg.c_grid.is_empty() {
         return Err(Error::param("c_grid", 0, "at least one C"));
     }
-    base.check()?;
+    let checked = base.check()?;
     let start = Instant::now();
-    let n_kernels = crate::kernel::expand_specs(
-        &base.check()?.kernels_for(table.n_features()),
-        table.n_features(),
-    )
-    .len();
+    let n_kernels =
+        crate::kernel::expand_specs(&checked.kernels_for(table.n_features()), table.n_features())
+            .len();
     let (kind, why) = match cfg.learner {
         Some(k) => (k, None),
         None => {
@@ -180,8 +181,12 @@ pub fn fit_auto(
         let mut fitted = fit_checked(TrainingData::Table(table), None, &spec.check()?, observer)?;
         let record = SelectionRecord {
             method: format!(
-                "too few rows per class for {}-fold cross-validation: C = 1 and the learner's \
-                 defaults",
+                "too few rows{} for {}-fold cross-validation: C = 1 and the learner's defaults",
+                if matches!(table.targets(), Targets::Classes { .. }) {
+                    " per class"
+                } else {
+                    ""
+                },
                 cfg.folds
             ),
             metric: metric.into(),
@@ -192,6 +197,7 @@ pub fn fit_auto(
         fitted.model.set_selection(record.clone());
         return Ok(AutoFitted {
             fitted,
+            learner: kind,
             record,
             select_seconds: start.elapsed().as_secs_f64(),
         });
@@ -203,8 +209,7 @@ pub fn fit_auto(
                 Some(p) => vec![p],
                 None => P_GRID.to_vec(),
             };
-            let all: Vec<usize> = (0..n_kernels).collect();
-            let groups: Vec<(Vec<usize>, f64)> = ps.iter().map(|&p| (all.clone(), p)).collect();
+            let groups: Vec<(Range<usize>, f64)> = ps.iter().map(|&p| (0..n_kernels, p)).collect();
             let scores = lp_path_scores(table, base, &groups, &cfg.c_grid, &splits, goal)?;
             let mut grid = Vec::new();
             let mut specs = Vec::new();
@@ -229,7 +234,7 @@ pub fn fit_auto(
             };
             // Above SELECT_MAX_ROWS the grid is scored on a subsample (module docs).
             let (sub_rows, sub_note) = subsample(table.targets(), base.seed);
-            let sub = sub_rows.as_ref().map(|r| table_rows(table, r));
+            let sub = sub_rows.as_ref().map(|r| super::select::rows(table, r));
             let sub_splits = match &sub {
                 Some(d) => strategy.splits_for(&d.targets)?,
                 None => splits.clone(),
@@ -267,17 +272,7 @@ pub fn fit_auto(
             )))
         }
     };
-    let rule = crate::select::Rule {
-        goal,
-        ..crate::select::Rule::default()
-    };
-    let chosen = rule
-        .choose(grid.iter().map(|g| g.mean.unwrap_or(f64::NAN)))
-        .ok_or_else(|| {
-            Error::Numerical(format!(
-                "no grid point had a finite mean validation {metric}"
-            ))
-        })?;
+    let chosen = best_point(&grid, goal, metric)?;
     let select_seconds = start.elapsed().as_secs_f64();
     let record = SelectionRecord {
         method,
@@ -297,9 +292,24 @@ pub fn fit_auto(
     }
     Ok(AutoFitted {
         fitted,
+        learner: kind,
         record,
         select_seconds,
     })
+}
+
+/// The grid point with the best finite mean (ties to the first, [`crate::select::Rule`]).
+fn best_point(grid: &[GridScore], goal: Goal, metric: &str) -> Result<usize> {
+    let rule = crate::select::Rule {
+        goal,
+        ..crate::select::Rule::default()
+    };
+    rule.choose(grid.iter().map(|g| g.mean.unwrap_or(f64::NAN)))
+        .ok_or_else(|| {
+            Error::Numerical(format!(
+                "no grid point had a finite mean validation {metric}"
+            ))
+        })
 }
 
 /// The folds of the selection (module docs), or `None` when the table is too small for it.
@@ -350,15 +360,6 @@ fn subsample(targets: &Targets, seed: u64) -> (Option<Vec<usize>>, String) {
     rows.sort_unstable();
     let note = format!(", on a subsample of {} of the {n} rows", rows.len());
     (Some(rows), note)
-}
-
-/// The rows `idx` of a table, copied.
-fn table_rows(table: TableRef<'_>, idx: &[usize]) -> crate::data::Dataset {
-    crate::data::Dataset {
-        x: table.x().select_rows(idx),
-        targets: table.targets().select(idx),
-        feature_names: table.feature_names().to_vec(),
-    }
 }
 
 /// `base` as the learner `kind` at C `c` (lp-MKL's `p`, the online learner's `eta0`).
@@ -415,12 +416,12 @@ fn cut(k: &KernelMatrix, rows: &[usize], cols: &[usize]) -> KernelMatrix {
 }
 
 /// Mean validation scores of lp-MKL over `groups` x `c_grid` (groups outer; a group is a
-/// subset of the kernels, by index into the expanded list, and its p), the kernel matrices
+/// run of the kernels, by index into the expanded list, and its p), the kernel matrices
 /// computed once and each fold's C path warm-started (module docs).
 fn lp_path_scores(
     table: TableRef<'_>,
     base: &LearnerSpec,
-    groups: &[(Vec<usize>, f64)],
+    groups: &[(Range<usize>, f64)],
     c_grid: &[f64],
     splits: &[Split],
     goal: Goal,
@@ -473,10 +474,9 @@ fn lp_path_scores(
                 init_theta: init,
                 ..LpMklParams::default()
             };
-            let train: Vec<KernelMatrix> = members.iter().map(|&m| w.train[m].clone()).collect();
-            let test: Vec<KernelMatrix> = members.iter().map(|&m| w.test[m].clone()).collect();
-            let (sol, _) = lp_mkl(&train, &w.y, &params, &())?;
-            let f = sol.decision(&train, &test)?;
+            let (train, test) = (&w.train[members.clone()], &w.test[members.clone()]);
+            let (sol, _) = lp_mkl(train, &w.y, &params, &())?;
+            let f = sol.decision(train, test)?;
             let pred = decode(task, &f)?;
             let (_, score) = prediction_metric(&pred, &w.validation);
             w.theta[i] = Some(sol.theta);
@@ -518,7 +518,7 @@ pub fn fit_single_best(
     })?;
     let splits = strategy.splits_for(table.targets())?;
     let expanded = base.clone().with_kernels(kernels.clone());
-    let groups: Vec<(Vec<usize>, f64)> = (0..kernels.len()).map(|m| (vec![m], 2.0)).collect();
+    let groups: Vec<(Range<usize>, f64)> = (0..kernels.len()).map(|m| (m..m + 1, 2.0)).collect();
     let scores = lp_path_scores(table, &expanded, &groups, &cfg.c_grid, &splits, goal)?;
     let mut grid = Vec::new();
     for (m, k) in kernels.iter().enumerate() {
@@ -531,13 +531,7 @@ pub fn fit_single_best(
             });
         }
     }
-    let rule = crate::select::Rule {
-        goal,
-        ..crate::select::Rule::default()
-    };
-    let chosen = rule
-        .choose(grid.iter().map(|g| g.mean.unwrap_or(f64::NAN)))
-        .ok_or_else(|| Error::Numerical(format!("no single kernel had a finite {metric}")))?;
+    let chosen = best_point(&grid, goal, metric)?;
     let select_seconds = start.elapsed().as_secs_f64();
     let (m, c) = (
         chosen / cfg.c_grid.len(),
@@ -556,6 +550,7 @@ pub fn fit_single_best(
     fitted.model.set_selection(record.clone());
     Ok(AutoFitted {
         fitted,
+        learner: LearnerKind::LpMkl,
         record,
         select_seconds,
     })
@@ -689,7 +684,7 @@ mod tests {
         let ps = [1.0, 2.0];
         let c_grid = [10.0, 0.1, 1.0];
         let m = crate::kernel::dictionary_size(3);
-        let groups: Vec<(Vec<usize>, f64)> = ps.iter().map(|&p| ((0..m).collect(), p)).collect();
+        let groups: Vec<(Range<usize>, f64)> = ps.iter().map(|&p| (0..m, p)).collect();
         let fast = lp_path_scores(
             data.view(),
             &spec,

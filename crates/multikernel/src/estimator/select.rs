@@ -257,7 +257,7 @@ fn metric_of(specs: &[LearnerSpec]) -> Result<(&'static str, Goal)> {
 }
 
 /// The rows `idx` of a table, copied.
-fn rows(table: TableRef<'_>, idx: &[usize]) -> Dataset {
+pub(super) fn rows(table: TableRef<'_>, idx: &[usize]) -> Dataset {
     Dataset {
         x: table.x().select_rows(idx),
         targets: table.targets().select(idx),
