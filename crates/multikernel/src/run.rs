@@ -143,6 +143,26 @@ impl<A: Observer + ?Sized, B: Observer + ?Sized> Observer for Both<'_, A, B> {
     }
 }
 
+/// Passes on an observer's requests to stop and nothing else: for the inner runs of a
+/// larger one (the fits of a selection grid), whose steps are not the outer run's progress
+/// but which must end when the user stops the outer run.
+#[derive(Debug, Clone, Copy)]
+pub struct StopOnly<'a, O: ?Sized>(pub &'a O);
+
+impl<O: Observer + ?Sized> Observer for StopOnly<'_, O> {
+    fn progress(&self, _progress: &Progress) -> Control {
+        if self.0.should_stop() {
+            Control::Stop
+        } else {
+            Control::Continue
+        }
+    }
+
+    fn should_stop(&self) -> bool {
+        self.0.should_stop()
+    }
+}
+
 /// How a run ended. Not an error: every status comes with a usable model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

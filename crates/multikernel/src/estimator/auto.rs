@@ -35,7 +35,7 @@ use crate::data::split::Split;
 use crate::data::{Matrix, TableRef, Targets};
 use crate::error::{Error, Result};
 use crate::kernel::{fit_all, kernel_matrices, KernelMatrix, MemoryLimit};
-use crate::run::{Observer, RunStatus};
+use crate::run::{Observer, RunStatus, StopOnly};
 use crate::select::{Goal, Search, SplitStrategy};
 use crate::solver::lp_mkl::{lp_mkl, p_label, LpMklParams};
 use crate::solver::ridge::prepare_rows;
@@ -143,7 +143,9 @@ pub fn choose_learner(n: usize, n_kernels: usize, memory: &MemoryLimit) -> (Lear
 /// Selects by cross-validation on `table` (module docs) and refits the choice on all rows.
 /// `base` gives the task, the kernels (none: the default dictionary), bias,
 /// standardization, the seed (of the folds too), the memory limit, and the named learner's
-/// other settings; its strength is ignored. The observer sees the refit only.
+/// other settings; its strength is ignored. The observer sees the refit's progress; a
+/// request to stop ([`Observer::should_stop`]) also reaches the fits of the grid, which
+/// then end early, and the refit returns at once with [`RunStatus::Cancelled`].
 pub fn fit_auto(
     table: TableRef<'_>,
     base: &LearnerSpec,
@@ -203,6 +205,7 @@ pub fn fit_auto(
         });
     };
     let splits = strategy.splits_for(table.targets())?;
+    let stop = StopOnly(observer);
     let (grid, specs) = match kind {
         LearnerKind::LpMkl => {
             let ps: Vec<f64> = match cfg.p {
@@ -210,7 +213,7 @@ pub fn fit_auto(
                 None => P_GRID.to_vec(),
             };
             let groups: Vec<(Range<usize>, f64)> = ps.iter().map(|&p| (0..n_kernels, p)).collect();
-            let scores = lp_path_scores(table, base, &groups, &cfg.c_grid, &splits, goal)?;
+            let scores = lp_path_scores(table, base, &groups, &cfg.c_grid, &splits, goal, &stop)?;
             let mut grid = Vec::new();
             let mut specs = Vec::new();
             for (i, &p) in ps.iter().enumerate() {
@@ -249,8 +252,8 @@ pub fn fit_auto(
             }
             let search = SpecSearch::new(&specs, SplitStrategy::Given(sub_splits)).refit(false);
             let sel = match &sub {
-                Some(d) => search.run(d, &())?,
-                None => search.run(table, &())?,
+                Some(d) => search.run(d, &stop)?,
+                None => search.run(table, &stop)?,
             };
             method.push_str(&sub_note);
             let grid = settings
@@ -272,7 +275,12 @@ pub fn fit_auto(
             )))
         }
     };
-    let chosen = best_point(&grid, goal, metric)?;
+    // A stopped grid scored nothing worth choosing: the refit below returns at once.
+    let chosen = if observer.should_stop() {
+        0
+    } else {
+        best_point(&grid, goal, metric)?
+    };
     let select_seconds = start.elapsed().as_secs_f64();
     let record = SelectionRecord {
         method,
@@ -299,7 +307,7 @@ pub fn fit_auto(
 }
 
 /// The grid point with the best finite mean (ties to the first, [`crate::select::Rule`]).
-fn best_point(grid: &[GridScore], goal: Goal, metric: &str) -> Result<usize> {
+pub(crate) fn best_point(grid: &[GridScore], goal: Goal, metric: &str) -> Result<usize> {
     let rule = crate::select::Rule {
         goal,
         ..crate::select::Rule::default()
@@ -313,7 +321,11 @@ fn best_point(grid: &[GridScore], goal: Goal, metric: &str) -> Result<usize> {
 }
 
 /// The folds of the selection (module docs), or `None` when the table is too small for it.
-fn fold_rule(targets: &Targets, folds: usize, seed: u64) -> Option<(SplitStrategy, String)> {
+pub(crate) fn fold_rule(
+    targets: &Targets,
+    folds: usize,
+    seed: u64,
+) -> Option<(SplitStrategy, String)> {
     match targets {
         Targets::Classes { classes, y } => {
             let mut count = vec![0usize; classes.len()];
@@ -425,6 +437,7 @@ fn lp_path_scores(
     c_grid: &[f64],
     splits: &[Split],
     goal: Goal,
+    stop: &(impl Observer + ?Sized),
 ) -> Result<Vec<Option<f64>>> {
     let checked = base.check()?;
     let specs = checked.kernels_for(table.n_features());
@@ -441,54 +454,89 @@ fn lp_path_scores(
     )?;
     let fitted = fit_all(&specs, &xs, table.feature_names(), base.seed)?;
     let all = kernel_matrices(&fitted, &xs, &base.memory)?;
-    let mut sorted_c: Vec<usize> = (0..c_grid.len()).collect();
-    sorted_c.sort_by(|&a, &b| c_grid[a].total_cmp(&c_grid[b]));
-    // Candidates in path order: groups outer, C from small to large.
-    let candidates: Vec<(usize, usize)> = (0..groups.len())
-        .flat_map(|i| sorted_c.iter().map(move |&j| (i, j)))
-        .collect();
-    let sel = Search::new(&candidates, splits).goal(goal).run_warm(
-        |s: &Split| -> Result<FoldKernels> {
-            Ok(FoldKernels {
-                train: all.iter().map(|k| cut(k, &s.train, &s.train)).collect(),
-                test: all
-                    .iter()
-                    .map(|k| cut(k, &s.validation, &s.train))
-                    .collect(),
-                y: y_all.select_rows(&s.train),
-                validation: table.targets().select(&s.validation),
-                theta: vec![None; groups.len()],
-            })
-        },
-        |&(i, j): &(usize, usize), _s: &Split, w: &mut FoldKernels| -> Result<f64> {
-            let (members, p) = &groups[i];
-            let init = w.theta[i].as_ref().map(|t| {
-                let top = t.iter().cloned().fold(0.0, f64::max);
-                t.iter().map(|v| v.max(1e-6 * top)).collect()
-            });
-            let params = LpMklParams {
-                p: *p,
-                lambda: 1.0 / c_grid[j],
-                bias: base.bias,
-                tol: SELECT_TOL,
-                init_theta: init,
-                ..LpMklParams::default()
-            };
-            let (train, test) = (&w.train[members.clone()], &w.test[members.clone()]);
-            let (sol, _) = lp_mkl(train, &w.y, &params, &())?;
-            let f = sol.decision(train, test)?;
-            let pred = decode(task, &f)?;
-            let (_, score) = prediction_metric(&pred, &w.validation);
-            w.theta[i] = Some(sol.theta);
-            Ok(score)
-        },
-        &(),
-    )?;
-    let mut out = vec![None; groups.len() * c_grid.len()];
-    for (k, &(i, j)) in candidates.iter().enumerate() {
-        out[i * c_grid.len() + j] = sel.mean(k).filter(|m| m.is_finite());
+    let path = LpPath {
+        kernels: &all,
+        y: &y_all,
+        targets: table.targets(),
+        task,
+        bias: base.bias,
+    };
+    path.scores(groups, c_grid, splits, goal, stop)
+}
+
+/// lp-MKL's warm-started C path on kernel matrices of all rows (the dictionary's, or the
+/// caller's precomputed ones), scored by cross-validation.
+pub(crate) struct LpPath<'a> {
+    /// The kernel matrices on all rows.
+    pub kernels: &'a [KernelMatrix],
+    /// The encoded targets of all rows.
+    pub y: &'a Matrix,
+    pub targets: &'a Targets,
+    pub task: crate::task::TaskKind,
+    pub bias: bool,
+}
+
+impl LpPath<'_> {
+    /// The mean validation score of every (group, C), group-major: `groups` are ranges of
+    /// the kernel list with their p.
+    pub fn scores(
+        &self,
+        groups: &[(Range<usize>, f64)],
+        c_grid: &[f64],
+        splits: &[Split],
+        goal: Goal,
+        stop: &(impl Observer + ?Sized),
+    ) -> Result<Vec<Option<f64>>> {
+        let (all, y_all, targets, task) = (self.kernels, self.y, self.targets, self.task);
+        let mut sorted_c: Vec<usize> = (0..c_grid.len()).collect();
+        sorted_c.sort_by(|&a, &b| c_grid[a].total_cmp(&c_grid[b]));
+        // Candidates in path order: groups outer, C from small to large.
+        let candidates: Vec<(usize, usize)> = (0..groups.len())
+            .flat_map(|i| sorted_c.iter().map(move |&j| (i, j)))
+            .collect();
+        let sel = Search::new(&candidates, splits).goal(goal).run_warm(
+            |s: &Split| -> Result<FoldKernels> {
+                Ok(FoldKernels {
+                    train: all.iter().map(|k| cut(k, &s.train, &s.train)).collect(),
+                    test: all
+                        .iter()
+                        .map(|k| cut(k, &s.validation, &s.train))
+                        .collect(),
+                    y: y_all.select_rows(&s.train),
+                    validation: targets.select(&s.validation),
+                    theta: vec![None; groups.len()],
+                })
+            },
+            |&(i, j): &(usize, usize), _s: &Split, w: &mut FoldKernels| -> Result<f64> {
+                let (members, p) = &groups[i];
+                let init = w.theta[i].as_ref().map(|t| {
+                    let top = t.iter().cloned().fold(0.0, f64::max);
+                    t.iter().map(|v| v.max(1e-6 * top)).collect()
+                });
+                let params = LpMklParams {
+                    p: *p,
+                    lambda: 1.0 / c_grid[j],
+                    bias: self.bias,
+                    tol: SELECT_TOL,
+                    init_theta: init,
+                    ..LpMklParams::default()
+                };
+                let (train, test) = (&w.train[members.clone()], &w.test[members.clone()]);
+                let (sol, _) = lp_mkl(train, &w.y, &params, stop)?;
+                let f = sol.decision(train, test)?;
+                let pred = decode(task, &f)?;
+                let (_, score) = prediction_metric(&pred, &w.validation);
+                w.theta[i] = Some(sol.theta);
+                Ok(score)
+            },
+            stop,
+        )?;
+        let mut out = vec![None; groups.len() * c_grid.len()];
+        for (k, &(i, j)) in candidates.iter().enumerate() {
+            out[i * c_grid.len() + j] = sel.mean(k).filter(|m| m.is_finite());
+        }
+        Ok(out)
     }
-    Ok(out)
 }
 
 /// The best single kernel of the dictionary (`base`'s kernels, expanded) and its C, chosen
@@ -519,7 +567,7 @@ pub fn fit_single_best(
     let splits = strategy.splits_for(table.targets())?;
     let expanded = base.clone().with_kernels(kernels.clone());
     let groups: Vec<(Range<usize>, f64)> = (0..kernels.len()).map(|m| (m..m + 1, 2.0)).collect();
-    let scores = lp_path_scores(table, &expanded, &groups, &cfg.c_grid, &splits, goal)?;
+    let scores = lp_path_scores(table, &expanded, &groups, &cfg.c_grid, &splits, goal, &())?;
     let mut grid = Vec::new();
     for (m, k) in kernels.iter().enumerate() {
         for (j, &c) in cfg.c_grid.iter().enumerate() {
@@ -692,6 +740,7 @@ mod tests {
             &c_grid,
             &splits,
             Goal::Minimize,
+            &(),
         )
         .unwrap();
         let (_, xs) = prepare_rows(data.x.view(), &data.feature_names, data.len(), true).unwrap();

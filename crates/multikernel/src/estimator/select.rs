@@ -71,7 +71,7 @@ use super::spec::{CheckedSpec, LearnerSpec, Task};
 use crate::data::split::Split;
 use crate::data::{Dataset, TableRef};
 use crate::error::{Error, Result};
-use crate::run::{Observer, RunStatus};
+use crate::run::{Observer, RunStatus, StopOnly};
 use crate::select::{Search, Selection};
 
 pub use crate::select::{Goal, SplitStrategy};
@@ -178,7 +178,9 @@ impl<'s> SpecSearch<'s> {
             |spec: &CheckedSpec, split: &Split| -> Result<f64> {
                 let train = rows(table, &split.train);
                 let validation = rows(table, &split.validation);
-                let fitted = fit_checked(TrainingData::Table(train.view()), None, spec, &())?;
+                // A request to stop also ends the evaluation under way.
+                let stop = StopOnly(observer);
+                let fitted = fit_checked(TrainingData::Table(train.view()), None, spec, &stop)?;
                 let score = fitted.model.score_with(
                     validation.x.view(),
                     &validation.targets,

@@ -20,7 +20,7 @@ use crate::data::{Matrix, MatrixRef};
 use crate::error::{Error, Result};
 use crate::kernel::MemoryLimit;
 use crate::solver::gomp::{GompModel, ValidationMetric};
-use crate::solver::lp_mkl::LpMklModel;
+use crate::solver::lp_mkl::{LpMklModel, PrecomputedLpModel};
 use crate::solver::mirror_descent::PolyMklModel;
 use crate::task::targets::{decode, expected_outputs};
 use crate::task::{Prediction, TaskKind};
@@ -125,40 +125,56 @@ impl<L: DecisionFunction> BatchModel<L> {
                 format!("the learner does not take the {d} features of the model: {e}"),
             ));
         }
-        match self.task {
-            TaskKind::Binary if self.classes.len() != 2 => {
-                return Err(Error::shape(
-                    "classes of a binary model",
-                    2,
-                    self.classes.len(),
-                ))
-            }
-            TaskKind::Multiclass if self.classes.len() < 2 => {
-                return Err(Error::data("a multiclass model needs at least 2 classes"))
-            }
-            TaskKind::Regression if !self.classes.is_empty() => {
-                return Err(Error::shape(
-                    "classes of a regression model",
-                    0,
-                    self.classes.len(),
-                ))
-            }
-            _ => {}
-        }
-        let want = expected_outputs(self.task, self.classes.len());
-        if self.learner.n_outputs() != want {
-            return Err(Error::shape(
-                "outputs of the learner",
-                want,
-                self.learner.n_outputs(),
-            ));
-        }
-        Ok(())
+        check_outputs(self.task, &self.classes, self.learner.n_outputs())
     }
 
     /// Predictions of raw rows: classes (indices into `classes`) or values.
     pub fn predict(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Vec<Prediction>> {
         decode(self.task, &self.decision(x, limit)?)
+    }
+}
+
+/// The task, the class names and the learner's number of outputs agree.
+fn check_outputs(task: TaskKind, classes: &[String], n_outputs: usize) -> Result<()> {
+    match task {
+        TaskKind::Binary if classes.len() != 2 => {
+            return Err(Error::shape("classes of a binary model", 2, classes.len()))
+        }
+        TaskKind::Multiclass if classes.len() < 2 => {
+            return Err(Error::data("a multiclass model needs at least 2 classes"))
+        }
+        TaskKind::Regression if !classes.is_empty() => {
+            return Err(Error::shape(
+                "classes of a regression model",
+                0,
+                classes.len(),
+            ))
+        }
+        _ => {}
+    }
+    let want = expected_outputs(task, classes.len());
+    if n_outputs != want {
+        return Err(Error::shape("outputs of the learner", want, n_outputs));
+    }
+    Ok(())
+}
+
+impl BatchModel<PrecomputedLpModel> {
+    /// Decision values from test-by-train kernel matrices (`test[m]` is `K_m(X_test,
+    /// X_train)`), read in place.
+    pub fn decision_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Matrix> {
+        self.learner.decision(test)
+    }
+
+    /// Predictions (classes or values) from test-by-train kernel matrices.
+    pub fn predict_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Vec<Prediction>> {
+        decode(self.task, &self.learner.decision(test)?)
+    }
+
+    /// Checks that the task, the classes and the learner agree (a model read from a file).
+    pub fn validate(&self) -> Result<()> {
+        self.learner.validate()?;
+        check_outputs(self.task, &self.classes, self.learner.n_outputs())
     }
 }
 

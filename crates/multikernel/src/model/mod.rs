@@ -18,7 +18,7 @@ use crate::data::{Matrix, MatrixRef, Targets};
 use crate::error::{Error, Result};
 use crate::kernel::MemoryLimit;
 use crate::solver::gomp::{GompModel, GompStop};
-use crate::solver::lp_mkl::LpMklModel;
+use crate::solver::lp_mkl::{p_label, LpMklModel, PrecomputedLpModel};
 use crate::solver::mirror_descent::PolyMklModel;
 use crate::solver::online::parser::ParserModel;
 use crate::solver::online::sequence_model::SequenceModel;
@@ -54,6 +54,9 @@ pub enum Model {
     /// A sequence tagger over CRF++ templates, one group per template (SPOM or
     /// multi-template learning).
     Tagger(TaggerModel),
+    /// lp-norm MKL on kernel matrices the caller computed: predicts from test-by-train
+    /// kernel matrices ([`Model::decision_kernels`]), not from rows.
+    Precomputed(BatchModel<PrecomputedLpModel>),
 }
 
 /// A test metric and its value.
@@ -87,6 +90,7 @@ impl Model {
             Model::Gomp(m) => Some(m.task),
             Model::LpMkl(m) => Some(m.task),
             Model::PolyMkl(m) => Some(m.task),
+            Model::Precomputed(m) => Some(m.task),
         }
     }
 
@@ -99,6 +103,7 @@ impl Model {
             Model::Gomp(m) => &m.feature_names,
             Model::LpMkl(m) => &m.feature_names,
             Model::PolyMkl(m) => &m.feature_names,
+            Model::Precomputed(_) => &[],
         }
     }
 
@@ -121,6 +126,7 @@ impl Model {
             Model::Gomp(m) => &m.classes,
             Model::LpMkl(m) => &m.classes,
             Model::PolyMkl(m) => &m.classes,
+            Model::Precomputed(m) => &m.classes,
         }
     }
 
@@ -144,8 +150,41 @@ impl Model {
             )),
             Model::Parser(_) => Err(parser_refusal()),
             Model::Tagger(_) => Err(tagger_refusal()),
+            Model::Precomputed(_) => Err(Error::unsupported(
+                "a model on precomputed kernels predicts from test-by-train kernel matrices, \
+                 not from rows: use decision_kernels / predict_kernels",
+            )),
             _ => Ok(()),
         }
+    }
+
+    /// Decision values from test-by-train kernel matrices (`test[m]` is `K_m(X_test,
+    /// X_train)`, read in place) for a model trained on precomputed kernels.
+    pub fn decision_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Matrix> {
+        match self {
+            Model::Precomputed(m) => m.decision_kernels(test),
+            _ => Err(Error::unsupported(
+                "this model computes its own kernels: give it rows (decision_function)",
+            )),
+        }
+    }
+
+    /// Predictions (class indices with the class names, or values) from test-by-train
+    /// kernel matrices, for a model trained on precomputed kernels.
+    pub fn predict_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Targets> {
+        let Model::Precomputed(m) = self else {
+            return Err(Error::unsupported(
+                "this model computes its own kernels: give it rows (predict)",
+            ));
+        };
+        let pred = m.predict_kernels(test)?;
+        Ok(match m.task {
+            TaskKind::Regression => Targets::Real(pred.iter().map(Prediction::value).collect()),
+            _ => Targets::Classes {
+                classes: m.classes.clone(),
+                y: pred.iter().map(Prediction::class).collect(),
+            },
+        })
     }
 
     /// Decision values of raw rows (`rows x outputs`: one column for binary and regression,
@@ -165,6 +204,7 @@ impl Model {
             Model::Gomp(m) => m.decision(x, limit),
             Model::LpMkl(m) => m.decision(x, limit),
             Model::PolyMkl(m) => m.decision(x, limit),
+            Model::Precomputed(_) => unreachable!("refused above"),
             Model::Sequence(_) | Model::Parser(_) | Model::Tagger(_) => {
                 unreachable!("refused above")
             }
@@ -185,6 +225,7 @@ impl Model {
             Model::Gomp(m) => m.predict(x, limit)?,
             Model::LpMkl(m) => m.predict(x, limit)?,
             Model::PolyMkl(m) => m.predict(x, limit)?,
+            Model::Precomputed(_) => unreachable!("refused above"),
             Model::Sequence(_) | Model::Parser(_) | Model::Tagger(_) => {
                 unreachable!("refused above")
             }
@@ -293,6 +334,7 @@ impl Model {
             Model::Gomp(m) => m.validate(),
             Model::LpMkl(m) => m.validate(),
             Model::PolyMkl(m) => m.validate(),
+            Model::Precomputed(m) => m.validate(),
             Model::Parser(m) => m.validate().map_err(|e| Error::model("<model>", e)),
             Model::Tagger(m) => m.validate().map_err(|e| Error::model("<model>", e)),
         }
@@ -326,6 +368,7 @@ impl Model {
             Model::Gomp(m) => m.selection.as_ref(),
             Model::LpMkl(m) => m.selection.as_ref(),
             Model::PolyMkl(m) => m.selection.as_ref(),
+            Model::Precomputed(m) => m.selection.as_ref(),
             _ => None,
         }
     }
@@ -337,6 +380,7 @@ impl Model {
             Model::Gomp(m) => m.selection = Some(record),
             Model::LpMkl(m) => m.selection = Some(record),
             Model::PolyMkl(m) => m.selection = Some(record),
+            Model::Precomputed(m) => m.selection = Some(record),
             _ => {}
         }
     }
@@ -360,6 +404,7 @@ impl Model {
             Model::Gomp(m) => gomp_summary(m),
             Model::LpMkl(m) => lp_summary(m),
             Model::PolyMkl(m) => poly_summary(m),
+            Model::Precomputed(m) => precomputed_summary(m),
             Model::Parser(m) => parser_summary(m),
             Model::Tagger(m) => tagger_summary(m),
         }
@@ -682,6 +727,42 @@ fn lp_summary(m: &BatchModel<LpMklModel>) -> Summary {
         .collect();
     rows.sort_by(|a, b| b.values[0].total_cmp(&a.values[0]));
     s.kernels = rows;
+    s
+}
+
+fn precomputed_summary(m: &BatchModel<PrecomputedLpModel>) -> Summary {
+    let l = &m.learner;
+    let s_ = &l.solution;
+    let mut s = batch_base(
+        m,
+        "lp-norm MKL on precomputed kernels, squared loss (Kloft et al. 2011)",
+    );
+    s.settings = vec![
+        ("p".into(), p_label(s_.p)),
+        ("lambda".into(), num(s_.lambda)),
+        ("outputs".into(), l.n_outputs().to_string()),
+        ("training points".into(), l.n_train.to_string()),
+    ];
+    s.headline = format!(
+        "lp-MKL on precomputed kernels: p {}, lambda {}, {} kernels ({} with weight 0), \
+         objective {:.6} after {} steps{}",
+        p_label(s_.p),
+        num(s_.lambda),
+        l.kernel_names.len(),
+        s_.theta.iter().filter(|t| **t == 0.0).count(),
+        s_.objective.last().copied().unwrap_or(f64::NAN),
+        s_.iterations,
+        if s_.converged { "" } else { " (not converged)" }
+    );
+    s.columns = vec!["theta".into()];
+    s.kernels = l
+        .kernels()
+        .into_iter()
+        .map(|(name, t)| KernelRow {
+            name,
+            values: vec![t],
+        })
+        .collect();
     s
 }
 

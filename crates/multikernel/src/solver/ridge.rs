@@ -401,13 +401,7 @@ pub(crate) fn standardized(
     n_features: usize,
     x: MatrixRef<'_>,
 ) -> Result<Option<Matrix>> {
-    if x.cols() != n_features {
-        return Err(Error::shape(
-            "features of the data (the model's training features)",
-            n_features,
-            x.cols(),
-        ));
-    }
+    check_columns(n_features, x)?;
     Ok(standardizer.map(|s| {
         let mut m = x.to_matrix();
         for i in 0..m.rows {
@@ -418,7 +412,9 @@ pub(crate) fn standardized(
 }
 
 /// `sum_m w_m K_m(x, X_train) A_m + b` for raw rows, in blocks of rows so the cross Gram
-/// matrices stay small. `coef[m]` is `n_train x outputs`.
+/// matrices stay small; each block is standardized on its own, so the input rows are
+/// never copied whole (a borrowed numpy array stays the only copy of its values).
+/// `coef[m]` is `n_train x outputs`.
 pub(crate) fn predict_rows(
     kernels: &[FittedKernel],
     coef: &[&Matrix],
@@ -428,9 +424,8 @@ pub(crate) fn predict_rows(
     x: MatrixRef<'_>,
     limit: &MemoryLimit,
 ) -> Result<Matrix> {
-    let owned = standardized(standardizer, x_train.cols, x)?;
-    let xs = owned.as_ref().map_or(x, Matrix::view);
-    predict_rows_std(kernels, coef, bias, x_train, xs, limit)
+    check_columns(x_train.cols, x)?;
+    predict_blocks(kernels, coef, bias, standardizer, x_train, x, limit)
 }
 
 /// [`predict_rows`] on rows already standardized like `x_train`.
@@ -438,6 +433,30 @@ pub(crate) fn predict_rows_std(
     kernels: &[FittedKernel],
     coef: &[&Matrix],
     bias: &[f64],
+    x_train: &Matrix,
+    xs: MatrixRef<'_>,
+    limit: &MemoryLimit,
+) -> Result<Matrix> {
+    predict_blocks(kernels, coef, bias, None, x_train, xs, limit)
+}
+
+/// The model's number of columns against the data's.
+pub(crate) fn check_columns(n_features: usize, x: MatrixRef<'_>) -> Result<()> {
+    if x.cols() != n_features {
+        return Err(Error::shape(
+            "features of the data (the model's training features)",
+            n_features,
+            x.cols(),
+        ));
+    }
+    Ok(())
+}
+
+fn predict_blocks(
+    kernels: &[FittedKernel],
+    coef: &[&Matrix],
+    bias: &[f64],
+    standardizer: Option<&Standardizer>,
     x_train: &Matrix,
     xs: MatrixRef<'_>,
     limit: &MemoryLimit,
@@ -458,7 +477,12 @@ pub(crate) fn predict_rows_std(
     while start < xs.rows() {
         let end = (start + block).min(xs.rows());
         let idx: Vec<usize> = (start..end).collect();
-        let xb = xs.select_rows(&idx);
+        let mut xb = xs.select_rows(&idx);
+        if let Some(s) = standardizer {
+            for r in 0..xb.rows {
+                s.apply_row(xb.row_mut(r));
+            }
+        }
         let parts: Vec<Result<Matrix>> = (0..kernels.len())
             .into_par_iter()
             .map(|m| {

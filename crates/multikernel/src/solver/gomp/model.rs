@@ -10,7 +10,9 @@ use crate::error::{Error, Result};
 use crate::kernel::{fit_all, kernel_matrices, FittedKernel, KernelSpec, MemoryLimit};
 use crate::run::{Observer, RunInfo};
 use crate::solver::check;
-use crate::solver::ridge::{check_targets, predict_rows_std, prepare_rows, standardized};
+use crate::solver::ridge::{
+    check_columns, check_targets, predict_rows, predict_rows_std, prepare_rows, standardized,
+};
 use serde::{Deserialize, Serialize};
 
 const ORIGIN: &str = "MKL-GOMP";
@@ -275,15 +277,22 @@ impl GompModel {
     /// Decision values `n x outputs` of raw rows with all kernels of the (possibly
     /// truncated) path; `limit` bounds the cross Gram matrices.
     pub fn predict(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
-        let owned = standardized(self.standardizer.as_ref(), self.n_features(), x)?;
-        let xs = owned.as_ref().map_or(x, Matrix::view);
+        check_columns(self.n_features(), x)?;
         let s = self.path.len();
         if s == 0 {
             return Ok(self.constant(x.rows(), &self.intercept));
         }
         let last = &self.path[s - 1];
         let coef: Vec<&Matrix> = vec![&last.alpha; s];
-        predict_rows_std(&self.kernels, &coef, &last.bias, &self.x_train, xs, limit)
+        predict_rows(
+            &self.kernels,
+            &coef,
+            &last.bias,
+            self.standardizer.as_ref(),
+            &self.x_train,
+            x,
+            limit,
+        )
     }
 
     /// `rows` rows of the values `b`.

@@ -89,6 +89,7 @@
 mod engine;
 mod model;
 mod params;
+mod precomputed;
 #[cfg(test)]
 mod tests;
 
@@ -96,3 +97,4 @@ pub use crate::solver::ridge::solve_weighted_sum;
 pub use engine::{lp_mkl, objective, LpMklSolution};
 pub use model::LpMklModel;
 pub use params::{p_label, parse_p, LpMklModelParams, LpMklParams};
+pub use precomputed::{check_train_kernels, PrecomputedLpModel, SYMMETRY_TOL};

@@ -1,0 +1,429 @@
+//! `fit`: a [`LearnerSpec`] from keyword arguments, trained on a borrowed table, with the
+//! library's built-in selection (`multikernel::estimator::auto`) when no `C` is given, as
+//! `multikernel train` does.
+
+use crate::arrays::rows;
+use crate::errors::OrPy;
+use crate::interrupt::{self, PyObserver};
+use crate::model::PyModel;
+use multikernel::data::{TableRef, Targets};
+use multikernel::estimator::{
+    fit_auto, fit_checked, fit_precomputed as fit_precomputed_rs, AutoConfig, Budget, Learner,
+    LearnerKind, LearnerSpec, LossKind, PrecomputedSpec, SelectionRecord, Task, TrainingData,
+};
+use multikernel::kernel::{default_dictionary, KernelSpec, MemoryLimit};
+use multikernel::prox::RegSpec;
+use multikernel::run::RunStatus;
+use multikernel::task::TaskKind;
+use multikernel::Error;
+use numpy::{PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// Mirror descent and UCD run this many iterations unless told otherwise: a fixed number
+/// (not the CLI's 10-second budget), so that the same `random_state` gives the same model.
+pub const POLY_ITERATIONS: u64 = 1000;
+
+/// The settings that belong to one learner family, to refuse them with another.
+fn owner(name: &str) -> &'static [LearnerKind] {
+    use LearnerKind::*;
+    match name {
+        "eta0" | "epochs" | "loss" | "regularizer" => &[Online],
+        "p" => &[LpMkl],
+        "max_kernels" => &[Gomp],
+        "degree" | "max_iter" => &[MirrorDescent, Ucd, Poly],
+        _ => &[],
+    }
+}
+
+/// Keyword arguments of [`fit`] that configure a learner.
+struct LearnerArgs {
+    eta0: Option<f64>,
+    epochs: Option<usize>,
+    loss: Option<String>,
+    regularizer: Option<String>,
+    p: Option<f64>,
+    max_kernels: Option<usize>,
+    degree: Option<usize>,
+    max_iter: Option<u64>,
+}
+
+impl LearnerArgs {
+    fn given(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        let mut note = |on: bool, name| {
+            if on {
+                out.push(name)
+            }
+        };
+        note(self.eta0.is_some(), "eta0");
+        note(self.epochs.is_some(), "epochs");
+        note(self.loss.is_some(), "loss");
+        note(self.regularizer.is_some(), "regularizer");
+        note(self.p.is_some(), "p");
+        note(self.max_kernels.is_some(), "max_kernels");
+        note(self.degree.is_some(), "degree");
+        note(self.max_iter.is_some(), "max_iter");
+        out
+    }
+
+    /// The learner of `kind` with these settings; a setting of another family is an error.
+    fn learner(&self, kind: LearnerKind) -> PyResult<Learner> {
+        for name in self.given() {
+            let owners = owner(name);
+            if !owners.contains(&kind) {
+                return Err(PyValueError::new_err(format!(
+                    "{name} is a setting of the {} learner, not of {}",
+                    owners
+                        .iter()
+                        .map(|k| k.name())
+                        .collect::<Vec<_>>()
+                        .join(" / "),
+                    kind.name()
+                )));
+            }
+        }
+        let mut learner = Learner::default_for(kind);
+        match &mut learner {
+            Learner::Online(o) => {
+                if let Some(e) = self.eta0 {
+                    o.eta0 = e;
+                }
+                if let Some(e) = self.epochs {
+                    o.epochs = e;
+                }
+                if let Some(l) = &self.loss {
+                    o.loss = Some(l.parse::<LossKind>().or_py()?);
+                }
+                if let Some(r) = &self.regularizer {
+                    o.reg = Some(r.parse::<RegSpec>().or_py()?);
+                }
+            }
+            Learner::LpMkl(l) => {
+                if let Some(p) = self.p {
+                    l.p = p;
+                }
+            }
+            Learner::Gomp(g) => {
+                if let Some(k) = self.max_kernels {
+                    g.max_kernels = k;
+                }
+            }
+            Learner::MirrorDescent(s) | Learner::Ucd(s) | Learner::Poly(s) => {
+                if let Some(d) = self.degree {
+                    s.degree = d;
+                }
+                s.budget = Budget::Iterations(self.max_iter.unwrap_or(POLY_ITERATIONS));
+            }
+            _ => {}
+        }
+        Ok(learner)
+    }
+}
+
+/// Kernel SPEC strings (`"rbf"`, `"poly:degree=2"`, `"perfeature:linear"`, ...); `None`
+/// or `"auto"` for the learner's default (the kernel dictionary on tables).
+fn parse_kernels(kernels: Option<Vec<String>>) -> PyResult<Vec<KernelSpec>> {
+    match kernels {
+        None => Ok(Vec::new()),
+        Some(list) if list.len() == 1 && list[0].trim() == "auto" => Ok(Vec::new()),
+        Some(list) if list.is_empty() => Err(PyValueError::new_err(
+            "kernels = []: at least one kernel, or \"auto\" for the default dictionary",
+        )),
+        Some(list) => list
+            .iter()
+            .map(|s| s.parse::<KernelSpec>().or_py())
+            .collect(),
+    }
+}
+
+/// The targets: class codes `0..n_classes` (as float64) or real values. `names` name the
+/// classes in the model (its summary, `multikernel inspect`); the codes when absent.
+fn targets(y: &[f64], n_classes: Option<usize>, names: Option<Vec<String>>) -> PyResult<Targets> {
+    match n_classes {
+        None => Ok(Targets::Real(y.to_vec())),
+        Some(k) => {
+            let mut codes = Vec::with_capacity(y.len());
+            for (i, &v) in y.iter().enumerate() {
+                if v.fract() != 0.0 || v < 0.0 || v >= k as f64 {
+                    return Err(PyValueError::new_err(format!(
+                        "y[{i}] = {v}: a class code in 0..{k}"
+                    )));
+                }
+                codes.push(v as usize);
+            }
+            let classes = match names {
+                Some(n) if n.len() == k => {
+                    let distinct: std::collections::HashSet<&String> = n.iter().collect();
+                    if distinct.len() == k {
+                        n
+                    } else {
+                        (0..k).map(|c| c.to_string()).collect()
+                    }
+                }
+                Some(n) => {
+                    return Err(PyValueError::new_err(format!(
+                        "class_names: {k} names expected (one per class), found {}",
+                        n.len()
+                    )))
+                }
+                None => (0..k).map(|c| c.to_string()).collect(),
+            };
+            Ok(Targets::Classes { classes, y: codes })
+        }
+    }
+}
+
+/// Trains a model on rows `x` (C-contiguous float64, borrowed) and targets `y`.
+///
+/// Classification: `y` holds class codes `0..n_classes` (the Python layer encodes labels of
+/// any type, and may name them with `class_names`); regression: `n_classes=None`. With `c=None` and `select=True` the built-in
+/// selection picks C (and the learner when `learner=None`, lp-MKL's p, the online eta0) by
+/// seeded 5-fold cross-validation; otherwise one fit with `c` (default 1).
+///
+/// Returns the model and a dict on the run: `learner`, `status`, `steps`, `unit`,
+/// `seconds`, `lambda`, `notes`, `selection` (headline, grid lines, seconds) or None.
+/// Ctrl-C stops the fit within a poll of the learner and raises KeyboardInterrupt.
+#[pyfunction]
+#[pyo3(signature = (
+    x, y, *, n_classes=None, learner=None, kernels=None, c=None, select=true,
+    eta0=None, epochs=None, loss=None, regularizer=None, p=None, max_kernels=None,
+    degree=None, max_iter=None, bias=true, standardize=true, seed=0,
+    memory_limit_gb=8.0, verbose=false, feature_names=None, class_names=None
+))]
+#[allow(clippy::too_many_arguments)]
+pub fn fit<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, f64>,
+    y: PyReadonlyArray1<'py, f64>,
+    n_classes: Option<usize>,
+    learner: Option<String>,
+    kernels: Option<Vec<String>>,
+    c: Option<f64>,
+    select: bool,
+    eta0: Option<f64>,
+    epochs: Option<usize>,
+    loss: Option<String>,
+    regularizer: Option<String>,
+    p: Option<f64>,
+    max_kernels: Option<usize>,
+    degree: Option<usize>,
+    max_iter: Option<u64>,
+    bias: bool,
+    standardize: bool,
+    seed: u64,
+    memory_limit_gb: f64,
+    verbose: bool,
+    feature_names: Option<Vec<String>>,
+    class_names: Option<Vec<String>>,
+) -> PyResult<(PyModel, Bound<'py, PyDict>)> {
+    let args = LearnerArgs {
+        eta0,
+        epochs,
+        loss,
+        regularizer,
+        p,
+        max_kernels,
+        degree,
+        max_iter,
+    };
+    let task = match n_classes {
+        None => Task::Regression,
+        Some(2) => Task::Binary,
+        Some(_) => Task::Multiclass,
+    };
+    let named: Option<LearnerKind> = match &learner {
+        None => None,
+        Some(s) if s.trim() == "auto" => None,
+        Some(s) => Some(s.parse::<LearnerKind>().or_py()?),
+    };
+    // Settings of the online learner name it, as on the command line.
+    let online_only = args.eta0.is_some()
+        || args.epochs.is_some()
+        || args.loss.is_some()
+        || args.regularizer.is_some();
+    let named = named.or(online_only.then_some(LearnerKind::Online));
+    let selects = select
+        && c.is_none()
+        && matches!(
+            named,
+            None | Some(LearnerKind::Online | LearnerKind::LpMkl | LearnerKind::Gomp)
+        );
+    let kind = named.unwrap_or(if selects {
+        LearnerKind::LpMkl
+    } else {
+        LearnerKind::Online
+    });
+    if !(memory_limit_gb.is_finite() && memory_limit_gb > 0.0) {
+        return Err(PyValueError::new_err(format!(
+            "memory_limit_gb = {memory_limit_gb}: a positive number of GiB"
+        )));
+    }
+    let mut spec = LearnerSpec::new(task, args.learner(kind)?)
+        .with_kernels(parse_kernels(kernels)?)
+        .with_seed(seed);
+    if let Some(c) = c {
+        spec = spec.with_c(c);
+    }
+    spec.bias = bias;
+    spec.standardize = standardize;
+    spec.memory = MemoryLimit::gib(memory_limit_gb);
+    let checked = spec.check().or_py()?;
+
+    let xr = rows(&x, "X")?;
+    let y = y.as_slice().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err("y: a contiguous float64 array is needed")
+    })?;
+    if y.len() != xr.rows() {
+        return Err(crate::errors::to_py(Error::shape(
+            "targets (one per row of X)",
+            xr.rows(),
+            y.len(),
+        )));
+    }
+    let t = targets(y, n_classes, class_names)?;
+    let names: Vec<String> = match feature_names {
+        Some(n) => n,
+        None => (0..xr.cols()).map(|j| format!("x{j}")).collect(),
+    };
+    let table = TableRef::new(xr, &t, &names).or_py()?;
+    let observer = PyObserver::new(verbose);
+    let cfg = AutoConfig {
+        learner: named,
+        p: args.p,
+        tune_eta0: args.eta0.is_none(),
+        ..AutoConfig::default()
+    };
+    let (result, interrupted) = interrupt::run(py, &observer, || {
+        if selects {
+            fit_auto(table, &spec, &cfg, &observer)
+                .map(|a| (a.fitted, a.learner, Some((a.record, a.select_seconds))))
+        } else {
+            fit_checked(TrainingData::Table(table), None, &checked, &observer)
+                .map(|f| (f, kind, None))
+        }
+    });
+    if let Some(e) = interrupted {
+        return Err(e);
+    }
+    let (fitted, learner, selection) = result.or_py()?;
+    let info = run_info(py, &fitted, learner)?;
+    set_selection(py, &info, selection)?;
+    Ok((PyModel::new(fitted.model), info))
+}
+
+/// Trains lp-MKL on precomputed training kernel matrices (`kernels[m]` is `K_m(X_train,
+/// X_train)`, n x n, C-contiguous float64, borrowed; copied once into the solver), with the
+/// built-in selection of C (and p when not given) when `c=None`. Targets as in `fit`.
+#[pyfunction]
+#[pyo3(signature = (
+    kernels, y, *, n_classes=None, class_names=None, kernel_names=None, c=None, p=None,
+    bias=true, seed=0, memory_limit_gb=8.0, verbose=false
+))]
+#[allow(clippy::too_many_arguments)]
+pub fn fit_precomputed<'py>(
+    py: Python<'py>,
+    kernels: Vec<PyReadonlyArray2<'py, f64>>,
+    y: PyReadonlyArray1<'py, f64>,
+    n_classes: Option<usize>,
+    class_names: Option<Vec<String>>,
+    kernel_names: Option<Vec<String>>,
+    c: Option<f64>,
+    p: Option<f64>,
+    bias: bool,
+    seed: u64,
+    memory_limit_gb: f64,
+    verbose: bool,
+) -> PyResult<(PyModel, Bound<'py, PyDict>)> {
+    if !(memory_limit_gb.is_finite() && memory_limit_gb > 0.0) {
+        return Err(PyValueError::new_err(format!(
+            "memory_limit_gb = {memory_limit_gb}: a positive number of GiB"
+        )));
+    }
+    let refs = crate::model::kernel_views(&kernels)?;
+    let y = y.as_slice().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err("y: a contiguous float64 array is needed")
+    })?;
+    let t = targets(y, n_classes, class_names)?;
+    let task = match n_classes {
+        None => TaskKind::Regression,
+        Some(2) => TaskKind::Binary,
+        Some(_) => TaskKind::Multiclass,
+    };
+    let spec = PrecomputedSpec {
+        p,
+        c,
+        bias,
+        seed,
+        memory: MemoryLimit::gib(memory_limit_gb),
+        names: kernel_names,
+    };
+    let observer = PyObserver::new(verbose);
+    let (result, interrupted) = interrupt::run(py, &observer, || {
+        fit_precomputed_rs(&refs, &t, task, &spec, &observer)
+    });
+    if let Some(e) = interrupted {
+        return Err(e);
+    }
+    let r = result.or_py()?;
+    let info = run_info(py, &r.fitted, LearnerKind::LpMkl)?;
+    set_selection(py, &info, r.selection.map(|s| (s, r.select_seconds)))?;
+    Ok((PyModel::new(r.fitted.model), info))
+}
+
+/// The dict on a run that `fit` and `fit_precomputed` return (without `selection`).
+fn run_info<'py>(
+    py: Python<'py>,
+    fitted: &multikernel::estimator::Fitted,
+    learner: LearnerKind,
+) -> PyResult<Bound<'py, PyDict>> {
+    let info = PyDict::new(py);
+    info.set_item("learner", learner.name())?;
+    info.set_item("status", fitted.run.status.describe())?;
+    info.set_item("cancelled", fitted.run.status == RunStatus::Cancelled)?;
+    info.set_item("steps", fitted.run.steps)?;
+    info.set_item("unit", fitted.run.unit.name())?;
+    info.set_item("seconds", fitted.run.seconds)?;
+    info.set_item("lambda", fitted.lambda)?;
+    info.set_item("notes", fitted.notes.clone())?;
+    Ok(info)
+}
+
+/// `info["selection"]`: the record's headline, grid lines, choice and seconds, or None.
+fn set_selection(
+    py: Python<'_>,
+    info: &Bound<'_, PyDict>,
+    selection: Option<(SelectionRecord, f64)>,
+) -> PyResult<()> {
+    match selection {
+        Some((record, seconds)) => {
+            let s = PyDict::new(py);
+            s.set_item("headline", record.headline())?;
+            s.set_item("learner_choice", record.learner_choice.clone())?;
+            s.set_item("lines", record.grid_lines())?;
+            s.set_item("seconds", seconds)?;
+            let chosen = record.chosen.and_then(|i| record.grid.get(i));
+            s.set_item("C", chosen.map(|g| g.c))?;
+            s.set_item("setting", chosen.map(|g| g.setting.clone()))?;
+            info.set_item("selection", s)
+        }
+        None => info.set_item("selection", py.None()),
+    }
+}
+
+/// The default kernel dictionary for `n_features` inputs, as SPEC strings.
+#[pyfunction]
+pub fn dictionary(n_features: usize) -> Vec<String> {
+    default_dictionary(n_features)
+        .iter()
+        .map(|k| k.to_string())
+        .collect()
+}
+
+/// Checks a kernel SPEC string and returns it in its canonical spelling; ValueError with
+/// what is accepted otherwise.
+#[pyfunction]
+pub fn parse_kernel(spec: &str) -> PyResult<String> {
+    Ok(spec.parse::<KernelSpec>().or_py()?.to_string())
+}

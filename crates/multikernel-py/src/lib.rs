@@ -1,0 +1,35 @@
+//! The extension module `multikernel._core`: the estimator layer of the `multikernel` crate
+//! for Python. The scikit-learn estimators (`MKLClassifier`, `MKLRegressor`) are written in
+//! Python on top of it (`python/multikernel/`); this module only moves arrays in and out,
+//! releases the GIL while Rust works, and turns Rust errors into Python exceptions.
+//!
+//! - [`fit`](fit::fit): builds a [`multikernel::estimator::LearnerSpec`] from keyword
+//!   arguments and trains it (with the built-in selection when no `C` is given);
+//! - [`fit_precomputed`](fit::fit_precomputed): lp-MKL on the caller's kernel matrices;
+//! - [`Model`](model::PyModel): a trained model (predict, decision values, summary, bytes);
+//!   it pickles through the versioned model bytes;
+//! - [`errors`]: the mapping of the library's errors to `ValueError`, `TypeError`,
+//!   `MemoryError` and `OSError`;
+//! - [`interrupt`]: the fit runs on a worker thread while the calling thread watches for
+//!   Ctrl-C and stops the run through its observer.
+
+mod arrays;
+mod errors;
+mod fit;
+mod interrupt;
+mod model;
+
+use pyo3::prelude::*;
+
+/// The compiled core of the `multikernel` Python package.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MODEL_FORMAT_VERSION", multikernel::model::file::VERSION)?;
+    m.add_class::<model::PyModel>()?;
+    m.add_function(wrap_pyfunction!(fit::fit, m)?)?;
+    m.add_function(wrap_pyfunction!(fit::fit_precomputed, m)?)?;
+    m.add_function(wrap_pyfunction!(fit::dictionary, m)?)?;
+    m.add_function(wrap_pyfunction!(fit::parse_kernel, m)?)?;
+    Ok(())
+}

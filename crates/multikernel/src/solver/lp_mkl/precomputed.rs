@@ -1,0 +1,211 @@
+//! lp-MKL on kernel matrices the caller computed (the way MKLpy's users work): training
+//! Gram matrices `K_m` (`n x n`) in, a model that predicts from test-by-train matrices
+//! `K_m(test, train)` (`n_test x n`) out. The same engine ([`lp_mkl`]) and objective as
+//! [`super::LpMklModel`]; nothing about the inputs is stored, only the kernel weights
+//! `theta`, the dual coefficients `alpha` and the bias (Kloft et al. 2011; FORMULAS.md):
+//!
+//! ```text
+//! f(x) = sum_m theta_m K_m(x, X_train) alpha + b
+//! ```
+
+use super::engine::{lp_mkl, LpMklSolution};
+use super::params::LpMklParams;
+use crate::data::{Matrix, MatrixRef};
+use crate::error::{Error, Result};
+use crate::kernel::{KernelMatrix, MemoryLimit};
+use crate::run::{Observer, RunInfo};
+use crate::solver::check;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+const ORIGIN: &str = "<lp-MKL on precomputed kernels>";
+
+/// Relative asymmetry `|K_ij - K_ji| / max |K|` above which a training matrix is refused.
+pub const SYMMETRY_TOL: f64 = 1e-8;
+
+/// A trained lp-MKL model over precomputed kernels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrecomputedLpModel {
+    /// Training points (the columns of every test matrix).
+    pub n_train: usize,
+    /// One name per kernel (`K0`, `K1`, ... unless the caller named them).
+    pub kernel_names: Vec<String>,
+    pub solution: LpMklSolution,
+}
+
+/// Checks the training matrices: as many as names, each `n x n` with `n` the targets'
+/// rows, finite and symmetric.
+pub fn check_train_kernels(kernels: &[MatrixRef<'_>], n: usize) -> Result<()> {
+    if kernels.is_empty() {
+        return Err(Error::param(
+            "kernels",
+            "none",
+            "at least one kernel matrix",
+        ));
+    }
+    kernels.par_iter().enumerate().try_for_each(|(m, k)| {
+        if k.rows() != n || k.cols() != n {
+            return Err(Error::data(format!(
+                "kernel {m}: a training kernel matrix must be n x n with n = {n} training \
+                 rows (one per target); found {} x {}",
+                k.rows(),
+                k.cols()
+            )));
+        }
+        if let Some(i) = k.data().iter().position(|v| !v.is_finite()) {
+            return Err(Error::data(format!(
+                "kernel {m}: entry ({}, {}) is {}, not a finite number",
+                i / n,
+                i % n,
+                k.data()[i]
+            )));
+        }
+        let scale = k.data().iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        for i in 0..n {
+            for j in 0..i {
+                let (a, b) = (k.row(i)[j], k.row(j)[i]);
+                if (a - b).abs() > SYMMETRY_TOL * scale.max(f64::MIN_POSITIVE) {
+                    return Err(Error::data(format!(
+                        "kernel {m} is not symmetric: K[{i}, {j}] = {a} but K[{j}, {i}] = {b} \
+                         (a training kernel matrix is K(X_train, X_train))"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+impl PrecomputedLpModel {
+    /// Trains on the training matrices `kernels` and the (encoded) targets `y` (`n x
+    /// outputs`); the matrices are copied once into the engine's memory, under `memory`.
+    pub fn fit(
+        kernels: &[MatrixRef<'_>],
+        names: Vec<String>,
+        y: &Matrix,
+        params: &LpMklParams,
+        memory: &MemoryLimit,
+        observer: &(impl Observer + ?Sized),
+    ) -> Result<(PrecomputedLpModel, RunInfo)> {
+        let n = y.rows;
+        check_train_kernels(kernels, n)?;
+        if names.len() != kernels.len() {
+            return Err(Error::shape("kernel names", kernels.len(), names.len()));
+        }
+        memory.check(
+            kernels.len() * n * n * std::mem::size_of::<f64>(),
+            "the copies of the training kernel matrices",
+        )?;
+        let owned: Vec<KernelMatrix> = kernels
+            .iter()
+            .map(|k| KernelMatrix::Dense(k.to_matrix()))
+            .collect();
+        let (solution, run) = lp_mkl(&owned, y, params, observer)?;
+        Ok((
+            PrecomputedLpModel {
+                n_train: n,
+                kernel_names: names,
+                solution,
+            },
+            run,
+        ))
+    }
+
+    /// Decision values `n_test x outputs` from the test-by-train matrices (`test[m]` is
+    /// `K_m(X_test, X_train)`, `n_test x n_train`), read in place.
+    pub fn decision(&self, test: &[MatrixRef<'_>]) -> Result<Matrix> {
+        let m_count = self.kernel_names.len();
+        if test.len() != m_count {
+            return Err(Error::shape(
+                "kernel matrices (one per kernel of the model)",
+                m_count,
+                test.len(),
+            ));
+        }
+        let rows = test.first().map_or(0, |k| k.rows());
+        for (m, k) in test.iter().enumerate() {
+            if k.cols() != self.n_train || k.rows() != rows {
+                return Err(Error::data(format!(
+                    "kernel {m}: a test kernel matrix must be n_test x n_train = {rows} x {}; \
+                     found {} x {}",
+                    self.n_train,
+                    k.rows(),
+                    k.cols()
+                )));
+            }
+        }
+        let s = &self.solution;
+        let outputs = s.alpha.cols;
+        let mut out = Matrix::zeros(rows, outputs);
+        out.data
+            .par_chunks_mut(outputs.max(1))
+            .enumerate()
+            .for_each(|(i, o)| {
+                o.copy_from_slice(&s.bias);
+                for (k, &theta) in test.iter().zip(&s.theta) {
+                    if theta == 0.0 {
+                        continue;
+                    }
+                    for (j, &v) in k.row(i).iter().enumerate() {
+                        let a = s.alpha.row(j);
+                        for c in 0..outputs {
+                            o[c] += theta * v * a[c];
+                        }
+                    }
+                }
+            });
+        Ok(out)
+    }
+
+    /// Outputs: 1, or the number of classes of a multiclass model.
+    pub fn n_outputs(&self) -> usize {
+        self.solution.alpha.cols
+    }
+
+    /// Kernel names with their weights `theta`.
+    pub fn kernels(&self) -> Vec<(String, f64)> {
+        self.kernel_names
+            .iter()
+            .cloned()
+            .zip(self.solution.theta.iter().copied())
+            .collect()
+    }
+
+    /// Checks that the stored arrays agree (a model read from a file).
+    pub fn validate(&self) -> Result<()> {
+        let s = &self.solution;
+        check::len(
+            || format!("{ORIGIN}: kernel weights (one per kernel)"),
+            self.kernel_names.len(),
+            s.theta.len(),
+        )?;
+        if let Some(m) = s.theta.iter().position(|t| !(t.is_finite() && *t >= 0.0)) {
+            return Err(Error::model(
+                ORIGIN,
+                format!(
+                    "the weight of kernel {m} is {}, not a finite number >= 0",
+                    s.theta[m]
+                ),
+            ));
+        }
+        if s.alpha.cols == 0 {
+            return Err(Error::model(ORIGIN, "the model has no output"));
+        }
+        check::matrix(
+            ORIGIN,
+            "the coefficients",
+            &s.alpha,
+            self.n_train,
+            s.alpha.cols,
+        )?;
+        check::len(
+            || format!("{ORIGIN}: bias (one per output)"),
+            s.alpha.cols,
+            s.bias.len(),
+        )?;
+        if s.alpha.data.iter().chain(&s.bias).any(|v| !v.is_finite()) {
+            return Err(Error::model(ORIGIN, "a coefficient is not finite"));
+        }
+        Ok(())
+    }
+}

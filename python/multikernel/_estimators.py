@@ -1,0 +1,449 @@
+"""scikit-learn estimators over the Rust core: ``MKLClassifier`` and ``MKLRegressor``.
+
+Both learn a predictor together with the weights of many kernels (multiple kernel
+learning). The learner is a parameter:
+
+- ``"online"``: online proximal MKL (SPOM; Martins et al. 2011, Alg. 1), hinge, logistic
+  or squared loss, sparse (squared l2,1) MKL by default;
+- ``"lp-mkl"``: lp-norm MKL with the squared loss (Kloft et al. 2011);
+- ``"gomp"``: MKL-GOMP, greedy group orthogonal matching pursuit (Sindhwani & Lozano 2012);
+- ``"mirror-descent"``, ``"ucd"``, ``"poly"``: polynomial product-kernel MKL
+  (Afkanpour et al. 2013), by randomized mirror descent, uniform coordinate descent, or
+  the faster exact solver that fits;
+- ``"auto"`` (default): chosen with C by the library's built-in selection (lp-MKL up to
+  3,000 rows when its matrices fit the memory limit, the online learner above).
+
+Kernels are the library's SPEC strings (``"rbf"``, ``"poly:degree=2"``,
+``"perfeature:linear"``, ``"rbf:scale=0.25"``; ``multikernel.parse_kernel`` checks one),
+or ``"auto"`` for the default dictionary (``multikernel.dictionary(n_features)``).
+
+With ``kernels="precomputed"`` the estimators take kernel matrices in place of X, as MKLpy
+does: ``fit(KL, y)`` with a list (or a 3-D array) of training matrices ``K_m(X, X)``
+(``n x n``), ``predict(KL_test)`` with the test-by-train matrices ``K_m(X_test, X)``
+(``n_test x n``). The learner is lp-MKL (``learner="auto"`` or ``"lp-mkl"``).
+
+With ``C=None`` (default) the built-in selection chooses C (and lp-MKL's p, the online
+learner's eta0, and the learner when ``learner="auto"``) by seeded 5-fold
+cross-validation, as ``multikernel train`` does without ``--C``; the grid it scored is in
+``selection_``.
+"""
+
+import json
+import numbers
+import sys
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (
+    check_array,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
+
+from . import _core
+
+LEARNERS = ("auto", "online", "lp-mkl", "gomp", "mirror-descent", "ucd", "poly")
+
+
+def _seed(random_state):
+    """The library's 64-bit seed from a scikit-learn ``random_state``."""
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state = {random_state}: a non-negative integer")
+        return int(random_state)
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def _kernel_list(kernels):
+    """SPEC strings for the core: ``None`` for the default dictionary."""
+    if isinstance(kernels, str):
+        return None if kernels == "auto" else [kernels]
+    kernels = list(kernels)
+    if not all(isinstance(k, str) for k in kernels):
+        raise TypeError(
+            "kernels: SPEC strings such as 'rbf' or 'poly:degree=2', or 'auto'"
+        )
+    return kernels
+
+
+def _kernel_matrices(KL, n_train=None):
+    """Kernel matrices as C-contiguous float64 arrays (copied only when they are not):
+    from a list or tuple of 2-D arrays, or a 3-D array (kernels first)."""
+    if isinstance(KL, np.ndarray) and KL.ndim == 3:
+        mats = list(KL)
+    elif isinstance(KL, (list, tuple)):
+        mats = list(KL)
+    else:
+        raise TypeError(
+            "kernels='precomputed': X must be a list of kernel matrices or a 3-D array "
+            f"(kernels x rows x training rows); got {type(KL).__name__}"
+            + (f" with {KL.ndim} dimensions" if isinstance(KL, np.ndarray) else "")
+        )
+    if not mats:
+        raise ValueError("kernels='precomputed': at least one kernel matrix is needed")
+    out = []
+    for m, K in enumerate(mats):
+        K = check_array(K, dtype=np.float64, order="C", input_name=f"kernel {m}")
+        if n_train is not None and K.shape[1] != n_train:
+            raise ValueError(
+                f"kernel {m}: a test kernel matrix must have one column per training row "
+                f"({n_train}); found {K.shape[1]}"
+            )
+        out.append(K)
+    return out
+
+
+def _weights(summary):
+    """Kernel names and weights from the model's summary: lp-MKL's ``theta`` (unit lp
+    norm), the ``weight`` column of polynomial MKL; the group norms normalized to sum 1 for
+    the online learner (the kernel weights of squared l2,1 MKL, theta_m proportional to
+    ||w_m||); 1 for each kernel MKL-GOMP chose, in the order it chose them."""
+    names = [k["name"] for k in summary["kernels"]]
+    columns = summary["columns"]
+    values = np.array([k["values"] for k in summary["kernels"]], dtype=float)
+    if values.size == 0:
+        return names, np.zeros(0)
+    for column in ("theta", "weight"):
+        if column in columns:
+            return names, values[:, columns.index(column)]
+    if "norm" in columns:
+        norms = values[:, columns.index("norm")]
+        total = norms.sum()
+        return names, norms / total if total > 0 else norms
+    return names, np.ones(len(names))
+
+
+class _MKLBase(BaseEstimator):
+    _parameter_constraints = {
+        "learner": [StrOptions(set(LEARNERS))],
+        "kernels": [str, list, tuple],
+        "C": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "p": [Interval(numbers.Real, 1, None, closed="left"), None],
+        "loss": [StrOptions({"hinge", "logistic", "squared"}), None],
+        "regularizer": [str, None],
+        "eta0": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "epochs": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "max_kernels": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "degree": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "fit_intercept": ["boolean"],
+        "standardize": ["boolean"],
+        "memory_limit_gb": [Interval(numbers.Real, 0, None, closed="neither")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        learner="auto",
+        kernels="auto",
+        C=None,
+        *,
+        p=None,
+        loss=None,
+        regularizer=None,
+        eta0=None,
+        epochs=None,
+        max_kernels=None,
+        degree=None,
+        max_iter=None,
+        fit_intercept=True,
+        standardize=True,
+        memory_limit_gb=8.0,
+        random_state=None,
+        verbose=0,
+    ):
+        self.learner = learner
+        self.kernels = kernels
+        self.C = C
+        self.p = p
+        self.loss = loss
+        self.regularizer = regularizer
+        self.eta0 = eta0
+        self.epochs = epochs
+        self.max_kernels = max_kernels
+        self.degree = degree
+        self.max_iter = max_iter
+        self.fit_intercept = fit_intercept
+        self.standardize = standardize
+        self.memory_limit_gb = memory_limit_gb
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _core_fit(self, X, y, n_classes, class_names=None):
+        """Trains the core model; sets the fitted attributes only once it has returned
+        (an interrupted or failed fit leaves the estimator as it was)."""
+        if X.shape[0] < 2:
+            raise ValueError(
+                f"n_samples = {X.shape[0]}: training needs at least two rows"
+            )
+        names = getattr(self, "feature_names_in_", None)
+        model, info = _core.fit(
+            X,
+            y,
+            n_classes=n_classes,
+            learner=self.learner,
+            kernels=_kernel_list(self.kernels),
+            c=None if self.C is None else float(self.C),
+            eta0=None if self.eta0 is None else float(self.eta0),
+            epochs=self.epochs,
+            loss=self.loss,
+            regularizer=self.regularizer,
+            p=None if self.p is None else float(self.p),
+            max_kernels=self.max_kernels,
+            degree=self.degree,
+            max_iter=self.max_iter,
+            bias=bool(self.fit_intercept),
+            standardize=bool(self.standardize),
+            seed=_seed(self.random_state),
+            memory_limit_gb=float(self.memory_limit_gb),
+            verbose=bool(self.verbose),
+            feature_names=None if names is None else [str(n) for n in names],
+            class_names=class_names,
+        )
+        return self._set_fitted(model, info)
+
+    def _set_fitted(self, model, info):
+        summary = json.loads(model.summary_json())
+        names, weights = _weights(summary)
+        self.model_ = model
+        self.learner_ = info["learner"]
+        selection = info["selection"]
+        self.selection_ = selection
+        self.C_ = selection["C"] if selection and selection["C"] is not None else (
+            1.0 if self.C is None else float(self.C)
+        )
+        self.kernels_ = names
+        self.kernel_weights_ = weights
+        self.n_iter_ = int(info["steps"])
+        self.fit_status_ = info["status"]
+        self.fit_notes_ = list(info["notes"])
+        self.fit_seconds_ = float(info["seconds"])
+        if self.verbose:
+            if selection:
+                print(f"[multikernel] {selection['headline']}", file=sys.stderr)
+            for note in info["notes"]:
+                print(f"[multikernel] note: {note}", file=sys.stderr)
+        return self
+
+    def _rows(self, X):
+        check_is_fitted(self, "model_")
+        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        return X
+
+    def _precomputed(self):
+        return isinstance(self.kernels, str) and self.kernels == "precomputed"
+
+    def _fit_precomputed(self, KL, y, n_classes, class_names=None):
+        """lp-MKL on the caller's kernel matrices (the MKLpy path)."""
+        if self.learner not in ("auto", "lp-mkl"):
+            raise ValueError(
+                f"kernels='precomputed' trains lp-mkl; learner={self.learner!r} computes "
+                "its own kernels"
+            )
+        for name in ("loss", "regularizer", "eta0", "epochs", "max_kernels", "degree",
+                     "max_iter"):
+            if getattr(self, name) is not None:
+                raise ValueError(
+                    f"{name} is not a setting of lp-mkl, the learner of kernels='precomputed'"
+                )
+        mats = _kernel_matrices(KL)
+        n = mats[0].shape[0]
+        if len(y) != n:
+            raise ValueError(f"y has {len(y)} values for kernel matrices of {n} rows")
+        if n < 2:
+            raise ValueError(f"n_samples = {n}: training needs at least two rows")
+        model, info = _core.fit_precomputed(
+            mats,
+            y,
+            n_classes=n_classes,
+            class_names=class_names,
+            c=None if self.C is None else float(self.C),
+            p=None if self.p is None else float(self.p),
+            bias=bool(self.fit_intercept),
+            seed=_seed(self.random_state),
+            memory_limit_gb=float(self.memory_limit_gb),
+            verbose=bool(self.verbose),
+        )
+        self.n_features_in_ = n  # as SVC(kernel="precomputed"): the training rows
+        self.n_kernels_in_ = len(mats)
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return self._set_fitted(model, info)
+
+    def _kernels_for_prediction(self, KL):
+        check_is_fitted(self, "model_")
+        return _kernel_matrices(KL, n_train=self.n_features_in_)
+
+    @property
+    def summary_(self):
+        """The fitted model's summary, as ``multikernel inspect`` prints it."""
+        check_is_fitted(self, "model_")
+        return str(self.model_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        return tags
+
+
+class MKLClassifier(ClassifierMixin, _MKLBase):
+    """Multiple kernel learning classifier (binary or multiclass, labels of any type).
+
+    Parameters
+    ----------
+    learner : {"auto", "online", "lp-mkl", "gomp", "mirror-descent", "ucd", "poly"}
+        The MKL learner (module documentation). ``"auto"`` lets the built-in selection
+        choose it.
+    kernels : "auto", "precomputed", str or list of str
+        Kernel SPEC strings, ``"auto"`` for the default dictionary, or ``"precomputed"``:
+        X is then a list (or 3-D array) of kernel matrices (module documentation).
+    C : float or None
+        Weight of the sum of the losses against ``1/2 ||f||^2`` (the same meaning for every
+        learner). ``None``: chosen by 5-fold cross-validation (``selection_``).
+    p : float >= 1 or None
+        lp-MKL's kernel-weight norm; ``None`` lets the selection choose 4/3 or 2.
+    loss : {"hinge", "logistic", "squared"} or None
+        The online learner's loss (hinge by default). ``"logistic"`` gives
+        ``predict_proba``.
+    regularizer : str or None
+        The online learner's regularizer (``"l21sq"`` sparse MKL, ``"l2"``,
+        ``"l2q:q=1.5"``, ``"elastic:..."``; the CLI's ``--reg`` values).
+    eta0 : float or None
+        The online learner's initial step (``None``: selected from 0.1, 1, 10).
+    epochs : int or None
+        The online learner's passes over the data (20).
+    max_kernels : int or None
+        MKL-GOMP's largest number of kernels (20).
+    degree : int or None
+        Degree of the polynomial product kernel (3).
+    max_iter : int or None
+        Mirror descent / UCD iterations (1000).
+    fit_intercept : bool
+        Learn an unregularized bias.
+    standardize : bool
+        Standardize the features on the training rows.
+    memory_limit_gb : float
+        Refuse allocations above this (MemoryError, with what was needed).
+    random_state : int, RandomState or None
+        Seed of the folds, shuffles, subsamples and samplers.
+    verbose : int
+        Print progress and the selection's choice to stderr.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The class labels, sorted.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Present when X had string column names.
+    model_ : multikernel._core.Model
+        The trained model (``str(model_)`` prints its summary).
+    learner_ : str
+        The learner fitted (chosen when ``learner="auto"``).
+    C_ : float
+        The C fitted (chosen when ``C=None``).
+    kernels_ : list of str
+        The kernels of the model.
+    kernel_weights_ : ndarray
+        Their weights (see ``multikernel._estimators._weights``).
+    selection_ : dict or None
+        The built-in selection: ``headline``, ``lines`` (the grid), ``C``, ``setting``,
+        ``learner_choice``, ``seconds``.
+    n_iter_ : int
+        Steps of the final fit (epochs, iterations or kernels).
+    fit_status_ : str
+        How the final fit ended (converged, completed, iteration limit, ...).
+    """
+
+    def fit(self, X, y):
+        """Fits the classifier on rows ``X`` and labels ``y``."""
+        self._validate_params()
+        if self._precomputed():
+            y = column_or_1d(y, warn=True)
+            check_classification_targets(y)
+            classes, codes = np.unique(y, return_inverse=True)
+            if len(classes) < 2:
+                raise ValueError("the classifier needs at least 2 classes in y; got 1 class")
+            self._fit_precomputed(
+                X, codes.astype(np.float64), len(classes), [str(c) for c in classes]
+            )
+            self.classes_ = classes
+            return self
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        check_classification_targets(y)
+        classes, codes = np.unique(y, return_inverse=True)
+        if len(classes) < 2:
+            raise ValueError(
+                f"the classifier needs at least 2 classes in y; got 1 class ({classes[0]!r})"
+            )
+        self._core_fit(
+            X, codes.astype(np.float64), len(classes), [str(c) for c in classes]
+        )
+        self.classes_ = classes
+        return self
+
+    def decision_function(self, X):
+        """Decision values: ``(n,)`` for two classes (positive means ``classes_[1]``),
+        ``(n, n_classes)`` otherwise."""
+        if self._precomputed():
+            f = self.model_.decision_kernels(self._kernels_for_prediction(X))
+        else:
+            X = self._rows(X)
+            f = self.model_.decision_function(X, self.memory_limit_gb)
+        return f[:, 0] if f.shape[1] == 1 else f
+
+    def predict(self, X):
+        """The predicted label of each row."""
+        if self._precomputed():
+            codes = self.model_.predict_kernels(self._kernels_for_prediction(X))
+        else:
+            X = self._rows(X)
+            codes = self.model_.predict(X, self.memory_limit_gb)
+        return self.classes_[codes]
+
+    def _has_proba(self):
+        return self.loss == "logistic"
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Class probabilities of the logistic loss (``loss="logistic"``): the sigmoid of
+        the decision value for two classes, its softmax for more."""
+        f = self.decision_function(X)
+        if f.ndim == 1:
+            p1 = 1.0 / (1.0 + np.exp(-f))
+            return np.column_stack([1.0 - p1, p1])
+        z = np.exp(f - f.max(axis=1, keepdims=True))
+        return z / z.sum(axis=1, keepdims=True)
+
+    @available_if(_has_proba)
+    def predict_log_proba(self, X):
+        """The logarithm of ``predict_proba``."""
+        return np.log(self.predict_proba(X))
+
+
+class MKLRegressor(RegressorMixin, _MKLBase):
+    """Multiple kernel learning regressor (squared loss). The parameters and attributes are
+    ``MKLClassifier``'s, without ``classes_``; ``loss`` can only be ``"squared"``."""
+
+    def fit(self, X, y):
+        """Fits the regressor on rows ``X`` and real targets ``y``."""
+        self._validate_params()
+        if self._precomputed():
+            y = np.ascontiguousarray(column_or_1d(y, warn=True), dtype=np.float64)
+            return self._fit_precomputed(X, y, None)
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        return self._core_fit(X, y, None)
+
+    def predict(self, X):
+        """The predicted value of each row."""
+        if self._precomputed():
+            return self.model_.predict_kernels(self._kernels_for_prediction(X))
+        X = self._rows(X)
+        return self.model_.predict(X, self.memory_limit_gb)
