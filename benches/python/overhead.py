@@ -15,7 +15,6 @@ Run from the repository root in the package's virtual environment (README "Pytho
 import argparse
 import json
 import os
-import resource
 import signal
 import statistics
 import subprocess
@@ -81,35 +80,43 @@ def overhead(runs):
 
 
 COPY_CASE = """
-import resource, sys, numpy as np
+import sys, numpy as np
 from multikernel import MKLClassifier
+
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) * 1024
+
 rng = np.random.default_rng(0)
 order = sys.argv[1]
 # The same values; the Fortran-ordered array is the transpose of a C-ordered one (no copy).
 X = rng.standard_normal((200_000, 100)) if order == "C" else rng.standard_normal((100, 200_000)).T
 y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
 clf = MKLClassifier(learner="lp-mkl", kernels=["rbf"], C=1.0).fit(X[:200], y[:200])
-Xp = X
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-pred = clf.predict(Xp)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(base * 1024, peak * 1024, Xp.nbytes, float((pred == y).mean()))
+clf.predict(X[:10])  # every import and first-call allocation before the measurement
+open("/proc/self/clear_refs", "w").write("5")  # resets the peak (VmHWM) to the current RSS
+before = status("VmRSS")
+pred = clf.predict(X)
+peak = status("VmHWM")
+print(before, peak, X.nbytes, float((pred == y).mean()))
 """
 
 
 def copies():
+    """Peak resident memory during predict above the resident memory just before it."""
     out = {}
     for order in ("C", "F"):
         r = subprocess.run([sys.executable, "-c", COPY_CASE, order], capture_output=True,
                            text=True, check=True)
-        base, peak, nbytes, acc = r.stdout.split()
-        base, peak, nbytes = int(base), int(peak), int(nbytes)
-        out[order] = dict(array_mb=nbytes / 1e6, peak_before_mb=base / 1e6,
-                          peak_after_mb=peak / 1e6, growth_mb=(peak - base) / 1e6,
+        before, peak, nbytes, acc = r.stdout.split()
+        before, peak, nbytes = int(before), int(peak), int(nbytes)
+        out[order] = dict(array_mb=nbytes / 1e6, rss_before_mb=before / 1e6,
+                          peak_during_mb=peak / 1e6, extra_mb=(peak - before) / 1e6,
                           accuracy=float(acc))
         print(f"predict on a {order}-ordered 200000 x 100 array ({nbytes / 1e6:.0f} MB): "
-              f"peak RSS {base / 1e6:.0f} MB before, {peak / 1e6:.0f} MB after "
-              f"(+{(peak - base) / 1e6:.0f} MB)", flush=True)
+              f"resident {before / 1e6:.0f} MB before, peak {peak / 1e6:.0f} MB during "
+              f"(+{(peak - before) / 1e6:.0f} MB)", flush=True)
     return out
 
 

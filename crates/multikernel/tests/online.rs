@@ -340,3 +340,28 @@ fn model_generalizes_and_round_trips() {
     let e = multikernel::model::Model::load(&p).unwrap_err().to_string();
     assert!(e.contains("version 99"), "{e}");
 }
+
+/// A stop requested before the training starts ends the run before its Gram matrices are
+/// computed (so Ctrl-C during a selection's refit is not held up by them) and still returns
+/// a usable model: zero kernel weights, the bias alone.
+#[test]
+fn a_stop_before_the_start_skips_the_gram_matrices_and_returns_a_usable_model() {
+    use multikernel::estimator::{fit, Learner, LearnerSpec, OnlineSpec, Task};
+    use multikernel::run::{RunStatus, StopFlag};
+    let data = uci("sonar", TargetKind::Classes);
+    let spec = LearnerSpec::new(Task::Binary, Learner::Online(OnlineSpec::default()))
+        .with_kernels(vec!["rbf".parse().unwrap(), "linear".parse().unwrap()]);
+    let stop = StopFlag::new();
+    stop.stop();
+    let fitted = fit(&data, &spec, &stop).unwrap();
+    assert_eq!(fitted.run.status, RunStatus::Cancelled);
+    assert_eq!(fitted.run.steps, 0);
+    let f = fitted.model.decision_function(data.x.view()).unwrap();
+    assert!(
+        f.data.windows(2).all(|w| w[0] == w[1]),
+        "no kernel term: one value"
+    );
+    // The same spec without the stop trains as before.
+    let trained = fit(&data, &spec, &()).unwrap();
+    assert_eq!(trained.run.status, RunStatus::Completed);
+}

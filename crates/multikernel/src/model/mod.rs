@@ -685,14 +685,7 @@ fn gomp_summary(m: &BatchModel<GompModel>) -> Summary {
     );
     s.columns = vec!["improvement".into()];
     s.ranked = true;
-    s.kernels = g
-        .kernels()
-        .into_iter()
-        .map(|(name, imp)| KernelRow {
-            name,
-            values: vec![imp],
-        })
-        .collect();
+    s.kernels = value_rows(g.kernels());
     s
 }
 
@@ -717,17 +710,21 @@ fn lp_summary(m: &BatchModel<LpMklModel>) -> Summary {
         if l.converged { "" } else { " (not converged)" }
     );
     s.columns = vec!["theta".into()];
-    let mut rows: Vec<KernelRow> = l
-        .kernels()
-        .into_iter()
-        .map(|(name, t)| KernelRow {
-            name,
-            values: vec![t],
-        })
-        .collect();
+    let mut rows: Vec<KernelRow> = value_rows(l.kernels());
     rows.sort_by(|a, b| b.values[0].total_cmp(&a.values[0]));
     s.kernels = rows;
     s
+}
+
+/// Kernel rows of one value each (a weight), in the order given.
+fn value_rows(pairs: Vec<(String, f64)>) -> Vec<KernelRow> {
+    pairs
+        .into_iter()
+        .map(|(name, v)| KernelRow {
+            name,
+            values: vec![v],
+        })
+        .collect()
 }
 
 fn precomputed_summary(m: &BatchModel<PrecomputedLpModel>) -> Summary {
@@ -755,14 +752,7 @@ fn precomputed_summary(m: &BatchModel<PrecomputedLpModel>) -> Summary {
         if s_.converged { "" } else { " (not converged)" }
     );
     s.columns = vec!["theta".into()];
-    s.kernels = l
-        .kernels()
-        .into_iter()
-        .map(|(name, t)| KernelRow {
-            name,
-            values: vec![t],
-        })
-        .collect();
+    s.kernels = value_rows(l.kernels());
     s
 }
 
@@ -821,14 +811,7 @@ fn poly_summary(m: &BatchModel<PolyMklModel>) -> Summary {
     s.notes
         .push(format!("kernels with their own weight: {}", p.terms.len()));
     s.columns = vec!["weight".into()];
-    s.kernels = p
-        .kernels()
-        .into_iter()
-        .map(|(name, w)| KernelRow {
-            name,
-            values: vec![w],
-        })
-        .collect();
+    s.kernels = value_rows(p.kernels());
     if p.base_names.first().is_some_and(|n| n.starts_with('x')) {
         let shown = summary::SHOWN_KERNELS;
         let legend: Vec<String> = m

@@ -1,19 +1,17 @@
 //! lp-MKL on kernel matrices the caller computed (the way MKLpy's users work): training
 //! Gram matrices `K_m` (`n x n`) in, a model that predicts from test-by-train matrices
-//! `K_m(test, train)` (`n_test x n`) out. The same engine ([`lp_mkl`]) and objective as
-//! [`super::LpMklModel`]; nothing about the inputs is stored, only the kernel weights
+//! `K_m(test, train)` (`n_test x n`) out. The same engine ([`super::lp_mkl`], called by
+//! `estimator::precomputed`) and objective as [`super::LpMklModel`]; nothing about the
+//! inputs is stored, only the kernel weights
 //! `theta`, the dual coefficients `alpha` and the bias (Kloft et al. 2011; FORMULAS.md):
 //!
 //! ```text
 //! f(x) = sum_m theta_m K_m(x, X_train) alpha + b
 //! ```
 
-use super::engine::{lp_mkl, LpMklSolution};
-use super::params::LpMklParams;
+use super::engine::LpMklSolution;
 use crate::data::{Matrix, MatrixRef};
 use crate::error::{Error, Result};
-use crate::kernel::{KernelMatrix, MemoryLimit};
-use crate::run::{Observer, RunInfo};
 use crate::solver::check;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -77,40 +75,6 @@ pub fn check_train_kernels(kernels: &[MatrixRef<'_>], n: usize) -> Result<()> {
 }
 
 impl PrecomputedLpModel {
-    /// Trains on the training matrices `kernels` and the (encoded) targets `y` (`n x
-    /// outputs`); the matrices are copied once into the engine's memory, under `memory`.
-    pub fn fit(
-        kernels: &[MatrixRef<'_>],
-        names: Vec<String>,
-        y: &Matrix,
-        params: &LpMklParams,
-        memory: &MemoryLimit,
-        observer: &(impl Observer + ?Sized),
-    ) -> Result<(PrecomputedLpModel, RunInfo)> {
-        let n = y.rows;
-        check_train_kernels(kernels, n)?;
-        if names.len() != kernels.len() {
-            return Err(Error::shape("kernel names", kernels.len(), names.len()));
-        }
-        memory.check(
-            kernels.len() * n * n * std::mem::size_of::<f64>(),
-            "the copies of the training kernel matrices",
-        )?;
-        let owned: Vec<KernelMatrix> = kernels
-            .iter()
-            .map(|k| KernelMatrix::Dense(k.to_matrix()))
-            .collect();
-        let (solution, run) = lp_mkl(&owned, y, params, observer)?;
-        Ok((
-            PrecomputedLpModel {
-                n_train: n,
-                kernel_names: names,
-                solution,
-            },
-            run,
-        ))
-    }
-
     /// Decision values `n_test x outputs` from the test-by-train matrices (`test[m]` is
     /// `K_m(X_test, X_train)`, `n_test x n_train`), read in place.
     pub fn decision(&self, test: &[MatrixRef<'_>]) -> Result<Matrix> {

@@ -3,7 +3,7 @@
 //! ([`super::compact`]).
 
 use crate::data::standardize::Standardizer;
-use crate::data::TableRef;
+use crate::data::{Matrix, TableRef};
 use crate::error::{Error, Result};
 use crate::kernel::{fit_all, Gram, KernelSpec, MemoryLimit};
 use crate::run::{Control, Observer, RunInfo};
@@ -58,9 +58,18 @@ pub fn fit_vector(
         kernels.len() * n * n * 8,
         &format!("{} training Gram matrices of {n} x {n}", kernels.len()),
     )?;
+    // A request to stop that arrives while the Gram matrices are computed leaves the rest
+    // uncomputed (zeros, never read: the learner stops at its first poll with a model of
+    // zero weights), so a stopped run does not wait for every kernel.
     let grams: Vec<Gram> = kernels
         .par_iter()
-        .map(|k| k.gram_sym(&x, &cfg.memory))
+        .map(|k| {
+            if observer.should_stop() {
+                Ok(Gram::Dense(Matrix::zeros(n, n)))
+            } else {
+                k.gram_sym(&x, &cfg.memory)
+            }
+        })
         .collect::<Result<_>>()?;
     let n_outputs = cfg.loss.n_outputs(classes.len());
     let task = VectorTask::new(cfg.loss, targets, n_outputs, cfg.bias);
