@@ -220,6 +220,7 @@ class _MKLBase(BaseEstimator):
         )
         self.kernels_ = names
         self.kernel_weights_ = weights
+        self.settings_ = {name: value for name, value in summary["settings"]}
         self.n_iter_ = int(info["steps"])
         self.fit_status_ = info["status"]
         self.fit_notes_ = list(info["notes"])
@@ -352,6 +353,9 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
         The kernels of the model.
     kernel_weights_ : ndarray
         Their weights (see ``multikernel._estimators._weights``).
+    settings_ : dict of str
+        The settings the model was trained with, as ``multikernel inspect`` lists them
+        (``p``, ``lambda``, ``C``, ``eta0``, ``reg``, ...).
     selection_ : dict or None
         The built-in selection: ``headline``, ``lines`` (the grid), ``C``, ``setting``,
         ``learner_choice``, ``seconds``.

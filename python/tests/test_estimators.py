@@ -29,6 +29,7 @@ def test_default_classifier_learns_sonar(sonar):
     assert len(clf.kernels_) == len(clf.kernel_weights_) == len(multikernel.dictionary(60))
     assert np.all(clf.kernel_weights_ >= 0)
     assert "lp-MKL" in clf.summary_
+    assert clf.settings_["p"] in ("4/3", "2")  # the p the selection chose
 
 
 @pytest.mark.parametrize(
