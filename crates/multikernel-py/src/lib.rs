@@ -8,6 +8,8 @@
 //! - [`fit_precomputed`](fit::fit_precomputed): lp-MKL on the caller's kernel matrices;
 //! - [`Model`](model::PyModel): a trained model (predict, decision values, summary, bytes);
 //!   it pickles through the versioned model bytes;
+//! - [`svm_dual`](smo::svm_dual): the exact SVM dual solver (SMO) on a precomputed kernel,
+//!   to check it against libsvm;
 //! - [`errors`]: the mapping of the library's errors to `ValueError`, `TypeError`,
 //!   `MemoryError` and `OSError`;
 //! - [`interrupt`]: the fit runs on a worker thread while the calling thread watches for
@@ -18,6 +20,7 @@ mod errors;
 mod fit;
 mod interrupt;
 mod model;
+mod smo;
 
 use pyo3::prelude::*;
 
@@ -31,5 +34,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit::fit_precomputed, m)?)?;
     m.add_function(wrap_pyfunction!(fit::dictionary, m)?)?;
     m.add_function(wrap_pyfunction!(fit::parse_kernel, m)?)?;
+    m.add_function(wrap_pyfunction!(smo::svm_dual, m)?)?;
     Ok(())
 }

@@ -16,4 +16,5 @@ pub mod lp_mkl;
 pub mod mirror_descent;
 pub mod online;
 pub mod ridge;
+pub mod smo;
 pub mod tagging;

@@ -1,0 +1,28 @@
+//! An exact SVM dual solver by sequential minimal optimization (SMO), for the wrapper MKL
+//! baselines (SimpleMKL, Gauss-Seidel; FORMULAS.md "Wrapper MKL") on vector tasks.
+//!
+//! The problem is libsvm's general form (Chang & Lin 2011, eq. (11)):
+//!
+//! ```text
+//! min_a  1/2 a^T Q a + p^T a   s.t.  y^T a = 0,  0 <= a_t <= C_t,   Q_ts = y_t y_s K(t, s)
+//! ```
+//!
+//! with `y_t = +-1`. C-SVC: one variable per row, `p = -1`. epsilon-SVR: two variables per
+//! row (`a` and `a*`, `y = +1` and `-1`), `p = eps -+ z`. The working pair is chosen by the
+//! second-order rule of Fan, Chen & Lin (2005, WSS 2); the pair's sub-problem is solved in
+//! closed form and clipped to the box; the run stops when the maximal violation
+//! `m(a) - M(a)` falls to `tol` (libsvm's stopping rule) or at an iteration cap, which is a
+//! status ([`RunStatus::IterationLimit`](crate::run::RunStatus)), not an error.
+//!
+//! Kernels are given as dense matrices (train by train); the decision value of a point with
+//! kernel row `k` is `sum_t y_t a_t k(t) - rho`. [`svm`] builds binary C-SVC, one-vs-rest
+//! multiclass and epsilon-SVR on it and reports each solve's duality gap (primal minus dual
+//! objective at the returned point).
+
+mod engine;
+pub mod svm;
+#[cfg(test)]
+mod tests;
+
+pub use engine::{smo, SmoParams, SmoProblem, SmoSolution};
+pub use svm::{svc, svc_ovr, svr, SvmFit};
