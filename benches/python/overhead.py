@@ -27,7 +27,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python" / "tests"))
-from conftest import read_table  # noqa: E402
+from tables import read_table  # noqa: E402
 
 TABLES = [
     ("sonar", False),

@@ -23,7 +23,7 @@ from sklearn.svm import SVC, SVR
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "python" / "tests"))
-from conftest import read_table  # noqa: E402
+from tables import read_table  # noqa: E402
 
 from multikernel import _core  # noqa: E402
 
