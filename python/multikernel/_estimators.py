@@ -98,26 +98,6 @@ def _kernel_matrices(KL, n_train=None):
     return out
 
 
-def _weights(summary):
-    """Kernel names and weights from the model's summary: lp-MKL's ``theta`` (unit lp
-    norm), the ``weight`` column of polynomial MKL; the group norms normalized to sum 1 for
-    the online learner (the kernel weights of squared l2,1 MKL, theta_m proportional to
-    ||w_m||); 1 for each kernel MKL-GOMP chose, in the order it chose them."""
-    names = [k["name"] for k in summary["kernels"]]
-    columns = summary["columns"]
-    values = np.array([k["values"] for k in summary["kernels"]], dtype=float)
-    if values.size == 0:
-        return names, np.zeros(0)
-    for column in ("theta", "weight"):
-        if column in columns:
-            return names, values[:, columns.index(column)]
-    if "norm" in columns:
-        norms = values[:, columns.index("norm")]
-        total = norms.sum()
-        return names, norms / total if total > 0 else norms
-    return names, np.ones(len(names))
-
-
 class _MKLBase(BaseEstimator):
     _parameter_constraints = {
         "learner": [StrOptions(set(LEARNERS))],
@@ -210,7 +190,9 @@ class _MKLBase(BaseEstimator):
 
     def _set_fitted(self, model, info):
         summary = json.loads(model.summary_json())
-        names, weights = _weights(summary)
+        pairs = model.kernel_weights()
+        names = [name for name, _ in pairs]
+        weights = np.array([w for _, w in pairs], dtype=float)
         self.model_ = model
         self.learner_ = info["learner"]
         selection = info["selection"]
@@ -352,7 +334,8 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
     kernels_ : list of str
         The kernels of the model.
     kernel_weights_ : ndarray
-        Their weights (see ``multikernel._estimators._weights``).
+        Their weights (``Summary::kernel_weights`` of the library: lp-MKL's theta, the
+        online learner's group norms normalized to sum 1, 1 for each kernel GOMP chose).
     settings_ : dict of str
         The settings the model was trained with, as ``multikernel inspect`` lists them
         (``p``, ``lambda``, ``C``, ``eta0``, ``reg``, ...).

@@ -167,31 +167,24 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
 /// (or none named: then the selection chooses it, unless a flag of the online learner was
 /// given); not for gomp with `--validation` (which picks its path length on that file).
 pub fn selection_plan(a: &TrainArgs) -> Option<AutoConfig> {
-    use LearnerKind::*;
     if a.select == SelectMode::None
         || a.c.is_some()
         || a.lambda.is_some()
         || matches!(a.task, Task::Sequence | Task::Parsing)
+        || (a.learner == Some(LearnerKind::Gomp) && a.gomp.validation.is_some())
     {
         return None;
     }
     let online_flag = learner_flags(a)
         .iter()
-        .any(|(_, given, owners)| *given && *owners == [Online]);
-    let learner = match a.learner {
-        None if online_flag => Some(Online),
-        None => None,
-        Some(k @ (Online | LpMkl)) => Some(k),
-        Some(Gomp) if a.gomp.validation.is_none() => Some(Gomp),
-        Some(_) => return None,
-    };
+        .any(|(_, given, owners)| *given && *owners == [LearnerKind::Online]);
     let inv = matches!(a.online.schedule, Some(StepSchedule::Inv { .. }));
-    Some(AutoConfig {
-        learner,
-        p: a.lp.p,
-        tune_eta0: a.online.eta0.is_none() && !inv,
-        ..AutoConfig::default()
-    })
+    AutoConfig::for_request(
+        a.learner,
+        online_flag,
+        a.lp.p,
+        a.online.eta0.is_none() && !inv,
+    )
 }
 
 /// Reads labelled rows of a validation file with the training table's columns and classes.

@@ -243,18 +243,14 @@ pub fn fit<'py>(
         || args.epochs.is_some()
         || args.loss.is_some()
         || args.regularizer.is_some();
+    let plan = (select && c.is_none())
+        .then(|| AutoConfig::for_request(named, online_only, args.p, args.eta0.is_none()))
+        .flatten();
     let named = named.or(online_only.then_some(LearnerKind::Online));
-    let selects = select
-        && c.is_none()
-        && matches!(
-            named,
-            None | Some(LearnerKind::Online | LearnerKind::LpMkl | LearnerKind::Gomp)
-        );
-    let kind = named.unwrap_or(if selects {
-        LearnerKind::LpMkl
-    } else {
-        LearnerKind::Online
-    });
+    let kind = match &plan {
+        Some(p) => p.learner.unwrap_or(LearnerKind::LpMkl),
+        None => named.unwrap_or(LearnerKind::Online),
+    };
     if !(memory_limit_gb.is_finite() && memory_limit_gb > 0.0) {
         return Err(PyValueError::new_err(format!(
             "memory_limit_gb = {memory_limit_gb}: a positive number of GiB"
@@ -289,15 +285,9 @@ pub fn fit<'py>(
     };
     let table = TableRef::new(xr, &t, &names).or_py()?;
     let observer = PyObserver::new(verbose);
-    let cfg = AutoConfig {
-        learner: named,
-        p: args.p,
-        tune_eta0: args.eta0.is_none(),
-        ..AutoConfig::default()
-    };
     let (result, interrupted) = interrupt::run(py, &observer, || {
-        if selects {
-            fit_auto(table, &spec, &cfg, &observer)
+        if let Some(cfg) = &plan {
+            fit_auto(table, &spec, cfg, &observer)
                 .map(|a| (a.fitted, a.learner, Some((a.record, a.select_seconds))))
         } else {
             fit_checked(TrainingData::Table(table), None, &checked, &observer)

@@ -163,6 +163,12 @@ impl PyModel {
             .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
     }
 
+    /// The kernels with one weight each (`Summary::kernel_weights`: lp-MKL's theta, the
+    /// online learner's normalized group norms, ...), as (name, weight) pairs.
+    fn kernel_weights(&self) -> Vec<(String, f64)> {
+        self.inner.summary().kernel_weights()
+    }
+
     /// The summary as `multikernel inspect` prints it.
     fn __str__(&self) -> String {
         self.inner.summary().to_string()

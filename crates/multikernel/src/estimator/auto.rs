@@ -93,6 +93,35 @@ impl Default for AutoConfig {
     }
 }
 
+impl AutoConfig {
+    /// The selection a request without C runs (as `multikernel train` and the Python
+    /// estimators do): for the online, lp-MKL and GOMP learners, or for none named, which
+    /// the selection then chooses, unless a setting only the online learner has was given
+    /// (then the online learner). `None`: the named learner has no built-in selection.
+    /// `p`: lp-MKL's p when given (the grid otherwise); `tune_eta0`: search the online
+    /// learner's eta0 (it was not given).
+    pub fn for_request(
+        learner: Option<LearnerKind>,
+        online_setting_given: bool,
+        p: Option<f64>,
+        tune_eta0: bool,
+    ) -> Option<AutoConfig> {
+        use LearnerKind::*;
+        let learner = match learner {
+            None if online_setting_given => Some(Online),
+            None => None,
+            Some(k @ (Online | LpMkl | Gomp)) => Some(k),
+            Some(_) => return None,
+        };
+        Some(AutoConfig {
+            learner,
+            p,
+            tune_eta0,
+            ..AutoConfig::default()
+        })
+    }
+}
+
 /// The result of [`fit_auto`]: the refitted model, the record (also stored in the model)
 /// and the seconds of the selection alone.
 #[derive(Debug, Clone)]

@@ -41,6 +41,33 @@ pub struct Summary {
 pub const SHOWN_KERNELS: usize = 40;
 
 impl Summary {
+    /// Every kernel of the table with one weight, comparable across learners: lp-MKL's
+    /// `theta` (unit lp norm) or polynomial MKL's `weight`; the group norms normalized to
+    /// sum 1 for the online learner (the kernel weights of squared l2,1 MKL, `theta_m`
+    /// proportional to `||w_m||`); 1 for each kernel MKL-GOMP chose, in the order it chose
+    /// them.
+    pub fn kernel_weights(&self) -> Vec<(String, f64)> {
+        let column = |name: &str| self.columns.iter().position(|c| c == name);
+        let values: Vec<f64> = match (column("theta").or(column("weight")), column("norm")) {
+            (Some(c), _) => self.kernels.iter().map(|k| k.values[c]).collect(),
+            (None, Some(c)) => {
+                let norms: Vec<f64> = self.kernels.iter().map(|k| k.values[c]).collect();
+                let total: f64 = norms.iter().sum();
+                if total > 0.0 {
+                    norms.iter().map(|v| v / total).collect()
+                } else {
+                    norms
+                }
+            }
+            (None, None) => vec![1.0; self.kernels.len()],
+        };
+        self.kernels
+            .iter()
+            .map(|k| k.name.clone())
+            .zip(values)
+            .collect()
+    }
+
     /// The kernel table: a header, then at most `limit` rows and a `... N more` line.
     pub fn kernel_table(&self, limit: usize) -> String {
         let mut out = String::new();
