@@ -18,3 +18,4 @@ pub mod online;
 pub mod ridge;
 pub mod smo;
 pub mod tagging;
+pub mod wrapper;

@@ -71,6 +71,20 @@ pub fn svc(
     params: &SmoParams,
     observer: &(impl Observer + ?Sized),
 ) -> Result<SvmFit> {
+    svc_from(kernel, y, c, None, params, observer)
+}
+
+/// Binary C-SVC started from the dual point `start` (`alpha`, one per row, feasible for
+/// these labels and C: e.g. [`SmoSolution::alpha`] of a solve with other kernel weights, the
+/// wrappers' warm start); cold from zeros when `None`.
+pub fn svc_from(
+    kernel: MatrixRef<'_>,
+    y: &[f64],
+    c: f64,
+    start: Option<&[f64]>,
+    params: &SmoParams,
+    observer: &(impl Observer + ?Sized),
+) -> Result<SvmFit> {
     check_c(c)?;
     let n = y.len();
     check_rows(kernel, n, "labels")?;
@@ -80,7 +94,7 @@ pub fn svc(
         y: y.to_vec(),
         p: vec![-1.0; n],
         c: vec![c; n],
-        start: None,
+        start: start.map(<[f64]>::to_vec),
     };
     let sol = smo(&problem, params, observer)?;
     let coef: Vec<f64> = sol.alpha.iter().zip(y).map(|(a, y)| a * y).collect();
@@ -129,6 +143,20 @@ pub fn svr(
     params: &SmoParams,
     observer: &(impl Observer + ?Sized),
 ) -> Result<SvmFit> {
+    svr_from(kernel, z, c, epsilon, None, params, observer)
+}
+
+/// epsilon-SVR started from the dual point `start` (`2n` values: `a` then `a*`, as
+/// [`SmoSolution::alpha`]); cold from zeros when `None`.
+pub fn svr_from(
+    kernel: MatrixRef<'_>,
+    z: &[f64],
+    c: f64,
+    epsilon: f64,
+    start: Option<&[f64]>,
+    params: &SmoParams,
+    observer: &(impl Observer + ?Sized),
+) -> Result<SvmFit> {
     check_c(c)?;
     if !(epsilon.is_finite() && epsilon >= 0.0) {
         return Err(Error::param("epsilon", epsilon, "a number >= 0"));
@@ -146,7 +174,7 @@ pub fn svr(
         y: [vec![1.0; n], vec![-1.0; n]].concat(),
         p,
         c: vec![c; 2 * n],
-        start: None,
+        start: start.map(<[f64]>::to_vec),
     };
     let sol = smo(&problem, params, observer)?;
     let coef: Vec<f64> = (0..n).map(|i| sol.alpha[i] - sol.alpha[n + i]).collect();
