@@ -6,7 +6,12 @@ import pickle
 
 import numpy as np
 import pytest
-from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
+from sklearn.metrics.pairwise import (
+    linear_kernel,
+    polynomial_kernel,
+    rbf_kernel,
+    sigmoid_kernel,
+)
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
@@ -105,3 +110,21 @@ def test_bad_kernel_matrices_are_refused(split):
         clf.predict(kernel_list(Xte, Xtr)[:2])
     with pytest.raises(ValueError, match="kernel matrices"):
         clf.model_.predict(Xte)  # a precomputed model does not take rows
+
+
+def test_indefinite_kernel_matrices_are_refused(split):
+    Xtr, _, ytr, _ = split
+    KL = kernel_list(Xtr, Xtr)
+    sig = sigmoid_kernel(Xtr, gamma=1.0 / Xtr.shape[1], coef0=1.0)  # not a kernel
+    clf = MKLClassifier(kernels="precomputed", C=1.0)
+    with pytest.raises(ValueError, match=r"kernel 2 \(K2\) is not positive semidefinite: "
+                       r"smallest eigenvalue -"):
+        clf.fit([KL[0], KL[1], sig], ytr)
+    bad = np.eye(len(ytr))
+    bad[0, 1] = bad[1, 0] = 2.0  # eigenvalues -1, 3, 1, ...
+    with pytest.raises(ValueError, match=r"smallest eigenvalue -1\.000 \(largest 3\.000\)"):
+        MKLClassifier(kernels="precomputed").fit([bad], ytr)
+    # Valid kernels pass, float32-computed ones (round-off of order 1e-8) included.
+    Xs = Xtr.astype(np.float32)
+    clf.fit([rbf_kernel(Xs, gamma=1 / (2 * SIGMA2)).astype(np.float64),
+             linear_kernel(Xs).astype(np.float64), bad + np.eye(len(ytr))], ytr)

@@ -167,3 +167,76 @@ fn bad_matrices_are_refused_with_what_was_expected() {
     let real = Targets::Real(vec![0.0; n]);
     assert!(fit_precomputed(&refs, &real, TaskKind::Binary, &fixed, &()).is_err());
 }
+
+#[test]
+fn indefinite_training_kernels_are_refused_with_their_name_and_eigenvalue() {
+    let data = sonar();
+    let n = data.len();
+    let k = grams(&data.x);
+    // A sigmoid (tanh) "kernel" on the rows: symmetric, finite, indefinite.
+    let mut sigmoid = Matrix::zeros(n, n);
+    for i in 0..n {
+        for j in 0..n {
+            let d: f64 = data
+                .x
+                .row(i)
+                .iter()
+                .zip(data.x.row(j))
+                .map(|(a, b)| a * b)
+                .sum();
+            sigmoid.set(i, j, (d / data.x.cols as f64 + 1.0).tanh());
+        }
+    }
+    let ks = [k[0].clone(), k[1].clone(), sigmoid];
+    let refs: Vec<MatrixRef<'_>> = ks.iter().map(|m| m.view()).collect();
+    let named = PrecomputedSpec {
+        c: Some(1.0),
+        names: Some(vec!["rbf".into(), "lin".into(), "tanh".into()]),
+        ..PrecomputedSpec::default()
+    };
+    let err = fit_precomputed(&refs, &data.targets, TaskKind::Binary, &named, &()).unwrap_err();
+    assert!(matches!(err, Error::Data(_)), "{err:?}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("kernel 2 (tanh) is not positive semidefinite: smallest eigenvalue -"),
+        "{msg}"
+    );
+    assert!(msg.contains("add c*I"), "{msg}");
+    // Unnamed kernels are K0, K1, ...; the selection path refuses too.
+    let mut flipped = Matrix::from_vec(
+        n,
+        n,
+        (0..n * n)
+            .map(|i| if i / n == i % n { 1.0 } else { 0.0 })
+            .collect(),
+    );
+    flipped.set(0, 1, 2.0);
+    flipped.set(1, 0, 2.0);
+    let refs = [k[0].view(), flipped.view()];
+    let msg = fit_precomputed(
+        &refs,
+        &data.targets,
+        TaskKind::Binary,
+        &PrecomputedSpec::default(),
+        &(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        msg.contains("kernel 1 (K1) is not positive semidefinite: smallest eigenvalue -1.000"),
+        "{msg}"
+    );
+    // The same matrix made positive semidefinite by adding c*I (c = the message's bound) is
+    // accepted, as are the library's own Grams (rank-deficient linear kernel on 60 features
+    // of 208 rows included).
+    let mut fixed = flipped.clone();
+    for i in 0..n {
+        fixed.set(i, i, fixed.get(i, i) + 1.0);
+    }
+    let refs = [k[0].view(), k[1].view(), k[2].view(), fixed.view()];
+    let fixed_c = PrecomputedSpec {
+        c: Some(1.0),
+        ..PrecomputedSpec::default()
+    };
+    assert!(fit_precomputed(&refs, &data.targets, TaskKind::Binary, &fixed_c, &()).is_ok());
+}

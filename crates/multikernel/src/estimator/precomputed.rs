@@ -7,7 +7,7 @@ use super::auto::{fold_rule, LpPath, C_GRID, FOLDS, P_GRID};
 use super::fit::Fitted;
 use crate::data::{MatrixRef, Targets};
 use crate::error::{Error, Result};
-use crate::kernel::{KernelMatrix, MemoryLimit};
+use crate::kernel::{check_psd_with, KernelMatrix, MemoryLimit};
 use crate::model::{BatchModel, Model};
 use crate::run::{Observer, RunStatus, StopOnly};
 use crate::select::{Goal, GridScore, SelectionRecord};
@@ -56,9 +56,9 @@ pub struct PrecomputedFitted {
 }
 
 /// Trains lp-MKL on the training matrices `kernels` (`n x n` each, `n` the targets' rows;
-/// finite and symmetric, copied once) for `task`, selecting C (and p) by seeded 5-fold
-/// (stratified) cross-validation when `spec.c` is `None`. The observer sees the final fit's
-/// progress; a request to stop also ends the selection.
+/// finite, symmetric and positive semidefinite, copied once) for `task`, selecting C (and
+/// p) by seeded 5-fold (stratified) cross-validation when `spec.c` is `None`. The observer
+/// sees the final fit's progress; a request to stop also ends the selection.
 pub fn fit_precomputed(
     kernels: &[MatrixRef<'_>],
     targets: &Targets,
@@ -97,6 +97,7 @@ pub fn fit_precomputed(
         kernels.len() * n * n * std::mem::size_of::<f64>(),
         "the copies of the training kernel matrices",
     )?;
+    check_train_kernels_psd(kernels, &names, &spec.memory)?;
     let owned: Vec<KernelMatrix> = kernels
         .iter()
         .map(|k| KernelMatrix::Dense(k.to_matrix()))
@@ -140,6 +141,22 @@ pub fn fit_precomputed(
         selection,
         select_seconds,
     })
+}
+
+/// Refuses a training kernel matrix that is not positive semidefinite
+/// ([`crate::kernel::check_psd`]: smallest eigenvalue below `-1e-6` times the largest
+/// eigenvalue magnitude), naming it by index and name. One matrix at a time, each `O(n^3)`
+/// with one `n x n` copy under `memory` (a Cholesky factorization for a matrix that passes;
+/// the eigenvalues, for the message, only for one that does not).
+fn check_train_kernels_psd(
+    kernels: &[MatrixRef<'_>],
+    names: &[String],
+    memory: &MemoryLimit,
+) -> Result<()> {
+    for (m, (k, name)) in kernels.iter().zip(names).enumerate() {
+        check_psd_with(*k, &format!("kernel {m} ({name})"), memory)?;
+    }
+    Ok(())
 }
 
 /// The chosen p and C with the record; C = 1 and p = 2 (or the given p) when the table

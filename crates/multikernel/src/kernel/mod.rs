@@ -11,6 +11,9 @@
 //!   through a matrix product per row block (faer) and an elementwise map, in parallel over
 //!   row blocks (rayon); B1-spline Grams sparse (CSR). Sizes are checked against a
 //!   [`MemoryLimit`] before allocating.
+//! - [`check_psd`] refuses a caller's kernel matrix that is not positive semidefinite (its
+//!   smallest eigenvalue in the message; the tolerance [`PSD_TOL`] is relative and argued in
+//!   [`psd`]).
 
 pub mod binary;
 mod compute;
@@ -20,6 +23,7 @@ mod gram;
 mod heuristics;
 pub mod matrix;
 mod memory;
+pub mod psd;
 mod spec;
 
 #[cfg(test)]
@@ -32,4 +36,5 @@ pub use gram::{Gram, SparseGram};
 pub use heuristics::{bspline_h_for_zeros, median_sigma2, HEURISTIC_MAX_POINTS};
 pub use matrix::{kernel_matrices, test_kernel_matrix, train_kernel_matrix, KernelMatrix};
 pub use memory::MemoryLimit;
+pub use psd::{check_psd, check_psd_with, extreme_eigenvalues, PSD_TOL};
 pub use spec::{expand_specs, KernelKind, KernelSpec, Normalization, DEFAULT_BSPLINE_ZEROS};
