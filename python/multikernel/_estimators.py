@@ -10,6 +10,9 @@ learning). The learner is a parameter:
 - ``"mirror-descent"``, ``"ucd"``, ``"poly"``: polynomial product-kernel MKL
   (Afkanpour et al. 2013), by randomized mirror descent, uniform coordinate descent, or
   the faster exact solver that fits;
+- ``"simplemkl"``, ``"gauss-seidel"``: wrapper MKL, kernel weights on the simplex around an
+  exact SVM (SMO: C-SVC, one-vs-rest, epsilon-SVR) by SimpleMKL's reduced gradient
+  (Rakotomamonjy et al. 2008) or by alternating closed-form weights (Kloft et al. 2011);
 - ``"auto"`` (default): chosen with C by the library's built-in selection (lp-MKL up to
   3,000 rows when its matrices fit the memory limit, the online learner above).
 
@@ -47,7 +50,17 @@ from sklearn.utils.validation import (
 
 from . import _core
 
-LEARNERS = ("auto", "online", "lp-mkl", "gomp", "mirror-descent", "ucd", "poly")
+LEARNERS = (
+    "auto",
+    "online",
+    "lp-mkl",
+    "gomp",
+    "mirror-descent",
+    "ucd",
+    "poly",
+    "simplemkl",
+    "gauss-seidel",
+)
 
 
 def _seed(random_state):
@@ -111,6 +124,7 @@ class _MKLBase(BaseEstimator):
         "max_kernels": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "degree": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "epsilon": [Interval(numbers.Real, 0, None, closed="left"), None],
         "fit_intercept": ["boolean"],
         "standardize": ["boolean"],
         "memory_limit_gb": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -132,6 +146,7 @@ class _MKLBase(BaseEstimator):
         max_kernels=None,
         degree=None,
         max_iter=None,
+        epsilon=None,
         fit_intercept=True,
         standardize=True,
         memory_limit_gb=8.0,
@@ -149,6 +164,7 @@ class _MKLBase(BaseEstimator):
         self.max_kernels = max_kernels
         self.degree = degree
         self.max_iter = max_iter
+        self.epsilon = epsilon
         self.fit_intercept = fit_intercept
         self.standardize = standardize
         self.memory_limit_gb = memory_limit_gb
@@ -178,6 +194,7 @@ class _MKLBase(BaseEstimator):
             max_kernels=self.max_kernels,
             degree=self.degree,
             max_iter=self.max_iter,
+            epsilon=None if self.epsilon is None else float(self.epsilon),
             bias=bool(self.fit_intercept),
             standardize=bool(self.standardize),
             seed=_seed(self.random_state),
@@ -230,7 +247,7 @@ class _MKLBase(BaseEstimator):
                 "its own kernels"
             )
         for name in ("loss", "regularizer", "eta0", "epochs", "max_kernels", "degree",
-                     "max_iter"):
+                     "max_iter", "epsilon"):
             if getattr(self, name) is not None:
                 raise ValueError(
                     f"{name} is not a setting of lp-mkl, the learner of kernels='precomputed'"
@@ -280,7 +297,8 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
 
     Parameters
     ----------
-    learner : {"auto", "online", "lp-mkl", "gomp", "mirror-descent", "ucd", "poly"}
+    learner : {"auto", "online", "lp-mkl", "gomp", "mirror-descent", "ucd", "poly", \
+"simplemkl", "gauss-seidel"}
         The MKL learner (module documentation). ``"auto"`` lets the built-in selection
         choose it.
     kernels : "auto", "precomputed", str or list of str
@@ -306,7 +324,11 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
     degree : int or None
         Degree of the polynomial product kernel (3).
     max_iter : int or None
-        Mirror descent / UCD iterations (1000).
+        Mirror descent / UCD iterations (1000); SimpleMKL / Gauss-Seidel outer iterations
+        (100).
+    epsilon : float >= 0 or None
+        SimpleMKL / Gauss-Seidel regression: the epsilon-insensitive zone of the SVR loss
+        (0.1, as scikit-learn's SVR).
     fit_intercept : bool
         Learn an unregularized bias.
     standardize : bool

@@ -95,6 +95,8 @@ def test_regressor_on_boston(boston):
         dict(learner="poly", degree=2, C=10.0),
         dict(learner="online", regularizer="l2", kernels=["rbf", "linear"], C=10.0),
         dict(learner="lp-mkl", p=1.0, kernels=["rbf", "linear", "poly:degree=2"], C=10.0),
+        dict(learner="simplemkl", kernels=["rbf", "linear", "poly:degree=2"], C=10.0),
+        dict(learner="gauss-seidel", epsilon=0.2, max_iter=50, C=10.0),
     ],
 )
 def test_every_learner(boston, params):
@@ -193,3 +195,33 @@ def test_the_gil_is_released_while_rust_trains(glass):
     worker.join()
     assert hasattr(clf, "model_")
     assert ticks > 10_000
+
+
+def test_simplemkl_with_one_kernel_is_scikit_learns_svc(sonar):
+    """One kernel: the weight is 1 and the model is the SVM (SMO against libsvm, both at
+    tolerance 1e-3): the same predictions, decision values within 1e-2."""
+    from sklearn.svm import SVC
+
+    X, y = sonar
+    X = StandardScaler().fit_transform(X)
+    sigma2 = 30.0
+    ours = MKLClassifier(
+        learner="simplemkl", kernels=[f"rbf:sigma2={sigma2},norm=none"], C=3.0,
+        standardize=False,
+    ).fit(X, y)
+    svc = SVC(kernel="rbf", gamma=1 / (2 * sigma2), C=3.0, tol=1e-3).fit(X, y)
+    np.testing.assert_array_equal(ours.classes_, svc.classes_)
+    np.testing.assert_allclose(ours.kernel_weights_, [1.0])
+    f, g = ours.decision_function(X), svc.decision_function(X)
+    assert np.max(np.abs(f - g)) < 1e-2, np.max(np.abs(f - g))
+    np.testing.assert_array_equal(ours.predict(X), svc.predict(X))
+
+
+def test_wrapper_settings_belong_to_the_wrappers(sonar):
+    X, y = sonar
+    with pytest.raises(ValueError, match="epsilon is a setting of the simplemkl"):
+        MKLClassifier(learner="lp-mkl", epsilon=0.1, C=1.0).fit(X, y)
+    clf = MKLClassifier(learner="gauss-seidel", C=1.0, kernels=["rbf", "linear"]).fit(X, y)
+    assert clf.learner_ == "gauss-seidel"
+    assert abs(clf.kernel_weights_.sum() - 1.0) < 1e-9
+    assert "Gauss-Seidel" in clf.summary_

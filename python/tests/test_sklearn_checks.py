@@ -1,6 +1,6 @@
 """scikit-learn's estimator checks over both estimators, with their default parameters and
-with each learner named (the online learner with the logistic loss also gives
-predict_proba)."""
+with each learner named (the wrappers among them; the online learner with the logistic
+loss also gives predict_proba)."""
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -13,6 +13,8 @@ ESTIMATORS = [
     MKLClassifier(learner="gomp", C=10.0),
     MKLRegressor(learner="online"),
     MKLRegressor(learner="poly", degree=2, C=10.0),
+    MKLClassifier(learner="simplemkl", C=10.0),
+    MKLRegressor(learner="gauss-seidel", C=10.0),
 ]
 
 # Checks expected to fail, with why (none so far).

@@ -112,7 +112,9 @@ pub struct TrainArgs {
     pub data: DataArgs,
     /// Learner: online (Alg. 1 / SPOM), gomp, lp-mkl, mirror-descent, ucd, poly (lp-MKL over
     /// the explicit product kernels where they fit the memory limit, mirror descent
-    /// otherwise) or mtl (multi-template learning: sequences in columns, parsing). Default: chosen by the
+    /// otherwise), mtl (multi-template learning: sequences in columns, parsing), simplemkl
+    /// or gauss-seidel (wrapper MKL around an SVM: exact SMO on tables, structured PEGASOS
+    /// on sequences). Default: chosen by the
     /// built-in selection on a table without --C (lp-mkl up to 3,000 rows, online above),
     /// online otherwise.
     #[arg(long = "algo")]
@@ -173,6 +175,11 @@ pub struct TrainArgs {
         next_help_heading = "Polynomial kernels (--algo mirror-descent | ucd | poly)"
     )]
     pub poly: PolyArgs,
+    #[command(
+        flatten,
+        next_help_heading = "Wrapper MKL (--algo simplemkl | gauss-seidel)"
+    )]
+    pub wrapper: WrapperArgs,
 }
 
 /// `--select`: built-in selection or none.
@@ -275,9 +282,31 @@ pub struct MtlArgs {
     /// templates (the paper's p): 1 sparse (default), 2 the plain l2 structural SVM.
     #[arg(long, value_parser = parse_p)]
     pub q: Option<f64>,
-    /// Cuts at most (default 500); reaching it is a status, not an error.
+    /// mtl: cuts at most (default 500); simplemkl, gauss-seidel: outer iterations at most
+    /// (default 100). Reaching it is a status, not an error.
     #[arg(long)]
     pub max_iter: Option<usize>,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct WrapperArgs {
+    /// Stop when the relative MKL duality gap (max_m S_m - sum_m d_m S_m) / (2 J) is at most
+    /// this (default 0.01, SimpleMKL's).
+    #[arg(long)]
+    pub gap_tol: Option<f64>,
+    /// Tables: the inner SMO solver's tolerance on the maximal KKT violation (libsvm's -e;
+    /// default 1e-3).
+    #[arg(long)]
+    pub svm_tol: Option<f64>,
+    /// Regression: the epsilon-insensitive zone of the SVR loss (libsvm's -p; default 0.1).
+    #[arg(long)]
+    pub svr_epsilon: Option<f64>,
+    /// Sequences: structured PEGASOS epochs of the first inner solve (default 20).
+    #[arg(long)]
+    pub first_epochs: Option<usize>,
+    /// Sequences: warm-started PEGASOS epochs of each later inner solve (default 3).
+    #[arg(long)]
+    pub warm_epochs: Option<usize>,
 }
 
 #[derive(Args, Debug, Clone, Default)]

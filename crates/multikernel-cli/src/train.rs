@@ -25,6 +25,7 @@ fn learner_flags(a: &TrainArgs) -> Vec<(&'static str, bool, &'static [LearnerKin
     use LearnerKind::*;
     let o = &a.online;
     let poly: &'static [LearnerKind] = &[MirrorDescent, Ucd, Poly];
+    let wrappers: &'static [LearnerKind] = &[SimpleMkl, GaussSeidel];
     vec![
         ("--reg", o.reg.is_some(), &[Online]),
         (
@@ -46,7 +47,16 @@ fn learner_flags(a: &TrainArgs) -> Vec<(&'static str, bool, &'static [LearnerKin
             &[Gomp],
         ),
         ("--q", a.mtl.q.is_some(), &[Mtl]),
-        ("--max-iter", a.mtl.max_iter.is_some(), &[Mtl]),
+        (
+            "--max-iter",
+            a.mtl.max_iter.is_some(),
+            &[Mtl, SimpleMkl, GaussSeidel],
+        ),
+        ("--gap-tol", a.wrapper.gap_tol.is_some(), wrappers),
+        ("--svm-tol", a.wrapper.svm_tol.is_some(), wrappers),
+        ("--svr-epsilon", a.wrapper.svr_epsilon.is_some(), wrappers),
+        ("--first-epochs", a.wrapper.first_epochs.is_some(), wrappers),
+        ("--warm-epochs", a.wrapper.warm_epochs.is_some(), wrappers),
         ("--subsample", a.gomp.subsample.is_some(), &[Gomp]),
         ("--p", a.lp.p.is_some(), &[LpMkl]),
         ("--poly-degree", a.poly.poly_degree.is_some(), poly),
@@ -134,6 +144,15 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
             m.epsilon = a.gomp.eps.unwrap_or(m.epsilon);
             m.max_iter = a.mtl.max_iter.unwrap_or(m.max_iter);
         }
+        Learner::SimpleMkl(w) | Learner::GaussSeidel(w) => {
+            let f = &a.wrapper;
+            w.tol = f.gap_tol.unwrap_or(w.tol);
+            w.svm_tol = f.svm_tol.unwrap_or(w.svm_tol);
+            w.epsilon = f.svr_epsilon.unwrap_or(w.epsilon);
+            w.first_epochs = f.first_epochs.unwrap_or(w.first_epochs);
+            w.warm_epochs = f.warm_epochs.unwrap_or(w.warm_epochs);
+            w.max_iter = a.mtl.max_iter.unwrap_or(w.max_iter);
+        }
         _ => bail!("--algo {kind} is not available from the command line"),
     }
     let mut spec = LearnerSpec::new(a.task, learner);
@@ -163,7 +182,7 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
 
 /// The built-in selection `train` runs, if any (module docs of
 /// [`multikernel::estimator::auto`]): on a table (binary, multiclass, regression) with
-/// `--select auto`, neither `--C` nor `--lambda`, and the online, lp-mkl or gomp learner
+/// `--select auto`, neither `--C` nor `--lambda`, and the online, lp-mkl, gomp, simplemkl or gauss-seidel learner
 /// (or none named: then the selection chooses it, unless a flag of the online learner was
 /// given); not for gomp with `--validation` (which picks its path length on that file).
 pub fn selection_plan(a: &TrainArgs) -> Option<AutoConfig> {

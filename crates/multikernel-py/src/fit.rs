@@ -32,7 +32,9 @@ fn owner(name: &str) -> &'static [LearnerKind] {
         "eta0" | "epochs" | "loss" | "regularizer" => &[Online],
         "p" => &[LpMkl],
         "max_kernels" => &[Gomp],
-        "degree" | "max_iter" => &[MirrorDescent, Ucd, Poly],
+        "degree" => &[MirrorDescent, Ucd, Poly],
+        "max_iter" => &[MirrorDescent, Ucd, Poly, SimpleMkl, GaussSeidel],
+        "epsilon" => &[SimpleMkl, GaussSeidel],
         _ => &[],
     }
 }
@@ -47,6 +49,7 @@ struct LearnerArgs {
     max_kernels: Option<usize>,
     degree: Option<usize>,
     max_iter: Option<u64>,
+    epsilon: Option<f64>,
 }
 
 impl LearnerArgs {
@@ -65,6 +68,7 @@ impl LearnerArgs {
         note(self.max_kernels.is_some(), "max_kernels");
         note(self.degree.is_some(), "degree");
         note(self.max_iter.is_some(), "max_iter");
+        note(self.epsilon.is_some(), "epsilon");
         out
     }
 
@@ -115,6 +119,14 @@ impl LearnerArgs {
                     s.degree = d;
                 }
                 s.budget = Budget::Iterations(self.max_iter.unwrap_or(POLY_ITERATIONS));
+            }
+            Learner::SimpleMkl(w) | Learner::GaussSeidel(w) => {
+                if let Some(m) = self.max_iter {
+                    w.max_iter = usize::try_from(m).unwrap_or(usize::MAX);
+                }
+                if let Some(e) = self.epsilon {
+                    w.epsilon = e;
+                }
             }
             _ => {}
         }
@@ -189,7 +201,7 @@ fn targets(y: &[f64], n_classes: Option<usize>, names: Option<Vec<String>>) -> P
 #[pyo3(signature = (
     x, y, *, n_classes=None, learner=None, kernels=None, c=None, select=true,
     eta0=None, epochs=None, loss=None, regularizer=None, p=None, max_kernels=None,
-    degree=None, max_iter=None, bias=true, standardize=true, seed=0,
+    degree=None, max_iter=None, epsilon=None, bias=true, standardize=true, seed=0,
     memory_limit_gb=8.0, verbose=false, feature_names=None, class_names=None
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -210,6 +222,7 @@ pub fn fit<'py>(
     max_kernels: Option<usize>,
     degree: Option<usize>,
     max_iter: Option<u64>,
+    epsilon: Option<f64>,
     bias: bool,
     standardize: bool,
     seed: u64,
@@ -227,6 +240,7 @@ pub fn fit<'py>(
         max_kernels,
         degree,
         max_iter,
+        epsilon,
     };
     let task = match n_classes {
         None => Task::Regression,

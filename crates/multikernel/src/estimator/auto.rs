@@ -95,7 +95,7 @@ impl Default for AutoConfig {
 
 impl AutoConfig {
     /// The selection a request without C runs (as `multikernel train` and the Python
-    /// estimators do): for the online, lp-MKL and GOMP learners, or for none named, which
+    /// estimators do): for the online, lp-MKL, GOMP and wrapper learners, or for none named, which
     /// the selection then chooses, unless a setting only the online learner has was given
     /// (then the online learner). `None`: the named learner has no built-in selection.
     /// `p`: lp-MKL's p when given (the grid otherwise); `tune_eta0`: search the online
@@ -110,7 +110,7 @@ impl AutoConfig {
         let learner = match learner {
             None if online_setting_given => Some(Online),
             None => None,
-            Some(k @ (Online | LpMkl | Gomp)) => Some(k),
+            Some(k @ (Online | LpMkl | Gomp | SimpleMkl | GaussSeidel)) => Some(k),
             Some(_) => return None,
         };
         Some(AutoConfig {
@@ -258,7 +258,10 @@ pub fn fit_auto(
             }
             (grid, specs)
         }
-        LearnerKind::Online | LearnerKind::Gomp => {
+        LearnerKind::Online
+        | LearnerKind::Gomp
+        | LearnerKind::SimpleMkl
+        | LearnerKind::GaussSeidel => {
             let eta0s: Vec<Option<f64>> = if kind == LearnerKind::Online && cfg.tune_eta0 {
                 ETA0_GRID.iter().map(|&e| Some(e)).collect()
             } else {
@@ -299,8 +302,8 @@ pub fn fit_auto(
         }
         other => {
             return Err(Error::unsupported(format!(
-                "built-in selection runs for the online, lp-mkl and gomp learners, not {other}: \
-                 give --C"
+                "built-in selection runs for the online, lp-mkl, gomp, simplemkl and \
+                 gauss-seidel learners, not {other}: give --C"
             )))
         }
     };

@@ -1,6 +1,6 @@
 //! [`fit`]: one entry point that trains any learner on any task from a [`LearnerSpec`].
 
-use super::spec::{Budget, CheckedSpec, Learner, LearnerSpec, PolySpec, Task};
+use super::spec::{Budget, CheckedSpec, Learner, LearnerSpec, PolySpec, Task, WrapperSpec};
 use crate::data::{Dataset, Matrix, SequenceData, TableRef, Targets};
 use crate::error::{Error, Result};
 use crate::model::{BatchModel, Model};
@@ -12,6 +12,8 @@ use crate::solver::online::parser::{fit_parser, ParserSpec};
 use crate::solver::online::sequence::{fit_sequence, SequenceFitConfig};
 use crate::solver::online::vector::{fit_vector, VectorFitConfig};
 use crate::solver::online::OnlineParams;
+use crate::solver::smo::SmoParams;
+use crate::solver::wrapper::{WrapperMethod, WrapperModel, WrapperModelParams, WrapperParams};
 use crate::task::parse::ParseData;
 use crate::task::tagging::TagData;
 use crate::task::targets::encode_targets;
@@ -182,6 +184,12 @@ pub fn fit_checked(
                 Learner::Mtl(_) => Err(Error::unsupported(
                     "multi-template learning needs sentences and templates, not a table",
                 )),
+                Learner::SimpleMkl(w) => {
+                    fit_wrapper(table, kind, WrapperMethod::SimpleMkl, w, spec, observer)
+                }
+                Learner::GaussSeidel(w) => {
+                    fit_wrapper(table, kind, WrapperMethod::GaussSeidel, w, spec, observer)
+                }
             }
         }
     }
@@ -567,6 +575,57 @@ fn fit_gomp(
         lambda,
         path_choice,
         notes: Vec::new(),
+    })
+}
+
+/// SimpleMKL or Gauss-Seidel around the exact SMO solver (C-SVC, one-vs-rest, epsilon-SVR).
+fn fit_wrapper(
+    table: TableRef<'_>,
+    task: TaskKind,
+    method: WrapperMethod,
+    w: &WrapperSpec,
+    spec: &CheckedSpec,
+    observer: &(impl Observer + ?Sized),
+) -> Result<Fitted> {
+    let (classes, y) = encode_targets(task, table.targets())?;
+    let c = spec.strength.svm_c(table.len());
+    let params = WrapperModelParams {
+        method,
+        c,
+        epsilon: w.epsilon,
+        smo: SmoParams {
+            tol: w.svm_tol,
+            ..SmoParams::default()
+        },
+        wrapper: WrapperParams {
+            tol: w.tol,
+            max_iter: w.max_iter,
+            ..WrapperParams::default()
+        },
+        standardize: spec.standardize,
+        seed: spec.seed,
+        memory: spec.memory,
+    };
+    let (m, run) = WrapperModel::fit(
+        table.x(),
+        table.feature_names(),
+        &y,
+        task,
+        &spec.kernels_for(table.n_features()),
+        &params,
+        observer,
+        &mut |_| crate::run::Control::Continue,
+    )?;
+    let mut notes = Vec::new();
+    if !spec.bias {
+        notes.push("bias = false has no effect: the SVM's offset is part of its dual".into());
+    }
+    Ok(Fitted {
+        model: Model::Wrapper(batch(table, task, classes, m)),
+        run,
+        lambda: 1.0 / c,
+        path_choice: None,
+        notes,
     })
 }
 

@@ -135,5 +135,5 @@ pub use precomputed::{fit_precomputed, PrecomputedFitted, PrecomputedSpec};
 pub use select::{select_spec, SpecSearch, SpecSelection};
 pub use spec::{
     Budget, CheckedSpec, GompSpec, Learner, LearnerKind, LearnerSpec, LossKind, LpMklSpec, MtlSpec,
-    OnlineSpec, PolySpec, Strength, Task,
+    OnlineSpec, PolySpec, Strength, Task, WrapperSpec,
 };

@@ -132,10 +132,16 @@ pub enum LearnerKind {
     /// Multi-template learning (Mao & Tsang, Alg. 1): a 1-slack cutting-plane structural SVM
     /// with a weight per template (sequences and parsing).
     Mtl,
+    /// SimpleMKL (Rakotomamonjy et al. 2008): kernel weights on the simplex by reduced
+    /// gradient around an SVM (exact SMO on tables, structured PEGASOS on sequences).
+    SimpleMkl,
+    /// Gauss-Seidel wrapper MKL: SVM and closed-form kernel weights in turn (Kloft et al.
+    /// 2011, p = 1).
+    GaussSeidel,
 }
 
 impl LearnerKind {
-    pub const ALL: [LearnerKind; 7] = [
+    pub const ALL: [LearnerKind; 9] = [
         LearnerKind::Online,
         LearnerKind::Gomp,
         LearnerKind::LpMkl,
@@ -143,9 +149,12 @@ impl LearnerKind {
         LearnerKind::Ucd,
         LearnerKind::Poly,
         LearnerKind::Mtl,
+        LearnerKind::SimpleMkl,
+        LearnerKind::GaussSeidel,
     ];
 
-    /// `online`, `gomp`, `lp-mkl`, `mirror-descent`, `ucd`, `poly`, `mtl`.
+    /// `online`, `gomp`, `lp-mkl`, `mirror-descent`, `ucd`, `poly`, `mtl`, `simplemkl`,
+    /// `gauss-seidel`.
     pub fn name(self) -> &'static str {
         match self {
             LearnerKind::Online => "online",
@@ -155,6 +164,8 @@ impl LearnerKind {
             LearnerKind::Ucd => "ucd",
             LearnerKind::Poly => "poly",
             LearnerKind::Mtl => "mtl",
+            LearnerKind::SimpleMkl => "simplemkl",
+            LearnerKind::GaussSeidel => "gauss-seidel",
         }
     }
 }
@@ -175,7 +186,8 @@ impl FromStr for LearnerKind {
                 Error::param(
                     "learner",
                     s,
-                    "one of online, gomp, lp-mkl, mirror-descent, ucd, poly, mtl",
+                    "one of online, gomp, lp-mkl, mirror-descent, ucd, poly, mtl, simplemkl, \
+                     gauss-seidel",
                 )
             })
     }
@@ -313,6 +325,15 @@ impl Strength {
     /// MKL-GOMP's lambda for `n` training points: `1 / (C n)`.
     pub fn gomp_lambda(self, n: usize) -> f64 {
         self.online_lambda(n)
+    }
+
+    /// The SVM's C of the wrapper learners for `n` training points: `C` itself, or
+    /// `1 / (lambda n)` (the online learner's scale).
+    pub fn svm_c(self, n: usize) -> f64 {
+        match self {
+            Strength::C(c) => c,
+            Strength::Lambda(l) => 1.0 / (l * n.max(1) as f64),
+        }
     }
 
     /// lp-MKL's, mirror descent's and UCD's lambda: `1 / C`.
@@ -476,6 +497,37 @@ impl Default for MtlSpec {
     }
 }
 
+/// Settings of the wrapper learners (SimpleMKL, Gauss-Seidel).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WrapperSpec {
+    /// Stop when the relative MKL duality gap is at most this.
+    pub tol: f64,
+    /// Outer iterations at most (then the run stops with status iteration-limit).
+    pub max_iter: usize,
+    /// The inner SMO solver's tolerance on the maximal violation (libsvm's `-e`; tables).
+    pub svm_tol: f64,
+    /// The epsilon-insensitive zone of the regression loss (libsvm's `-p`).
+    pub epsilon: f64,
+    /// Structured PEGASOS epochs of the first inner solve (sequences).
+    pub first_epochs: usize,
+    /// Warm-started PEGASOS epochs of each later inner solve (sequences).
+    pub warm_epochs: usize,
+}
+
+impl Default for WrapperSpec {
+    fn default() -> Self {
+        WrapperSpec {
+            tol: 0.01,
+            max_iter: 100,
+            svm_tol: 1e-3,
+            epsilon: 0.1,
+            first_epochs: 20,
+            warm_epochs: 3,
+        }
+    }
+}
+
 /// A learner with its own settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -492,6 +544,8 @@ pub enum Learner {
     /// where they do not fit ([`LearnerKind::Poly`]).
     Poly(PolySpec),
     Mtl(MtlSpec),
+    SimpleMkl(WrapperSpec),
+    GaussSeidel(WrapperSpec),
 }
 
 impl Learner {
@@ -504,6 +558,8 @@ impl Learner {
             Learner::Ucd(_) => LearnerKind::Ucd,
             Learner::Poly(_) => LearnerKind::Poly,
             Learner::Mtl(_) => LearnerKind::Mtl,
+            Learner::SimpleMkl(_) => LearnerKind::SimpleMkl,
+            Learner::GaussSeidel(_) => LearnerKind::GaussSeidel,
         }
     }
 
@@ -517,6 +573,8 @@ impl Learner {
             LearnerKind::Ucd => Learner::Ucd(PolySpec::default()),
             LearnerKind::Poly => Learner::Poly(PolySpec::default()),
             LearnerKind::Mtl => Learner::Mtl(MtlSpec::default()),
+            LearnerKind::SimpleMkl => Learner::SimpleMkl(WrapperSpec::default()),
+            LearnerKind::GaussSeidel => Learner::GaussSeidel(WrapperSpec::default()),
         }
     }
 }
@@ -591,7 +649,17 @@ impl LearnerSpec {
     pub fn default_kernels(task: Task, learner: LearnerKind) -> Vec<KernelSpec> {
         let text = match (learner, task) {
             (LearnerKind::Online, Task::Sequence) => "linear:norm=diag",
-            (LearnerKind::Online | LearnerKind::LpMkl | LearnerKind::Gomp, _) => return Vec::new(),
+            (LearnerKind::SimpleMkl | LearnerKind::GaussSeidel, Task::Sequence) => {
+                "linear:norm=diag"
+            }
+            (
+                LearnerKind::Online
+                | LearnerKind::LpMkl
+                | LearnerKind::Gomp
+                | LearnerKind::SimpleMkl
+                | LearnerKind::GaussSeidel,
+                _,
+            ) => return Vec::new(),
             _ => "perfeature:linear",
         };
         vec![text.parse().expect("the default kernels parse")]
@@ -699,6 +767,25 @@ impl LearnerSpec {
                     return Err(Error::param("p", l.p, "a number >= 1 or inf"));
                 }
             }
+            Learner::SimpleMkl(w) | Learner::GaussSeidel(w) => {
+                for (name, v) in [("tol", w.tol), ("svm_tol", w.svm_tol)] {
+                    if !(v.is_finite() && v > 0.0) {
+                        return Err(Error::param(name, v, "a positive number"));
+                    }
+                }
+                if !(w.epsilon.is_finite() && w.epsilon >= 0.0) {
+                    return Err(Error::param("epsilon", w.epsilon, "a finite number >= 0"));
+                }
+                for (name, v) in [
+                    ("max_iter", w.max_iter),
+                    ("first_epochs", w.first_epochs),
+                    ("warm_epochs", w.warm_epochs),
+                ] {
+                    if v == 0 {
+                        return Err(Error::param(name, 0, "at least 1"));
+                    }
+                }
+            }
             Learner::MirrorDescent(p) | Learner::Ucd(p) | Learner::Poly(p) => {
                 if p.degree == 0 {
                     return Err(Error::param("degree", 0, "at least 1"));
@@ -729,6 +816,7 @@ impl LearnerSpec {
         match (kind, spec.task) {
             (LearnerKind::Online, _) => {}
             (LearnerKind::Mtl, Task::Sequence | Task::Parsing) => {}
+            (LearnerKind::SimpleMkl | LearnerKind::GaussSeidel, Task::Sequence) => {}
             (LearnerKind::Mtl, _) => {
                 return Err(Error::unsupported(
                     "multi-template learning learns structured outputs over feature templates: \
@@ -737,8 +825,8 @@ impl LearnerSpec {
             }
             (_, Task::Sequence) => {
                 return Err(Error::unsupported(format!(
-                    "the {kind} learner does not label sequences; use the online learner \
-                     (or mtl for a tagger with templates)"
+                    "the {kind} learner does not label sequences; use the online learner, \
+                     simplemkl or gauss-seidel (or mtl for a tagger with templates)"
                 )))
             }
             (_, Task::Parsing) => {

@@ -74,6 +74,18 @@ impl DecisionFunction for PolyMklModel {
     }
 }
 
+impl DecisionFunction for crate::solver::wrapper::WrapperModel {
+    fn decision(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
+        self.predict(x, limit)
+    }
+    fn n_outputs(&self) -> usize {
+        crate::solver::wrapper::WrapperModel::n_outputs(self)
+    }
+    fn validate(&self) -> Result<()> {
+        crate::solver::wrapper::WrapperModel::validate(self)
+    }
+}
+
 /// A batch learner together with what predicting labels needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BatchModel<L> {

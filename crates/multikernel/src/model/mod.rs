@@ -24,6 +24,7 @@ use crate::solver::online::parser::ParserModel;
 use crate::solver::online::sequence_model::SequenceModel;
 use crate::solver::online::vector_model::KernelMachine;
 use crate::solver::tagging::TaggerModel;
+use crate::solver::wrapper::{WrapperMethod, WrapperModel};
 use crate::task::{Prediction, TaskKind};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
@@ -57,6 +58,9 @@ pub enum Model {
     /// lp-norm MKL on kernel matrices the caller computed: predicts from test-by-train
     /// kernel matrices ([`Model::decision_kernels`]), not from rows.
     Precomputed(BatchModel<PrecomputedLpModel>),
+    /// Wrapper MKL (SimpleMKL or Gauss-Seidel) around the exact SMO solver: SVMs with
+    /// kernel weights on the simplex.
+    Wrapper(BatchModel<WrapperModel>),
 }
 
 /// A test metric and its value.
@@ -91,6 +95,7 @@ impl Model {
             Model::LpMkl(m) => Some(m.task),
             Model::PolyMkl(m) => Some(m.task),
             Model::Precomputed(m) => Some(m.task),
+            Model::Wrapper(m) => Some(m.task),
         }
     }
 
@@ -104,6 +109,7 @@ impl Model {
             Model::LpMkl(m) => &m.feature_names,
             Model::PolyMkl(m) => &m.feature_names,
             Model::Precomputed(_) => &[],
+            Model::Wrapper(m) => &m.feature_names,
         }
     }
 
@@ -127,6 +133,7 @@ impl Model {
             Model::LpMkl(m) => &m.classes,
             Model::PolyMkl(m) => &m.classes,
             Model::Precomputed(m) => &m.classes,
+            Model::Wrapper(m) => &m.classes,
         }
     }
 
@@ -204,6 +211,7 @@ impl Model {
             Model::Gomp(m) => m.decision(x, limit),
             Model::LpMkl(m) => m.decision(x, limit),
             Model::PolyMkl(m) => m.decision(x, limit),
+            Model::Wrapper(m) => m.decision(x, limit),
             Model::Precomputed(_) => unreachable!("refused above"),
             Model::Sequence(_) | Model::Parser(_) | Model::Tagger(_) => {
                 unreachable!("refused above")
@@ -225,6 +233,7 @@ impl Model {
             Model::Gomp(m) => m.predict(x, limit)?,
             Model::LpMkl(m) => m.predict(x, limit)?,
             Model::PolyMkl(m) => m.predict(x, limit)?,
+            Model::Wrapper(m) => m.predict(x, limit)?,
             Model::Precomputed(_) => unreachable!("refused above"),
             Model::Sequence(_) | Model::Parser(_) | Model::Tagger(_) => {
                 unreachable!("refused above")
@@ -335,6 +344,7 @@ impl Model {
             Model::LpMkl(m) => m.validate(),
             Model::PolyMkl(m) => m.validate(),
             Model::Precomputed(m) => m.validate(),
+            Model::Wrapper(m) => m.validate(),
             Model::Parser(m) => m.validate().map_err(|e| Error::model("<model>", e)),
             Model::Tagger(m) => m.validate().map_err(|e| Error::model("<model>", e)),
         }
@@ -369,6 +379,7 @@ impl Model {
             Model::LpMkl(m) => m.selection.as_ref(),
             Model::PolyMkl(m) => m.selection.as_ref(),
             Model::Precomputed(m) => m.selection.as_ref(),
+            Model::Wrapper(m) => m.selection.as_ref(),
             _ => None,
         }
     }
@@ -381,6 +392,7 @@ impl Model {
             Model::LpMkl(m) => m.selection = Some(record),
             Model::PolyMkl(m) => m.selection = Some(record),
             Model::Precomputed(m) => m.selection = Some(record),
+            Model::Wrapper(m) => m.selection = Some(record),
             _ => {}
         }
     }
@@ -405,6 +417,7 @@ impl Model {
             Model::LpMkl(m) => lp_summary(m),
             Model::PolyMkl(m) => poly_summary(m),
             Model::Precomputed(m) => precomputed_summary(m),
+            Model::Wrapper(m) => wrapper_summary(m),
             Model::Parser(m) => parser_summary(m),
             Model::Tagger(m) => tagger_summary(m),
         }
@@ -605,8 +618,33 @@ fn sequence_summary(m: &SequenceModel) -> Summary {
     if let Some(r) = t.projection_radius {
         settings.push(("projection_radius".to_string(), num(r)));
     }
+    let learner = match &t.wrapper {
+        None => "SPOM on sequences (Martins et al. 2011, Alg. 3)".to_string(),
+        Some(w) => {
+            settings.push(("wrapper".to_string(), w.method.name().to_string()));
+            settings.push((
+                "inner_epochs".to_string(),
+                format!("{} then {} per call", w.first_epochs, w.warm_epochs),
+            ));
+            settings.push((
+                "outer_iterations".to_string(),
+                w.outer_iterations.to_string(),
+            ));
+            settings.push(("inner_solves".to_string(), w.inner_solves.to_string()));
+            settings.push(("status".to_string(), w.status.clone()));
+            format!(
+                "{} around structured PEGASOS on sequences (wrapper MKL)",
+                match w.method {
+                    crate::solver::wrapper::WrapperMethod::SimpleMkl =>
+                        "SimpleMKL (Rakotomamonjy et al. 2008)",
+                    crate::solver::wrapper::WrapperMethod::GaussSeidel =>
+                        "Gauss-Seidel (Kloft et al. 2011)",
+                }
+            )
+        }
+    };
     Summary {
-        learner: "SPOM on sequences (Martins et al. 2011, Alg. 3)".into(),
+        learner,
         task: "sequence".into(),
         classes: m.labels.clone(),
         n_features: m.n_features,
@@ -713,6 +751,44 @@ fn lp_summary(m: &BatchModel<LpMklModel>) -> Summary {
     let mut rows: Vec<KernelRow> = value_rows(l.kernels());
     rows.sort_by(|a, b| b.values[0].total_cmp(&a.values[0]));
     s.kernels = rows;
+    s
+}
+
+fn wrapper_summary(m: &BatchModel<WrapperModel>) -> Summary {
+    let l = &m.learner;
+    let (name, what) = match l.method {
+        WrapperMethod::SimpleMkl => (
+            "SimpleMKL",
+            "SimpleMKL: reduced gradient over SVMs (Rakotomamonjy et al. 2008)",
+        ),
+        WrapperMethod::GaussSeidel => (
+            "Gauss-Seidel MKL",
+            "Gauss-Seidel MKL: alternating SVMs and closed-form weights (Kloft et al. 2011)",
+        ),
+    };
+    let mut s = batch_base(m, what);
+    s.settings = vec![
+        ("C".into(), num(l.c)),
+        ("outputs".into(), l.n_outputs().to_string()),
+        ("standardize".into(), yes_no(l.standardizer.is_some())),
+    ];
+    if let Some(e) = l.epsilon {
+        s.settings.push(("epsilon".into(), num(e)));
+    }
+    s.headline = format!(
+        "{name}: C {}, {} kernels ({} with weight 0), J {:.6} after {} iterations, relative \
+         MKL gap {:.2e}, SVM duality gap {:.2e}{}",
+        num(l.c),
+        l.kernels.len(),
+        l.weights.iter().filter(|t| **t == 0.0).count(),
+        l.objective.last().copied().unwrap_or(f64::NAN),
+        l.objective.len().saturating_sub(1),
+        l.mkl_gap,
+        l.svm_gap,
+        if l.converged { "" } else { " (not converged)" }
+    );
+    s.columns = vec!["weight".into()];
+    s.kernels = value_rows(l.kernel_weights());
     s
 }
 

@@ -101,9 +101,12 @@ const KERNEL_NAMES: [&str; 3] = ["linear", "poly2", "rbf"];
 
 /// Rows trained by the estimator's built-in selection on each split's training part
 /// ([`crate::estimator::auto`]): `auto` (the default dictionary, the learner, p and C by
-/// 5-fold cross-validation) and `single-cv` (the best single kernel of the same dictionary
-/// and its C, by the same cross-validation).
-pub const SELECTED_METHODS: [&str; 2] = ["auto", "single-cv"];
+/// 5-fold cross-validation), `single-cv` (the best single kernel of the same dictionary
+/// and its C, by the same cross-validation), and the batch MKL baselines on the three
+/// kernels of the online rows (L, P, G), C (and lp-MKL's p) by the same cross-validation:
+/// `simplemkl` (SimpleMKL around the exact SMO solver, issue 16) and `lp-mkl` (Kloft et
+/// al., squared loss).
+pub const SELECTED_METHODS: [&str; 4] = ["auto", "single-cv", "simplemkl", "lp-mkl"];
 
 /// The training and test rows of split `split` of `table` (stratified 70/30 for classes,
 /// plain random for values, seeded by `cfg.seed` and the split): what every row of the
@@ -135,7 +138,7 @@ fn run_selected(
     cfg: &UciConfig,
 ) -> Result<SelectedResult> {
     use crate::estimator::{
-        fit_auto, fit_single_best, AutoConfig, Learner, LearnerSpec, OnlineSpec,
+        fit_auto, fit_single_best, AutoConfig, Learner, LearnerKind, LearnerSpec, OnlineSpec,
     };
     let (train_idx, test_idx) = split_rows(table, split, cfg);
     let train = table.data.select(&train_idx);
@@ -143,9 +146,28 @@ fn run_selected(
     let base = LearnerSpec::new(table.task.into(), Learner::Online(OnlineSpec::default()))
         .with_seed(split_seed(cfg, split));
     let auto_cfg = AutoConfig::default();
+    let lpg = || -> Result<Vec<KernelSpec>> {
+        let (_, kernels, _) = &methods()[4];
+        kernels.iter().map(|s| s.parse()).collect()
+    };
     let start = Instant::now();
     let fitted = match method {
         "auto" => fit_auto(train.view(), &base, &auto_cfg, &())?,
+        "simplemkl" | "lp-mkl" => {
+            let kind = if method == "simplemkl" {
+                LearnerKind::SimpleMkl
+            } else {
+                LearnerKind::LpMkl
+            };
+            let base = LearnerSpec::new(table.task.into(), Learner::default_for(kind))
+                .with_kernels(lpg()?)
+                .with_seed(split_seed(cfg, split));
+            let batch_cfg = AutoConfig {
+                learner: Some(kind),
+                ..AutoConfig::default()
+            };
+            fit_auto(train.view(), &base, &batch_cfg, &())?
+        }
         _ => fit_single_best(train.view(), &base, &auto_cfg)?,
     };
     let total = start.elapsed().as_secs_f64();

@@ -22,12 +22,14 @@
 //! SMO on vector tasks) and, for sequences, structured PEGASOS.
 
 pub mod gauss_seidel;
+pub mod model;
 pub mod simplemkl;
 pub mod svm_inner;
 #[cfg(test)]
 mod tests;
 
 pub use gauss_seidel::gauss_seidel;
+pub use model::{WrapperModel, WrapperModelParams};
 pub use simplemkl::simplemkl;
 
 use crate::error::{Error, Result};

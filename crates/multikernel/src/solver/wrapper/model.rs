@@ -1,0 +1,267 @@
+//! The trained wrapper MKL model on raw rows (SimpleMKL or Gauss-Seidel around the exact
+//! SMO solver): kernels fitted on the (standardized) training rows, their weights `d` on
+//! the simplex, one SVM per output (`f(x) = sum_m d_m k_m(x, X) beta + b`), and prediction.
+
+use super::svm_inner::{SvmInner, SvmTask};
+use super::{gauss_seidel, simplemkl, WrapperMethod, WrapperParams, WrapperStep};
+use crate::data::standardize::Standardizer;
+use crate::data::{Matrix, MatrixRef};
+use crate::error::{Error, Result};
+use crate::kernel::{
+    fit_all, kernel_matrices, FittedKernel, KernelMatrix, KernelSpec, MemoryLimit,
+};
+use crate::run::{Control, Observer, RunInfo, RunStatus};
+use crate::solver::check;
+use crate::solver::ridge::{predict_rows, prepare_rows};
+use crate::solver::smo::SmoParams;
+use crate::task::TaskKind;
+use serde::{Deserialize, Serialize};
+
+const ORIGIN: &str = "wrapper MKL";
+
+/// Settings of a wrapper fit on rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WrapperModelParams {
+    pub method: WrapperMethod,
+    /// The SVM's C (weight of the sum of the losses).
+    pub c: f64,
+    /// The epsilon-insensitive zone of the regression loss.
+    pub epsilon: f64,
+    pub smo: SmoParams,
+    pub wrapper: WrapperParams,
+    pub standardize: bool,
+    pub seed: u64,
+    pub memory: MemoryLimit,
+}
+
+impl Default for WrapperModelParams {
+    fn default() -> Self {
+        WrapperModelParams {
+            method: WrapperMethod::SimpleMkl,
+            c: 1.0,
+            epsilon: 0.1,
+            smo: SmoParams::default(),
+            wrapper: WrapperParams::default(),
+            standardize: true,
+            seed: 0,
+            memory: MemoryLimit::default(),
+        }
+    }
+}
+
+/// A trained wrapper model: `f(x) = sum_m d_m k_m(x, X) beta + b` per output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WrapperModel {
+    pub method: WrapperMethod,
+    pub feature_names: Vec<String>,
+    pub standardizer: Option<Standardizer>,
+    /// Training rows as the kernels see them (standardized when `standardizer` is set).
+    pub x_train: Matrix,
+    pub kernels: Vec<FittedKernel>,
+    /// Kernel weights on the simplex.
+    pub weights: Vec<f64>,
+    /// `n_train x outputs`: `y_i a_i` (C-SVC) or `a_i - a*_i` (epsilon-SVR) per machine.
+    pub coef: Matrix,
+    pub bias: Vec<f64>,
+    pub c: f64,
+    /// The regression loss's epsilon (`None` for classification).
+    pub epsilon: Option<f64>,
+    /// `J(d)` per outer iteration.
+    pub objective: Vec<f64>,
+    /// The relative MKL duality gap at the end.
+    pub mkl_gap: f64,
+    /// The SVM's duality gap at the end (summed over machines).
+    pub svm_gap: f64,
+    pub converged: bool,
+}
+
+/// The machines' labels from the encoded targets (`-1/+1` column, one-hot columns, or real
+/// values).
+fn svm_task(task: TaskKind, y: &Matrix, epsilon: f64) -> Result<SvmTask> {
+    Ok(match task {
+        TaskKind::Binary => SvmTask::Binary((0..y.rows).map(|i| y.get(i, 0)).collect()),
+        TaskKind::Multiclass => SvmTask::OneVsRest {
+            classes: (0..y.rows)
+                .map(|i| {
+                    y.row(i)
+                        .iter()
+                        .position(|&v| v > 0.5)
+                        .ok_or_else(|| Error::data(format!("row {i} has no class")))
+                })
+                .collect::<Result<_>>()?,
+            k: y.cols,
+        },
+        TaskKind::Regression => SvmTask::Regression {
+            z: (0..y.rows).map(|i| y.get(i, 0)).collect(),
+            epsilon,
+        },
+    })
+}
+
+impl WrapperModel {
+    /// Fits on raw rows `x` with the encoded targets `y` of `task`
+    /// ([`crate::task::targets::encode_targets`]). A cancelled run gives the model of the
+    /// last accepted weights.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fit(
+        x: MatrixRef<'_>,
+        feature_names: &[String],
+        y: &Matrix,
+        task: TaskKind,
+        kernels: &[KernelSpec],
+        params: &WrapperModelParams,
+        observer: &(impl Observer + ?Sized),
+        on_step: &mut dyn FnMut(&WrapperStep) -> Control,
+    ) -> Result<(WrapperModel, RunInfo)> {
+        if kernels.is_empty() {
+            return Err(Error::param("kernels", "none", "at least one kernel"));
+        }
+        if !(params.c.is_finite() && params.c > 0.0) {
+            return Err(Error::param("C", params.c, "a positive number"));
+        }
+        let (standardizer, xs) = prepare_rows(x, feature_names, y.rows, params.standardize)?;
+        let fitted = fit_all(kernels, &xs, feature_names, params.seed)?;
+        let n = xs.rows;
+        params.memory.check(
+            (fitted.len() + 1)
+                .saturating_mul(n)
+                .saturating_mul(n)
+                .saturating_mul(8),
+            &format!(
+                "{} dense training kernel matrices of {n} x {n} (and their weighted sum)",
+                fitted.len()
+            ),
+        )?;
+        let dense: Vec<Matrix> = kernel_matrices(&fitted, &xs, &params.memory)?
+            .into_iter()
+            .map(|k| match k {
+                KernelMatrix::Dense(m) => m,
+                f @ KernelMatrix::Factor(_) => f.to_dense(),
+            })
+            .collect();
+        let svm = svm_task(task, y, params.epsilon)?;
+        let mut inner = SvmInner::new(&dense, svm, params.c, params.smo)?;
+        let mut hook = |s: &WrapperStep, _: &super::InnerSolve<_>| on_step(s);
+        let result = match params.method {
+            WrapperMethod::SimpleMkl => simplemkl(&mut inner, &params.wrapper, observer, &mut hook),
+            WrapperMethod::GaussSeidel => {
+                gauss_seidel(&mut inner, &params.wrapper, observer, &mut hook)
+            }
+        }?;
+        let fits = &result.solve.state;
+        let outputs = fits.len();
+        let mut coef = Matrix::zeros(n, outputs);
+        for (o, f) in fits.iter().enumerate() {
+            for (i, v) in f.coef.iter().enumerate() {
+                coef.set(i, o, *v);
+            }
+        }
+        let model = WrapperModel {
+            method: params.method,
+            feature_names: feature_names.to_vec(),
+            standardizer,
+            x_train: xs,
+            kernels: fitted,
+            weights: result.weights.clone(),
+            coef,
+            bias: fits.iter().map(|f| f.bias).collect(),
+            c: params.c,
+            epsilon: (task == TaskKind::Regression).then_some(params.epsilon),
+            objective: result.steps.iter().map(|s| s.objective).collect(),
+            mkl_gap: result.steps.last().map_or(f64::NAN, |s| s.gap),
+            svm_gap: result.solve.gap.unwrap_or(f64::NAN),
+            converged: result.run.status == RunStatus::Converged,
+        };
+        Ok((model, result.run))
+    }
+
+    /// Decision values `n x outputs` of raw rows; `limit` bounds the cross Gram matrices.
+    pub fn predict(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
+        let active: Vec<usize> = (0..self.kernels.len())
+            .filter(|&m| self.weights[m] > 0.0)
+            .collect();
+        let kernels: Vec<FittedKernel> = active.iter().map(|&m| self.kernels[m].clone()).collect();
+        let scaled: Vec<Matrix> = active
+            .iter()
+            .map(|&m| {
+                let mut a = self.coef.clone();
+                a.data.iter_mut().for_each(|v| *v *= self.weights[m]);
+                a
+            })
+            .collect();
+        let refs: Vec<&Matrix> = scaled.iter().collect();
+        predict_rows(
+            &kernels,
+            &refs,
+            &self.bias,
+            self.standardizer.as_ref(),
+            &self.x_train,
+            x,
+            limit,
+        )
+    }
+
+    /// Checks that every stored array agrees with the others and holds finite numbers (a
+    /// model read from a file).
+    pub fn validate(&self) -> Result<()> {
+        let d = self.feature_names.len();
+        let n = self.x_train.rows;
+        check::matrix(ORIGIN, "the training rows", &self.x_train, n, d)?;
+        if let Some(s) = &self.standardizer {
+            s.validate()?;
+            check::len(
+                || format!("{ORIGIN}: features of the standardizer"),
+                d,
+                s.n_features(),
+            )?;
+        }
+        check::len(
+            || format!("{ORIGIN}: kernel weights (one per kernel)"),
+            self.kernels.len(),
+            self.weights.len(),
+        )?;
+        for (m, k) in self.kernels.iter().enumerate() {
+            k.validate()?;
+            check::len(
+                || format!("{ORIGIN}: features of kernel {m} ({})", k.name),
+                d,
+                k.n_features(),
+            )?;
+        }
+        if let Some(m) = self
+            .weights
+            .iter()
+            .position(|t| !(t.is_finite() && *t >= 0.0))
+        {
+            return Err(Error::model(
+                ORIGIN,
+                format!(
+                    "the weight of kernel {m} is {}, not a finite number >= 0",
+                    self.weights[m]
+                ),
+            ));
+        }
+        let k = self.bias.len();
+        if k == 0 {
+            return Err(Error::model(ORIGIN, "the model has no output"));
+        }
+        check::finite(ORIGIN, || "the bias".into(), &self.bias)?;
+        check::matrix(ORIGIN, "the coefficients", &self.coef, n, k)?;
+        check::positive(ORIGIN, "C", self.c)?;
+        Ok(())
+    }
+
+    /// Kernel names with their weights (dictionary order), for `inspect`.
+    pub fn kernel_weights(&self) -> Vec<(String, f64)> {
+        self.kernels
+            .iter()
+            .zip(&self.weights)
+            .map(|(k, t)| (k.name.clone(), *t))
+            .collect()
+    }
+
+    /// Number of outputs.
+    pub fn n_outputs(&self) -> usize {
+        self.bias.len()
+    }
+}
