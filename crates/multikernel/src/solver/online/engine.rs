@@ -69,6 +69,46 @@ impl OnlineState {
             .collect()
     }
 
+    /// Recomputes each kernel group's cached image `F = K c` (label-major) and its squared
+    /// norm `s^2 sum_{p, y} c[p, y] F[y, p]` from `grams` (one per kernel group), for a state
+    /// whose group Gram matrices changed since the images were cached (a wrapper's new
+    /// kernel weights `d` in `K_d = sum_m d_m K_m`). A dense Gram takes one matrix product
+    /// `C^T K` written straight into the image (no memory beyond it); a sparse one is read
+    /// row by row, points in parallel.
+    pub fn recompute_images(&mut self, grams: &[Gram]) -> Result<()> {
+        if grams.len() != self.kernel.len() {
+            return Err(Error::shape(
+                "Gram matrices (one per kernel group)",
+                self.kernel.len(),
+                grams.len(),
+            ));
+        }
+        let l = self.n_labels;
+        for (m, (group, gram)) in self.kernel.iter_mut().zip(grams).enumerate() {
+            let n = gram.rows();
+            if gram.cols() != n || group.len() != n * l || group.image().len() != n * l {
+                return Err(Error::shape(
+                    format!("points x labels of kernel group {m} (its Gram matrix's rows)"),
+                    group.len(),
+                    n * l,
+                ));
+            }
+            let coef = group.coef().to_vec();
+            let (image, _) = group.image_mut();
+            image_of(gram, &coef, l, image);
+            let sq: f64 = (0..n)
+                .map(|p| {
+                    (0..l)
+                        .map(|y| coef[p * l + y] * image[y * n + p])
+                        .sum::<f64>()
+                })
+                .sum();
+            let s = group.scale();
+            group.set_sqnorm(s * s * sq);
+        }
+        Ok(())
+    }
+
     /// Norms of the regularized groups: kernel groups, then regularized explicit groups.
     pub fn regularized_norms(&self) -> Vec<f64> {
         let mut v: Vec<f64> = self.kernel.iter().map(|g| g.norm()).collect();
@@ -78,6 +118,42 @@ impl OnlineState {
             }
         }
         v
+    }
+}
+
+/// `image = (K C)^T` (label-major, `image[y * n + p] = sum_j K[p, j] c[j * l + y]`) for
+/// point-major coefficients `c` (`n x l`) and a symmetric `K`.
+fn image_of(gram: &Gram, c: &[f64], l: usize, image: &mut [f64]) {
+    let n = gram.rows();
+    match gram {
+        Gram::Dense(m) => {
+            use faer::{Accum, MatMut, MatRef, Par};
+            // (K C)^T = C^T K (K symmetric): C^T is the point-major C read column-major.
+            let ct = MatRef::from_row_major_slice(c, n, l).transpose();
+            let k = MatRef::from_row_major_slice(&m.data, n, n);
+            let dst = MatMut::from_row_major_slice_mut(image, l, n);
+            faer::linalg::matmul::matmul(dst, Accum::Replace, ct, k, 1.0, Par::rayon(0));
+        }
+        Gram::Sparse(_) => {
+            use rayon::prelude::*;
+            let rows: Vec<Vec<f64>> = (0..n)
+                .into_par_iter()
+                .map(|p| {
+                    let mut acc = vec![0.0; l];
+                    gram.for_each_in_row(p, |j, v| {
+                        for (a, cj) in acc.iter_mut().zip(&c[j * l..(j + 1) * l]) {
+                            *a += v * cj;
+                        }
+                    });
+                    acc
+                })
+                .collect();
+            for (p, acc) in rows.iter().enumerate() {
+                for (y, v) in acc.iter().enumerate() {
+                    image[y * n + p] = *v;
+                }
+            }
+        }
     }
 }
 
@@ -216,8 +292,71 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         })
     }
 
+    /// Continues Alg. 1 from `state`, the state of an earlier run over the same task (a warm
+    /// start): rounds go on from `state.t` (so a decreasing step size keeps decreasing), the
+    /// epochs' shuffles are seeded by `params.seed` and `state.t`. The cached images `F = K c`
+    /// of the state's kernel groups must be those of `grams`: after a change of the Gram
+    /// matrices call [`OnlineState::recompute_images`] first. Fails when the state's groups
+    /// do not fit the task and `grams`.
+    pub fn with_state(
+        task: &'a T,
+        grams: &'a [Gram],
+        params: OnlineParams,
+        state: OnlineState,
+    ) -> Result<Self> {
+        let mut learner = Self::new(task, grams, params)?;
+        let (n, l) = (task.n_points(), task.n_labels());
+        if state.n_labels != l {
+            return Err(Error::shape(
+                "labels of the warm-start state",
+                l,
+                state.n_labels,
+            ));
+        }
+        if state.kernel.len() != grams.len() {
+            return Err(Error::shape(
+                "kernel groups of the warm-start state (one per Gram matrix)",
+                grams.len(),
+                state.kernel.len(),
+            ));
+        }
+        if let Some(g) = state
+            .kernel
+            .iter()
+            .find(|g| g.len() != n * l || g.image().len() != n * l)
+        {
+            return Err(Error::shape(
+                "points x labels of a warm-start kernel group",
+                n * l,
+                g.len(),
+            ));
+        }
+        if state.explicit_groups != learner.state.explicit_groups
+            || state
+                .explicit
+                .iter()
+                .zip(&state.explicit_groups)
+                .any(|(b, g)| b.len() != g.len)
+            || state.explicit.len() != state.explicit_groups.len()
+        {
+            return Err(Error::data(
+                "the warm-start state's explicit groups are not the task's",
+            ));
+        }
+        learner.rng = rand_chacha::ChaCha8Rng::seed_from_u64(
+            learner.params.seed ^ state.t.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
+        learner.state = state;
+        Ok(learner)
+    }
+
     pub fn state(&self) -> &OnlineState {
         &self.state
+    }
+
+    /// The state, consuming the learner (to warm-start a later one).
+    pub fn into_state(self) -> OnlineState {
+        self.state
     }
 
     pub fn params(&self) -> &OnlineParams {

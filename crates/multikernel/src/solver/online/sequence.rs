@@ -214,6 +214,7 @@ pub fn fit_with_grams(
         final_objective: last.as_ref().map(|r| r.objective),
         final_average_loss: last.as_ref().map(|r| r.average_loss),
         folds: train.fold_list(),
+        wrapper: None,
     };
     Ok((
         SequenceModel {

@@ -23,6 +23,7 @@
 
 pub mod gauss_seidel;
 pub mod model;
+pub mod sequence;
 pub mod simplemkl;
 pub mod svm_inner;
 #[cfg(test)]
