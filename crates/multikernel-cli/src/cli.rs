@@ -404,6 +404,47 @@ pub enum ReproduceCommand {
     /// the l2 CRF: TWT UPOS tagging with the small and redundant CRF++ template files, and
     /// parsing (--parsing).
     Mtl(MtlReproArgs),
+    /// SPOM against wrapper MKL (Gauss-Seidel, SimpleMKL around structured PEGASOS) on OCR:
+    /// Figure 2 of Martins et al. (2011), objective and accuracy against epochs and seconds.
+    Wrappers(WrappersArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct WrappersArgs {
+    #[command(flatten)]
+    pub common: ReproduceCommon,
+    /// The OCR data (letter.data, plain or gzip).
+    #[arg(long, default_value = "data/ocr/letter.data.gz")]
+    pub data: PathBuf,
+    /// The training fold (the accuracy curves use a sample of the others).
+    #[arg(long, default_value_t = 0)]
+    pub fold: usize,
+    /// C = 1/(lambda N).
+    #[arg(long = "C", default_value_t = 100.0)]
+    pub c: f64,
+    /// The figure's passes over the data.
+    #[arg(long, default_value_t = 150)]
+    pub epochs: usize,
+    /// Length of each method's run; the optimum is the best objective of these runs.
+    #[arg(long, default_value_t = 1000)]
+    pub optimum_epochs: usize,
+    /// PEGASOS epochs in the wrappers' first SVM call.
+    #[arg(long, default_value_t = 20)]
+    pub first_epochs: usize,
+    /// PEGASOS epochs in each later (warm-started) call.
+    #[arg(long, default_value_t = 3)]
+    pub warm_epochs: usize,
+    /// SPOM's eta0 (default: the mkl-lqg row's of reproduce ocr).
+    #[arg(long)]
+    pub spom_eta0: Option<f64>,
+    /// Test words of the accuracy curves (a seeded sample; 0 = all).
+    #[arg(long, default_value_t = 500)]
+    pub curve_words: usize,
+    /// Only these methods (comma separated: spom, gauss-seidel, simplemkl).
+    #[arg(long, value_delimiter = ',')]
+    pub methods: Option<Vec<String>>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 #[derive(Args, Debug, Clone)]

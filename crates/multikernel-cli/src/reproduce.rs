@@ -2,7 +2,7 @@
 
 use crate::cli::{
     DemoArgs, GenerateArgs, GompReproArgs, MirrorDescentArgs, MtlReproArgs, OcrArgs, ParsingArgs,
-    ReproduceCommand, ReproduceCommon, UciArgs,
+    ReproduceCommand, ReproduceCommon, UciArgs, WrappersArgs,
 };
 use anyhow::{bail, Result};
 use multikernel::data::{read_table, TargetKind};
@@ -19,7 +19,32 @@ pub fn run(cmd: &ReproduceCommand) -> Result<()> {
         ReproduceCommand::MirrorDescent(a) => reproduce_mirror_descent(a),
         ReproduceCommand::Parsing(a) => reproduce_parsing(a),
         ReproduceCommand::Mtl(a) => reproduce_mtl(a),
+        ReproduceCommand::Wrappers(a) => reproduce_wrappers(a),
     }
+}
+
+fn reproduce_wrappers(a: &WrappersArgs) -> Result<()> {
+    use multikernel::reproduce::wrappers::{self, WrappersConfig};
+    if a.epochs == 0 || a.first_epochs == 0 || a.warm_epochs == 0 {
+        bail!("--epochs, --first-epochs and --warm-epochs must be at least 1");
+    }
+    let cfg = WrappersConfig {
+        data: a.data.clone(),
+        fold: a.fold,
+        c: a.c,
+        epochs: a.epochs,
+        optimum_epochs: a.optimum_epochs,
+        first_epochs: a.first_epochs,
+        warm_epochs: a.warm_epochs,
+        spom_eta0: a.spom_eta0,
+        curve_words: a.curve_words,
+        seed: a.seed,
+        methods: a.methods.clone(),
+        out_dir: a.common.out_dir.clone(),
+        ..WrappersConfig::default()
+    };
+    let report = wrappers::run(&cfg, &mut |line| eprintln!("{line}"))?;
+    finish(&report, &a.common)
 }
 
 fn reproduce_mtl(a: &MtlReproArgs) -> Result<()> {

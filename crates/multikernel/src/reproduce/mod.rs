@@ -105,3 +105,4 @@ pub mod parsing;
 pub mod tables;
 pub mod thread_clock;
 pub mod uci;
+pub mod wrappers;

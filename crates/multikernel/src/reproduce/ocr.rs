@@ -273,14 +273,14 @@ fn fit_config(method: &OcrMethod, p: OnlineParams, cfg: &OcrConfig) -> Result<Se
 }
 
 /// Kernels of a kernel set fitted on `x`, and the time their training Grams took.
-struct KernelSet {
-    bases: &'static [Base],
-    kernels: Vec<FittedKernel>,
-    grams: Vec<Gram>,
-    gram_seconds: f64,
+pub(crate) struct KernelSet {
+    pub(crate) bases: &'static [Base],
+    pub(crate) kernels: Vec<FittedKernel>,
+    pub(crate) grams: Vec<Gram>,
+    pub(crate) gram_seconds: f64,
 }
 
-fn kernel_set(
+pub(crate) fn kernel_set(
     bases: &'static [Base],
     x: &Matrix,
     seed: u64,
@@ -317,7 +317,7 @@ fn method_grams(
 
 /// Per-character accuracy of the learner's current state on `eval` words (training
 /// characters `train_x` as the expansion's support).
-fn state_accuracy(
+pub(crate) fn state_accuracy(
     st: &OnlineState,
     kernels: &[FittedKernel],
     groups: &[KernelGroup],
@@ -632,7 +632,7 @@ pub fn run_on(
 }
 
 /// Seeded sample of `cfg.curve_words` test words (all when 0 or more than there are).
-fn curve_sample(test: &SequenceData, cfg: &OcrConfig) -> SequenceData {
+pub(crate) fn curve_sample(test: &SequenceData, cfg: &OcrConfig) -> SequenceData {
     if cfg.curve_words == 0 || cfg.curve_words >= test.n_sequences() {
         return test.clone();
     }

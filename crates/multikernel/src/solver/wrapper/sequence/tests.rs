@@ -116,15 +116,11 @@ fn gradient_is_the_derivative_at_fixed_parameters() {
         .iter()
         .map(|k| slow_sqnorm(k, &train.x, &c, l))
         .collect();
-    for m in 0..3 {
-        assert!(q[m] > 0.0);
-        assert!(
-            (st.block_sqnorms[m] - q[m]).abs() < 1e-9 * q[m],
-            "{m}: {} vs {}",
-            st.block_sqnorms[m],
-            q[m]
-        );
-        assert!((s.gradient[m] + 0.5 * lambda * q[m]).abs() < 1e-9 * lambda * q[m]);
+    for (m, &qm) in q.iter().enumerate() {
+        assert!(qm > 0.0);
+        let got = st.block_sqnorms[m];
+        assert!((got - qm).abs() < 1e-9 * qm, "{m}: {got} vs {qm}");
+        assert!((s.gradient[m] + 0.5 * lambda * qm).abs() < 1e-9 * lambda * qm);
     }
     // J = lambda/2 (c^T K_d c + ||W||^2) + average loss; c^T K_d c from the combined kernel
     // written out.
