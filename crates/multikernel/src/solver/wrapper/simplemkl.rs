@@ -13,6 +13,9 @@ use super::{clean_weights, InnerSolve, InnerSolver, OnStep, Tally, WrapperParams
 use crate::error::Result;
 use crate::run::{Observer, RunStatus, StopOnly};
 
+/// Line-search trials at most per outer iteration.
+const MAX_TRIALS: usize = 40;
+
 /// `(sqrt(5) - 1) / 2`.
 const GOLDEN: f64 = 0.618_033_988_749_894_9;
 
@@ -107,13 +110,10 @@ pub fn simplemkl<I: InnerSolver>(
         if let Some((gamma_max, at_max)) = last {
             let mut best: Option<(f64, InnerSolve<I::State>)> = None;
             let mut best_obj = cur.objective;
-            let mut keep = |gamma: f64, solve: InnerSolve<I::State>| {
-                if solve.objective < best_obj {
-                    best_obj = solve.objective;
-                    best = Some((gamma, solve));
-                }
-            };
-            keep(gamma_max, at_max);
+            if at_max.objective < best_obj {
+                best_obj = at_max.objective;
+                best = Some((gamma_max, at_max));
+            }
             let mut eval = |gamma: f64, tally: &mut Tally| -> Result<InnerSolve<I::State>> {
                 let s = inner.solve(
                     &step_to(&d, &dir, gamma, params.zero_below),
@@ -129,7 +129,13 @@ pub fn simplemkl<I: InnerSolver>(
             let mut f1 = f64::NAN;
             let mut f2 = f64::NAN;
             let mut cancelled = false;
-            for k in 0..params.line_search_steps {
+            // At least `line_search_steps` trials; more, shrinking toward 0, until one
+            // descends (a good step can be far below gamma_max), at most MAX_TRIALS.
+            let mut k = 0;
+            while k < MAX_TRIALS
+                && (k < params.line_search_steps || best.is_none())
+                && b - a > 1e-12 * gamma_max
+            {
                 // The first two steps evaluate both interior points, each later one the
                 // new point of the shrunk interval.
                 let (x, first) = if k == 0 {
@@ -159,7 +165,11 @@ pub fn simplemkl<I: InnerSolver>(
                 } else {
                     f2 = s.objective;
                 }
-                keep(x, s);
+                if s.objective < best_obj {
+                    best_obj = s.objective;
+                    best = Some((x, s));
+                }
+                k += 1;
             }
             if cancelled {
                 return Ok(tally.finish(d, cur, RunStatus::Cancelled));
