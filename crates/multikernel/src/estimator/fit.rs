@@ -13,6 +13,7 @@ use crate::solver::online::sequence::{fit_sequence, SequenceFitConfig};
 use crate::solver::online::vector::{fit_vector, VectorFitConfig};
 use crate::solver::online::OnlineParams;
 use crate::solver::smo::SmoParams;
+use crate::solver::wrapper::sequence::{fit_sequence_wrapper, SequenceWrapperConfig};
 use crate::solver::wrapper::{WrapperMethod, WrapperModel, WrapperModelParams, WrapperParams};
 use crate::task::parse::ParseData;
 use crate::task::tagging::TagData;
@@ -418,10 +419,20 @@ fn fit_sequences(
     spec: &CheckedSpec,
     observer: &(impl Observer + ?Sized),
 ) -> Result<Fitted> {
-    let Learner::Online(o) = &spec.learner else {
-        return Err(Error::unsupported(
-            "sequences are learned by the online learner (SPOM)",
-        ));
+    let o = match &spec.learner {
+        Learner::Online(o) => o,
+        Learner::SimpleMkl(w) => {
+            return fit_sequence_wrappers(data, WrapperMethod::SimpleMkl, w, spec, observer)
+        }
+        Learner::GaussSeidel(w) => {
+            return fit_sequence_wrappers(data, WrapperMethod::GaussSeidel, w, spec, observer)
+        }
+        _ => {
+            return Err(Error::unsupported(
+                "sequences are learned by the online learner (SPOM) or the wrappers \
+                 (simplemkl, gauss-seidel)",
+            ))
+        }
     };
     if data.n_sequences() == 0 {
         return Err(Error::data("the training set has no sequences"));
@@ -446,6 +457,52 @@ fn fit_sequences(
         model: Model::Sequence(m),
         run,
         lambda,
+        path_choice: None,
+        notes,
+    })
+}
+
+/// SimpleMKL or Gauss-Seidel on sequences around structured PEGASOS (martins2011 Sec. 4.1,
+/// Figure 2's wrappers): the first inner solve `first_epochs`, each later one `warm_epochs`.
+fn fit_sequence_wrappers(
+    data: &SequenceData,
+    method: WrapperMethod,
+    w: &WrapperSpec,
+    spec: &CheckedSpec,
+    observer: &(impl Observer + ?Sized),
+) -> Result<Fitted> {
+    if data.n_sequences() == 0 {
+        return Err(Error::data("the training set has no sequences"));
+    }
+    let n = data.n_sequences();
+    let c = match spec.strength {
+        super::spec::Strength::C(c) => c,
+        super::spec::Strength::Lambda(l) => 1.0 / (l * n as f64),
+    };
+    let cfg = SequenceWrapperConfig {
+        method,
+        kernels: spec.kernels.clone(),
+        c,
+        first_epochs: w.first_epochs,
+        warm_epochs: w.warm_epochs,
+        wrapper: WrapperParams {
+            tol: w.tol,
+            max_iter: w.max_iter,
+            ..WrapperParams::default()
+        },
+        seed: spec.seed,
+        memory: spec.memory,
+    };
+    let (m, run) = fit_sequence_wrapper(data, &cfg, observer)?;
+    let mut notes = Vec::new();
+    if !spec.standardize {
+        notes
+            .push("sequence inputs are used as they are; standardize = false has no effect".into());
+    }
+    Ok(Fitted {
+        model: Model::Sequence(m),
+        run,
+        lambda: 1.0 / (c * n as f64),
         path_choice: None,
         notes,
     })
