@@ -164,12 +164,14 @@ impl<'a> SvmInner<'a> {
     }
 }
 
-/// `beta^T K beta`.
+/// `beta^T K beta`: the rows in parallel, summed in row order (the same bits whatever the
+/// threads, so the same seed gives the same model).
 fn quad(k: &Matrix, beta: &[f64]) -> f64 {
-    (0..k.rows)
+    let rows: Vec<f64> = (0..k.rows)
         .into_par_iter()
         .map(|i| beta[i] * dot(k.row(i), beta))
-        .sum()
+        .collect();
+    rows.iter().sum()
 }
 
 impl InnerSolver for SvmInner<'_> {
