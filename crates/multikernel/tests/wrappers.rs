@@ -94,12 +94,12 @@ fn one_kernel_is_the_plain_svm() {
     };
     let svm = svc(k.view(), &ys, 3.0, &params, &()).unwrap();
     let g = svm.decision(k.view()).unwrap();
-    for i in 0..data.len() {
+    assert_eq!(g.len(), data.len());
+    for (i, gi) in g.iter().enumerate() {
         assert!(
-            (f.get(i, 0) - g[i]).abs() < 1e-5,
-            "row {i}: {} vs {}",
-            f.get(i, 0),
-            g[i]
+            (f.get(i, 0) - gi).abs() < 1e-5,
+            "row {i}: {} vs {gi}",
+            f.get(i, 0)
         );
     }
 }
