@@ -19,7 +19,7 @@ pub fn closed_form_weights(d: &[f64], gradient: &[f64]) -> Option<Vec<f64>> {
 }
 
 /// Gauss-Seidel (module docs) from `params.start` (uniform by default); `on_step` and the
-/// observer as in [`super::simplemkl`].
+/// observer as in [`super::simplemkl()`].
 pub fn gauss_seidel<I: InnerSolver>(
     inner: &mut I,
     params: &WrapperParams,

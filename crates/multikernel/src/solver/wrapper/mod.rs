@@ -11,9 +11,9 @@
 //! [`InnerSolver`] returns `J(d)` and its gradient `dJ/dd_m = -||w_m||^2 / (2 d_m^2)` from
 //! an SVM solved at `d`, warm-started from an earlier solution; the outer loops are
 //!
-//! - [`simplemkl`]: the reduced gradient of Rakotomamonjy et al. (2008, Alg. 1) with moves to
+//! - [`simplemkl()`]: the reduced gradient of Rakotomamonjy et al. (2008, Alg. 1) with moves to
 //!   the largest feasible step while they descend and a golden-section line search;
-//! - [`gauss_seidel`]: alternation between the SVM and the closed form
+//! - [`gauss_seidel()`]: alternation between the SVM and the closed form
 //!   `d_m = ||w_m|| / sum_k ||w_k||` (the p = 1 case of Kloft et al. 2011).
 //!
 //! Both stop when the relative MKL duality gap
