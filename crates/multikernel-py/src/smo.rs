@@ -32,7 +32,11 @@ pub fn svm_dual<'py>(
     let y = y.as_slice().map_err(|_| {
         pyo3::exceptions::PyTypeError::new_err("y: a contiguous float64 array is needed")
     })?;
-    let params = SmoParams { tol, max_iter };
+    let params = SmoParams {
+        tol,
+        max_iter,
+        ..SmoParams::default()
+    };
     let start = std::time::Instant::now();
     let fit = match kind {
         "svc" => py.detach(|| svc(k, y, c, &params, &())),

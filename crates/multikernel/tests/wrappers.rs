@@ -3,6 +3,7 @@
 //! weight 1), the three tasks train and round-trip through the model bytes, bad input is
 //! refused.
 
+use multikernel::data::ocr::read_ocr;
 use multikernel::data::{Dataset, Matrix, Targets};
 use multikernel::estimator::{fit, Learner, LearnerKind, LearnerSpec, Task, WrapperSpec};
 use multikernel::kernel::{fit_all, kernel_matrices, KernelSpec, MemoryLimit};
@@ -207,4 +208,49 @@ fn bad_settings_are_refused() {
         multikernel::run::RunStatus::IterationLimit
     );
     assert!(fitted.model.predict(data.x.view()).is_ok());
+}
+
+/// Sequences through the estimator: both wrappers train on the shipped OCR words, the
+/// model says which wrapper made it, predicts the same through `Model` as through the
+/// sequence model itself, and survives the model bytes.
+#[test]
+fn sequence_wrappers_through_the_model() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/models-v1");
+    let train = read_ocr(&dir.join("ocr-train-small.data.gz")).unwrap();
+    let test = read_ocr(&dir.join("ocr-test.data.gz")).unwrap();
+    let lim = MemoryLimit::default();
+    for (kind, name) in [
+        (LearnerKind::SimpleMkl, "SimpleMKL"),
+        (LearnerKind::GaussSeidel, "Gauss-Seidel"),
+    ] {
+        let mut s = spec(Task::Sequence, kind, &["linear", "rbf"], 10.0);
+        match &mut s.learner {
+            Learner::SimpleMkl(w) | Learner::GaussSeidel(w) => {
+                w.first_epochs = 5;
+                w.warm_epochs = 2;
+                w.max_iter = 3;
+            }
+            other => panic!("{other:?}"),
+        }
+        let fitted = fit(&train, &s, &()).unwrap();
+        let m = &fitted.model;
+        let Model::Sequence(seq) = m else {
+            panic!("{kind}: not a sequence model");
+        };
+        assert!(
+            m.summary().learner.contains(name),
+            "{}",
+            m.summary().learner
+        );
+        let pred = m
+            .predict_sequences_with(test.x.view(), &test.spans, &lim)
+            .unwrap();
+        assert_eq!(pred, seq.predict_data(&test, &lim).unwrap());
+        let back = Model::from_bytes(&m.to_bytes().unwrap()).unwrap();
+        assert_eq!(
+            back.predict_sequences_with(test.x.view(), &test.spans, &lim)
+                .unwrap(),
+            pred
+        );
+    }
 }

@@ -4,8 +4,7 @@ use crate::data::MatrixRef;
 use crate::error::{Error, Result};
 use crate::run::{Observer, RunStatus};
 
-/// `a_ij` below this is replaced by it (a non-positive-definite pair; libsvm's TAU).
-const TAU: f64 = 1e-12;
+use super::state::State;
 
 /// Settings of [`smo`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -14,6 +13,9 @@ pub struct SmoParams {
     pub tol: f64,
     /// Iterations at most (`None`: `max(10^7, 100 n)`, libsvm's cap).
     pub max_iter: Option<u64>,
+    /// Shrink the active set (libsvm's `-h 1`; module docs of `solver::smo`): the same
+    /// solution up to `tol`, reached faster when many variables sit at a bound.
+    pub shrinking: bool,
 }
 
 impl Default for SmoParams {
@@ -21,6 +23,7 @@ impl Default for SmoParams {
         SmoParams {
             tol: 1e-3,
             max_iter: None,
+            shrinking: true,
         }
     }
 }
@@ -56,10 +59,6 @@ pub struct SmoSolution {
 }
 
 impl SmoProblem<'_> {
-    fn q(&self, t: usize, s: usize) -> f64 {
-        self.y[t] * self.y[s] * self.kernel.row(self.index[t])[self.index[s]]
-    }
-
     fn check(&self) -> Result<()> {
         let m = self.index.len();
         let n = self.kernel.rows();
@@ -113,195 +112,76 @@ impl SmoProblem<'_> {
     }
 }
 
-/// Solves the dual by SMO with second-order working-set selection (Fan, Chen & Lin 2005).
-/// The observer is polled every 1,000 iterations; a stop returns the current point with
-/// status Cancelled.
+/// Solves the dual by SMO with second-order working-set selection (Fan, Chen & Lin 2005)
+/// and, when `params.shrinking`, libsvm's shrinking. The observer is polled every 1,000
+/// iterations; a stop returns the current point with status Cancelled.
 pub fn smo(
     problem: &SmoProblem<'_>,
     params: &SmoParams,
     observer: &(impl Observer + ?Sized),
 ) -> Result<SmoSolution> {
     problem.check()?;
-    if !(params.tol.is_finite() && params.tol > 0.0) {
-        return Err(Error::param("tol", params.tol, "a positive number"));
+    let tol = params.tol;
+    if !(tol.is_finite() && tol > 0.0) {
+        return Err(Error::param("tol", tol, "a positive number"));
     }
     let m = problem.index.len();
-    let (y, c) = (&problem.y, &problem.c);
-    let qd: Vec<f64> = (0..m).map(|t| problem.q(t, t)).collect();
-    let mut a = problem.start.clone().unwrap_or_else(|| vec![0.0; m]);
-    // Gradient G = Q a + p.
-    let mut g = problem.p.clone();
-    for (s, &a_s) in a.iter().enumerate() {
-        if a_s != 0.0 {
-            for (t, gt) in g.iter_mut().enumerate() {
-                *gt += problem.q(t, s) * a_s;
-            }
-        }
-    }
+    let mut st = State::new(problem);
     let max_iter = params.max_iter.unwrap_or((100 * m as u64).max(10_000_000));
-    let up = |t: usize, a: &[f64]| if y[t] > 0.0 { a[t] < c[t] } else { a[t] > 0.0 };
-    let low = |t: usize, a: &[f64]| if y[t] > 0.0 { a[t] > 0.0 } else { a[t] < c[t] };
     let mut iterations = 0u64;
     // Iterations since the observer was last polled (first poll before the first one).
     let mut since_poll = 999u32;
-    let mut qi = vec![0.0; m];
-    let mut qj = vec![0.0; m];
+    // Iterations to the next shrinking (libsvm's counter).
+    let mut to_shrink = m.min(1000) + 1;
+    let mut unshrunk = false;
     let (status, violation) = loop {
-        // i: the most violating variable of I_up (largest -y_t G_t).
-        let mut gmax = f64::NEG_INFINITY;
-        let mut i = usize::MAX;
-        for t in 0..m {
-            if up(t, &a) && -y[t] * g[t] >= gmax {
-                gmax = -y[t] * g[t];
-                i = t;
+        if params.shrinking {
+            to_shrink -= 1;
+            if to_shrink == 0 {
+                to_shrink = m.min(1000);
+                st.shrink(tol, &mut unshrunk);
             }
         }
-        // j: among I_low, the largest decrease of the objective (second order); gmin the
-        // smallest -y_t G_t of I_low.
-        let mut gmin = f64::INFINITY;
-        let mut j = usize::MAX;
-        let mut best = f64::INFINITY;
-        if i != usize::MAX {
-            for (t, q) in qi.iter_mut().enumerate() {
-                *q = problem.q(i, t);
+        let mut pick = st.select();
+        if pick.pair.is_none() || pick.violation < tol {
+            // Converged on the active set: check on the whole set.
+            if st.active < m {
+                st.reconstruct();
+                pick = st.select();
             }
-        }
-        for t in 0..m {
-            if !low(t, &a) {
-                continue;
+            if pick.pair.is_none() || pick.violation < tol {
+                break (RunStatus::Converged, pick.violation);
             }
-            let v = -y[t] * g[t];
-            gmin = gmin.min(v);
-            if i == usize::MAX {
-                continue;
-            }
-            let b = gmax - v;
-            if b > 0.0 {
-                let quad = qd[i] + qd[t] - 2.0 * y[i] * y[t] * qi[t];
-                let obj = -(b * b) / if quad > 0.0 { quad } else { TAU };
-                if obj <= best {
-                    best = obj;
-                    j = t;
-                }
-            }
-        }
-        let violation = (gmax - gmin).max(0.0);
-        if i == usize::MAX || j == usize::MAX || gmax - gmin < params.tol {
-            break (RunStatus::Converged, violation);
+            to_shrink = 1;
         }
         if iterations >= max_iter {
-            break (RunStatus::IterationLimit, violation);
+            break (RunStatus::IterationLimit, pick.violation);
         }
         since_poll += 1;
         if since_poll == 1000 {
             since_poll = 0;
             if observer.should_stop() {
-                break (RunStatus::Cancelled, violation);
+                break (RunStatus::Cancelled, pick.violation);
             }
         }
         iterations += 1;
-        for (t, q) in qj.iter_mut().enumerate() {
-            *q = problem.q(j, t);
-        }
-        let (old_i, old_j) = (a[i], a[j]);
-        let (ci, cj) = (c[i], c[j]);
-        if y[i] != y[j] {
-            let quad = (qd[i] + qd[j] + 2.0 * qi[j]).max(TAU);
-            let delta = (-g[i] - g[j]) / quad;
-            let diff = a[i] - a[j];
-            a[i] += delta;
-            a[j] += delta;
-            if diff > 0.0 {
-                if a[j] < 0.0 {
-                    a[j] = 0.0;
-                    a[i] = diff;
-                }
-            } else if a[i] < 0.0 {
-                a[i] = 0.0;
-                a[j] = -diff;
-            }
-            if diff > ci - cj {
-                if a[i] > ci {
-                    a[i] = ci;
-                    a[j] = ci - diff;
-                }
-            } else if a[j] > cj {
-                a[j] = cj;
-                a[i] = cj + diff;
-            }
-        } else {
-            let quad = (qd[i] + qd[j] - 2.0 * qi[j]).max(TAU);
-            let delta = (g[i] - g[j]) / quad;
-            let sum = a[i] + a[j];
-            a[i] -= delta;
-            a[j] += delta;
-            if sum > ci {
-                if a[i] > ci {
-                    a[i] = ci;
-                    a[j] = sum - ci;
-                }
-            } else if a[j] < 0.0 {
-                a[j] = 0.0;
-                a[i] = sum;
-            }
-            if sum > cj {
-                if a[j] > cj {
-                    a[j] = cj;
-                    a[i] = sum - cj;
-                }
-            } else if a[i] < 0.0 {
-                a[i] = 0.0;
-                a[j] = sum;
-            }
-        }
-        let (di, dj) = (a[i] - old_i, a[j] - old_j);
-        for t in 0..m {
-            g[t] += qi[t] * di + qj[t] * dj;
-        }
+        let (i, j) = pick.pair.expect("a pair when not converged");
+        st.step(i, j);
     };
-    let objective = 0.5
-        * a.iter()
-            .zip(&g)
-            .zip(&problem.p)
-            .map(|((a, g), p)| a * (g + p))
-            .sum::<f64>();
+    // The violation over the whole set, the objective and the offset need the whole
+    // gradient.
+    let violation = if st.active < m {
+        st.reconstruct();
+        st.select().violation
+    } else {
+        violation
+    };
     Ok(SmoSolution {
-        rho: rho(&a, &g, y, c),
-        alpha: a,
-        objective,
+        rho: st.rho(),
+        objective: st.objective(),
+        alpha: st.alpha(),
         violation,
         iterations,
         status,
     })
-}
-
-/// The offset: the mean of `y_t G_t` over free variables, else the middle of the bounds
-/// the variables at their bounds give (libsvm's rule).
-fn rho(a: &[f64], g: &[f64], y: &[f64], c: &[f64]) -> f64 {
-    let (mut ub, mut lb) = (f64::INFINITY, f64::NEG_INFINITY);
-    let (mut free, mut sum) = (0usize, 0.0);
-    for t in 0..a.len() {
-        let yg = y[t] * g[t];
-        if a[t] >= c[t] {
-            if y[t] < 0.0 {
-                ub = ub.min(yg);
-            } else {
-                lb = lb.max(yg);
-            }
-        } else if a[t] <= 0.0 {
-            if y[t] > 0.0 {
-                ub = ub.min(yg);
-            } else {
-                lb = lb.max(yg);
-            }
-        } else {
-            free += 1;
-            sum += yg;
-        }
-    }
-    if free > 0 {
-        sum / free as f64
-    } else {
-        (ub + lb) / 2.0
-    }
 }

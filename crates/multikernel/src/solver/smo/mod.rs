@@ -14,15 +14,26 @@
 //! `m(a) - M(a)` falls to `tol` (libsvm's stopping rule) or at an iteration cap, which is a
 //! status ([`RunStatus::IterationLimit`](crate::run::RunStatus)), not an error.
 //!
+//! Shrinking (libsvm's, Chang & Lin 2011, §5.1; on unless
+//! [`SmoParams::shrinking`] is false): every `min(m, 1000)` iterations the variables at a
+//! bound whose gradient pushes them further out than the current maximal violation leave
+//! the active set, and the iterations select and update over the active set only. The
+//! gradient of the others is rebuilt from `G_bar` (the part due to the variables at their
+//! upper bound, kept for every variable) and the free variables: once when the violation
+//! first falls to `10 tol`, and on the whole set before convergence is declared; the
+//! offset, the objective and the reported violation are those of the whole set.
+//!
 //! Kernels are given as dense matrices (train by train); the decision value of a point with
 //! kernel row `k` is `sum_t y_t a_t k(t) - rho`. [`svm`] builds binary C-SVC, one-vs-rest
 //! multiclass and epsilon-SVR on it and reports each solve's duality gap (primal minus dual
 //! objective at the returned point).
 
 mod engine;
+mod shrink;
+mod state;
 pub mod svm;
 #[cfg(test)]
 mod tests;
 
 pub use engine::{smo, SmoParams, SmoProblem, SmoSolution};
-pub use svm::{svc, svc_ovr, svr, SvmFit};
+pub use svm::{svc, svc_from, svc_ovr, svr, svr_from, SvmFit};

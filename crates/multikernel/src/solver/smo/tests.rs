@@ -118,6 +118,7 @@ fn tight() -> SmoParams {
     SmoParams {
         tol: 1e-10,
         max_iter: None,
+        shrinking: true,
     }
 }
 
@@ -217,6 +218,7 @@ fn limits_and_bad_input_are_a_status_or_a_clear_error() {
     let capped = SmoParams {
         tol: 1e-12,
         max_iter: Some(3),
+        shrinking: true,
     };
     let fit = svc(k.view(), &y, 100.0, &capped, &()).unwrap();
     assert_eq!(fit.solution.status, RunStatus::IterationLimit);
@@ -233,4 +235,204 @@ fn limits_and_bad_input_are_a_status_or_a_clear_error() {
     stop.stop();
     let fit = svc(k.view(), &y, 1.0, &tight(), &stop).unwrap();
     assert_eq!(fit.solution.status, RunStatus::Cancelled);
+}
+
+/// A Gaussian kernel on `n` random points of the plane: smooth, so at large C with noisy
+/// labels most variables end at a bound.
+fn gaussian_kernel(n: usize, gamma: f64, seed: u64) -> (Matrix, Vec<[f64; 2]>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let x: Vec<[f64; 2]> = (0..n)
+        .map(|_| [rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0)])
+        .collect();
+    let mut k = Matrix::zeros(n, n);
+    for (i, a) in x.iter().enumerate() {
+        for (j, b) in x.iter().enumerate() {
+            let d = (a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2);
+            k.set(i, j, (-gamma * d).exp());
+        }
+    }
+    (k, x)
+}
+
+fn with_shrinking(shrinking: bool) -> SmoParams {
+    SmoParams {
+        tol: 1e-9,
+        max_iter: None,
+        shrinking,
+    }
+}
+
+/// Decision values on the training rows: `sum_t y_t a_t K(index[t], r) - rho`.
+fn decision(pr: &SmoProblem<'_>, sol: &SmoSolution) -> Vec<f64> {
+    let n = pr.kernel.rows();
+    let mut coef = vec![0.0; n];
+    for t in 0..pr.index.len() {
+        coef[pr.index[t]] += pr.y[t] * sol.alpha[t];
+    }
+    (0..n)
+        .map(|r| {
+            let row = pr.kernel.row(r);
+            (0..n).map(|s| row[s] * coef[s]).sum::<f64>() - sol.rho
+        })
+        .collect()
+}
+
+/// Shrinking on and off reach the same point: the objective within 1e-9 relative, the
+/// decision values within 1e-6; and most variables end at a bound (shrinking had work).
+fn same_with_and_without_shrinking(pr: &SmoProblem<'_>) -> (SmoSolution, SmoSolution) {
+    let on = smo(pr, &with_shrinking(true), &()).unwrap();
+    let off = smo(pr, &with_shrinking(false), &()).unwrap();
+    for sol in [&on, &off] {
+        assert_eq!(sol.status, RunStatus::Converged);
+        assert!(sol.violation < 1e-9, "violation {}", sol.violation);
+    }
+    let rel = (on.objective - off.objective).abs() / off.objective.abs().max(1.0);
+    assert!(rel < 1e-9, "{} vs {}", on.objective, off.objective);
+    let (f_on, f_off) = (decision(pr, &on), decision(pr, &off));
+    for (u, v) in f_on.iter().zip(&f_off) {
+        assert!((u - v).abs() < 1e-6, "decision {u} vs {v}");
+    }
+    let at_bound = on
+        .alpha
+        .iter()
+        .zip(&pr.c)
+        .filter(|(a, c)| **a <= 0.0 || *a >= c)
+        .count();
+    assert!(
+        at_bound * 2 > on.alpha.len(),
+        "{at_bound} of {} at a bound",
+        on.alpha.len()
+    );
+    (on, off)
+}
+
+fn noisy_svc<'a>(k: &'a Matrix, x: &[[f64; 2]], c: f64, seed: u64) -> SmoProblem<'a> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let n = x.len();
+    let y: Vec<f64> = x
+        .iter()
+        .map(|p| {
+            let clean = p[0] * p[1] + 0.3 * p[0] > 0.0;
+            if clean != rng.gen_bool(0.2) {
+                1.0
+            } else {
+                -1.0
+            }
+        })
+        .collect();
+    SmoProblem {
+        kernel: k.view(),
+        index: (0..n).collect(),
+        y,
+        p: vec![-1.0; n],
+        c: vec![c; n],
+        start: None,
+    }
+}
+
+fn noisy_svr<'a>(k: &'a Matrix, x: &[[f64; 2]], c: f64, eps: f64, seed: u64) -> SmoProblem<'a> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let n = x.len();
+    let z: Vec<f64> = x
+        .iter()
+        .map(|p| (3.0 * p[0]).sin() + p[1] + rng.gen_range(-0.5..0.5))
+        .collect();
+    let mut p: Vec<f64> = z.iter().map(|z| eps - z).collect();
+    p.extend(z.iter().map(|z| eps + z));
+    SmoProblem {
+        kernel: k.view(),
+        index: (0..n).chain(0..n).collect(),
+        y: [vec![1.0; n], vec![-1.0; n]].concat(),
+        p,
+        c: vec![c; 2 * n],
+        start: None,
+    }
+}
+
+#[test]
+fn shrinking_reaches_the_same_svc_solution() {
+    for (seed, c, gamma) in [(21u64, 100.0, 2.0), (22, 10.0, 5.0), (23, 1000.0, 1.0)] {
+        let (k, x) = gaussian_kernel(300, gamma, seed);
+        let pr = noisy_svc(&k, &x, c, seed + 1);
+        same_with_and_without_shrinking(&pr);
+    }
+}
+
+#[test]
+fn shrinking_reaches_the_same_svr_solution() {
+    for (seed, c, eps, gamma) in [(31u64, 100.0, 0.1, 2.0), (32, 10.0, 0.3, 5.0)] {
+        let (k, x) = gaussian_kernel(250, gamma, seed);
+        let pr = noisy_svr(&k, &x, c, eps, seed + 1);
+        same_with_and_without_shrinking(&pr);
+    }
+}
+
+#[test]
+fn a_warm_start_with_shrinking_reaches_the_cold_optimum() {
+    // The wrappers' warm start: the solution at other kernel weights (here another width).
+    let (k0, x) = gaussian_kernel(300, 1.0, 41);
+    let (k1, _) = gaussian_kernel(300, 3.0, 41);
+    let first = noisy_svc(&k0, &x, 100.0, 42);
+    let prev = smo(&first, &with_shrinking(true), &()).unwrap();
+    let cold = noisy_svc(&k1, &x, 100.0, 42);
+    let warm = SmoProblem {
+        start: Some(prev.alpha.clone()),
+        ..cold.clone()
+    };
+    let (on, off) = same_with_and_without_shrinking(&warm);
+    let reference = smo(&cold, &with_shrinking(false), &()).unwrap();
+    let rel = (on.objective - reference.objective).abs() / reference.objective.abs();
+    assert!(rel < 1e-9, "{} vs {}", on.objective, reference.objective);
+    for (u, v) in decision(&warm, &on)
+        .iter()
+        .zip(&decision(&cold, &reference))
+    {
+        assert!((u - v).abs() < 1e-6, "decision {u} vs {v}");
+    }
+    assert!(off.iterations > 0 && on.iterations > 0);
+    // SVR too, warm from the solution on the other kernel.
+    let first = noisy_svr(&k0, &x, 100.0, 0.1, 43);
+    let prev = smo(&first, &with_shrinking(true), &()).unwrap();
+    let warm = SmoProblem {
+        start: Some(prev.alpha),
+        ..noisy_svr(&k1, &x, 100.0, 0.1, 43)
+    };
+    same_with_and_without_shrinking(&warm);
+}
+
+#[test]
+fn the_rebuilt_gradient_is_the_gradient() {
+    // Shrink at a point with many variables at a bound, iterate on the active set, rebuild:
+    // the gradient of every variable equals Q a + p computed afresh.
+    let (k, x) = gaussian_kernel(200, 2.0, 51);
+    let mut pr = noisy_svc(&k, &x, 100.0, 52);
+    let loose = SmoParams {
+        tol: 1e-2,
+        ..with_shrinking(false)
+    };
+    pr.start = Some(smo(&pr, &loose, &()).unwrap().alpha);
+    let mut st = super::state::State::new(&pr);
+    let mut unshrunk = true;
+    st.shrink(1e-9, &mut unshrunk);
+    let shrunk = st.active;
+    assert!(shrunk < 200, "nothing shrunk");
+    for _ in 0..50 {
+        let pick = st.select();
+        let Some((i, j)) = pick.pair else { break };
+        st.step(i, j);
+    }
+    assert_eq!(st.active, shrunk);
+    st.reconstruct();
+    assert_eq!(st.active, 200);
+    let fresh = super::state::State::new(&SmoProblem {
+        start: Some(st.alpha()),
+        ..pr.clone()
+    });
+    let (g, g_fresh) = (st.gradient(), fresh.gradient());
+    for (v, (x, z)) in g.iter().zip(&g_fresh).enumerate() {
+        assert!((x - z).abs() < 1e-9, "gradient of {v}: {x} vs {z}");
+    }
+    for (pos, &v) in st.var.iter().enumerate() {
+        assert!((st.vbar[pos] - fresh.vbar[v]).abs() < 1e-9);
+    }
 }

@@ -9,7 +9,6 @@
 
 use super::*;
 use crate::data::Matrix;
-use crate::model::Model;
 use rand::{Rng, SeedableRng};
 
 /// Words over 5 labels with 64 binary features per position: the first 32 are noisy copies
@@ -263,7 +262,7 @@ fn config(method: WrapperMethod) -> SequenceWrapperConfig {
 
 /// Both methods end to end: held-out words labeled well, weights on the simplex with most
 /// of them on the kernel of the informative features, the model a SequenceModel like
-/// SPOM's (validates, round-trips, predicts through `Model`), its record honest.
+/// SPOM's (round-trips; through `Model` in `tests/wrappers.rs`), its record honest.
 #[test]
 fn wrappers_learn_the_informative_kernel() {
     let train = words(60, 3);
@@ -296,20 +295,6 @@ fn wrappers_learn_the_informative_kernel() {
         let text = serde_json::to_string(&model).unwrap();
         let back: SequenceModel = serde_json::from_str(&text).unwrap();
         assert_eq!(back, model);
-        let m = Model::Sequence(model.clone());
-        let summary = m.summary();
-        assert!(
-            summary.learner.contains(match method {
-                WrapperMethod::SimpleMkl => "SimpleMKL",
-                WrapperMethod::GaussSeidel => "Gauss-Seidel",
-            }),
-            "{}",
-            summary.learner
-        );
-        let pred = m
-            .predict_sequences_with(test.x.view(), &test.spans, &lim)
-            .unwrap();
-        assert_eq!(pred, model.predict_data(&test, &lim).unwrap());
     }
 }
 
