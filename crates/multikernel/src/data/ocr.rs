@@ -303,6 +303,40 @@ pub fn parse_ocr(path: &Path, bytes: &[u8]) -> Result<SequenceData> {
     )
 }
 
+/// A small seeded OCR file for the tests of the experiments: `n_words` short words (2-4
+/// letters) over 4 letters whose 16 x 8 images are copies of one prototype per letter with
+/// each pixel flipped with probability `flip`, word `w` in fold `w % n_folds`.
+#[cfg(test)]
+pub(crate) fn synthetic_words(n_words: usize, n_folds: usize, flip: f64) -> SequenceData {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+    let protos: Vec<Vec<u8>> = (0..4)
+        .map(|_| (0..128).map(|_| u8::from(rng.gen_bool(0.3))).collect())
+        .collect();
+    let mut text = String::new();
+    let mut id = 1;
+    for w in 0..n_words {
+        let len = rng.gen_range(2..5);
+        for pos in 0..len {
+            let y = rng.gen_range(0..4);
+            let next = if pos + 1 == len { -1 } else { id + 1 };
+            text.push_str(&format!(
+                "{id}\t{}\t{next}\t{w}\t{}\t{}",
+                (b'a' + y as u8) as char,
+                pos + 1,
+                w % n_folds
+            ));
+            for &p in &protos[y] {
+                let v = if rng.gen_bool(flip) { 1 - p } else { p };
+                text.push_str(&format!("\t{v}"));
+            }
+            text.push('\n');
+            id += 1;
+        }
+    }
+    parse_ocr(Path::new("synthetic"), text.as_bytes()).expect("the synthetic file parses")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

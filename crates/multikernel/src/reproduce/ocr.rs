@@ -927,38 +927,12 @@ fn fmt_list(v: &[f64]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::ocr::parse_ocr;
-    use rand::Rng;
+    use crate::data::ocr::synthetic_words;
 
     /// A small synthetic OCR file: 3 folds of short words over 4 letters whose images are
     /// noisy copies of one prototype per letter.
     fn synthetic() -> SequenceData {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
-        let protos: Vec<Vec<u8>> = (0..4)
-            .map(|_| (0..128).map(|_| u8::from(rng.gen_bool(0.3))).collect())
-            .collect();
-        let mut text = String::new();
-        let mut id = 1;
-        for w in 0..60 {
-            let len = rng.gen_range(2..5);
-            for pos in 0..len {
-                let y = rng.gen_range(0..4);
-                let next = if pos + 1 == len { -1 } else { id + 1 };
-                text.push_str(&format!(
-                    "{id}\t{}\t{next}\t{w}\t{}\t{}",
-                    (b'a' + y as u8) as char,
-                    pos + 1,
-                    w % 3
-                ));
-                for &p in &protos[y] {
-                    let v = if rng.gen_bool(0.05) { 1 - p } else { p };
-                    text.push_str(&format!("\t{v}"));
-                }
-                text.push('\n');
-                id += 1;
-            }
-        }
-        parse_ocr(Path::new("synthetic"), text.as_bytes()).unwrap()
+        synthetic_words(60, 3, 0.05)
     }
 
     /// The whole pipeline on a tiny synthetic set: rows for the asked methods, accuracies

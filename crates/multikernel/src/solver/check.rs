@@ -3,8 +3,10 @@
 //! disagree give [`Error::ShapeMismatch`]; other inconsistencies [`Error::Model`] with the
 //! model's name as origin (a caller that read the model from a file names the file).
 
+use crate::data::standardize::Standardizer;
 use crate::data::Matrix;
 use crate::error::{Error, Result};
+use crate::kernel::FittedKernel;
 
 /// `found == expected`, else a shape error about `what`.
 pub(crate) fn len(what: impl FnOnce() -> String, expected: usize, found: usize) -> Result<()> {
@@ -40,6 +42,69 @@ pub(crate) fn matrix(origin: &str, what: &str, m: &Matrix, rows: usize, cols: us
         m.data.len(),
     )?;
     finite(origin, || what.to_string(), &m.data)
+}
+
+/// The stored parts of a model `f(x) = sum_m w_m k_m(x, X) coef + b` with one coefficient
+/// matrix shared by the kernels (lp-MKL, the wrappers): the training rows `X` of the
+/// features' width, the standardizer and every kernel of that width, one finite weight
+/// `>= 0` per kernel, at least one output, a finite bias, `coef` of `X`'s rows by the
+/// outputs.
+pub(crate) struct SharedCoefModel<'a> {
+    pub n_features: usize,
+    pub x_train: &'a Matrix,
+    pub standardizer: Option<&'a Standardizer>,
+    pub kernels: &'a [FittedKernel],
+    pub weights: &'a [f64],
+    pub coef: &'a Matrix,
+    pub bias: &'a [f64],
+}
+
+impl SharedCoefModel<'_> {
+    /// Checks that the parts agree with each other and hold finite numbers.
+    pub(crate) fn validate(&self, origin: &str) -> Result<()> {
+        let (d, n) = (self.n_features, self.x_train.rows);
+        matrix(origin, "the training rows", self.x_train, n, d)?;
+        if let Some(s) = self.standardizer {
+            s.validate()?;
+            len(
+                || format!("{origin}: features of the standardizer"),
+                d,
+                s.n_features(),
+            )?;
+        }
+        len(
+            || format!("{origin}: kernel weights (one per kernel)"),
+            self.kernels.len(),
+            self.weights.len(),
+        )?;
+        for (m, k) in self.kernels.iter().enumerate() {
+            k.validate()?;
+            len(
+                || format!("{origin}: features of kernel {m} ({})", k.name),
+                d,
+                k.n_features(),
+            )?;
+        }
+        if let Some(m) = self
+            .weights
+            .iter()
+            .position(|t| !(t.is_finite() && *t >= 0.0))
+        {
+            return Err(Error::model(
+                origin,
+                format!(
+                    "the weight of kernel {m} is {}, not a finite number >= 0",
+                    self.weights[m]
+                ),
+            ));
+        }
+        let k = self.bias.len();
+        if k == 0 {
+            return Err(Error::model(origin, "the model has no output"));
+        }
+        finite(origin, || "the bias".into(), self.bias)?;
+        matrix(origin, "the coefficients", self.coef, n, k)
+    }
 }
 
 /// `index < bound`, else a model error: `what` refers to something that does not exist.

@@ -428,6 +428,34 @@ pub(crate) fn predict_rows(
     predict_blocks(kernels, coef, bias, standardizer, x_train, x, limit)
 }
 
+/// [`predict_rows`] for one coefficient matrix shared by the kernels, each scaled by its
+/// weight (`f(x) = sum_m w_m k_m(x, X) coef + b`: lp-MKL, the wrappers); kernels of weight
+/// 0 are skipped.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn predict_shared_coef(
+    kernels: &[FittedKernel],
+    weights: &[f64],
+    coef: &Matrix,
+    bias: &[f64],
+    standardizer: Option<&Standardizer>,
+    x_train: &Matrix,
+    x: MatrixRef<'_>,
+    limit: &MemoryLimit,
+) -> Result<Matrix> {
+    let active: Vec<usize> = (0..kernels.len()).filter(|&m| weights[m] > 0.0).collect();
+    let chosen: Vec<FittedKernel> = active.iter().map(|&m| kernels[m].clone()).collect();
+    let scaled: Vec<Matrix> = active
+        .iter()
+        .map(|&m| {
+            let mut a = coef.clone();
+            a.data.iter_mut().for_each(|v| *v *= weights[m]);
+            a
+        })
+        .collect();
+    let refs: Vec<&Matrix> = scaled.iter().collect();
+    predict_rows(&chosen, &refs, bias, standardizer, x_train, x, limit)
+}
+
 /// [`predict_rows`] on rows already standardized like `x_train`.
 pub(crate) fn predict_rows_std(
     kernels: &[FittedKernel],

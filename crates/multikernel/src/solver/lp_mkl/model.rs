@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::kernel::{fit_all, kernel_matrices, FittedKernel, KernelSpec, MemoryLimit};
 use crate::run::{Observer, RunInfo};
 use crate::solver::check;
-use crate::solver::ridge::{check_targets, predict_rows, prepare_rows};
+use crate::solver::ridge::{check_targets, predict_shared_coef, prepare_rows};
 use serde::{Deserialize, Serialize};
 
 const ORIGIN: &str = "lp-MKL";
@@ -80,22 +80,10 @@ impl LpMklModel {
 
     /// Decision values `n x outputs` of raw rows; `limit` bounds the cross Gram matrices.
     pub fn predict(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
-        let active: Vec<usize> = (0..self.kernels.len())
-            .filter(|&m| self.theta[m] > 0.0)
-            .collect();
-        let kernels: Vec<FittedKernel> = active.iter().map(|&m| self.kernels[m].clone()).collect();
-        let scaled: Vec<Matrix> = active
-            .iter()
-            .map(|&m| {
-                let mut a = self.alpha.clone();
-                a.data.iter_mut().for_each(|v| *v *= self.theta[m]);
-                a
-            })
-            .collect();
-        let refs: Vec<&Matrix> = scaled.iter().collect();
-        predict_rows(
-            &kernels,
-            &refs,
+        predict_shared_coef(
+            &self.kernels,
+            &self.theta,
+            &self.alpha,
             &self.bias,
             self.standardizer.as_ref(),
             &self.x_train,
@@ -109,49 +97,16 @@ impl LpMklModel {
     /// [`LpMklModel::predict`] on rows of the right width cannot fail on the model's account
     /// (run it on a model read from a file).
     pub fn validate(&self) -> Result<()> {
-        let d = self.feature_names.len();
-        let n = self.x_train.rows;
-        check::matrix(ORIGIN, "the training rows", &self.x_train, n, d)?;
-        if let Some(s) = &self.standardizer {
-            s.validate()?;
-            check::len(
-                || format!("{ORIGIN}: features of the standardizer"),
-                d,
-                s.n_features(),
-            )?;
+        check::SharedCoefModel {
+            n_features: self.feature_names.len(),
+            x_train: &self.x_train,
+            standardizer: self.standardizer.as_ref(),
+            kernels: &self.kernels,
+            weights: &self.theta,
+            coef: &self.alpha,
+            bias: &self.bias,
         }
-        check::len(
-            || format!("{ORIGIN}: kernel weights (one per kernel)"),
-            self.kernels.len(),
-            self.theta.len(),
-        )?;
-        for (m, k) in self.kernels.iter().enumerate() {
-            k.validate()?;
-            check::len(
-                || format!("{ORIGIN}: features of kernel {m} ({})", k.name),
-                d,
-                k.n_features(),
-            )?;
-        }
-        if let Some(m) = self
-            .theta
-            .iter()
-            .position(|t| !(t.is_finite() && *t >= 0.0))
-        {
-            return Err(Error::model(
-                ORIGIN,
-                format!(
-                    "the weight of kernel {m} is {}, not a finite number >= 0",
-                    self.theta[m]
-                ),
-            ));
-        }
-        let k = self.n_outputs();
-        if k == 0 {
-            return Err(Error::model(ORIGIN, "the model has no output"));
-        }
-        check::finite(ORIGIN, || "the bias".into(), &self.bias)?;
-        check::matrix(ORIGIN, "the coefficients", &self.alpha, n, k)?;
+        .validate(ORIGIN)?;
         check::positive(ORIGIN, "lambda", self.lambda)?;
         parse_p(&self.p).map_err(|e| Error::model(ORIGIN, e.to_string()))?;
         Ok(())

@@ -12,7 +12,7 @@ use crate::kernel::{
 };
 use crate::run::{Control, Observer, RunInfo, RunStatus};
 use crate::solver::check;
-use crate::solver::ridge::{predict_rows, prepare_rows};
+use crate::solver::ridge::{predict_shared_coef, prepare_rows};
 use crate::solver::smo::SmoParams;
 use crate::task::TaskKind;
 use serde::{Deserialize, Serialize};
@@ -177,22 +177,10 @@ impl WrapperModel {
 
     /// Decision values `n x outputs` of raw rows; `limit` bounds the cross Gram matrices.
     pub fn predict(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
-        let active: Vec<usize> = (0..self.kernels.len())
-            .filter(|&m| self.weights[m] > 0.0)
-            .collect();
-        let kernels: Vec<FittedKernel> = active.iter().map(|&m| self.kernels[m].clone()).collect();
-        let scaled: Vec<Matrix> = active
-            .iter()
-            .map(|&m| {
-                let mut a = self.coef.clone();
-                a.data.iter_mut().for_each(|v| *v *= self.weights[m]);
-                a
-            })
-            .collect();
-        let refs: Vec<&Matrix> = scaled.iter().collect();
-        predict_rows(
-            &kernels,
-            &refs,
+        predict_shared_coef(
+            &self.kernels,
+            &self.weights,
+            &self.coef,
             &self.bias,
             self.standardizer.as_ref(),
             &self.x_train,
@@ -204,49 +192,16 @@ impl WrapperModel {
     /// Checks that every stored array agrees with the others and holds finite numbers (a
     /// model read from a file).
     pub fn validate(&self) -> Result<()> {
-        let d = self.feature_names.len();
-        let n = self.x_train.rows;
-        check::matrix(ORIGIN, "the training rows", &self.x_train, n, d)?;
-        if let Some(s) = &self.standardizer {
-            s.validate()?;
-            check::len(
-                || format!("{ORIGIN}: features of the standardizer"),
-                d,
-                s.n_features(),
-            )?;
+        check::SharedCoefModel {
+            n_features: self.feature_names.len(),
+            x_train: &self.x_train,
+            standardizer: self.standardizer.as_ref(),
+            kernels: &self.kernels,
+            weights: &self.weights,
+            coef: &self.coef,
+            bias: &self.bias,
         }
-        check::len(
-            || format!("{ORIGIN}: kernel weights (one per kernel)"),
-            self.kernels.len(),
-            self.weights.len(),
-        )?;
-        for (m, k) in self.kernels.iter().enumerate() {
-            k.validate()?;
-            check::len(
-                || format!("{ORIGIN}: features of kernel {m} ({})", k.name),
-                d,
-                k.n_features(),
-            )?;
-        }
-        if let Some(m) = self
-            .weights
-            .iter()
-            .position(|t| !(t.is_finite() && *t >= 0.0))
-        {
-            return Err(Error::model(
-                ORIGIN,
-                format!(
-                    "the weight of kernel {m} is {}, not a finite number >= 0",
-                    self.weights[m]
-                ),
-            ));
-        }
-        let k = self.bias.len();
-        if k == 0 {
-            return Err(Error::model(ORIGIN, "the model has no output"));
-        }
-        check::finite(ORIGIN, || "the bias".into(), &self.bias)?;
-        check::matrix(ORIGIN, "the coefficients", &self.coef, n, k)?;
+        .validate(ORIGIN)?;
         check::positive(ORIGIN, "C", self.c)?;
         Ok(())
     }
