@@ -113,6 +113,7 @@ fn kernelized_learner_equals_explicit_twin() {
                     norm: Normalization::None,
                     perfeature: false,
                     features: Some(g.clone()),
+                    approx: None,
                 };
                 FittedKernel::fit(&spec, &x, &names, 0)
                     .unwrap()
@@ -236,6 +237,7 @@ fn three_kernel_config(
         bias: true,
         standardize: true,
         memory: MemoryLimit::default(),
+        explicit_linear: true,
     }
 }
 
@@ -291,10 +293,13 @@ fn large_lambda_zeroes_kernels() {
         m.weights
     );
     assert!((m.weights.iter().sum::<f64>() - 1.0).abs() < 1e-12);
-    // Kernels with weight zero carry no coefficients in the model.
-    for (w, c) in m.weights.iter().zip(&m.coef) {
-        assert_eq!(*w == 0.0, c.is_empty());
+    // Kernels with weight zero carry no weights in the model (the per-feature linear
+    // kernels are explicit groups: weights W, no support coefficients).
+    assert!(m.coef.iter().all(Vec::is_empty));
+    for (w, p) in m.weights.iter().zip(&m.primal) {
+        assert_eq!(*w == 0.0, p.is_empty());
     }
+    assert_eq!(m.support.rows, 0);
     // A smaller lambda keeps more kernels.
     let mut cfg_small = cfg.clone();
     cfg_small.params.lambda /= 100.0;
@@ -364,4 +369,103 @@ fn a_stop_before_the_start_skips_the_gram_matrices_and_returns_a_usable_model() 
     // The same spec without the stop trains as before.
     let trained = fit(&data, &spec, &()).unwrap();
     assert_eq!(trained.run.status, RunStatus::Completed);
+}
+
+/// Linear kernels trained as explicit feature groups (the default) give the model trained
+/// through their Gram matrices, up to rounding: the same kernel weights and the same scores
+/// on held-out rows, for a binary, a multiclass and a regression table, with and without
+/// averaging, the linear kernels mixed with a Gram-only Gaussian kernel. The explicit model
+/// keeps no support point for them and round-trips through its file.
+#[test]
+fn explicit_linear_groups_equal_the_gram_path() {
+    let tables = [
+        ("ionosphere", TargetKind::Classes, TaskKind::Binary),
+        ("glass", TargetKind::Classes, TaskKind::Multiclass),
+        ("boston-housing", TargetKind::Real, TaskKind::Regression),
+    ];
+    for (name, kind, task) in tables {
+        let data = uci(name, kind);
+        let idx: Vec<usize> = (0..data.len()).collect();
+        let (tr, te) = idx.split_at(data.len() * 7 / 10);
+        let train = data.select(tr);
+        let test = data.select(te);
+        for averaging in [false, true] {
+            let mut cfg = three_kernel_config(task, RegSpec::L21Sq, 10.0, train.len(), 5);
+            cfg.kernels = [
+                "linear:norm=trace",
+                "perfeature:linear:norm=variance,features=0+1+2",
+                "linear:norm=diag,features=3+4+5+6",
+                "rbf:norm=trace",
+            ]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+            cfg.params.averaging = averaging;
+            let explicit = fit_vector(train.view(), &cfg, &()).unwrap().0;
+            cfg.explicit_linear = false;
+            let gram = fit_vector(train.view(), &cfg, &()).unwrap().0;
+            let label = format!("{name}, averaging {averaging}");
+            assert_eq!(explicit.primal.len(), 6, "{label}");
+            assert!(
+                explicit.primal[..5].iter().any(|w| !w.is_empty()),
+                "{label}"
+            );
+            assert!(explicit.coef[..5].iter().all(Vec::is_empty), "{label}");
+            assert!(gram.primal.is_empty(), "{label}");
+            for (a, b) in explicit.weights.iter().zip(&gram.weights) {
+                assert!(
+                    (a - b).abs() < 1e-7,
+                    "{label}: weights {:?} vs {:?}",
+                    explicit.weights,
+                    gram.weights
+                );
+            }
+            let lim = MemoryLimit::default();
+            let se = explicit.scores(test.x.view(), &lim).unwrap();
+            let sg = gram.scores(test.x.view(), &lim).unwrap();
+            let scale = sg.data.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+            for (a, b) in se.data.iter().zip(&sg.data) {
+                assert!((a - b).abs() < 1e-7 * scale, "{label}: scores {a} vs {b}");
+            }
+            explicit.validate().unwrap();
+            let text = serde_json::to_string(&explicit).unwrap();
+            let back: multikernel::solver::online::vector_model::KernelMachine =
+                serde_json::from_str(&text).unwrap();
+            assert_eq!(back, explicit, "{label}");
+        }
+    }
+}
+
+/// Gaussian kernels approximated by random Fourier features train as explicit groups: no
+/// support point at all, accuracy near the exact kernel's on held-out rows, the same seed
+/// the same model, and the approximate model's file round-trips.
+#[test]
+fn random_fourier_groups_learn_like_the_exact_kernel() {
+    let data = uci("ionosphere", TargetKind::Classes);
+    let Targets::Classes { y, .. } = &data.targets else {
+        unreachable!()
+    };
+    let (tr, te) = multikernel::data::split::stratified_split(y, 0.7, 4);
+    let train = data.select(&tr);
+    let test = data.select(&te);
+    let mut cfg = three_kernel_config(TaskKind::Binary, RegSpec::L21Sq, 10.0, train.len(), 20);
+    cfg.kernels = vec!["rbf".parse().unwrap()];
+    let exact = fit_vector(train.view(), &cfg, &()).unwrap().0;
+    cfg.kernels = vec!["rbf:approx=rff,dim=2048".parse().unwrap()];
+    let approx = fit_vector(train.view(), &cfg, &()).unwrap().0;
+    assert_eq!(approx.support.rows, 0);
+    assert_eq!(approx.primal[0].len(), 2048);
+    let acc_exact = multikernel::reproduce::uci::score(&exact, &test).unwrap();
+    let acc_approx = multikernel::reproduce::uci::score(&approx, &test).unwrap();
+    assert!(
+        acc_approx > acc_exact - 0.04,
+        "approximate {acc_approx} vs exact {acc_exact}"
+    );
+    let again = fit_vector(train.view(), &cfg, &()).unwrap().0;
+    assert_eq!(again, approx);
+    let text = serde_json::to_string(&approx).unwrap();
+    let back: multikernel::solver::online::vector_model::KernelMachine =
+        serde_json::from_str(&text).unwrap();
+    back.validate().unwrap();
+    assert_eq!(back, approx);
 }

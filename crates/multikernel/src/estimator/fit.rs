@@ -331,6 +331,7 @@ fn fit_online(
         bias: spec.bias,
         standardize: spec.standardize,
         memory: spec.memory,
+        explicit_linear: true,
     };
     let (m, run) = fit_vector(table, &cfg, observer)?;
     Ok(Fitted {

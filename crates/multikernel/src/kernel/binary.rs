@@ -385,9 +385,9 @@ struct TableKernel {
 }
 
 impl TableKernel {
-    /// `None` for a kernel restricted to some features.
+    /// `None` for a kernel restricted to some features or approximated by a feature map.
     fn new(k: &FittedKernel, d: usize) -> Option<TableKernel> {
-        if k.features().is_some() || d > MAX_TABLE_DIM {
+        if k.features().is_some() || k.approx().is_some() || d > MAX_TABLE_DIM {
             return None;
         }
         let d1 = d + 1;

@@ -6,6 +6,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::compute::{self, Post, Side};
+use super::feature_map::{map_seed, ApproxMethod, FeatureMap, FittedApprox};
 use super::gram::Gram;
 use super::heuristics::{bspline_h_for_zeros, median_sigma2, sample_rows};
 use super::memory::MemoryLimit;
@@ -180,6 +181,9 @@ pub struct FittedKernel {
     features: Option<Vec<usize>>,
     /// Number of input columns at fit time.
     n_features: usize,
+    /// The kernel is replaced by this explicit approximate map ([`FittedKernel::feature_map`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    approx: Option<FittedApprox>,
 }
 
 impl FittedKernel {
@@ -239,6 +243,11 @@ impl FittedKernel {
             scale: 1.0,
             features: spec.features.clone(),
             n_features: x_train.cols,
+            approx: spec.approx.map(|a| FittedApprox {
+                method: a.method,
+                dim: a.dim,
+                seed: map_seed(seed, &spec.to_string()),
+            }),
         };
         let n = side.rows() as f64;
         match spec.norm {
@@ -294,6 +303,9 @@ impl FittedKernel {
             s.push('/');
             s.push_str(&self.norm.to_string());
         }
+        if let Some(a) = &self.approx {
+            s.push_str(&format!("~{}{}", a.method.as_str(), a.dim));
+        }
         if let Some(f) = &self.features {
             let tag = |j: usize| match feature_names.get(j) {
                 Some(name) if !name.is_empty() => format!("f{j}:{name}"),
@@ -332,6 +344,21 @@ impl FittedKernel {
                     self.scale
                 ),
             ));
+        }
+        if let Some(a) = &self.approx {
+            let ok = match a.method {
+                ApproxMethod::Rff => matches!(self.kind, FittedKind::Rbf { .. }),
+            };
+            if !ok || !(1..=super::feature_map::MAX_APPROX_DIM).contains(&a.dim) {
+                return Err(Error::model(
+                    origin(),
+                    format!(
+                        "approximation {} of dimension {} does not fit the kernel",
+                        a.method.as_str(),
+                        a.dim
+                    ),
+                ));
+            }
         }
         if let Some(f) = &self.features {
             if f.is_empty() {
@@ -374,9 +401,49 @@ impl FittedKernel {
         self.n_features
     }
 
-    /// B1-spline (anywhere in a product) => sparse Gram matrices.
+    /// B1-spline (anywhere in a product) => sparse Gram matrices (never for a kernel
+    /// approximated by a feature map).
     pub fn is_sparse(&self) -> bool {
-        self.kind.is_sparse()
+        self.approx.is_none() && self.kind.is_sparse()
+    }
+
+    /// The approximation replacing the kernel, if any (`approx=` in its SPEC).
+    pub fn approx(&self) -> Option<&FittedApprox> {
+        self.approx.as_ref()
+    }
+
+    /// The explicit feature map `z` with `k(x, x') = z(x) . z(x')` ([`super::feature_map`]):
+    /// a kernel with `approx=` (random Fourier features: `k` here is the approximate kernel,
+    /// what every method computes with it), or a linear kernel (exact). `None` for the others.
+    pub fn feature_map(&self) -> Option<FeatureMap> {
+        let unit = self.norm == Normalization::Diag;
+        let factor = if unit { 1.0 } else { self.scale.sqrt() };
+        match (&self.approx, &self.kind) {
+            (Some(a), FittedKind::Rbf { sigma2 }) => match a.method {
+                ApproxMethod::Rff => Some(FeatureMap::fourier(
+                    self.features.clone(),
+                    self.n_features,
+                    *sigma2,
+                    a.dim,
+                    a.seed,
+                    factor,
+                    unit,
+                )),
+            },
+            (Some(_), _) => None,
+            (None, FittedKind::Linear) => Some(FeatureMap::columns(
+                self.features.clone(),
+                self.n_features,
+                factor,
+                unit,
+            )),
+            (None, _) => None,
+        }
+    }
+
+    /// The map of a kernel that must be computed through it (an approximation).
+    fn approx_map(&self) -> Option<FeatureMap> {
+        self.approx.and(self.feature_map())
     }
 
     /// `(x . x', ||x - x'||^2)` over the kernel's features.
@@ -403,9 +470,16 @@ impl FittedKernel {
         self.kind.value(na, 0.0)
     }
 
-    /// The normalized kernel value `k(a, b)` of two full input rows.
+    /// The normalized kernel value `k(a, b)` of two full input rows (for an approximated
+    /// kernel `z(a) . z(b)`, its map drawn anew on each call: slow, for checks).
     pub fn eval(&self, a: &[f64], b: &[f64]) -> f64 {
         debug_assert!(a.len() >= self.n_features && b.len() >= self.n_features);
+        if let Some(map) = self.approx_map() {
+            let (mut za, mut zb) = (vec![0.0; map.dim()], vec![0.0; map.dim()]);
+            map.map_row(a, &mut za);
+            map.map_row(b, &mut zb);
+            return crate::linalg::dot(&za, &zb);
+        }
         let (d, s) = self.pair(a, b);
         let raw = self.kind.value(d, s);
         match self.norm {
@@ -423,6 +497,9 @@ impl FittedKernel {
 
     /// `eval(a, a)` without the pair loop.
     pub fn self_eval(&self, a: &[f64]) -> f64 {
+        if self.approx.is_some() {
+            return self.eval(a, a);
+        }
         let raw = self.raw_self(a);
         match self.norm {
             Normalization::Diag => {
@@ -438,7 +515,37 @@ impl FittedKernel {
 
     /// `k(a_i, a_i)` for every row.
     pub fn diag(&self, a: &Matrix) -> Vec<f64> {
+        if let Some(map) = self.approx_map() {
+            let z = map.map_rows(a);
+            return (0..z.rows)
+                .map(|i| crate::linalg::sq_norm(z.row(i)))
+                .collect();
+        }
         (0..a.rows).map(|i| self.self_eval(a.row(i))).collect()
+    }
+
+    /// `Z_a Z_b^T` of an approximated kernel, memory checked for the result and the maps.
+    fn gram_of_map(
+        &self,
+        map: &FeatureMap,
+        a: &Matrix,
+        b: Option<&Matrix>,
+        limit: &MemoryLimit,
+        what: &str,
+    ) -> Result<Gram> {
+        let rows_b = b.map_or(a.rows, |b| b.rows);
+        let bytes = a
+            .rows
+            .saturating_mul(rows_b)
+            .saturating_add((a.rows + rows_b).saturating_mul(map.dim()))
+            .saturating_mul(8);
+        limit.check(bytes, what)?;
+        let za = map.map_rows(a);
+        let zbt = match b {
+            Some(b) => map.map_rows(b).transpose(),
+            None => za.transpose(),
+        };
+        Ok(Gram::Dense(crate::linalg::matmul(&za, &zbt)))
     }
 
     fn check_cols(&self, m: &Matrix) -> Result<()> {
@@ -498,6 +605,9 @@ impl FittedKernel {
             "the {} x {} Gram matrix of kernel {}",
             a.rows, b.rows, self.name
         );
+        if let Some(map) = self.approx_map() {
+            return self.gram_of_map(&map, a, Some(b), limit, &what);
+        }
         let sa = Side::new(a, self.features.as_deref());
         let sb = Side::new(b, self.features.as_deref());
         let post = self.post(&sa, Some(&sb));
@@ -532,6 +642,9 @@ impl FittedKernel {
             "the {} x {} Gram matrix of kernel {}",
             a.rows, a.rows, self.name
         );
+        if let Some(map) = self.approx_map() {
+            return self.gram_of_map(&map, a, None, limit, &what);
+        }
         let sa = Side::new(a, self.features.as_deref());
         let post = self.post(&sa, None);
         let diag = self.diag(a);

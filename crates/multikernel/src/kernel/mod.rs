@@ -11,6 +11,9 @@
 //!   through a matrix product per row block (faer) and an elementwise map, in parallel over
 //!   row blocks (rayon); B1-spline Grams sparse (CSR). Sizes are checked against a
 //!   [`MemoryLimit`] before allocating.
+//! - [`FittedKernel::feature_map`] gives the explicit map `z` of a linear kernel (exact) or
+//!   of a kernel with `approx=` (random Fourier features): the online learner trains such a
+//!   kernel as a group of `D` explicit features instead of an `n x n` Gram matrix.
 //! - [`check_psd`] refuses a caller's kernel matrix that is not positive semidefinite (its
 //!   smallest eigenvalue in the message; the tolerance [`PSD_TOL`] is relative and argued in
 //!   [`psd`]).
@@ -18,6 +21,7 @@
 pub mod binary;
 mod compute;
 pub mod dictionary;
+pub mod feature_map;
 mod fitted;
 mod gram;
 mod heuristics;
@@ -31,6 +35,7 @@ mod tests;
 
 pub use compute::clear_upper_simd_state;
 pub use dictionary::{default_dictionary, dictionary_size};
+pub use feature_map::{Approx, ApproxMethod, FeatureMap};
 pub use fitted::{fit_all, FittedKernel, FittedKind, VARIANCE_MAX_POINTS};
 pub use gram::{Gram, SparseGram};
 pub use heuristics::{bspline_h_for_zeros, median_sigma2, HEURISTIC_MAX_POINTS};

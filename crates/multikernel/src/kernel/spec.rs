@@ -8,17 +8,20 @@
 //! KIND    := "linear" | "poly" | "rbf" | "bspline" | "const" | "product(" FACTOR {"*" FACTOR} ")"
 //! FACTOR  := KIND [":" KEY=VALUE {"," KEY=VALUE}]     (kernel keys only)
 //! keys    := degree, offset (poly); sigma2 (rbf); h, zeros (bspline);
-//!            norm=none|diag|trace|variance; features=J{+J} (0-based input columns)
+//!            norm=none|diag|trace|variance; features=J{+J} (0-based input columns);
+//!            approx=rff [,dim=D] (rbf: random Fourier features, D outputs, default 1024)
 //! ```
 //!
 //! Examples: `linear`, `poly:degree=3,offset=1,norm=diag`, `rbf:sigma2=5`,
-//! `perfeature:rbf:norm=variance`, `bspline:zeros=0.9`, `product(linear*rbf:sigma2=2):norm=diag`.
+//! `perfeature:rbf:norm=variance`, `bspline:zeros=0.9`, `product(linear*rbf:sigma2=2):norm=diag`,
+//! `rbf:approx=rff,dim=2048` (an explicit map, [`super::feature_map`]).
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use super::feature_map::{Approx, ApproxMethod, DEFAULT_APPROX_DIM, MAX_APPROX_DIM};
 use crate::error::{Error, Result};
 
 /// Default target fraction of zero entries of a B1-spline Gram when `h` is not given.
@@ -107,6 +110,9 @@ pub struct KernelSpec {
     pub perfeature: bool,
     /// Restrict the kernel to these input columns (0-based); `None` = all columns.
     pub features: Option<Vec<usize>>,
+    /// Replace the kernel by an explicit approximate feature map (`approx=rff,dim=D`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approx: Option<Approx>,
 }
 
 impl KernelSpec {
@@ -117,6 +123,7 @@ impl KernelSpec {
             norm: Normalization::None,
             perfeature: false,
             features: None,
+            approx: None,
         }
     }
 
@@ -135,6 +142,25 @@ impl KernelSpec {
                     "features",
                     "(none)",
                     "at least one 0-based column index",
+                ));
+            }
+        }
+        if let Some(a) = &self.approx {
+            match (a.method, &self.kind) {
+                (ApproxMethod::Rff, KernelKind::Rbf { .. }) => {}
+                (ApproxMethod::Rff, _) => {
+                    return Err(Error::param(
+                        "approx",
+                        "rff",
+                        "random Fourier features approximate a Gaussian kernel: rbf only",
+                    ))
+                }
+            }
+            if !(1..=MAX_APPROX_DIM).contains(&a.dim) {
+                return Err(Error::param(
+                    "dim",
+                    a.dim,
+                    format!("a number of features in 1..={MAX_APPROX_DIM}"),
                 ));
             }
         }
@@ -233,6 +259,7 @@ pub fn expand_specs(specs: &[KernelSpec], n_features: usize) -> Vec<KernelSpec> 
                 norm: s.norm,
                 perfeature: false,
                 features: Some(vec![j]),
+                approx: s.approx,
             }));
         } else {
             out.push(s.clone());
@@ -302,6 +329,9 @@ impl fmt::Display for KernelSpec {
             let list: Vec<String> = feat.iter().map(|j| j.to_string()).collect();
             keys.push(format!("features={}", list.join("+")));
         }
+        if let Some(a) = &self.approx {
+            keys.push(format!("approx={},dim={}", a.method.as_str(), a.dim));
+        }
         if self.perfeature {
             f.write_str("perfeature:")?;
         }
@@ -321,7 +351,7 @@ const ACCEPTED_KINDS: &str =
 fn keys_of(name: &str) -> &'static str {
     match name {
         "poly" => "degree, offset, norm, features",
-        "rbf" => "sigma2, scale, norm, features",
+        "rbf" => "sigma2, scale, norm, features, approx, dim",
         "bspline" => "h, zeros, norm, features",
         _ => "norm, features",
     }
@@ -450,7 +480,7 @@ fn parse_kind<'a>(s: &'a str, ctx: &str) -> Result<(KernelKind, Vec<(&'a str, &'
         }
         for p in pairs {
             match p.0 {
-                "norm" | "features" => spec_keys.push(p),
+                "norm" | "features" | "approx" | "dim" => spec_keys.push(p),
                 k => {
                     return Err(bad(
                         ctx,
@@ -475,7 +505,9 @@ fn parse_kind<'a>(s: &'a str, ctx: &str) -> Result<(KernelKind, Vec<(&'a str, &'
         let mut zeros = None;
         for (k, v) in pairs {
             match (name, k) {
-                (_, "norm") | (_, "features") => spec_keys.push((k, v)),
+                (_, "norm") | (_, "features") | (_, "approx") | (_, "dim") => {
+                    spec_keys.push((k, v))
+                }
                 ("poly", "degree") => degree = Some(num::<u32>(ctx, k, v, "a positive integer")?),
                 ("poly", "offset") => offset = Some(num::<f64>(ctx, k, v, "a number")?),
                 ("rbf", "sigma2") => {
@@ -551,7 +583,9 @@ impl FromStr for KernelSpec {
             norm: Normalization::None,
             perfeature,
             features: None,
+            approx: None,
         };
+        let mut dim = None;
         for (k, v) in keys {
             match k {
                 "norm" => spec.norm = v.parse().map_err(|e| in_spec(ctx, e))?,
@@ -562,8 +596,32 @@ impl FromStr for KernelSpec {
                         .collect::<Result<Vec<usize>>>()?;
                     spec.features = Some(list);
                 }
-                _ => unreachable!("parse_kind only returns norm and features"),
+                "approx" => {
+                    let method = match v {
+                        "rff" => ApproxMethod::Rff,
+                        other => {
+                            return Err(bad(
+                                ctx,
+                                format!("approx={other} is not a feature map (accepted: rff)"),
+                            ))
+                        }
+                    };
+                    spec.approx = Some(Approx {
+                        method,
+                        dim: DEFAULT_APPROX_DIM,
+                    });
+                }
+                "dim" => dim = Some(num::<usize>(ctx, "dim", v, "a number of features")?),
+                _ => unreachable!("parse_kind only returns norm, features, approx and dim"),
             }
+        }
+        match (&mut spec.approx, dim) {
+            (Some(a), Some(d)) => a.dim = d,
+            (None, Some(_)) => return Err(bad(
+                ctx,
+                "dim= is the dimension of an approximation: give approx= too (approx=rff,dim=D)",
+            )),
+            _ => {}
         }
         spec.validate().map_err(|e| in_spec(ctx, e))?;
         Ok(spec)

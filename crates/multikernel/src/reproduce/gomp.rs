@@ -255,6 +255,7 @@ fn simulate_rep(cfg: &GompConfig, level: usize, rep: usize) -> Result<SimRep> {
         norm: Normalization::Variance,
         perfeature: true,
         features: None,
+        approx: None,
     };
     let fitted = fit_all(&[spec], &xtr, &names, seed)?;
     let train = kernel_matrices(&fitted, &xtr, &cfg.memory)?;
@@ -397,6 +398,7 @@ fn glass_kernels(x: &Matrix, seed: u64) -> Vec<KernelSpec> {
             norm: Normalization::Variance,
             perfeature: true,
             features: None,
+            approx: None,
         },
         KernelSpec {
             kind: KernelKind::Rbf {
@@ -406,6 +408,7 @@ fn glass_kernels(x: &Matrix, seed: u64) -> Vec<KernelSpec> {
             norm: Normalization::Variance,
             perfeature: true,
             features: None,
+            approx: None,
         },
     ];
     let m = median_sigma2(x, seed);
@@ -418,6 +421,7 @@ fn glass_kernels(x: &Matrix, seed: u64) -> Vec<KernelSpec> {
             norm: Normalization::Variance,
             perfeature: false,
             features: None,
+            approx: None,
         });
     }
     specs

@@ -220,6 +220,7 @@ fn config(
         bias: true,
         standardize: true,
         memory: MemoryLimit::default(),
+        explicit_linear: true,
     })
 }
 

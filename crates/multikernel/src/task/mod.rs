@@ -11,6 +11,7 @@
 //! - [`vector`] and [`targets`]: binary, multiclass and regression on vector data.
 
 pub mod chain;
+pub mod explicit_vector;
 pub mod online;
 pub mod parse;
 pub mod sequence;

@@ -1,15 +1,24 @@
 //! Training the online proximal learner (Alg. 1) on a vector data set: standardization,
 //! kernel fitting on the training part, Gram matrices, the run, and the compact model
 //! ([`super::compact`]).
+//!
+//! A kernel with an explicit feature map (a linear kernel, or `approx=rff`:
+//! [`FittedKernel::feature_map`]) is trained as an explicit group over its mapped rows
+//! ([`ExplicitVectorTask`]), in `O(n D)` memory; the others through their `n x n` Gram
+//! matrices. The model keeps a linear kernel's weights `W` (`D x outputs`) instead of
+//! coefficients on support points.
 
 use crate::data::standardize::Standardizer;
 use crate::data::{Matrix, TableRef};
 use crate::error::{Error, Result};
-use crate::kernel::{fit_all, Gram, KernelSpec, MemoryLimit};
+use crate::kernel::{fit_all, FittedKernel, Gram, KernelSpec, MemoryLimit};
 use crate::run::{Control, Observer, RunInfo};
 use crate::solver::online::compact::{compact, GroupNorms};
 use crate::solver::online::vector_model::{KernelMachine, OnlineTraining};
+use crate::solver::online::OnlineState;
 use crate::solver::online::{EpochReport, OnlineLearner, OnlineParams};
+use crate::task::explicit_vector::ExplicitVectorTask;
+use crate::task::online::OnlineTask;
 use crate::task::targets::online_targets;
 use crate::task::vector::check_loss;
 use crate::task::{Loss, TaskKind, VectorTask};
@@ -27,6 +36,17 @@ pub struct VectorFitConfig {
     /// Standardize features on the training data (and regression targets).
     pub standardize: bool,
     pub memory: MemoryLimit,
+    /// Train linear kernels as explicit feature groups (the default; `false`: through their
+    /// Gram matrices, the same model up to rounding). Approximated kernels are always
+    /// explicit.
+    pub explicit_linear: bool,
+}
+
+impl VectorFitConfig {
+    /// Whether kernel `k` is trained as an explicit group.
+    fn is_explicit(&self, k: &FittedKernel) -> bool {
+        k.approx().is_some() || (self.explicit_linear && k.feature_map().is_some())
+    }
 }
 
 /// Trains on `train`; `observer` sees each epoch and may stop the run (the model reached so
@@ -54,32 +74,60 @@ pub fn fit_vector(
     }
     let kernels = fit_all(&cfg.kernels, &x, train.feature_names(), cfg.params.seed)?;
     let n = x.rows;
+    let (explicit_ids, gram_ids): (Vec<usize>, Vec<usize>) =
+        (0..kernels.len()).partition(|&m| cfg.is_explicit(&kernels[m]));
+    let maps: Vec<_> = explicit_ids
+        .iter()
+        .map(|&m| {
+            kernels[m]
+                .feature_map()
+                .expect("an explicit kernel has a map")
+        })
+        .collect();
+    let mapped: usize = maps.iter().map(|z| z.dim()).sum();
     cfg.memory.check(
-        kernels.len() * n * n * 8,
-        &format!("{} training Gram matrices of {n} x {n}", kernels.len()),
+        (gram_ids.len() * n * n + mapped * n) * 8,
+        &format!(
+            "{} training Gram matrices of {n} x {n} and {mapped} explicit features of {n} rows",
+            gram_ids.len()
+        ),
     )?;
     // A request to stop that arrives while the Gram matrices are computed leaves the rest
     // uncomputed (zeros, never read: the learner stops at its first poll with a model of
     // zero weights), so a stopped run does not wait for every kernel.
-    let grams: Vec<Gram> = kernels
+    let grams: Vec<Gram> = gram_ids
         .par_iter()
-        .map(|k| {
+        .map(|&m| {
             if observer.should_stop() {
                 Ok(Gram::Dense(Matrix::zeros(n, n)))
             } else {
-                k.gram_sym(&x, &cfg.memory)
+                kernels[m].gram_sym(&x, &cfg.memory)
             }
         })
         .collect::<Result<_>>()?;
+    let features: Vec<Matrix> = maps
+        .iter()
+        .map(|z| {
+            if observer.should_stop() {
+                Matrix::zeros(n, z.dim())
+            } else {
+                z.map_rows(&x)
+            }
+        })
+        .collect();
     let n_outputs = cfg.loss.n_outputs(classes.len());
     let task = VectorTask::new(cfg.loss, targets, n_outputs, cfg.bias);
-    let learner = OnlineLearner::new(&task, &grams, cfg.params.clone())?;
-    let gamma = learner.gamma();
     let mut last: Option<EpochReport> = None;
-    let (state, info) = learner.run(observer, &mut |rep, _| {
-        last = Some(rep.clone());
-        Control::Continue
-    });
+    let (state, info, gamma) = if explicit_ids.is_empty() {
+        run(&task, &grams, cfg, observer, &mut last)?
+    } else {
+        let names = explicit_ids
+            .iter()
+            .map(|&m| kernels[m].name.clone())
+            .collect();
+        let with_features = ExplicitVectorTask::new(&task, &features, names);
+        run(&with_features, &grams, cfg, observer, &mut last)?
+    };
     let mut compact = compact(
         &state,
         &grams,
@@ -87,6 +135,29 @@ pub fn fit_vector(
         cfg.params.averaging,
         GroupNorms::PointByPoint,
     )?;
+    // Back to the kernels' order: Gram groups first in the compact form, then the explicit
+    // feature groups (after the bias).
+    let n_bias = usize::from(cfg.bias);
+    let mut group_norms = vec![0.0; kernels.len()];
+    let mut weights = vec![0.0; kernels.len()];
+    let mut coef = vec![Vec::new(); kernels.len()];
+    let mut primal = vec![Vec::new(); kernels.len()];
+    for (p, &m) in gram_ids.iter().enumerate() {
+        group_norms[m] = compact.group_norms[p];
+        weights[m] = compact.weights[p];
+        coef[m] = std::mem::take(&mut compact.coef[p]);
+    }
+    for (q, &m) in explicit_ids.iter().enumerate() {
+        let p = gram_ids.len() + q;
+        group_norms[m] = compact.group_norms[p];
+        weights[m] = compact.weights[p];
+        if group_norms[m] > 0.0 {
+            primal[m] = std::mem::take(&mut compact.explicit[n_bias + q]);
+        }
+    }
+    if explicit_ids.is_empty() {
+        primal.clear();
+    }
     let bias = if cfg.bias {
         compact.explicit.remove(0)
     } else {
@@ -117,14 +188,33 @@ pub fn fit_vector(
             target_scaler,
             kernels,
             support: x.select_rows(&compact.support_rows),
-            coef: compact.coef,
+            coef,
+            primal,
             bias,
             n_outputs,
-            group_norms: compact.group_norms,
-            weights: compact.weights,
+            group_norms,
+            weights,
             training,
             selection: None,
         },
         info,
     ))
+}
+
+/// Alg. 1 on `task` over `grams` until the run ends; `last` keeps the last epoch's report.
+/// Returns the final state, the run's record and the projection radius in use.
+fn run<T: OnlineTask>(
+    task: &T,
+    grams: &[Gram],
+    cfg: &VectorFitConfig,
+    observer: &(impl Observer + ?Sized),
+    last: &mut Option<EpochReport>,
+) -> Result<(OnlineState, RunInfo, Option<f64>)> {
+    let learner = OnlineLearner::new(task, grams, cfg.params.clone())?;
+    let gamma = learner.gamma();
+    let (state, info) = learner.run(observer, &mut |rep, _| {
+        *last = Some(rep.clone());
+        Control::Continue
+    });
+    Ok((state, info, gamma))
 }

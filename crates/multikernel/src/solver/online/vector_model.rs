@@ -1,10 +1,12 @@
 //! A trained kernel expansion over several kernels (the model Alg. 1 learns on vector data):
-//! `f_y(x) = sum_m sum_j K_m(x, x_j) a_m[j, y] + b_y` over the support points x_j.
+//! `f_y(x) = sum_m sum_j K_m(x, x_j) a_m[j, y] + b_y` over the support points x_j, where a
+//! kernel trained as an explicit group contributes `z_m(x)^T W_m` instead (its feature map:
+//! a linear kernel's columns, random Fourier features).
 
 use crate::data::standardize::{Standardizer, TargetScaler};
 use crate::data::{Matrix, MatrixRef};
 use crate::error::{Error, Result};
-use crate::kernel::{FittedKernel, MemoryLimit};
+use crate::kernel::{FeatureMap, FittedKernel, MemoryLimit};
 use crate::metrics::argmax;
 use crate::prox::RegSpec;
 use crate::solver::online::StepSchedule;
@@ -76,8 +78,14 @@ pub struct KernelMachine {
     /// Support points (standardized features), one row each.
     pub support: Matrix,
     /// Per kernel: coefficients `n_support * n_outputs` (support-point major); empty for a
-    /// kernel whose weight is zero.
+    /// kernel whose weight is zero or that was trained as an explicit group.
     pub coef: Vec<Vec<f64>>,
+    /// Per kernel trained as an explicit group: the weights of its feature map, `D x
+    /// n_outputs` (feature major); empty for the others and for a zero weight. Empty
+    /// altogether when every kernel went through its Gram matrix (and in model files
+    /// written before explicit groups).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub primal: Vec<Vec<f64>>,
     pub bias: Vec<f64>,
     pub n_outputs: usize,
     /// Norm of each kernel's block ||theta_m|| and the implied kernel weights.
@@ -109,6 +117,7 @@ impl KernelMachine {
         for i in 0..n {
             out.row_mut(i).copy_from_slice(&self.bias);
         }
+        self.add_primal_scores(x, &mut out);
         if self.support.rows == 0 {
             return Ok(out);
         }
@@ -140,6 +149,42 @@ impl KernelMachine {
             start = end;
         }
         Ok(out)
+    }
+
+    /// `out += z_m(x)^T W_m` for every kernel with explicit weights, rows in parallel (each
+    /// row standardized on its own).
+    fn add_primal_scores(&self, x: MatrixRef<'_>, out: &mut Matrix) {
+        use rayon::prelude::*;
+        let maps: Vec<(FeatureMap, &[f64])> = self
+            .kernels
+            .iter()
+            .zip(&self.primal)
+            .filter(|(_, w)| !w.is_empty())
+            .filter_map(|(k, w)| k.feature_map().map(|z| (z, w.as_slice())))
+            .collect();
+        if maps.is_empty() {
+            return;
+        }
+        let l = self.n_outputs;
+        let width = maps.iter().map(|(z, _)| z.dim()).max().unwrap_or(0);
+        out.data.par_chunks_mut(l).enumerate().for_each_init(
+            || (vec![0.0; x.cols()], vec![0.0; width]),
+            |(row, z), (i, o)| {
+                row.copy_from_slice(x.row(i));
+                if let Some(s) = &self.standardizer {
+                    s.apply_row(row);
+                }
+                for (map, w) in &maps {
+                    let z = &mut z[..map.dim()];
+                    map.map_row(row, z);
+                    for (d, &zd) in z.iter().enumerate() {
+                        for (oy, &wy) in o.iter_mut().zip(&w[d * l..(d + 1) * l]) {
+                            *oy += zd * wy;
+                        }
+                    }
+                }
+            },
+        );
     }
 
     /// Predictions of raw rows.
@@ -218,6 +263,44 @@ impl KernelMachine {
         let sup = &self.support;
         if sup.cols != d || sup.data.len() != sup.rows.saturating_mul(sup.cols) {
             return bad("values of the support points", sup.rows * d, sup.data.len());
+        }
+        if !self.primal.is_empty() {
+            if self.primal.len() != m {
+                return bad("explicit weight blocks", m, self.primal.len());
+            }
+            for ((k, w), c) in self.kernels.iter().zip(&self.primal).zip(&self.coef) {
+                if w.is_empty() {
+                    continue;
+                }
+                let Some(map) = k.feature_map() else {
+                    return Err(Error::model(
+                        "online model",
+                        format!("kernel {} has explicit weights but no feature map", k.name),
+                    ));
+                };
+                if !c.is_empty() {
+                    return Err(Error::model(
+                        "online model",
+                        format!(
+                            "kernel {} has both support coefficients and explicit weights",
+                            k.name
+                        ),
+                    ));
+                }
+                if w.len() != map.dim() * self.n_outputs {
+                    return bad(
+                        &format!("explicit weights of kernel {}", k.name),
+                        map.dim() * self.n_outputs,
+                        w.len(),
+                    );
+                }
+                if w.iter().any(|v| !v.is_finite()) {
+                    return Err(Error::model(
+                        "online model",
+                        format!("kernel {} has a non-finite explicit weight", k.name),
+                    ));
+                }
+            }
         }
         for (k, c) in self.kernels.iter().zip(&self.coef) {
             if k.n_features() != d {
