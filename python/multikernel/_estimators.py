@@ -23,7 +23,10 @@ or ``"auto"`` for the default dictionary (``multikernel.dictionary(n_features)``
 With ``kernels="precomputed"`` the estimators take kernel matrices in place of X, as MKLpy
 does: ``fit(KL, y)`` with a list (or a 3-D array) of training matrices ``K_m(X, X)``
 (``n x n``), ``predict(KL_test)`` with the test-by-train matrices ``K_m(X_test, X)``
-(``n_test x n``). The learner is lp-MKL (``learner="auto"`` or ``"lp-mkl"``).
+(``n_test x n``). The learner is lp-MKL (``learner="auto"`` or ``"lp-mkl"``), or
+``"simplemkl"`` / ``"gauss-seidel"``: wrapper MKL around the exact SVM on the given
+matrices, the same model as those learners on rows when the matrices are the library's
+kernels (MKLpy's ``EasyMKL``-style lists work with SimpleMKL as well).
 
 With ``C=None`` (default) the built-in selection chooses C (and lp-MKL's p, the online
 learner's eta0, and the learner when ``learner="auto"``) by seeded 5-fold
@@ -61,6 +64,9 @@ LEARNERS = (
     "simplemkl",
     "gauss-seidel",
 )
+
+# The learners of kernels="precomputed" ("auto" is lp-MKL there).
+PRECOMPUTED_LEARNERS = ("auto", "lp-mkl", "simplemkl", "gauss-seidel")
 
 
 def _seed(random_state):
@@ -125,6 +131,8 @@ class _MKLBase(BaseEstimator):
         "degree": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "epsilon": [Interval(numbers.Real, 0, None, closed="left"), None],
+        "tol": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "svm_tol": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "fit_intercept": ["boolean"],
         "standardize": ["boolean"],
         "memory_limit_gb": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -147,6 +155,8 @@ class _MKLBase(BaseEstimator):
         degree=None,
         max_iter=None,
         epsilon=None,
+        tol=None,
+        svm_tol=None,
         fit_intercept=True,
         standardize=True,
         memory_limit_gb=8.0,
@@ -165,6 +175,8 @@ class _MKLBase(BaseEstimator):
         self.degree = degree
         self.max_iter = max_iter
         self.epsilon = epsilon
+        self.tol = tol
+        self.svm_tol = svm_tol
         self.fit_intercept = fit_intercept
         self.standardize = standardize
         self.memory_limit_gb = memory_limit_gb
@@ -195,6 +207,8 @@ class _MKLBase(BaseEstimator):
             degree=self.degree,
             max_iter=self.max_iter,
             epsilon=None if self.epsilon is None else float(self.epsilon),
+            tol=None if self.tol is None else float(self.tol),
+            svm_tol=None if self.svm_tol is None else float(self.svm_tol),
             bias=bool(self.fit_intercept),
             standardize=bool(self.standardize),
             seed=_seed(self.random_state),
@@ -240,17 +254,22 @@ class _MKLBase(BaseEstimator):
         return isinstance(self.kernels, str) and self.kernels == "precomputed"
 
     def _fit_precomputed(self, KL, y, n_classes, class_names=None):
-        """lp-MKL on the caller's kernel matrices (the MKLpy path)."""
-        if self.learner not in ("auto", "lp-mkl"):
+        """lp-MKL, SimpleMKL or Gauss-Seidel on the caller's kernel matrices (the MKLpy
+        path)."""
+        if self.learner not in PRECOMPUTED_LEARNERS:
             raise ValueError(
-                f"kernels='precomputed' trains lp-mkl; learner={self.learner!r} computes "
-                "its own kernels"
+                "kernels='precomputed' trains lp-mkl, simplemkl or gauss-seidel; "
+                f"learner={self.learner!r} computes its own kernels"
             )
-        for name in ("loss", "regularizer", "eta0", "epochs", "max_kernels", "degree",
-                     "max_iter", "epsilon"):
-            if getattr(self, name) is not None:
+        wrapper = self.learner in ("simplemkl", "gauss-seidel")
+        learner = self.learner if wrapper else "lp-mkl"
+        own = ("max_iter", "epsilon", "tol", "svm_tol") if wrapper else ("p",)
+        for name in ("loss", "regularizer", "eta0", "epochs", "max_kernels", "degree", "p",
+                     "max_iter", "epsilon", "tol", "svm_tol"):
+            if name not in own and getattr(self, name) is not None:
                 raise ValueError(
-                    f"{name} is not a setting of lp-mkl, the learner of kernels='precomputed'"
+                    f"{name} is not a setting of {learner}, the learner of "
+                    "kernels='precomputed' here"
                 )
         mats = _kernel_matrices(KL)
         n = mats[0].shape[0]
@@ -263,8 +282,13 @@ class _MKLBase(BaseEstimator):
             y,
             n_classes=n_classes,
             class_names=class_names,
+            learner=learner,
             c=None if self.C is None else float(self.C),
             p=None if self.p is None else float(self.p),
+            max_iter=self.max_iter,
+            epsilon=None if self.epsilon is None else float(self.epsilon),
+            tol=None if self.tol is None else float(self.tol),
+            svm_tol=None if self.svm_tol is None else float(self.svm_tol),
             bias=bool(self.fit_intercept),
             seed=_seed(self.random_state),
             memory_limit_gb=float(self.memory_limit_gb),
@@ -303,7 +327,8 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
         choose it.
     kernels : "auto", "precomputed", str or list of str
         Kernel SPEC strings, ``"auto"`` for the default dictionary, or ``"precomputed"``:
-        X is then a list (or 3-D array) of kernel matrices (module documentation).
+        X is then a list (or 3-D array) of kernel matrices (module documentation), and the
+        learner lp-MKL (``"auto"``, ``"lp-mkl"``), ``"simplemkl"`` or ``"gauss-seidel"``.
     C : float or None
         Weight of the sum of the losses against ``1/2 ||f||^2`` (the same meaning for every
         learner). ``None``: chosen by 5-fold cross-validation (``selection_``).
@@ -329,6 +354,12 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
     epsilon : float >= 0 or None
         SimpleMKL / Gauss-Seidel regression: the epsilon-insensitive zone of the SVR loss
         (0.1, as scikit-learn's SVR).
+    tol : float > 0 or None
+        SimpleMKL / Gauss-Seidel: stop when the relative MKL duality gap is at most this
+        (0.01).
+    svm_tol : float > 0 or None
+        SimpleMKL / Gauss-Seidel: the SMO solver's tolerance on the maximal KKT violation
+        (1e-3, libsvm's ``-e``).
     fit_intercept : bool
         Learn an unregularized bias.
     standardize : bool
@@ -357,7 +388,8 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
         The kernels of the model.
     kernel_weights_ : ndarray
         Their weights (``Summary::kernel_weights`` of the library: lp-MKL's theta, the
-        online learner's group norms normalized to sum 1, 1 for each kernel GOMP chose).
+        wrappers' weights on the simplex, the online learner's group norms normalized to sum
+        1, 1 for each kernel GOMP chose), on precomputed kernels in the order given.
     settings_ : dict of str
         The settings the model was trained with, as ``multikernel inspect`` lists them
         (``p``, ``lambda``, ``C``, ``eta0``, ``reg``, ...).

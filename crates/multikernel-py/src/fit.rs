@@ -9,7 +9,8 @@ use crate::model::PyModel;
 use multikernel::data::{TableRef, Targets};
 use multikernel::estimator::{
     fit_auto, fit_checked, fit_precomputed as fit_precomputed_rs, AutoConfig, Budget, Learner,
-    LearnerKind, LearnerSpec, LossKind, PrecomputedSpec, SelectionRecord, Task, TrainingData,
+    LearnerKind, LearnerSpec, LossKind, PrecomputedLearner, PrecomputedSpec, SelectionRecord, Task,
+    TrainingData, WrapperSpec,
 };
 use multikernel::kernel::{default_dictionary, KernelSpec, MemoryLimit};
 use multikernel::prox::RegSpec;
@@ -34,7 +35,7 @@ fn owner(name: &str) -> &'static [LearnerKind] {
         "max_kernels" => &[Gomp],
         "degree" => &[MirrorDescent, Ucd, Poly],
         "max_iter" => &[MirrorDescent, Ucd, Poly, SimpleMkl, GaussSeidel],
-        "epsilon" => &[SimpleMkl, GaussSeidel],
+        "epsilon" | "tol" | "svm_tol" => &[SimpleMkl, GaussSeidel],
         _ => &[],
     }
 }
@@ -50,6 +51,8 @@ struct LearnerArgs {
     degree: Option<usize>,
     max_iter: Option<u64>,
     epsilon: Option<f64>,
+    tol: Option<f64>,
+    svm_tol: Option<f64>,
 }
 
 impl LearnerArgs {
@@ -69,6 +72,8 @@ impl LearnerArgs {
         note(self.degree.is_some(), "degree");
         note(self.max_iter.is_some(), "max_iter");
         note(self.epsilon.is_some(), "epsilon");
+        note(self.tol.is_some(), "tol");
+        note(self.svm_tol.is_some(), "svm_tol");
         out
     }
 
@@ -126,6 +131,12 @@ impl LearnerArgs {
                 }
                 if let Some(e) = self.epsilon {
                     w.epsilon = e;
+                }
+                if let Some(t) = self.tol {
+                    w.tol = t;
+                }
+                if let Some(t) = self.svm_tol {
+                    w.svm_tol = t;
                 }
             }
             _ => {}
@@ -201,8 +212,9 @@ fn targets(y: &[f64], n_classes: Option<usize>, names: Option<Vec<String>>) -> P
 #[pyo3(signature = (
     x, y, *, n_classes=None, learner=None, kernels=None, c=None, select=true,
     eta0=None, epochs=None, loss=None, regularizer=None, p=None, max_kernels=None,
-    degree=None, max_iter=None, epsilon=None, bias=true, standardize=true, seed=0,
-    memory_limit_gb=8.0, verbose=false, feature_names=None, class_names=None
+    degree=None, max_iter=None, epsilon=None, tol=None, svm_tol=None, bias=true,
+    standardize=true, seed=0, memory_limit_gb=8.0, verbose=false, feature_names=None,
+    class_names=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit<'py>(
@@ -223,6 +235,8 @@ pub fn fit<'py>(
     degree: Option<usize>,
     max_iter: Option<u64>,
     epsilon: Option<f64>,
+    tol: Option<f64>,
+    svm_tol: Option<f64>,
     bias: bool,
     standardize: bool,
     seed: u64,
@@ -241,6 +255,8 @@ pub fn fit<'py>(
         degree,
         max_iter,
         epsilon,
+        tol,
+        svm_tol,
     };
     let task = match n_classes {
         None => Task::Regression,
@@ -317,13 +333,17 @@ pub fn fit<'py>(
     Ok((PyModel::new(fitted.model), info))
 }
 
-/// Trains lp-MKL on precomputed training kernel matrices (`kernels[m]` is `K_m(X_train,
-/// X_train)`, n x n, C-contiguous float64, borrowed; copied once into the solver), with the
-/// built-in selection of C (and p when not given) when `c=None`. Targets as in `fit`.
+/// Trains on precomputed training kernel matrices (`kernels[m]` is `K_m(X_train,
+/// X_train)`, n x n, C-contiguous float64, borrowed; copied once into the solver): lp-MKL
+/// (`learner=None`, `"auto"` or `"lp-mkl"`), or SimpleMKL / Gauss-Seidel around the exact
+/// SVM (`"simplemkl"`, `"gauss-seidel"`, with `max_iter`, `epsilon`, `tol` and `svm_tol`),
+/// with the built-in selection of C (and lp-MKL's p when not given) when `c=None`. Targets
+/// as in `fit`.
 #[pyfunction]
 #[pyo3(signature = (
-    kernels, y, *, n_classes=None, class_names=None, kernel_names=None, c=None, p=None,
-    bias=true, seed=0, memory_limit_gb=8.0, verbose=false
+    kernels, y, *, n_classes=None, class_names=None, kernel_names=None, learner=None, c=None,
+    p=None, max_iter=None, epsilon=None, tol=None, svm_tol=None, bias=true, seed=0,
+    memory_limit_gb=8.0, verbose=false
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit_precomputed<'py>(
@@ -333,13 +353,19 @@ pub fn fit_precomputed<'py>(
     n_classes: Option<usize>,
     class_names: Option<Vec<String>>,
     kernel_names: Option<Vec<String>>,
+    learner: Option<String>,
     c: Option<f64>,
     p: Option<f64>,
+    max_iter: Option<u64>,
+    epsilon: Option<f64>,
+    tol: Option<f64>,
+    svm_tol: Option<f64>,
     bias: bool,
     seed: u64,
     memory_limit_gb: f64,
     verbose: bool,
 ) -> PyResult<(PyModel, Bound<'py, PyDict>)> {
+    let learner = precomputed_learner(learner.as_deref(), max_iter, epsilon, tol, svm_tol)?;
     if !(memory_limit_gb.is_finite() && memory_limit_gb > 0.0) {
         return Err(PyValueError::new_err(format!(
             "memory_limit_gb = {memory_limit_gb}: a positive number of GiB"
@@ -355,7 +381,9 @@ pub fn fit_precomputed<'py>(
         Some(2) => TaskKind::Binary,
         Some(_) => TaskKind::Multiclass,
     };
+    let kind = learner.kind();
     let spec = PrecomputedSpec {
+        learner,
         p,
         c,
         bias,
@@ -371,9 +399,54 @@ pub fn fit_precomputed<'py>(
         return Err(e);
     }
     let r = result.or_py()?;
-    let info = run_info(py, &r.fitted, LearnerKind::LpMkl)?;
+    let info = run_info(py, &r.fitted, kind)?;
     set_selection(py, &info, r.selection.map(|s| (s, r.select_seconds)))?;
     Ok((PyModel::new(r.fitted.model), info))
+}
+
+/// The learner of `fit_precomputed`: lp-MKL, or a wrapper with its settings (a wrapper
+/// setting given to lp-MKL is an error).
+fn precomputed_learner(
+    name: Option<&str>,
+    max_iter: Option<u64>,
+    epsilon: Option<f64>,
+    tol: Option<f64>,
+    svm_tol: Option<f64>,
+) -> PyResult<PrecomputedLearner> {
+    let kind = match name.map(str::trim) {
+        None | Some("auto") => LearnerKind::LpMkl,
+        Some(s) => s.parse::<LearnerKind>().or_py()?,
+    };
+    let mut w = WrapperSpec::default();
+    if let Some(m) = max_iter {
+        w.max_iter = usize::try_from(m).unwrap_or(usize::MAX);
+    }
+    w.epsilon = epsilon.unwrap_or(w.epsilon);
+    w.tol = tol.unwrap_or(w.tol);
+    w.svm_tol = svm_tol.unwrap_or(w.svm_tol);
+    match kind {
+        LearnerKind::LpMkl => {
+            let given = [
+                ("max_iter", max_iter.is_some()),
+                ("epsilon", epsilon.is_some()),
+                ("tol", tol.is_some()),
+                ("svm_tol", svm_tol.is_some()),
+            ];
+            if let Some((name, _)) = given.iter().find(|(_, on)| *on) {
+                return Err(PyValueError::new_err(format!(
+                    "{name} is a setting of the simplemkl / gauss-seidel learners, not of \
+                     lp-mkl"
+                )));
+            }
+            Ok(PrecomputedLearner::LpMkl)
+        }
+        LearnerKind::SimpleMkl => Ok(PrecomputedLearner::SimpleMkl(w)),
+        LearnerKind::GaussSeidel => Ok(PrecomputedLearner::GaussSeidel(w)),
+        other => Err(PyValueError::new_err(format!(
+            "kernels='precomputed' trains lp-mkl, simplemkl or gauss-seidel; learner='{other}' \
+             computes its own kernels"
+        ))),
+    }
 }
 
 /// The dict on a run that `fit` and `fit_precomputed` return (without `selection`).

@@ -5,7 +5,8 @@
 //!
 //! - [`fit`](fit::fit): builds a [`multikernel::estimator::LearnerSpec`] from keyword
 //!   arguments and trains it (with the built-in selection when no `C` is given);
-//! - [`fit_precomputed`](fit::fit_precomputed): lp-MKL on the caller's kernel matrices;
+//! - [`fit_precomputed`](fit::fit_precomputed): lp-MKL, SimpleMKL or Gauss-Seidel on the
+//!   caller's kernel matrices;
 //! - [`Model`](model::PyModel): a trained model (predict, decision values, summary, bytes);
 //!   it pickles through the versioned model bytes;
 //! - [`svm_dual`](smo::svm_dual): the exact SVM dual solver (SMO) on a precomputed kernel,

@@ -442,7 +442,7 @@ struct FoldKernels {
 }
 
 /// Rows `rows` and columns `cols` of a kernel matrix (rows of a factor).
-fn cut(k: &KernelMatrix, rows: &[usize], cols: &[usize]) -> KernelMatrix {
+pub(crate) fn cut(k: &KernelMatrix, rows: &[usize], cols: &[usize]) -> KernelMatrix {
     match k {
         KernelMatrix::Factor(z) => KernelMatrix::Factor(z.select_rows(rows)),
         KernelMatrix::Dense(m) => {

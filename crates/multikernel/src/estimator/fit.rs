@@ -12,9 +12,8 @@ use crate::solver::online::parser::{fit_parser, ParserSpec};
 use crate::solver::online::sequence::{fit_sequence, SequenceFitConfig};
 use crate::solver::online::vector::{fit_vector, VectorFitConfig};
 use crate::solver::online::OnlineParams;
-use crate::solver::smo::SmoParams;
 use crate::solver::wrapper::sequence::{fit_sequence_wrapper, SequenceWrapperConfig};
-use crate::solver::wrapper::{WrapperMethod, WrapperModel, WrapperModelParams, WrapperParams};
+use crate::solver::wrapper::{WrapperMethod, WrapperModel, WrapperParams};
 use crate::task::parse::ParseData;
 use crate::task::tagging::TagData;
 use crate::task::targets::encode_targets;
@@ -647,23 +646,7 @@ fn fit_wrapper(
 ) -> Result<Fitted> {
     let (classes, y) = encode_targets(task, table.targets())?;
     let c = spec.strength.svm_c(table.len());
-    let params = WrapperModelParams {
-        method,
-        c,
-        epsilon: w.epsilon,
-        smo: SmoParams {
-            tol: w.svm_tol,
-            ..SmoParams::default()
-        },
-        wrapper: WrapperParams {
-            tol: w.tol,
-            max_iter: w.max_iter,
-            ..WrapperParams::default()
-        },
-        standardize: spec.standardize,
-        seed: spec.seed,
-        memory: spec.memory,
-    };
+    let params = w.model_params(method, c, spec.standardize, spec.seed, spec.memory);
     let (m, run) = WrapperModel::fit(
         table.x(),
         table.feature_names(),

@@ -131,7 +131,7 @@ pub mod spec;
 
 pub use auto::{fit_auto, fit_single_best, AutoConfig, AutoFitted, SelectionRecord};
 pub use fit::{fit, fit_checked, fit_with_validation, Fitted, PathChoice, TrainingData};
-pub use precomputed::{fit_precomputed, PrecomputedFitted, PrecomputedSpec};
+pub use precomputed::{fit_precomputed, PrecomputedFitted, PrecomputedLearner, PrecomputedSpec};
 pub use select::{select_spec, SpecSearch, SpecSelection};
 pub use spec::{
     Budget, CheckedSpec, GompSpec, Learner, LearnerKind, LearnerSpec, LossKind, LpMklSpec, MtlSpec,

@@ -24,6 +24,8 @@ use crate::error::{Error, Result};
 use crate::kernel::{KernelSpec, MemoryLimit};
 use crate::prox::RegSpec;
 use crate::solver::online::StepSchedule;
+use crate::solver::smo::SmoParams;
+use crate::solver::wrapper::{WrapperMethod, WrapperModelParams, WrapperParams};
 use crate::task::sequence::SeqLoss;
 use crate::task::{Loss, TaskKind};
 use serde::{Deserialize, Serialize};
@@ -528,6 +530,63 @@ impl Default for WrapperSpec {
     }
 }
 
+impl WrapperSpec {
+    /// Refuses a tolerance that is not a positive number, a negative or non-finite
+    /// epsilon, and zero iterations or epochs.
+    pub fn check(&self) -> Result<()> {
+        for (name, v) in [("tol", self.tol), ("svm_tol", self.svm_tol)] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(Error::param(name, v, "a positive number"));
+            }
+        }
+        if !(self.epsilon.is_finite() && self.epsilon >= 0.0) {
+            return Err(Error::param(
+                "epsilon",
+                self.epsilon,
+                "a finite number >= 0",
+            ));
+        }
+        for (name, v) in [
+            ("max_iter", self.max_iter),
+            ("first_epochs", self.first_epochs),
+            ("warm_epochs", self.warm_epochs),
+        ] {
+            if v == 0 {
+                return Err(Error::param(name, 0, "at least 1"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The settings of one wrapper fit on a table (SMO inside) with the SVM's C `c`.
+    pub fn model_params(
+        &self,
+        method: WrapperMethod,
+        c: f64,
+        standardize: bool,
+        seed: u64,
+        memory: MemoryLimit,
+    ) -> WrapperModelParams {
+        WrapperModelParams {
+            method,
+            c,
+            epsilon: self.epsilon,
+            smo: SmoParams {
+                tol: self.svm_tol,
+                ..SmoParams::default()
+            },
+            wrapper: WrapperParams {
+                tol: self.tol,
+                max_iter: self.max_iter,
+                ..WrapperParams::default()
+            },
+            standardize,
+            seed,
+            memory,
+        }
+    }
+}
+
 /// A learner with its own settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -767,25 +826,7 @@ impl LearnerSpec {
                     return Err(Error::param("p", l.p, "a number >= 1 or inf"));
                 }
             }
-            Learner::SimpleMkl(w) | Learner::GaussSeidel(w) => {
-                for (name, v) in [("tol", w.tol), ("svm_tol", w.svm_tol)] {
-                    if !(v.is_finite() && v > 0.0) {
-                        return Err(Error::param(name, v, "a positive number"));
-                    }
-                }
-                if !(w.epsilon.is_finite() && w.epsilon >= 0.0) {
-                    return Err(Error::param("epsilon", w.epsilon, "a finite number >= 0"));
-                }
-                for (name, v) in [
-                    ("max_iter", w.max_iter),
-                    ("first_epochs", w.first_epochs),
-                    ("warm_epochs", w.warm_epochs),
-                ] {
-                    if v == 0 {
-                        return Err(Error::param(name, 0, "at least 1"));
-                    }
-                }
-            }
+            Learner::SimpleMkl(w) | Learner::GaussSeidel(w) => w.check()?,
             Learner::MirrorDescent(p) | Learner::Ucd(p) | Learner::Poly(p) => {
                 if p.degree == 0 {
                     return Err(Error::param("degree", 0, "at least 1"));

@@ -22,6 +22,7 @@ use crate::kernel::MemoryLimit;
 use crate::solver::gomp::{GompModel, ValidationMetric};
 use crate::solver::lp_mkl::{LpMklModel, PrecomputedLpModel};
 use crate::solver::mirror_descent::PolyMklModel;
+use crate::solver::wrapper::PrecomputedWrapperModel;
 use crate::task::targets::{decode, expected_outputs};
 use crate::task::{Prediction, TaskKind};
 use serde::{Deserialize, Serialize};
@@ -171,20 +172,55 @@ fn check_outputs(task: TaskKind, classes: &[String], n_outputs: usize) -> Result
     Ok(())
 }
 
-impl BatchModel<PrecomputedLpModel> {
+/// A trained learner on kernel matrices the caller computed: decision values from
+/// test-by-train matrices (`test[m]` is `K_m(X_test, X_train)`), not from rows.
+pub trait KernelDecision {
+    /// Decision values (`n_test x n_outputs()`), the matrices read in place.
+    fn decision_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Matrix>;
+    /// Number of outputs (1, or the number of classes of a multiclass model).
+    fn n_outputs(&self) -> usize;
+    /// Checks that every stored shape agrees (a model read from a file).
+    fn validate(&self) -> Result<()>;
+}
+
+impl KernelDecision for PrecomputedLpModel {
+    fn decision_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Matrix> {
+        self.decision(test)
+    }
+    fn n_outputs(&self) -> usize {
+        PrecomputedLpModel::n_outputs(self)
+    }
+    fn validate(&self) -> Result<()> {
+        PrecomputedLpModel::validate(self)
+    }
+}
+
+impl KernelDecision for PrecomputedWrapperModel {
+    fn decision_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Matrix> {
+        self.decision(test)
+    }
+    fn n_outputs(&self) -> usize {
+        PrecomputedWrapperModel::n_outputs(self)
+    }
+    fn validate(&self) -> Result<()> {
+        PrecomputedWrapperModel::validate(self)
+    }
+}
+
+impl<L: KernelDecision> BatchModel<L> {
     /// Decision values from test-by-train kernel matrices (`test[m]` is `K_m(X_test,
     /// X_train)`), read in place.
     pub fn decision_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Matrix> {
-        self.learner.decision(test)
+        self.learner.decision_kernels(test)
     }
 
     /// Predictions (classes or values) from test-by-train kernel matrices.
     pub fn predict_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Vec<Prediction>> {
-        decode(self.task, &self.learner.decision(test)?)
+        decode(self.task, &self.learner.decision_kernels(test)?)
     }
 
     /// Checks that the task, the classes and the learner agree (a model read from a file).
-    pub fn validate(&self) -> Result<()> {
+    pub fn validate_kernels(&self) -> Result<()> {
         self.learner.validate()?;
         check_outputs(self.task, &self.classes, self.learner.n_outputs())
     }

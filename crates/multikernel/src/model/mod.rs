@@ -24,7 +24,7 @@ use crate::solver::online::parser::ParserModel;
 use crate::solver::online::sequence_model::SequenceModel;
 use crate::solver::online::vector_model::KernelMachine;
 use crate::solver::tagging::TaggerModel;
-use crate::solver::wrapper::{WrapperMethod, WrapperModel};
+use crate::solver::wrapper::{PrecomputedWrapperModel, WrapperMethod, WrapperModel};
 use crate::task::{Prediction, TaskKind};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
@@ -32,8 +32,8 @@ use std::path::Path;
 use summary::num;
 
 /// Any trained model. The serialized form names the variant in its `kind` field
-/// (`kernel-machine`, `sequence`, `gomp`, `lp-mkl`, `poly-mkl`, `parser`), as model files have since
-/// version 1.
+/// (`kernel-machine`, `sequence`, `gomp`, `lp-mkl`, `poly-mkl`, `parser`, `tagger`,
+/// `precomputed`, `wrapper`, `precomputed-wrapper`), as model files have since version 1.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "model", rename_all = "kebab-case")]
 #[non_exhaustive]
@@ -61,6 +61,10 @@ pub enum Model {
     /// Wrapper MKL (SimpleMKL or Gauss-Seidel) around the exact SMO solver: SVMs with
     /// kernel weights on the simplex.
     Wrapper(BatchModel<WrapperModel>),
+    /// Wrapper MKL (SimpleMKL, Rakotomamonjy et al. 2008, or Gauss-Seidel) on kernel
+    /// matrices the caller computed: predicts from test-by-train kernel matrices
+    /// ([`Model::decision_kernels`]), not from rows.
+    PrecomputedWrapper(BatchModel<PrecomputedWrapperModel>),
 }
 
 /// A test metric and its value.
@@ -96,6 +100,7 @@ impl Model {
             Model::PolyMkl(m) => Some(m.task),
             Model::Precomputed(m) => Some(m.task),
             Model::Wrapper(m) => Some(m.task),
+            Model::PrecomputedWrapper(m) => Some(m.task),
         }
     }
 
@@ -108,7 +113,7 @@ impl Model {
             Model::Gomp(m) => &m.feature_names,
             Model::LpMkl(m) => &m.feature_names,
             Model::PolyMkl(m) => &m.feature_names,
-            Model::Precomputed(_) => &[],
+            Model::Precomputed(_) | Model::PrecomputedWrapper(_) => &[],
             Model::Wrapper(m) => &m.feature_names,
         }
     }
@@ -134,6 +139,7 @@ impl Model {
             Model::PolyMkl(m) => &m.classes,
             Model::Precomputed(m) => &m.classes,
             Model::Wrapper(m) => &m.classes,
+            Model::PrecomputedWrapper(m) => &m.classes,
         }
     }
 
@@ -157,7 +163,7 @@ impl Model {
             )),
             Model::Parser(_) => Err(parser_refusal()),
             Model::Tagger(_) => Err(tagger_refusal()),
-            Model::Precomputed(_) => Err(Error::unsupported(
+            Model::Precomputed(_) | Model::PrecomputedWrapper(_) => Err(Error::unsupported(
                 "a model on precomputed kernels predicts from test-by-train kernel matrices, \
                  not from rows: use decision_kernels / predict_kernels",
             )),
@@ -170,6 +176,7 @@ impl Model {
     pub fn decision_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Matrix> {
         match self {
             Model::Precomputed(m) => m.decision_kernels(test),
+            Model::PrecomputedWrapper(m) => m.decision_kernels(test),
             _ => Err(Error::unsupported(
                 "this model computes its own kernels: give it rows (decision_function)",
             )),
@@ -179,16 +186,19 @@ impl Model {
     /// Predictions (class indices with the class names, or values) from test-by-train
     /// kernel matrices, for a model trained on precomputed kernels.
     pub fn predict_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Targets> {
-        let Model::Precomputed(m) = self else {
-            return Err(Error::unsupported(
-                "this model computes its own kernels: give it rows (predict)",
-            ));
+        let (pred, task, classes) = match self {
+            Model::Precomputed(m) => (m.predict_kernels(test)?, m.task, &m.classes),
+            Model::PrecomputedWrapper(m) => (m.predict_kernels(test)?, m.task, &m.classes),
+            _ => {
+                return Err(Error::unsupported(
+                    "this model computes its own kernels: give it rows (predict)",
+                ))
+            }
         };
-        let pred = m.predict_kernels(test)?;
-        Ok(match m.task {
+        Ok(match task {
             TaskKind::Regression => Targets::Real(pred.iter().map(Prediction::value).collect()),
             _ => Targets::Classes {
-                classes: m.classes.clone(),
+                classes: classes.clone(),
                 y: pred.iter().map(Prediction::class).collect(),
             },
         })
@@ -212,7 +222,9 @@ impl Model {
             Model::LpMkl(m) => m.decision(x, limit),
             Model::PolyMkl(m) => m.decision(x, limit),
             Model::Wrapper(m) => m.decision(x, limit),
-            Model::Precomputed(_) => unreachable!("refused above"),
+            Model::Precomputed(_) | Model::PrecomputedWrapper(_) => {
+                unreachable!("refused above")
+            }
             Model::Sequence(_) | Model::Parser(_) | Model::Tagger(_) => {
                 unreachable!("refused above")
             }
@@ -234,7 +246,9 @@ impl Model {
             Model::LpMkl(m) => m.predict(x, limit)?,
             Model::PolyMkl(m) => m.predict(x, limit)?,
             Model::Wrapper(m) => m.predict(x, limit)?,
-            Model::Precomputed(_) => unreachable!("refused above"),
+            Model::Precomputed(_) | Model::PrecomputedWrapper(_) => {
+                unreachable!("refused above")
+            }
             Model::Sequence(_) | Model::Parser(_) | Model::Tagger(_) => {
                 unreachable!("refused above")
             }
@@ -343,7 +357,8 @@ impl Model {
             Model::Gomp(m) => m.validate(),
             Model::LpMkl(m) => m.validate(),
             Model::PolyMkl(m) => m.validate(),
-            Model::Precomputed(m) => m.validate(),
+            Model::Precomputed(m) => m.validate_kernels(),
+            Model::PrecomputedWrapper(m) => m.validate_kernels(),
             Model::Wrapper(m) => m.validate(),
             Model::Parser(m) => m.validate().map_err(|e| Error::model("<model>", e)),
             Model::Tagger(m) => m.validate().map_err(|e| Error::model("<model>", e)),
@@ -380,6 +395,7 @@ impl Model {
             Model::PolyMkl(m) => m.selection.as_ref(),
             Model::Precomputed(m) => m.selection.as_ref(),
             Model::Wrapper(m) => m.selection.as_ref(),
+            Model::PrecomputedWrapper(m) => m.selection.as_ref(),
             _ => None,
         }
     }
@@ -393,6 +409,7 @@ impl Model {
             Model::PolyMkl(m) => m.selection = Some(record),
             Model::Precomputed(m) => m.selection = Some(record),
             Model::Wrapper(m) => m.selection = Some(record),
+            Model::PrecomputedWrapper(m) => m.selection = Some(record),
             _ => {}
         }
     }
@@ -418,6 +435,7 @@ impl Model {
             Model::PolyMkl(m) => poly_summary(m),
             Model::Precomputed(m) => precomputed_summary(m),
             Model::Wrapper(m) => wrapper_summary(m),
+            Model::PrecomputedWrapper(m) => precomputed_wrapper_summary(m),
             Model::Parser(m) => parser_summary(m),
             Model::Tagger(m) => tagger_summary(m),
         }
@@ -754,9 +772,9 @@ fn lp_summary(m: &BatchModel<LpMklModel>) -> Summary {
     s
 }
 
-fn wrapper_summary(m: &BatchModel<WrapperModel>) -> Summary {
-    let l = &m.learner;
-    let (name, what) = match l.method {
+/// The wrappers' short name and description.
+fn wrapper_names(method: WrapperMethod) -> (&'static str, &'static str) {
+    match method {
         WrapperMethod::SimpleMkl => (
             "SimpleMKL",
             "SimpleMKL: reduced gradient over SVMs (Rakotomamonjy et al. 2008)",
@@ -765,7 +783,12 @@ fn wrapper_summary(m: &BatchModel<WrapperModel>) -> Summary {
             "Gauss-Seidel MKL",
             "Gauss-Seidel MKL: alternating SVMs and closed-form weights (Kloft et al. 2011)",
         ),
-    };
+    }
+}
+
+fn wrapper_summary(m: &BatchModel<WrapperModel>) -> Summary {
+    let l = &m.learner;
+    let (name, what) = wrapper_names(l.method);
     let mut s = batch_base(m, what);
     s.settings = vec![
         ("C".into(), num(l.c)),
@@ -789,6 +812,35 @@ fn wrapper_summary(m: &BatchModel<WrapperModel>) -> Summary {
     );
     s.columns = vec!["weight".into()];
     s.kernels = value_rows(l.kernel_weights());
+    s
+}
+
+fn precomputed_wrapper_summary(m: &BatchModel<PrecomputedWrapperModel>) -> Summary {
+    let l = &m.learner;
+    let (name, what) = wrapper_names(l.method);
+    let mut s = batch_base(m, &format!("{what}, on precomputed kernels"));
+    s.settings = vec![
+        ("C".into(), num(l.c)),
+        ("outputs".into(), l.n_outputs().to_string()),
+        ("training points".into(), l.n_train.to_string()),
+    ];
+    if let Some(e) = l.epsilon {
+        s.settings.push(("epsilon".into(), num(e)));
+    }
+    s.headline = format!(
+        "{name} on precomputed kernels: C {}, {} kernels ({} with weight 0), J {:.6} after \
+         {} iterations, relative MKL gap {:.2e}, SVM duality gap {:.2e}{}",
+        num(l.c),
+        l.kernel_names.len(),
+        l.weights.iter().filter(|t| **t == 0.0).count(),
+        l.objective.last().copied().unwrap_or(f64::NAN),
+        l.objective.len().saturating_sub(1),
+        l.mkl_gap,
+        l.svm_gap,
+        if l.converged { "" } else { " (not converged)" }
+    );
+    s.columns = vec!["weight".into()];
+    s.kernels = value_rows(l.kernels());
     s
 }
 

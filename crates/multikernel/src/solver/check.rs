@@ -85,26 +85,48 @@ impl SharedCoefModel<'_> {
                 k.n_features(),
             )?;
         }
-        if let Some(m) = self
-            .weights
-            .iter()
-            .position(|t| !(t.is_finite() && *t >= 0.0))
-        {
-            return Err(Error::model(
-                origin,
-                format!(
-                    "the weight of kernel {m} is {}, not a finite number >= 0",
-                    self.weights[m]
-                ),
-            ));
-        }
-        let k = self.bias.len();
-        if k == 0 {
-            return Err(Error::model(origin, "the model has no output"));
-        }
-        finite(origin, || "the bias".into(), self.bias)?;
-        matrix(origin, "the coefficients", self.coef, n, k)
+        shared_coef(
+            origin,
+            self.kernels.len(),
+            n,
+            self.weights,
+            self.coef,
+            self.bias,
+        )
     }
+}
+
+/// The coefficients of a model `f = sum_m w_m K_m coef + b` over `n` training points (on
+/// rows, [`SharedCoefModel`], or on precomputed kernels): one finite weight `>= 0` per
+/// kernel, at least one output, a finite bias, `coef` of `n` rows by the outputs.
+pub(crate) fn shared_coef(
+    origin: &str,
+    n_kernels: usize,
+    n: usize,
+    weights: &[f64],
+    coef: &Matrix,
+    bias: &[f64],
+) -> Result<()> {
+    len(
+        || format!("{origin}: kernel weights (one per kernel)"),
+        n_kernels,
+        weights.len(),
+    )?;
+    if let Some(m) = weights.iter().position(|t| !(t.is_finite() && *t >= 0.0)) {
+        return Err(Error::model(
+            origin,
+            format!(
+                "the weight of kernel {m} is {}, not a finite number >= 0",
+                weights[m]
+            ),
+        ));
+    }
+    let k = bias.len();
+    if k == 0 {
+        return Err(Error::model(origin, "the model has no output"));
+    }
+    finite(origin, || "the bias".into(), bias)?;
+    matrix(origin, "the coefficients", coef, n, k)
 }
 
 /// `index < bound`, else a model error: `what` refers to something that does not exist.

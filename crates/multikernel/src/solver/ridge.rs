@@ -456,6 +456,58 @@ pub(crate) fn predict_shared_coef(
     predict_rows(&chosen, &refs, bias, standardizer, x_train, x, limit)
 }
 
+/// [`predict_shared_coef`] on kernel matrices the caller computed (lp-MKL and the wrappers
+/// on precomputed kernels): `f = sum_m w_m K_m(X_test, X_train) coef + b`, with `test[m]`
+/// the `n_test x n_train` matrix of kernel `m`, read in place; kernels of weight 0 are
+/// skipped. Refuses a number of matrices other than the weights' and matrices of other
+/// shapes.
+pub(crate) fn decision_from_kernels(
+    test: &[MatrixRef<'_>],
+    n_train: usize,
+    weights: &[f64],
+    coef: &Matrix,
+    bias: &[f64],
+) -> Result<Matrix> {
+    if test.len() != weights.len() {
+        return Err(Error::shape(
+            "kernel matrices (one per kernel of the model)",
+            weights.len(),
+            test.len(),
+        ));
+    }
+    let rows = test.first().map_or(0, |k| k.rows());
+    for (m, k) in test.iter().enumerate() {
+        if k.cols() != n_train || k.rows() != rows {
+            return Err(Error::data(format!(
+                "kernel {m}: a test kernel matrix must be n_test x n_train = {rows} x \
+                 {n_train}; found {} x {}",
+                k.rows(),
+                k.cols()
+            )));
+        }
+    }
+    let outputs = coef.cols;
+    let mut out = Matrix::zeros(rows, outputs);
+    out.data
+        .par_chunks_mut(outputs.max(1))
+        .enumerate()
+        .for_each(|(i, o)| {
+            o.copy_from_slice(bias);
+            for (k, &w) in test.iter().zip(weights) {
+                if w == 0.0 {
+                    continue;
+                }
+                for (j, &v) in k.row(i).iter().enumerate() {
+                    let a = coef.row(j);
+                    for c in 0..outputs {
+                        o[c] += w * v * a[c];
+                    }
+                }
+            }
+        });
+    Ok(out)
+}
+
 /// [`predict_rows`] on rows already standardized like `x_train`.
 pub(crate) fn predict_rows_std(
     kernels: &[FittedKernel],

@@ -13,6 +13,7 @@ use super::engine::LpMklSolution;
 use crate::data::{Matrix, MatrixRef};
 use crate::error::{Error, Result};
 use crate::solver::check;
+use crate::solver::ridge::decision_from_kernels;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -78,47 +79,8 @@ impl PrecomputedLpModel {
     /// Decision values `n_test x outputs` from the test-by-train matrices (`test[m]` is
     /// `K_m(X_test, X_train)`, `n_test x n_train`), read in place.
     pub fn decision(&self, test: &[MatrixRef<'_>]) -> Result<Matrix> {
-        let m_count = self.kernel_names.len();
-        if test.len() != m_count {
-            return Err(Error::shape(
-                "kernel matrices (one per kernel of the model)",
-                m_count,
-                test.len(),
-            ));
-        }
-        let rows = test.first().map_or(0, |k| k.rows());
-        for (m, k) in test.iter().enumerate() {
-            if k.cols() != self.n_train || k.rows() != rows {
-                return Err(Error::data(format!(
-                    "kernel {m}: a test kernel matrix must be n_test x n_train = {rows} x {}; \
-                     found {} x {}",
-                    self.n_train,
-                    k.rows(),
-                    k.cols()
-                )));
-            }
-        }
         let s = &self.solution;
-        let outputs = s.alpha.cols;
-        let mut out = Matrix::zeros(rows, outputs);
-        out.data
-            .par_chunks_mut(outputs.max(1))
-            .enumerate()
-            .for_each(|(i, o)| {
-                o.copy_from_slice(&s.bias);
-                for (k, &theta) in test.iter().zip(&s.theta) {
-                    if theta == 0.0 {
-                        continue;
-                    }
-                    for (j, &v) in k.row(i).iter().enumerate() {
-                        let a = s.alpha.row(j);
-                        for c in 0..outputs {
-                            o[c] += theta * v * a[c];
-                        }
-                    }
-                }
-            });
-        Ok(out)
+        decision_from_kernels(test, self.n_train, &s.theta, &s.alpha, &s.bias)
     }
 
     /// Outputs: 1, or the number of classes of a multiclass model.

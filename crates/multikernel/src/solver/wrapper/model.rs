@@ -2,8 +2,8 @@
 //! SMO solver): kernels fitted on the (standardized) training rows, their weights `d` on
 //! the simplex, one SVM per output (`f(x) = sum_m d_m k_m(x, X) beta + b`), and prediction.
 
-use super::svm_inner::{SvmInner, SvmTask};
-use super::{gauss_seidel, simplemkl, WrapperMethod, WrapperParams, WrapperStep};
+use super::grams::fit_grams;
+use super::{WrapperMethod, WrapperParams, WrapperStep};
 use crate::data::standardize::Standardizer;
 use crate::data::{Matrix, MatrixRef};
 use crate::error::{Error, Result};
@@ -75,29 +75,6 @@ pub struct WrapperModel {
     pub converged: bool,
 }
 
-/// The machines' labels from the encoded targets (`-1/+1` column, one-hot columns, or real
-/// values).
-fn svm_task(task: TaskKind, y: &Matrix, epsilon: f64) -> Result<SvmTask> {
-    Ok(match task {
-        TaskKind::Binary => SvmTask::Binary((0..y.rows).map(|i| y.get(i, 0)).collect()),
-        TaskKind::Multiclass => SvmTask::OneVsRest {
-            classes: (0..y.rows)
-                .map(|i| {
-                    y.row(i)
-                        .iter()
-                        .position(|&v| v > 0.5)
-                        .ok_or_else(|| Error::data(format!("row {i} has no class")))
-                })
-                .collect::<Result<_>>()?,
-            k: y.cols,
-        },
-        TaskKind::Regression => SvmTask::Regression {
-            z: (0..y.rows).map(|i| y.get(i, 0)).collect(),
-            epsilon,
-        },
-    })
-}
-
 impl WrapperModel {
     /// Fits on raw rows `x` with the encoded targets `y` of `task`
     /// ([`crate::task::targets::encode_targets`]). A cancelled run gives the model of the
@@ -139,40 +116,24 @@ impl WrapperModel {
                 f @ KernelMatrix::Factor(_) => f.to_dense(),
             })
             .collect();
-        let svm = svm_task(task, y, params.epsilon)?;
-        let mut inner = SvmInner::new(&dense, svm, params.c, params.smo)?;
-        let mut hook = |s: &WrapperStep, _: &super::InnerSolve<_>| on_step(s);
-        let result = match params.method {
-            WrapperMethod::SimpleMkl => simplemkl(&mut inner, &params.wrapper, observer, &mut hook),
-            WrapperMethod::GaussSeidel => {
-                gauss_seidel(&mut inner, &params.wrapper, observer, &mut hook)
-            }
-        }?;
-        let fits = &result.solve.state;
-        let outputs = fits.len();
-        let mut coef = Matrix::zeros(n, outputs);
-        for (o, f) in fits.iter().enumerate() {
-            for (i, v) in f.coef.iter().enumerate() {
-                coef.set(i, o, *v);
-            }
-        }
+        let (fit, run) = fit_grams(&dense, y, task, params, observer, on_step)?;
         let model = WrapperModel {
             method: params.method,
             feature_names: feature_names.to_vec(),
             standardizer,
             x_train: xs,
             kernels: fitted,
-            weights: result.weights.clone(),
-            coef,
-            bias: fits.iter().map(|f| f.bias).collect(),
+            weights: fit.weights,
+            coef: fit.coef,
+            bias: fit.bias,
             c: params.c,
             epsilon: (task == TaskKind::Regression).then_some(params.epsilon),
-            objective: result.steps.iter().map(|s| s.objective).collect(),
-            mkl_gap: result.steps.last().map_or(f64::NAN, |s| s.gap),
-            svm_gap: result.solve.gap.unwrap_or(f64::NAN),
-            converged: result.run.status == RunStatus::Converged,
+            objective: fit.objective,
+            mkl_gap: fit.mkl_gap,
+            svm_gap: fit.svm_gap,
+            converged: run.status == RunStatus::Converged,
         };
-        Ok((model, result.run))
+        Ok((model, run))
     }
 
     /// Decision values `n x outputs` of raw rows; `limit` bounds the cross Gram matrices.
