@@ -5,34 +5,88 @@
 //! and explicit groups are both blocks of `theta`, and Alg. 1's subgradient and proximal
 //! steps treat them alike (the gradient of block `g` is `z_g(x_i) (dLoss/dscore)^T`).
 //!
+//! The mapped rows are stored when they fit ([`MappedRows::Stored`]) or recomputed from the
+//! training rows at each use ([`MappedRows::OnTheFly`]: memory bounded by the rows and the
+//! maps, at the cost of evaluating the map, e.g. `D` cosines, again in every round).
+//!
 //! With a linear kernel the two forms are the same model (`k(x, x') = z(x) . z(x')`): the
 //! iterates agree up to rounding, which the tests of `solver::online::vector` check.
 
 use crate::data::Matrix;
+use crate::kernel::FeatureMap;
 use crate::params::ScaledVec;
 use crate::task::online::{ExplicitGroup, Gradient, GroupRole, OnlineTask};
 use crate::task::VectorTask;
 use std::ops::Range;
 
+/// The mapped training rows `z_g(x_i)` of the feature groups.
+pub enum MappedRows<'a> {
+    /// Computed once: per group `n x D_g`.
+    Stored(&'a [Matrix]),
+    /// Computed from the training rows `x` at each use.
+    OnTheFly {
+        x: &'a Matrix,
+        maps: &'a [FeatureMap],
+    },
+}
+
+impl MappedRows<'_> {
+    fn dims(&self) -> Vec<usize> {
+        match self {
+            MappedRows::Stored(z) => z.iter().map(|z| z.cols).collect(),
+            MappedRows::OnTheFly { maps, .. } => maps.iter().map(FeatureMap::dim).collect(),
+        }
+    }
+
+    /// Calls `f` with `z_g(x_i)` of every group.
+    fn with_row<R>(&self, i: usize, f: impl FnOnce(&[&[f64]]) -> R) -> R {
+        match self {
+            MappedRows::Stored(z) => {
+                let rows: Vec<&[f64]> = z.iter().map(|z| z.row(i)).collect();
+                f(&rows)
+            }
+            MappedRows::OnTheFly { x, maps } => {
+                let total = maps.iter().map(FeatureMap::dim).sum();
+                let mut buf = vec![0.0; total];
+                let mut rest = buf.as_mut_slice();
+                for map in maps.iter() {
+                    let (head, tail) = rest.split_at_mut(map.dim());
+                    map.map_row(x.row(i), head);
+                    rest = tail;
+                }
+                let mut rows: Vec<&[f64]> = Vec::with_capacity(maps.len());
+                let mut rest = buf.as_slice();
+                for map in maps.iter() {
+                    let (head, tail) = rest.split_at(map.dim());
+                    rows.push(head);
+                    rest = tail;
+                }
+                f(&rows)
+            }
+        }
+    }
+}
+
 /// [`VectorTask`] plus explicit feature groups (module docs). The inner task's explicit
-/// groups (the bias) come first, then one group per feature matrix.
+/// groups (the bias) come first, then one group per feature map.
 pub struct ExplicitVectorTask<'a> {
     inner: &'a VectorTask,
-    /// Per group: the mapped training rows, `n x D_g`.
-    features: &'a [Matrix],
+    rows: MappedRows<'a>,
+    dims: Vec<usize>,
     names: Vec<String>,
     first: usize,
 }
 
 impl<'a> ExplicitVectorTask<'a> {
-    /// `features[g]` holds `z_g` of every training row (as many rows as `inner` has
-    /// examples), `names[g]` names the group.
-    pub fn new(inner: &'a VectorTask, features: &'a [Matrix], names: Vec<String>) -> Self {
-        debug_assert_eq!(features.len(), names.len());
-        debug_assert!(features.iter().all(|z| z.rows == inner.n_examples()));
+    /// `rows` gives `z_g` of every training row (as many rows as `inner` has examples),
+    /// `names[g]` names group `g`.
+    pub fn new(inner: &'a VectorTask, rows: MappedRows<'a>, names: Vec<String>) -> Self {
+        let dims = rows.dims();
+        debug_assert_eq!(dims.len(), names.len());
         ExplicitVectorTask {
             inner,
-            features,
+            rows,
+            dims,
             names,
             first: inner.explicit_groups().len(),
         }
@@ -61,12 +115,12 @@ impl OnlineTask for ExplicitVectorTask<'_> {
         let l = self.inner.n_labels();
         let mut groups = self.inner.explicit_groups();
         groups.extend(
-            self.features
+            self.dims
                 .iter()
                 .zip(&self.names)
-                .map(|(z, name)| ExplicitGroup {
+                .map(|(&d, name)| ExplicitGroup {
                     name: name.clone(),
-                    len: z.cols * l,
+                    len: d * l,
                     role: GroupRole::Regularized,
                 }),
         );
@@ -80,35 +134,37 @@ impl OnlineTask for ExplicitVectorTask<'_> {
         grad: &mut Gradient,
     ) -> f64 {
         let l = self.inner.n_labels();
-        let mut s = scores.to_vec();
-        for (g, z) in self.features.iter().enumerate() {
-            let block = &explicit[self.first + g];
-            let (scale, coef) = (block.scale(), block.coef());
-            for (d, &zd) in z.row(i).iter().enumerate() {
-                if zd != 0.0 {
-                    let w = &coef[d * l..(d + 1) * l];
-                    for (o, &c) in s.iter_mut().zip(w) {
-                        *o += scale * zd * c;
+        self.rows.with_row(i, |z| {
+            let mut s = scores.to_vec();
+            for (g, zg) in z.iter().enumerate() {
+                let block = &explicit[self.first + g];
+                let (scale, coef) = (block.scale(), block.coef());
+                for (d, &zd) in zg.iter().enumerate() {
+                    if zd != 0.0 {
+                        let w = &coef[d * l..(d + 1) * l];
+                        for (o, &c) in s.iter_mut().zip(w) {
+                            *o += scale * zd * c;
+                        }
                     }
                 }
             }
-        }
-        let loss = self.inner.loss_grad(i, &s, &explicit[..self.first], grad);
-        let gs = &grad.scores;
-        if gs.iter().any(|&g| g != 0.0) {
-            for (g, z) in self.features.iter().enumerate() {
-                for (d, &zd) in z.row(i).iter().enumerate() {
-                    if zd != 0.0 {
-                        for (y, &gy) in gs.iter().enumerate() {
-                            if gy != 0.0 {
-                                grad.explicit.push((self.first + g, d * l + y, zd * gy));
+            let loss = self.inner.loss_grad(i, &s, &explicit[..self.first], grad);
+            let gs = &grad.scores;
+            if gs.iter().any(|&g| g != 0.0) {
+                for (g, zg) in z.iter().enumerate() {
+                    for (d, &zd) in zg.iter().enumerate() {
+                        if zd != 0.0 {
+                            for (y, &gy) in gs.iter().enumerate() {
+                                if gy != 0.0 {
+                                    grad.explicit.push((self.first + g, d * l + y, zd * gy));
+                                }
                             }
                         }
                     }
                 }
             }
-        }
-        loss
+            loss
+        })
     }
     fn loss_at_zero(&self) -> f64 {
         self.inner.loss_at_zero()

@@ -17,12 +17,16 @@ use crate::solver::online::compact::{compact, GroupNorms};
 use crate::solver::online::vector_model::{KernelMachine, OnlineTraining};
 use crate::solver::online::OnlineState;
 use crate::solver::online::{EpochReport, OnlineLearner, OnlineParams};
-use crate::task::explicit_vector::ExplicitVectorTask;
+use crate::task::explicit_vector::{ExplicitVectorTask, MappedRows};
 use crate::task::online::OnlineTask;
 use crate::task::targets::online_targets;
 use crate::task::vector::check_loss;
 use crate::task::{Loss, TaskKind, VectorTask};
 use rayon::prelude::*;
+
+/// Largest size of the stored mapped rows of the explicit groups (bytes); above it they
+/// are computed again in every round.
+pub const STORE_MAPPED: usize = 1 << 28;
 
 /// Everything that defines a training run on vector data.
 #[derive(Debug, Clone)]
@@ -85,10 +89,14 @@ pub fn fit_vector(
         })
         .collect();
     let mapped: usize = maps.iter().map(|z| z.dim()).sum();
+    // The mapped rows are stored when they take at most STORE_MAPPED bytes, else computed
+    // again in every round (memory: the rows and the maps only).
+    let store = mapped.saturating_mul(n).saturating_mul(8) <= STORE_MAPPED;
     cfg.memory.check(
-        (gram_ids.len() * n * n + mapped * n) * 8,
+        (gram_ids.len() * n * n + if store { mapped * n } else { 0 }) * 8,
         &format!(
-            "{} training Gram matrices of {n} x {n} and {mapped} explicit features of {n} rows",
+            "{} training Gram matrices of {n} x {n} and the {mapped} explicit features of \
+             {n} rows",
             gram_ids.len()
         ),
     )?;
@@ -107,6 +115,7 @@ pub fn fit_vector(
         .collect::<Result<_>>()?;
     let features: Vec<Matrix> = maps
         .iter()
+        .filter(|_| store)
         .map(|z| {
             if observer.should_stop() {
                 Matrix::zeros(n, z.dim())
@@ -125,7 +134,12 @@ pub fn fit_vector(
             .iter()
             .map(|&m| kernels[m].name.clone())
             .collect();
-        let with_features = ExplicitVectorTask::new(&task, &features, names);
+        let rows = if store {
+            MappedRows::Stored(&features)
+        } else {
+            MappedRows::OnTheFly { x: &x, maps: &maps }
+        };
+        let with_features = ExplicitVectorTask::new(&task, rows, names);
         run(&with_features, &grams, cfg, observer, &mut last)?
     };
     let mut compact = compact(
@@ -217,4 +231,54 @@ fn run<T: OnlineTask>(
         Control::Continue
     });
     Ok((state, info, gamma))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::vector::default_loss;
+    use rand::{Rng, SeedableRng};
+
+    /// The explicit groups' mapped rows stored or computed again at each use: the same run,
+    /// to the last bit (a random Fourier map and a linear one, with a bias, averaging on).
+    #[test]
+    fn stored_and_recomputed_mapped_rows_give_the_same_run() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let (n, d) = (120, 4);
+        let x = Matrix::from_vec(n, d, (0..n * d).map(|_| rng.gen_range(-1.0..1.0)).collect());
+        let targets: Vec<f64> = (0..n)
+            .map(|i| {
+                if x.get(i, 0) * x.get(i, 1) > 0.0 {
+                    1.0
+                } else {
+                    -1.0
+                }
+            })
+            .collect();
+        let specs: Vec<KernelSpec> = ["rbf:approx=rff,dim=32", "linear:norm=trace"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+        let kernels = fit_all(&specs, &x, &[], 1).unwrap();
+        let maps: Vec<_> = kernels.iter().map(|k| k.feature_map().unwrap()).collect();
+        let stored: Vec<Matrix> = maps.iter().map(|m| m.map_rows(&x)).collect();
+        let task = VectorTask::new(default_loss(TaskKind::Binary), targets, 1, true);
+        let params = OnlineParams {
+            lambda: 1e-2,
+            epochs: 3,
+            averaging: true,
+            ..OnlineParams::default()
+        };
+        let run_with = |rows: MappedRows<'_>| {
+            let names = vec!["a".to_string(), "b".to_string()];
+            let t = ExplicitVectorTask::new(&task, rows, names);
+            let learner = OnlineLearner::new(&t, &[], params.clone()).unwrap();
+            let (state, _) = learner.run(&(), &mut |_, _| Control::Continue);
+            (state.explicit_values(false), state.explicit_values(true))
+        };
+        let a = run_with(MappedRows::Stored(&stored));
+        let b = run_with(MappedRows::OnTheFly { x: &x, maps: &maps });
+        assert_eq!(a, b);
+        assert!(a.0[1].iter().any(|v| *v != 0.0));
+    }
 }
