@@ -225,3 +225,30 @@ def test_wrapper_settings_belong_to_the_wrappers(sonar):
     assert clf.learner_ == "gauss-seidel"
     assert abs(clf.kernel_weights_.sum() - 1.0) < 1e-9
     assert "Gauss-Seidel" in clf.summary_
+
+
+def test_random_fourier_kernels_through_the_estimator(sonar):
+    # rbf:approx=rff,dim=D: the online learner trains the map as an explicit group (no
+    # support rows), near the exact kernel's accuracy; pickled and reloaded it predicts the
+    # same; the same random_state gives the same map and model bytes.
+    import pickle
+
+    X, y = sonar
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+    exact = MKLClassifier(learner="online", kernels=["rbf", "linear"], C=10.0, random_state=1)
+    approx = MKLClassifier(
+        learner="online",
+        kernels=["rbf:approx=rff,dim=2048", "linear"],
+        C=10.0,
+        random_state=1,
+    )
+    exact.fit(Xtr, ytr)
+    approx.fit(Xtr, ytr)
+    assert approx.score(Xte, yte) > exact.score(Xte, yte) - 0.1
+    assert "~rff2048" in approx.kernels_[0]
+    back = pickle.loads(pickle.dumps(approx))
+    np.testing.assert_array_equal(back.decision_function(Xte), approx.decision_function(Xte))
+    again = MKLClassifier(**approx.get_params()).fit(Xtr, ytr)
+    assert again.model_.to_bytes() == approx.model_.to_bytes()
+    with pytest.raises(ValueError, match="rbf only"):
+        MKLClassifier(learner="online", kernels=["linear:approx=rff"], C=1.0).fit(Xtr, ytr)
