@@ -786,6 +786,30 @@ fn wrapper_names(method: WrapperMethod) -> (&'static str, &'static str) {
     }
 }
 
+/// A wrapper's headline: C, kernels (with weight 0), the last `J(d)` and the iterations,
+/// the relative MKL and SVM duality gaps, convergence.
+fn wrapper_headline(
+    name: &str,
+    c: f64,
+    weights: &[f64],
+    objective: &[f64],
+    (mkl_gap, svm_gap): (f64, f64),
+    converged: bool,
+) -> String {
+    format!(
+        "{name}: C {}, {} kernels ({} with weight 0), J {:.6} after {} iterations, relative \
+         MKL gap {:.2e}, SVM duality gap {:.2e}{}",
+        num(c),
+        weights.len(),
+        weights.iter().filter(|t| **t == 0.0).count(),
+        objective.last().copied().unwrap_or(f64::NAN),
+        objective.len().saturating_sub(1),
+        mkl_gap,
+        svm_gap,
+        if converged { "" } else { " (not converged)" }
+    )
+}
+
 fn wrapper_summary(m: &BatchModel<WrapperModel>) -> Summary {
     let l = &m.learner;
     let (name, what) = wrapper_names(l.method);
@@ -798,17 +822,13 @@ fn wrapper_summary(m: &BatchModel<WrapperModel>) -> Summary {
     if let Some(e) = l.epsilon {
         s.settings.push(("epsilon".into(), num(e)));
     }
-    s.headline = format!(
-        "{name}: C {}, {} kernels ({} with weight 0), J {:.6} after {} iterations, relative \
-         MKL gap {:.2e}, SVM duality gap {:.2e}{}",
-        num(l.c),
-        l.kernels.len(),
-        l.weights.iter().filter(|t| **t == 0.0).count(),
-        l.objective.last().copied().unwrap_or(f64::NAN),
-        l.objective.len().saturating_sub(1),
-        l.mkl_gap,
-        l.svm_gap,
-        if l.converged { "" } else { " (not converged)" }
+    s.headline = wrapper_headline(
+        name,
+        l.c,
+        &l.weights,
+        &l.objective,
+        (l.mkl_gap, l.svm_gap),
+        l.converged,
     );
     s.columns = vec!["weight".into()];
     s.kernels = value_rows(l.kernel_weights());
@@ -827,17 +847,13 @@ fn precomputed_wrapper_summary(m: &BatchModel<PrecomputedWrapperModel>) -> Summa
     if let Some(e) = l.epsilon {
         s.settings.push(("epsilon".into(), num(e)));
     }
-    s.headline = format!(
-        "{name} on precomputed kernels: C {}, {} kernels ({} with weight 0), J {:.6} after \
-         {} iterations, relative MKL gap {:.2e}, SVM duality gap {:.2e}{}",
-        num(l.c),
-        l.kernel_names.len(),
-        l.weights.iter().filter(|t| **t == 0.0).count(),
-        l.objective.last().copied().unwrap_or(f64::NAN),
-        l.objective.len().saturating_sub(1),
-        l.mkl_gap,
-        l.svm_gap,
-        if l.converged { "" } else { " (not converged)" }
+    s.headline = wrapper_headline(
+        &format!("{name} on precomputed kernels"),
+        l.c,
+        &l.weights,
+        &l.objective,
+        (l.mkl_gap, l.svm_gap),
+        l.converged,
     );
     s.columns = vec!["weight".into()];
     s.kernels = value_rows(l.kernels());

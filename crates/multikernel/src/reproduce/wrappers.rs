@@ -31,9 +31,10 @@ use crate::plot::{LinePlot, Series};
 use crate::reproduce::ocr::{curve_sample, kernel_set, methods, state_accuracy, OcrConfig};
 use crate::reproduce::{Report, Row};
 use crate::run::Control;
+use crate::solver::online::compact::cached_norms;
 use crate::solver::online::sequence::{fit_with_grams, lambda_from_c, SequenceFitConfig};
 use crate::solver::online::sequence_model::KernelGroup;
-use crate::solver::online::{OnlineParams, OnlineState, StepSchedule};
+use crate::solver::online::{OnlineParams, StepSchedule};
 use crate::solver::wrapper::sequence::{
     explicit_sqnorm, fit_wrapper_with_grams, mkl_objective, SequenceWrapperConfig, FIRST_EPOCHS,
     WARM_EPOCHS,
@@ -147,25 +148,6 @@ impl MethodRun {
 /// `(objective - optimum) / |optimum|`.
 pub fn relative_excess(objective: f64, optimum: f64) -> f64 {
     (objective - optimum) / optimum.abs().max(f64::MIN_POSITIVE)
-}
-
-/// SPOM's kernel-group norms from the cached scores (`||theta_m||^2 = s^2 sum c F`).
-fn cached_block_norms(st: &OnlineState) -> Vec<f64> {
-    let l = st.n_labels;
-    st.kernel
-        .iter()
-        .map(|g| {
-            let (c, f, s) = (g.coef(), g.image(), g.scale());
-            let n = c.len() / l.max(1);
-            let mut sq = 0.0;
-            for j in 0..n {
-                for y in 0..l {
-                    sq += c[j * l + y] * f[y * n + j];
-                }
-            }
-            (s * s * sq).max(0.0).sqrt()
-        })
-        .collect()
 }
 
 /// The methods `cfg` asks for, in [`METHODS`] order.
@@ -376,7 +358,7 @@ fn run_spom(
             };
             let objective = mkl_objective(
                 lambda,
-                &cached_block_norms(st),
+                &cached_norms(st),
                 rep.average_loss,
                 explicit_sqnorm(st),
             );

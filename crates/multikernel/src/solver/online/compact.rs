@@ -135,8 +135,9 @@ pub fn compact(
     })
 }
 
-/// The last iterate's kernel-group norms from the cached (label-major) scores `F = K c`.
-fn cached_norms(state: &OnlineState) -> Vec<f64> {
+/// The last iterate's kernel-group norms from the cached (label-major) scores `F = K c`
+/// (`||theta_m||^2 = s^2 sum_{p, y} c[p, y] F[y, p]`).
+pub fn cached_norms(state: &OnlineState) -> Vec<f64> {
     let l = state.n_labels;
     state
         .kernel
