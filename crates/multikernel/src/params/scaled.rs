@@ -144,6 +144,50 @@ impl ScaledVec {
         }
     }
 
+    /// theta <- theta + mult z v^T for a feature-major block (`len = z.len() * v.len()`,
+    /// entry `d * v.len() + y`), with the squared norm updated exactly:
+    /// `2 mult <theta, z v^T> + mult^2 ||z||^2 ||v||^2` (martins2011 Sec. 3.4). O(len), no
+    /// per-entry bookkeeping: the dense gradient of an explicit feature group.
+    pub fn add_outer(&mut self, z: &[f64], v: &[f64], mult: f64) {
+        let l = v.len();
+        debug_assert_eq!(z.len() * l, self.coef.len());
+        let inner = if l == 1 {
+            v[0] * crate::linalg::dot(&self.coef, z)
+        } else {
+            z.iter()
+                .enumerate()
+                .filter(|(_, zd)| **zd != 0.0)
+                .map(|(d, zd)| zd * crate::linalg::dot(&self.coef[d * l..(d + 1) * l], v))
+                .sum()
+        };
+        let gg = mult * mult * crate::linalg::sq_norm(z) * crate::linalg::sq_norm(v);
+        self.add_to_sqnorm(2.0 * mult * self.scale * inner + gg);
+        let f = mult / self.scale;
+        let cum = self.cum_scale;
+        if l == 1 {
+            let a = f * v[0];
+            crate::linalg::axpy(a, z, &mut self.coef);
+            if self.averaging {
+                crate::linalg::axpy(a * cum, z, &mut self.correction);
+            }
+            return;
+        }
+        for (d, &zd) in z.iter().enumerate() {
+            if zd == 0.0 {
+                continue;
+            }
+            let a = f * zd;
+            for (c, &vy) in self.coef[d * l..(d + 1) * l].iter_mut().zip(v) {
+                *c += a * vy;
+            }
+            if self.averaging {
+                for (b, &vy) in self.correction[d * l..(d + 1) * l].iter_mut().zip(v) {
+                    *b += a * vy * cum;
+                }
+            }
+        }
+    }
+
     /// Adds `v` to the maintained squared norm: for theta <- theta + g,
     /// v = 2 <theta, g> + ||g||^2 (martins2011 Sec. 3.4).
     #[inline]
@@ -315,6 +359,57 @@ mod tests {
                     want
                 );
             }
+        }
+    }
+
+    /// The dense rank-one update equals the same gradient added entry by entry: values,
+    /// squared norm and running average (one and three outputs, averaging on).
+    #[test]
+    fn outer_update_matches_entrywise_updates() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        for l in [1usize, 3] {
+            let dim = 70;
+            let (mut a, mut b) = (
+                ScaledVec::zeros(dim * l, true),
+                ScaledVec::zeros(dim * l, true),
+            );
+            for _round in 0..20 {
+                let z: Vec<f64> = (0..dim)
+                    .map(|d| {
+                        if d % 7 == 0 {
+                            0.0
+                        } else {
+                            rng.gen_range(-1.0..1.0)
+                        }
+                    })
+                    .collect();
+                let v: Vec<f64> = (0..l).map(|_| rng.gen_range(-1.0..1.0)).collect();
+                let mult = rng.gen_range(-0.5..0.5);
+                a.add_outer(&z, &v, mult);
+                for (d, zd) in z.iter().enumerate() {
+                    for (y, vy) in v.iter().enumerate() {
+                        let g = mult * zd * vy;
+                        let cur = b.get(d * l + y);
+                        b.add_to_sqnorm(2.0 * cur * g + g * g);
+                        b.add(d * l + y, g);
+                    }
+                }
+                let f = rng.gen_range(0.5..1.0);
+                a.scale_by(f);
+                b.scale_by(f);
+                a.tick();
+                b.tick();
+            }
+            let close = |x: &[f64], y: &[f64]| {
+                x.iter()
+                    .zip(y)
+                    .all(|(p, q)| (p - q).abs() < 1e-12 * (1.0 + q.abs()))
+            };
+            assert!(close(&a.current(), &b.current()));
+            assert!(close(&a.averaged(20), &b.averaged(20)));
+            let exact: f64 = a.current().iter().map(|x| x * x).sum();
+            assert!((a.sqnorm() - exact).abs() < 1e-10 * (1.0 + exact));
+            assert!((a.sqnorm() - b.sqnorm()).abs() < 1e-10 * (1.0 + exact));
         }
     }
 

@@ -67,6 +67,22 @@ impl MappedRows<'_> {
     }
 }
 
+/// `out[y] += scale * sum_d z[d] w[d * l + y]` for a feature-major block `w` (`l = out.len()`).
+fn add_scores(z: &[f64], w: &[f64], scale: f64, out: &mut [f64]) {
+    let l = out.len();
+    if l == 1 {
+        out[0] += scale * crate::linalg::dot(z, w);
+        return;
+    }
+    for (d, &zd) in z.iter().enumerate() {
+        if zd != 0.0 {
+            for (o, &c) in out.iter_mut().zip(&w[d * l..(d + 1) * l]) {
+                *o += scale * zd * c;
+            }
+        }
+    }
+}
+
 /// [`VectorTask`] plus explicit feature groups (module docs). The inner task's explicit
 /// groups (the bias) come first, then one group per feature map.
 pub struct ExplicitVectorTask<'a> {
@@ -133,35 +149,19 @@ impl OnlineTask for ExplicitVectorTask<'_> {
         explicit: &[ScaledVec],
         grad: &mut Gradient,
     ) -> f64 {
-        let l = self.inner.n_labels();
         self.rows.with_row(i, |z| {
             let mut s = scores.to_vec();
             for (g, zg) in z.iter().enumerate() {
                 let block = &explicit[self.first + g];
-                let (scale, coef) = (block.scale(), block.coef());
-                for (d, &zd) in zg.iter().enumerate() {
-                    if zd != 0.0 {
-                        let w = &coef[d * l..(d + 1) * l];
-                        for (o, &c) in s.iter_mut().zip(w) {
-                            *o += scale * zd * c;
-                        }
-                    }
-                }
+                add_scores(zg, block.coef(), block.scale(), &mut s);
             }
             let loss = self.inner.loss_grad(i, &s, &explicit[..self.first], grad);
-            let gs = &grad.scores;
-            if gs.iter().any(|&g| g != 0.0) {
+            if grad.scores.iter().any(|&g| g != 0.0) {
+                let gs = std::mem::take(&mut grad.scores);
                 for (g, zg) in z.iter().enumerate() {
-                    for (d, &zd) in zg.iter().enumerate() {
-                        if zd != 0.0 {
-                            for (y, &gy) in gs.iter().enumerate() {
-                                if gy != 0.0 {
-                                    grad.explicit.push((self.first + g, d * l + y, zd * gy));
-                                }
-                            }
-                        }
-                    }
+                    grad.push_outer(self.first + g, zg, &gs);
                 }
+                grad.scores = gs;
             }
             loss
         })

@@ -42,7 +42,8 @@ pub trait OnlineTask: Sync {
     /// Loss of example `i` given the kernel scores of its points (`len * n_labels`, row major)
     /// and the explicit groups; writes dLoss/dscore into `grad.scores` (same layout, zeroed by
     /// the caller) and pushes explicit-gradient entries (group, index, value) into
-    /// `grad.explicit` (emptied by the caller; repeated indices are summed).
+    /// `grad.explicit` (emptied by the caller; repeated indices are summed) or dense rank-one
+    /// gradients into `grad.outer` ([`Gradient::push_outer`]).
     fn loss_grad(
         &self,
         i: usize,
@@ -59,4 +60,41 @@ pub trait OnlineTask: Sync {
 pub struct Gradient {
     pub scores: Vec<f64>,
     pub explicit: Vec<(usize, usize, f64)>,
+    /// Dense rank-one gradients of explicit groups (a mapped row `z` times the loss's
+    /// gradient `v` in score space), applied in `O(D L)` without the sort the sparse entries
+    /// of `explicit` need; their vectors live in `outer_values`.
+    pub outer: Vec<OuterGradient>,
+    /// The vectors `z` and `v` of the entries of `outer`.
+    pub outer_values: Vec<f64>,
+}
+
+/// The gradient `z v^T` of explicit group `group` (feature-major: entry `d * v.len() + y` is
+/// `z[d] v[y]`), its vectors at `z` and `v` in [`Gradient::outer_values`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct OuterGradient {
+    pub group: usize,
+    pub z: Range<usize>,
+    pub v: Range<usize>,
+}
+
+impl Gradient {
+    /// Empties the gradient for the next example (keeping its buffers).
+    pub fn clear_explicit(&mut self) {
+        self.explicit.clear();
+        self.outer.clear();
+        self.outer_values.clear();
+    }
+
+    /// Adds the rank-one gradient `z v^T` of explicit group `group`.
+    pub fn push_outer(&mut self, group: usize, z: &[f64], v: &[f64]) {
+        let start = self.outer_values.len();
+        self.outer_values.extend_from_slice(z);
+        self.outer_values.extend_from_slice(v);
+        let mid = start + z.len();
+        self.outer.push(OuterGradient {
+            group,
+            z: start..mid,
+            v: mid..mid + v.len(),
+        });
+    }
 }

@@ -270,6 +270,7 @@ mod tests {
         let mut g = Gradient {
             scores: vec![0.0; 9],
             explicit: Vec::new(),
+            ..Default::default()
         };
         let w = vec![ScaledVec::zeros(9, false)];
         assert_eq!(a.loss_grad(0, &[0.0; 9], &w, &mut g), 3.0);

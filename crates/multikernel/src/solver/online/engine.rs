@@ -28,7 +28,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
 /// The state of the learner: one scaled block per kernel group and per explicit group.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OnlineState {
     /// Per kernel: coefficients (point-major, `n_points * n_labels`) with cached scores
     /// `F = K c` as the image (label-major: `F[p, y]` at `y * n_points + p`).
@@ -225,6 +225,35 @@ pub struct OnlineLearner<'a, T: OnlineTask> {
     order: Vec<usize>,
     rng: rand_chacha::ChaCha8Rng,
     epoch: usize,
+    /// Sum of the losses of the last epoch's rounds, each before its update (the
+    /// progressive loss), and the number of rounds.
+    progressive: (f64, usize),
+}
+
+/// The report after epoch `epoch` of a run at `state`: the objective lambda Omega(theta) +
+/// `average_loss`, with the l2 term of `L2Shrink` groups (lambda/2 ||w||^2) added to Omega.
+pub fn epoch_report(
+    state: &OnlineState,
+    params: &OnlineParams,
+    epoch: usize,
+    average_loss: f64,
+    seconds: f64,
+) -> EpochReport {
+    let norms = state.regularized_norms();
+    let mut omega = regularizer_value(&params.reg, &norms);
+    for (b, spec) in state.explicit.iter().zip(&state.explicit_groups) {
+        if spec.role == GroupRole::L2Shrink {
+            omega += 0.5 * b.sqnorm();
+        }
+    }
+    EpochReport {
+        epoch,
+        objective: params.lambda * omega + average_loss,
+        average_loss,
+        weights: params.reg.kernel_weights(&norms),
+        group_norms: norms,
+        seconds,
+    }
 }
 
 /// Omega(theta) from the norms of the regularized groups (NaN for a regularizer that is not
@@ -289,6 +318,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
             gamma,
             reg,
             epoch: 0,
+            progressive: (0.0, 0),
         })
     }
 
@@ -368,6 +398,19 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         self.gamma
     }
 
+    /// Replaces the projection radius (a learner that sees the data block by block keeps
+    /// the radius of the whole data, not of the block).
+    pub fn with_gamma(mut self, gamma: Option<f64>) -> Self {
+        self.gamma = gamma;
+        self
+    }
+
+    /// The sum of the losses of the last epoch's rounds, each taken before its update
+    /// (the progressive validation loss of an online learner), and the number of rounds.
+    pub fn progressive_loss(&self) -> (f64, usize) {
+        self.progressive
+    }
+
     fn eta(&self, t: u64) -> f64 {
         let t = t as f64;
         match self.params.schedule {
@@ -388,7 +431,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         }
         grad.scores.clear();
         grad.scores.resize(len * l, 0.0);
-        grad.explicit.clear();
+        grad.clear_explicit();
         let loss = self.task.loss_grad(i, scores, &self.state.explicit, grad);
         self.state.t += 1;
         let eta = self.eta(self.state.t);
@@ -454,6 +497,13 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
             let cur = block.get(j);
             block.add_to_sqnorm(2.0 * cur * d + d * d);
             block.add(j, d);
+        }
+        for o in &grad.outer {
+            let (z, v) = (
+                &grad.outer_values[o.z.clone()],
+                &grad.outer_values[o.v.clone()],
+            );
+            self.state.explicit[o.group].add_outer(z, v, -eta);
         }
 
         // 2. Proximal steps on the regularized groups (Prop. 1), and l2 shrinkage.
@@ -525,12 +575,15 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         }
         let mut grad = Gradient::default();
         let mut scores = Vec::new();
+        self.progressive = (0.0, 0);
         for k in 0..self.order.len() {
             if k % STOP_POLL == 0 && observer.should_stop() {
                 return Control::Stop;
             }
             let i = self.order[k];
-            self.round(i, &mut grad, &mut scores);
+            let loss = self.round(i, &mut grad, &mut scores);
+            self.progressive.0 += loss;
+            self.progressive.1 += 1;
         }
         self.epoch += 1;
         Control::Continue
@@ -542,10 +595,17 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
     /// the result (recorded in the model as its final objective) is the same to the last bit
     /// whatever the number of threads.
     pub fn average_loss(&self) -> f64 {
+        let sums = self.loss_chunk_sums();
+        sums.iter().sum::<f64>() / self.task.n_examples() as f64
+    }
+
+    /// The losses of the last iterate summed over consecutive chunks of [`LOSS_CHUNK`]
+    /// examples, each in order, chunks in parallel (the terms of [`Self::average_loss`]).
+    pub fn loss_chunk_sums(&self) -> Vec<f64> {
         use rayon::prelude::*;
         let l = self.state.n_labels;
         let n = self.task.n_examples();
-        let chunk_sums: Vec<f64> = (0..n.div_ceil(LOSS_CHUNK))
+        (0..n.div_ceil(LOSS_CHUNK))
             .into_par_iter()
             .map_init(
                 || (Gradient::default(), Vec::new()),
@@ -560,35 +620,25 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
                         }
                         grad.scores.clear();
                         grad.scores.resize(pts.len() * l, 0.0);
-                        grad.explicit.clear();
+                        grad.clear_explicit();
                         sum += self.task.loss_grad(i, scores, &self.state.explicit, grad);
                     }
                     sum
                 },
             )
-            .collect();
-        chunk_sums.iter().sum::<f64>() / n as f64
+            .collect()
     }
 
     /// The primal objective lambda Omega(theta) + (1/N) sum L of the last iterate, with the
     /// l2 term of `L2Shrink` groups (lambda/2 ||w||^2) added.
     pub fn report(&self, seconds: f64) -> EpochReport {
-        let average_loss = self.average_loss();
-        let norms = self.state.regularized_norms();
-        let mut omega = regularizer_value(&self.params.reg, &norms);
-        for (b, spec) in self.state.explicit.iter().zip(&self.state.explicit_groups) {
-            if spec.role == GroupRole::L2Shrink {
-                omega += 0.5 * b.sqnorm();
-            }
-        }
-        EpochReport {
-            epoch: self.epoch,
-            objective: self.params.lambda * omega + average_loss,
-            average_loss,
-            weights: self.params.reg.kernel_weights(&norms),
-            group_norms: norms,
+        epoch_report(
+            &self.state,
+            &self.params,
+            self.epoch,
+            self.average_loss(),
             seconds,
-        }
+        )
     }
 
     /// Runs all epochs. After each, `on_epoch` sees the report and the state (and may stop

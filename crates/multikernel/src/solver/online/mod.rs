@@ -6,6 +6,7 @@
 //! ([`vector_model`], [`sequence_model`]).
 
 pub mod arc_labels;
+pub mod blocks;
 pub mod compact;
 pub mod engine;
 pub mod params;
@@ -15,5 +16,5 @@ pub mod sequence_model;
 pub mod vector;
 pub mod vector_model;
 
-pub use engine::{regularizer_value, OnlineLearner, OnlineState};
+pub use engine::{epoch_report, regularizer_value, OnlineLearner, OnlineState};
 pub use params::{EpochReport, OnlineParams, StepSchedule};

@@ -13,6 +13,7 @@ use crate::data::{Matrix, TableRef};
 use crate::error::{Error, Result};
 use crate::kernel::{fit_all, FittedKernel, Gram, KernelSpec, MemoryLimit};
 use crate::run::{Control, Observer, RunInfo};
+use crate::solver::online::blocks::{BlockLearner, TaskShape, DEFAULT_BLOCK_ROWS};
 use crate::solver::online::compact::{compact, GroupNorms};
 use crate::solver::online::vector_model::{KernelMachine, OnlineTraining};
 use crate::solver::online::OnlineState;
@@ -127,13 +128,31 @@ pub fn fit_vector(
     let n_outputs = cfg.loss.n_outputs(classes.len());
     let task = VectorTask::new(cfg.loss, targets, n_outputs, cfg.bias);
     let mut last: Option<EpochReport> = None;
+    let names: Vec<String> = explicit_ids
+        .iter()
+        .map(|&m| kernels[m].name.clone())
+        .collect();
     let (state, info, gamma) = if explicit_ids.is_empty() {
         run(&task, &grams, cfg, observer, &mut last)?
+    } else if !store && gram_ids.is_empty() {
+        // Only explicit groups, too many mapped rows to keep: rows mapped block by block,
+        // ahead of the rounds (the same run as with the rows kept).
+        let shape = TaskShape {
+            loss: cfg.loss,
+            n_outputs,
+            bias: cfg.bias,
+        };
+        let gamma = BlockLearner::projection_radius(shape, &cfg.params, &task.targets);
+        let mut learner = BlockLearner::new(&maps, names, shape, cfg.params.clone(), gamma)?;
+        let info = learner.run_in_memory(
+            &x,
+            &task.targets,
+            DEFAULT_BLOCK_ROWS,
+            observer,
+            &mut |rep| last = Some(rep.clone()),
+        )?;
+        (learner.into_state()?, info, gamma)
     } else {
-        let names = explicit_ids
-            .iter()
-            .map(|&m| kernels[m].name.clone())
-            .collect();
         let rows = if store {
             MappedRows::Stored(&features)
         } else {

@@ -145,6 +145,7 @@ fn adapter_maps_gradients_through_conjoined_parts() {
             let mut g = Gradient {
                 scores: Vec::new(),
                 explicit: Vec::new(),
+                ..Default::default()
             };
             let v = a.loss_grad(i, &[], &blocks, &mut g);
             let mut s = Vec::new();
