@@ -69,6 +69,113 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// A file written piece by piece and published atomically, as [`write_atomic`] writes a
+/// whole one: the pieces go (buffered) into a temporary file next to the target (named as
+/// [`TEMP_SUFFIX`] says), and [`AtomicWriter::commit`] flushes it to disk and renames it over
+/// the target. Until then the target keeps its old content (or stays absent); a writer
+/// dropped without a commit (an error on the way, a panic) removes its temporary file. For
+/// outputs too large to build in memory first (`multikernel generate` at millions of rows).
+#[derive(Debug)]
+pub struct AtomicWriter {
+    path: PathBuf,
+    dir: PathBuf,
+    file_name: String,
+    tmp: PathBuf,
+    /// `None` once committed (or after a failed commit, which removed the temporary file).
+    out: Option<std::io::BufWriter<std::fs::File>>,
+}
+
+impl AtomicWriter {
+    /// Creates the temporary file of a new version of `path` (the target's directory must
+    /// exist); the target's permissions, when it exists, are given to the new version.
+    pub fn create(path: &Path) -> Result<AtomicWriter> {
+        let io_err = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let file_name = path
+            .file_name()
+            .ok_or_else(|| {
+                io_err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "not a file path",
+                ))
+            })?
+            .to_string_lossy()
+            .to_string();
+        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(temp_name(&file_name, std::process::id(), n));
+        let f = std::fs::File::create(&tmp).map_err(io_err)?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            let _ = f.set_permissions(meta.permissions());
+        }
+        Ok(AtomicWriter {
+            path: path.to_path_buf(),
+            dir,
+            file_name,
+            tmp,
+            out: Some(std::io::BufWriter::with_capacity(1 << 20, f)),
+        })
+    }
+
+    /// The target path (not the temporary file's).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends `bytes` to the new version; an error names the target.
+    pub fn write_all(&mut self, bytes: &[u8]) -> Result<()> {
+        let Some(out) = self.out.as_mut() else {
+            return Err(self.io_err(std::io::Error::other("written after commit")));
+        };
+        out.write_all(bytes).map_err(|e| self.io_err(e))
+    }
+
+    /// Flushes the new version to disk (`fsync`), renames it over the target and flushes the
+    /// directory, as [`write_atomic`] does; then removes the temporary files of the same
+    /// target left by killed processes. On an error the temporary file is removed and the
+    /// target keeps its old content.
+    pub fn commit(mut self) -> Result<()> {
+        let Some(out) = self.out.take() else {
+            return Err(self.io_err(std::io::Error::other("committed twice")));
+        };
+        let result = (|| {
+            let f = out.into_inner().map_err(|e| e.into_error())?;
+            f.sync_all()?;
+            drop(f);
+            std::fs::rename(&self.tmp, &self.path)
+        })();
+        if let Err(e) = result {
+            let _ = std::fs::remove_file(&self.tmp);
+            return Err(self.io_err(e));
+        }
+        sync_dir(&self.dir);
+        remove_stale_temps(&self.dir, &self.file_name);
+        Ok(())
+    }
+
+    fn io_err(&self, source: std::io::Error) -> Error {
+        Error::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+}
+
+impl Drop for AtomicWriter {
+    /// An uncommitted writer removes its temporary file (the target is untouched).
+    fn drop(&mut self) {
+        if let Some(out) = self.out.take() {
+            drop(out);
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
 /// The temporary file name of write number `n` of process `pid` to the target `file_name`.
 fn temp_name(file_name: &str, pid: u32, n: u64) -> String {
     format!(".{file_name}.{pid}-{n}{TEMP_SUFFIX}")
@@ -268,6 +375,31 @@ mod tests {
         let p = dir.path().join("no/such/dir/a.txt");
         let e = write_atomic(&p, b"x").unwrap_err();
         assert!(e.to_string().contains("a.txt"));
+    }
+
+    /// A streamed file appears whole at commit; before it, only the temporary file exists;
+    /// a writer dropped without a commit leaves the old content and no temporary file.
+    #[test]
+    fn atomic_writer_publishes_at_commit_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("big.csv");
+        write_atomic(&p, b"old").unwrap();
+        let mut w = AtomicWriter::create(&p).unwrap();
+        w.write_all(b"new ").unwrap();
+        w.write_all(b"content").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"old");
+        assert_eq!(names_in(dir.path()).len(), 2);
+        w.commit().unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new content");
+        assert_eq!(names_in(dir.path()), vec!["big.csv".to_string()]);
+        let mut w = AtomicWriter::create(&p).unwrap();
+        w.write_all(b"abandoned").unwrap();
+        drop(w);
+        assert_eq!(std::fs::read(&p).unwrap(), b"new content");
+        assert_eq!(names_in(dir.path()), vec!["big.csv".to_string()]);
+        // A missing directory is an error naming the target, not a panic.
+        let e = AtomicWriter::create(&dir.path().join("no/such/x.csv")).unwrap_err();
+        assert!(e.to_string().contains("x.csv"), "{e}");
     }
 
     #[test]

@@ -28,15 +28,20 @@ fn names(d: usize) -> Vec<String> {
 
 /// `n` ringnorm points (20 variables, classes "1" and "2").
 pub fn ringnorm(n: usize, seed: u64) -> Dataset {
+    ringnorm_from(&mut ChaCha8Rng::seed_from_u64(seed), n)
+}
+
+/// `n` ringnorm points drawn from `rng`, row after row (a row's class, then its 20 values),
+/// so that consecutive calls on the same generator continue one stream.
+fn ringnorm_from(rng: &mut ChaCha8Rng, n: usize) -> Dataset {
     let d = 20;
     let a = 1.0 / (d as f64).sqrt();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut data = Vec::with_capacity(n * d);
     let mut y = Vec::with_capacity(n);
     for _ in 0..n {
         let c = usize::from(rng.gen::<bool>());
         for _ in 0..d {
-            let e: f64 = StandardNormal.sample(&mut rng);
+            let e: f64 = StandardNormal.sample(rng);
             data.push(if c == 0 { 2.0 * e } else { a + e });
         }
         y.push(c);
@@ -53,6 +58,12 @@ pub fn ringnorm(n: usize, seed: u64) -> Dataset {
 
 /// `n` waveform points (21 variables, classes "1", "2", "3").
 pub fn waveform(n: usize, seed: u64) -> Dataset {
+    waveform_from(&mut ChaCha8Rng::seed_from_u64(seed), n)
+}
+
+/// `n` waveform points drawn from `rng`, row after row (a row's class, its `u`, then its 21
+/// values), so that consecutive calls on the same generator continue one stream.
+fn waveform_from(rng: &mut ChaCha8Rng, n: usize) -> Dataset {
     let d = 21;
     let h1 = |i: f64| (6.0 - (i - 11.0).abs()).max(0.0);
     let h = |k: usize, i: f64| match k {
@@ -62,7 +73,6 @@ pub fn waveform(n: usize, seed: u64) -> Dataset {
     };
     // Pairs of waves per class.
     let pairs = [(0usize, 1usize), (0, 2), (1, 2)];
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut data = Vec::with_capacity(n * d);
     let mut y = Vec::with_capacity(n);
     for _ in 0..n {
@@ -70,7 +80,7 @@ pub fn waveform(n: usize, seed: u64) -> Dataset {
         let u: f64 = rng.gen();
         let (p, q) = pairs[c];
         for i in 1..=d {
-            let e: f64 = StandardNormal.sample(&mut rng);
+            let e: f64 = StandardNormal.sample(rng);
             let i = i as f64;
             data.push(u * h(p, i) + (1.0 - u) * h(q, i) + e);
         }
@@ -148,7 +158,12 @@ impl MonomialProblem {
 
     /// `n` points with inputs uniform on `[-1, 1]^r`.
     pub fn generate(&self, n: usize, seed: u64) -> Dataset {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        self.generate_from(&mut ChaCha8Rng::seed_from_u64(seed), n)
+    }
+
+    /// `n` points drawn from `rng`, row after row (the inputs of a row, in order), so that
+    /// consecutive calls on the same generator continue one stream.
+    fn generate_from(&self, rng: &mut ChaCha8Rng, n: usize) -> Dataset {
         let x = Matrix::from_vec(
             n,
             self.r,
@@ -173,6 +188,9 @@ impl MonomialProblem {
 /// `synthetic`; Sec. 5.2 of Afkanpour et al. 2013: `r` inputs, 10 monomials of degree <= 3
 /// drawn with `problem_seed`), `ringnorm` or `waveform`; `n` points drawn with `seed`.
 /// Returns the data and, for the polynomial problem, its target as text.
+///
+/// The whole data set is held in memory; [`generate_chunks`] draws the same rows a chunk at
+/// a time.
 pub fn generate(
     name: &str,
     n: usize,
@@ -180,24 +198,146 @@ pub fn generate(
     problem_seed: u64,
     seed: u64,
 ) -> Result<(Dataset, Option<String>)> {
+    let mut chunks = generate_chunks(name, n, r, problem_seed, seed, n)?;
+    let target = chunks.target().map(str::to_string);
+    match chunks.next() {
+        Some(ds) => Ok((ds, target)),
+        None => Err(Error::param("n", 0, "at least 1 point")),
+    }
+}
+
+/// Which generator a [`Chunks`] stream draws from.
+#[derive(Debug, Clone)]
+enum Source {
+    Ringnorm,
+    Waveform,
+    Polynomial(MonomialProblem),
+}
+
+/// A generated data set drawn a chunk of rows at a time (an iterator of [`Dataset`]s of at
+/// most `chunk` rows each, the last one shorter), from one random stream: the chunks,
+/// concatenated, are exactly the rows [`generate`] returns for the same name, size and seeds,
+/// whatever the chunk size, since every generator draws its rows one after the other from a
+/// single generator. Memory is bounded by one chunk. Made by [`generate_chunks`].
+#[derive(Debug, Clone)]
+pub struct Chunks {
+    source: Source,
+    rng: ChaCha8Rng,
+    remaining: usize,
+    chunk: usize,
+    target: Option<String>,
+}
+
+/// The generated data set `name` ([`generate`] lists them) of `n` points as a stream of chunks
+/// of `chunk` rows ([`Chunks`]): the same rows as [`generate`] with the same arguments,
+/// never more than `chunk` of them in memory at once. Errors: an unknown name, `n = 0`,
+/// `chunk = 0`, or a polynomial problem with too few inputs.
+pub fn generate_chunks(
+    name: &str,
+    n: usize,
+    r: usize,
+    problem_seed: u64,
+    seed: u64,
+    chunk: usize,
+) -> Result<Chunks> {
     if n == 0 {
         return Err(Error::param("n", 0, "at least 1 point"));
     }
-    match name.trim().to_ascii_lowercase().as_str() {
+    if chunk == 0 {
+        return Err(Error::param("chunk", 0, "at least 1 row per chunk"));
+    }
+    let (source, target) = match name.trim().to_ascii_lowercase().as_str() {
         "polynomial" | "synthetic" => {
             let problem = MonomialProblem::new(r, 10, 3, problem_seed)?;
             let target = problem.term_names().join(" + ");
-            Ok((problem.generate(n, seed), Some(target)))
+            (Source::Polynomial(problem), Some(target))
         }
-        "ringnorm" => Ok((ringnorm(n, seed), None)),
-        "waveform" => Ok((waveform(n, seed), None)),
-        other => Err(Error::param(
-            "data set",
-            other,
-            "polynomial, ringnorm or waveform",
-        )),
+        "ringnorm" => (Source::Ringnorm, None),
+        "waveform" => (Source::Waveform, None),
+        other => {
+            return Err(Error::param(
+                "data set",
+                other,
+                "polynomial, ringnorm or waveform",
+            ))
+        }
+    };
+    Ok(Chunks {
+        source,
+        rng: ChaCha8Rng::seed_from_u64(seed),
+        remaining: n,
+        chunk,
+        target,
+    })
+}
+
+impl Chunks {
+    /// The polynomial problem's target as text (`x1^2*x5 + ...`); `None` for the others.
+    pub fn target(&self) -> Option<&str> {
+        self.target.as_deref()
+    }
+
+    /// The number of features of every chunk (20 for ringnorm, 21 for waveform, `r` for the
+    /// polynomial problem).
+    pub fn n_features(&self) -> usize {
+        match &self.source {
+            Source::Ringnorm => 20,
+            Source::Waveform => 21,
+            Source::Polynomial(p) => p.r,
+        }
+    }
+
+    /// Rows not yet drawn.
+    pub fn remaining(&self) -> usize {
+        self.remaining
+    }
+
+    /// Draws the remaining rows chunk by chunk and hands their CSV text to `sink`, in order:
+    /// the concatenated pieces are byte for byte [`crate::data::to_csv`] of the whole data set
+    /// (the header, from the first chunk, then every row), while only one chunk and its text
+    /// are in memory. Stops at the first error of `sink` and returns it; returns the number
+    /// of rows written.
+    pub fn write_csv(self, mut sink: impl FnMut(&str) -> Result<()>) -> Result<usize> {
+        let mut rows = 0;
+        for (i, ds) in self.enumerate() {
+            let text = crate::data::to_csv(&ds);
+            let body = if i == 0 {
+                text.as_str()
+            } else {
+                // Every chunk's text starts with the same header line (our feature names,
+                // `x1, x2, ...`, never quoted, never holding a newline): written once.
+                text.split_once('\n').map_or("", |(_, rest)| rest)
+            };
+            sink(body)?;
+            rows += ds.len();
+        }
+        Ok(rows)
     }
 }
+
+impl Iterator for Chunks {
+    type Item = Dataset;
+
+    fn next(&mut self) -> Option<Dataset> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let n = self.chunk.min(self.remaining);
+        self.remaining -= n;
+        Some(match &self.source {
+            Source::Ringnorm => ringnorm_from(&mut self.rng, n),
+            Source::Waveform => waveform_from(&mut self.rng, n),
+            Source::Polynomial(p) => p.generate_from(&mut self.rng, n),
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let k = self.remaining.div_ceil(self.chunk);
+        (k, Some(k))
+    }
+}
+
+impl ExactSizeIterator for Chunks {}
 
 #[cfg(test)]
 #[allow(clippy::needless_range_loop)]
