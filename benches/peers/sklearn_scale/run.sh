@@ -5,7 +5,7 @@
 # (chunk by chunk; skipped when present), then runs run.py on each training size.
 # Usage: benches/peers/sklearn_scale/run.sh [OUT_DIR [SIZES...]]
 #   default OUT_DIR target/peers/scale, SIZES 100000 1000000 (10000000 also works: a 4 GB
-#   CSV, about 55 minutes per epoch for the peer on 2 cores).
+#   CSV, about 40 minutes per epoch for the peer on 2 cores).
 # The JSON lines (one per run) are appended to OUT_DIR/sklearn-scale.jsonl.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
