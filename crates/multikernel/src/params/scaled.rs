@@ -188,6 +188,29 @@ impl ScaledVec {
         }
     }
 
+    /// The mean of blocks of the same length: effective values averaged, and (when they
+    /// average) their running sums of iterates averaged, so that [`ScaledVec::averaged`]
+    /// over `t` rounds gives the mean running sum divided by `t`.
+    pub fn mean(parts: &[&ScaledVec]) -> ScaledVec {
+        let len = parts.first().map_or(0, |p| p.len());
+        let averaging = parts.iter().all(|p| p.averaging);
+        let k = parts.len().max(1) as f64;
+        let mut out = ScaledVec::zeros(len, averaging);
+        for p in parts {
+            for (o, c) in out.coef.iter_mut().zip(&p.coef) {
+                *o += p.scale * c / k;
+            }
+            if averaging {
+                // sum_t theta_t = c S - B; the mean enters as -B with S = 0.
+                for ((b, c), pb) in out.correction.iter_mut().zip(&p.coef).zip(&p.correction) {
+                    *b -= (c * p.cum_scale - pb) / k;
+                }
+            }
+        }
+        out.sqnorm = out.coef.iter().map(|c| c * c).sum();
+        out
+    }
+
     /// Adds `v` to the maintained squared norm: for theta <- theta + g,
     /// v = 2 <theta, g> + ||g||^2 (martins2011 Sec. 3.4).
     #[inline]

@@ -213,6 +213,45 @@ fn apply_norms(state: &mut OnlineState, old: &[f64], new: &[f64]) {
     }
 }
 
+/// Step 2 of Alg. 1: the proximal steps of the regularizer's components on the regularized
+/// groups (Prop. 1) with step `eta`, and the l2 shrinkage of `L2Shrink` groups.
+fn prox_steps(state: &mut OnlineState, reg: &dyn Regularizer, lambda: f64, eta: f64) {
+    for step in reg.steps() {
+        let Some(block) = step.reg.as_block() else {
+            continue; // rejected in `OnlineLearner::new`
+        };
+        if step.weight == 0.0 {
+            continue;
+        }
+        let old = state.regularized_norms();
+        let mut new = old.clone();
+        block.prox_norms(&mut new, eta * lambda * step.weight);
+        apply_norms(state, &old, &new);
+    }
+    for (block, spec) in state.explicit.iter_mut().zip(&state.explicit_groups) {
+        if spec.role == GroupRole::L2Shrink {
+            block.scale_by(1.0 / (1.0 + eta * lambda));
+        }
+    }
+}
+
+/// Step 2 of Alg. 1 alone (the proximal steps with step size `eta`) on `state`, e.g. after
+/// averaging the parameters of several learners (iterative parameter mixing). Fails on a
+/// regularizer that is not a function of the group norms.
+pub fn prox_step(state: &mut OnlineState, params: &OnlineParams, eta: f64) -> Result<()> {
+    params.reg.validate()?;
+    let reg = params.reg.build();
+    if reg.steps().iter().any(|s| s.reg.as_block().is_none()) {
+        return Err(Error::param(
+            "reg",
+            &params.reg,
+            "a regularizer of the group norms (l2, l21, l21sq, l2q or elastic)",
+        ));
+    }
+    prox_steps(state, reg.as_ref(), params.lambda, eta);
+    Ok(())
+}
+
 /// The learner of Alg. 1 over a task with kernel groups given by their training Gram matrices
 /// (`n_points x n_points` each).
 pub struct OnlineLearner<'a, T: OnlineTask> {
@@ -507,29 +546,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         }
 
         // 2. Proximal steps on the regularized groups (Prop. 1), and l2 shrinkage.
-        let lambda = self.params.lambda;
-        for step in self.reg.steps() {
-            let Some(block) = step.reg.as_block() else {
-                continue; // rejected in `new`
-            };
-            if step.weight == 0.0 {
-                continue;
-            }
-            let old = self.state.regularized_norms();
-            let mut new = old.clone();
-            block.prox_norms(&mut new, eta * lambda * step.weight);
-            apply_norms(&mut self.state, &old, &new);
-        }
-        for (block, spec) in self
-            .state
-            .explicit
-            .iter_mut()
-            .zip(&self.state.explicit_groups)
-        {
-            if spec.role == GroupRole::L2Shrink {
-                block.scale_by(1.0 / (1.0 + eta * lambda));
-            }
-        }
+        prox_steps(&mut self.state, self.reg.as_ref(), self.params.lambda, eta);
 
         // 3. Projection onto the ball of radius gamma (all but unregularized groups).
         if let Some(gamma) = self.gamma {

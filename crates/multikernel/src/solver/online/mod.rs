@@ -9,6 +9,7 @@ pub mod arc_labels;
 pub mod blocks;
 pub mod compact;
 pub mod engine;
+pub mod incremental;
 pub mod params;
 pub mod parser;
 pub mod sequence;

@@ -168,13 +168,71 @@ pub fn fit_vector(
         cfg.params.averaging,
         GroupNorms::PointByPoint,
     )?;
-    // Back to the kernels' order: Gram groups first in the compact form, then the explicit
-    // feature groups (after the bias).
-    let n_bias = usize::from(cfg.bias);
-    let mut group_norms = vec![0.0; kernels.len()];
-    let mut weights = vec![0.0; kernels.len()];
-    let mut coef = vec![Vec::new(); kernels.len()];
-    let mut primal = vec![Vec::new(); kernels.len()];
+    let p = &cfg.params;
+    let training = OnlineTraining {
+        reg: p.reg.clone(),
+        lambda: p.lambda,
+        c: 1.0 / (p.lambda * n as f64),
+        eta0: p.eta0,
+        schedule: p.schedule,
+        epochs: p.epochs,
+        seed: p.seed,
+        averaging: p.averaging,
+        projection_radius: gamma,
+        bias: cfg.bias,
+        n_train: n,
+        final_objective: last.as_ref().map(|r| r.objective),
+    };
+    let support = x.select_rows(&compact.support_rows);
+    let machine = assemble_machine(
+        MachineParts {
+            task: cfg.task,
+            loss: cfg.loss,
+            classes,
+            feature_names: train.feature_names().to_vec(),
+            standardizer,
+            target_scaler,
+            kernels,
+            n_outputs,
+            training,
+        },
+        &mut compact,
+        &gram_ids,
+        &explicit_ids,
+        support,
+    );
+    Ok((machine, info))
+}
+
+/// What a [`KernelMachine`] holds besides its parameters.
+pub(crate) struct MachineParts {
+    pub task: TaskKind,
+    pub loss: Loss,
+    pub classes: Vec<String>,
+    pub feature_names: Vec<String>,
+    pub standardizer: Option<Standardizer>,
+    pub target_scaler: Option<crate::data::standardize::TargetScaler>,
+    pub kernels: Vec<FittedKernel>,
+    pub n_outputs: usize,
+    pub training: OnlineTraining,
+}
+
+/// The model of a finished run from its compact form: the kernel groups (`gram_ids`, in
+/// that order, first in `compact`) and the explicit feature groups (`explicit_ids`, after
+/// the bias) put back in the kernels' order; `support` holds the support rows.
+pub(crate) fn assemble_machine(
+    parts: MachineParts,
+    compact: &mut crate::solver::online::compact::Compact,
+    gram_ids: &[usize],
+    explicit_ids: &[usize],
+    support: Matrix,
+) -> KernelMachine {
+    let n_kernels = parts.kernels.len();
+    let n_bias = usize::from(parts.training.bias);
+    let mut group_norms = vec![0.0; n_kernels];
+    let mut weights = vec![0.0; n_kernels];
+    let mut coef = vec![Vec::new(); n_kernels];
+    let mut primal = vec![Vec::new(); n_kernels];
     for (p, &m) in gram_ids.iter().enumerate() {
         group_norms[m] = compact.group_norms[p];
         weights[m] = compact.weights[p];
@@ -191,47 +249,29 @@ pub fn fit_vector(
     if explicit_ids.is_empty() {
         primal.clear();
     }
-    let bias = if cfg.bias {
+    let bias = if parts.training.bias {
         compact.explicit.remove(0)
     } else {
-        vec![0.0; n_outputs]
+        vec![0.0; parts.n_outputs]
     };
-    let p = &cfg.params;
-    let training = OnlineTraining {
-        reg: p.reg.clone(),
-        lambda: p.lambda,
-        c: 1.0 / (p.lambda * n as f64),
-        eta0: p.eta0,
-        schedule: p.schedule,
-        epochs: p.epochs,
-        seed: p.seed,
-        averaging: p.averaging,
-        projection_radius: gamma,
-        bias: cfg.bias,
-        n_train: n,
-        final_objective: last.as_ref().map(|r| r.objective),
-    };
-    Ok((
-        KernelMachine {
-            task: cfg.task,
-            loss: cfg.loss,
-            classes,
-            feature_names: train.feature_names().to_vec(),
-            standardizer,
-            target_scaler,
-            kernels,
-            support: x.select_rows(&compact.support_rows),
-            coef,
-            primal,
-            bias,
-            n_outputs,
-            group_norms,
-            weights,
-            training,
-            selection: None,
-        },
-        info,
-    ))
+    KernelMachine {
+        task: parts.task,
+        loss: parts.loss,
+        classes: parts.classes,
+        feature_names: parts.feature_names,
+        standardizer: parts.standardizer,
+        target_scaler: parts.target_scaler,
+        kernels: parts.kernels,
+        support,
+        coef,
+        primal,
+        bias,
+        n_outputs: parts.n_outputs,
+        group_norms,
+        weights,
+        training: parts.training,
+        selection: None,
+    }
 }
 
 /// Alg. 1 on `task` over `grams` until the run ends; `last` keeps the last epoch's report.
