@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::compute::{self, Post, Side};
-use super::feature_map::{map_seed, ApproxMethod, FeatureMap, FittedApprox};
+use super::feature_map::{map_seed, nystrom, ApproxMethod, FeatureMap, FittedApprox};
 use super::gram::Gram;
 use super::heuristics::{bspline_h_for_zeros, median_sigma2, sample_rows};
 use super::memory::MemoryLimit;
@@ -247,6 +247,7 @@ impl FittedKernel {
                 method: a.method,
                 dim: a.dim,
                 seed: map_seed(seed, &spec.to_string()),
+                basis: None,
             }),
         };
         let n = side.rows() as f64;
@@ -264,6 +265,14 @@ impl FittedKernel {
                 if var > DEGENERATE * (diag_sum / n).abs() && var.is_finite() {
                     k.scale = 1.0 / var;
                 }
+            }
+        }
+        if let Some(a) = k.approx.as_mut() {
+            if a.method == ApproxMethod::Nystrom {
+                // Landmarks from the map's own seed, the exact raw kernel between them.
+                let basis = nystrom::fit_basis(&k.kind, &side.x, a.dim, a.seed, &spec.to_string())?;
+                a.dim = basis.landmarks.rows;
+                a.basis = Some(basis);
             }
         }
         k.name = k.describe(feature_names);
@@ -345,21 +354,7 @@ impl FittedKernel {
                 ),
             ));
         }
-        if let Some(a) = &self.approx {
-            let ok = match a.method {
-                ApproxMethod::Rff => matches!(self.kind, FittedKind::Rbf { .. }),
-            };
-            if !ok || !(1..=super::feature_map::MAX_APPROX_DIM).contains(&a.dim) {
-                return Err(Error::model(
-                    origin(),
-                    format!(
-                        "approximation {} of dimension {} does not fit the kernel",
-                        a.method.as_str(),
-                        a.dim
-                    ),
-                ));
-            }
-        }
+        self.validate_approx()?;
         if let Some(f) = &self.features {
             if f.is_empty() {
                 return Err(Error::model(origin(), "an empty feature list"));
@@ -372,6 +367,58 @@ impl FittedKernel {
                         self.n_features
                     ),
                 ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The checks of [`Self::validate`] on the approximation: a method that fits the kernel,
+    /// a dimension in range, the Nystrom basis present (only for Nystrom) with the shapes of
+    /// the kernel's features and landmarks, finite values.
+    fn validate_approx(&self) -> Result<()> {
+        let origin = || format!("kernel {}", self.name);
+        if let Some(a) = &self.approx {
+            let (ok, max) = match a.method {
+                ApproxMethod::Rff => (
+                    matches!(self.kind, FittedKind::Rbf { .. }),
+                    super::feature_map::MAX_APPROX_DIM,
+                ),
+                ApproxMethod::Nystrom => (!self.kind.is_sparse(), nystrom::MAX_NYSTROM_DIM),
+                ApproxMethod::Sketch => (
+                    matches!(self.kind, FittedKind::Poly { degree, .. }
+                        if degree <= super::feature_map::MAX_SKETCH_DEGREE),
+                    super::feature_map::MAX_APPROX_DIM,
+                ),
+            };
+            if !ok || !(1..=max).contains(&a.dim) {
+                return Err(Error::model(
+                    origin(),
+                    format!(
+                        "approximation {} of dimension {} does not fit the kernel",
+                        a.method.as_str(),
+                        a.dim
+                    ),
+                ));
+            }
+            match (&a.basis, a.method) {
+                (None, ApproxMethod::Rff | ApproxMethod::Sketch) => {}
+                (Some(b), ApproxMethod::Nystrom) => {
+                    let d_f = self.features.as_ref().map_or(self.n_features, Vec::len);
+                    b.validate(a.dim, d_f)
+                        .map_err(|msg| Error::model(origin(), msg))?;
+                }
+                (Some(_), _) => {
+                    return Err(Error::model(
+                        origin(),
+                        format!("approximation {} has Nystrom landmarks", a.method.as_str()),
+                    ))
+                }
+                (None, ApproxMethod::Nystrom) => {
+                    return Err(Error::model(
+                        origin(),
+                        "a Nystrom approximation without its landmarks and projection",
+                    ))
+                }
             }
         }
         Ok(())
@@ -413,14 +460,21 @@ impl FittedKernel {
     }
 
     /// The explicit feature map `z` with `k(x, x') = z(x) . z(x')` ([`super::feature_map`]):
-    /// a kernel with `approx=` (random Fourier features: `k` here is the approximate kernel,
-    /// what every method computes with it), or a linear kernel (exact). `None` for the others.
+    /// a kernel with `approx=` (random Fourier features, Nystrom, polynomial sketch: `k` here
+    /// is the approximate kernel, what every method computes with it), or a linear kernel
+    /// (exact). `None` for the others (and for an approximation that does not fit its kernel,
+    /// which [`Self::validate`] refuses).
     pub fn feature_map(&self) -> Option<FeatureMap> {
         let unit = self.norm == Normalization::Diag;
         let factor = if unit { 1.0 } else { self.scale.sqrt() };
+        // A map that does not fit its kernel (a mangled model file) is no map, never one that
+        // panics or allocates without bound: the checks of `validate` on the approximation.
+        if self.approx.is_some() && self.validate_approx().is_err() {
+            return None;
+        }
         match (&self.approx, &self.kind) {
-            (Some(a), FittedKind::Rbf { sigma2 }) => match a.method {
-                ApproxMethod::Rff => Some(FeatureMap::fourier(
+            (Some(a), FittedKind::Rbf { sigma2 }) if a.method == ApproxMethod::Rff => {
+                Some(FeatureMap::fourier(
                     self.features.clone(),
                     self.n_features,
                     *sigma2,
@@ -428,8 +482,24 @@ impl FittedKernel {
                     a.seed,
                     factor,
                     unit,
-                )),
-            },
+                ))
+            }
+            (Some(a), FittedKind::Poly { degree, offset }) if a.method == ApproxMethod::Sketch => {
+                Some(FeatureMap::sketch(
+                    self.features.clone(),
+                    self.n_features,
+                    *degree,
+                    *offset,
+                    a.dim,
+                    a.seed,
+                    factor,
+                    unit,
+                ))
+            }
+            (Some(a), kind) if a.method == ApproxMethod::Nystrom => a
+                .basis
+                .as_ref()
+                .map(|b| FeatureMap::nystrom(self.features.clone(), kind.clone(), b, factor, unit)),
             (Some(_), _) => None,
             (None, FittedKind::Linear) => Some(FeatureMap::columns(
                 self.features.clone(),
@@ -443,7 +513,7 @@ impl FittedKernel {
 
     /// The map of a kernel that must be computed through it (an approximation).
     fn approx_map(&self) -> Option<FeatureMap> {
-        self.approx.and(self.feature_map())
+        self.approx.as_ref().and(self.feature_map())
     }
 
     /// `(x . x', ||x - x'||^2)` over the kernel's features.

@@ -9,19 +9,26 @@
 //! FACTOR  := KIND [":" KEY=VALUE {"," KEY=VALUE}]     (kernel keys only)
 //! keys    := degree, offset (poly); sigma2 (rbf); h, zeros (bspline);
 //!            norm=none|diag|trace|variance; features=J{+J} (0-based input columns);
-//!            approx=rff [,dim=D] (rbf: random Fourier features, D outputs, default 1024)
+//!            approx=rff|nystrom|sketch [,dim=D] (an explicit approximate map, default
+//!            D = 1024: rff for rbf only, D random Fourier features; nystrom for any kernel
+//!            but bspline, D landmarks (at most 4096, capped at the training rows); sketch for
+//!            poly only (degree <= 10), D random products)
 //! ```
 //!
 //! Examples: `linear`, `poly:degree=3,offset=1,norm=diag`, `rbf:sigma2=5`,
 //! `perfeature:rbf:norm=variance`, `bspline:zeros=0.9`, `product(linear*rbf:sigma2=2):norm=diag`,
-//! `rbf:approx=rff,dim=2048` (an explicit map, [`super::feature_map`]).
+//! `rbf:approx=rff,dim=2048`, `rbf:approx=nystrom,dim=256`,
+//! `poly:degree=2,offset=1,approx=sketch,dim=2048` (explicit maps, [`super::feature_map`]).
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::feature_map::{Approx, ApproxMethod, DEFAULT_APPROX_DIM, MAX_APPROX_DIM};
+use super::feature_map::{
+    Approx, ApproxMethod, APPROX_NAMES, DEFAULT_APPROX_DIM, MAX_APPROX_DIM, MAX_NYSTROM_DIM,
+    MAX_SKETCH_DEGREE,
+};
 use crate::error::{Error, Result};
 
 /// Default target fraction of zero entries of a B1-spline Gram when `h` is not given.
@@ -110,7 +117,8 @@ pub struct KernelSpec {
     pub perfeature: bool,
     /// Restrict the kernel to these input columns (0-based); `None` = all columns.
     pub features: Option<Vec<usize>>,
-    /// Replace the kernel by an explicit approximate feature map (`approx=rff,dim=D`).
+    /// Replace the kernel by an explicit approximate feature map (`approx=rff,dim=D`,
+    /// `approx=nystrom,dim=m`, `approx=sketch,dim=D`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approx: Option<Approx>,
 }
@@ -155,13 +163,47 @@ impl KernelSpec {
                         "random Fourier features approximate a Gaussian kernel: rbf only",
                     ))
                 }
+                (ApproxMethod::Nystrom, kind) if has_bspline(kind) => {
+                    return Err(Error::param(
+                        "approx",
+                        "nystrom",
+                        "the Nystrom map needs a dense positive semi-definite kernel: any kernel \
+                         but bspline (sparse, and not positive semi-definite on several features)",
+                    ))
+                }
+                (ApproxMethod::Nystrom, _) => {}
+                (ApproxMethod::Sketch, KernelKind::Poly { degree, .. }) => {
+                    if *degree > MAX_SKETCH_DEGREE {
+                        return Err(Error::param(
+                            "degree",
+                            degree,
+                            format!(
+                                "a degree in 1..={MAX_SKETCH_DEGREE} for approx=sketch (the \
+                                 sketch's variance grows like 3^degree)"
+                            ),
+                        ));
+                    }
+                }
+                (ApproxMethod::Sketch, _) => {
+                    return Err(Error::param(
+                        "approx",
+                        "sketch",
+                        "the polynomial sketch approximates a polynomial kernel: poly only",
+                    ))
+                }
             }
-            if !(1..=MAX_APPROX_DIM).contains(&a.dim) {
-                return Err(Error::param(
-                    "dim",
-                    a.dim,
-                    format!("a number of features in 1..={MAX_APPROX_DIM}"),
-                ));
+            let max = match a.method {
+                ApproxMethod::Nystrom => MAX_NYSTROM_DIM,
+                ApproxMethod::Rff | ApproxMethod::Sketch => MAX_APPROX_DIM,
+            };
+            if !(1..=max).contains(&a.dim) {
+                let what = match a.method {
+                    ApproxMethod::Nystrom => format!(
+                        "a number of Nystrom landmarks in 1..={max} (an m x m eigenproblem)"
+                    ),
+                    _ => format!("a number of features in 1..={max}"),
+                };
+                return Err(Error::param("dim", a.dim, what));
             }
         }
         if self.perfeature && matches!(self.kind, KernelKind::Const) {
@@ -172,6 +214,15 @@ impl KernelSpec {
             ));
         }
         Ok(())
+    }
+}
+
+/// Whether a B1-spline is anywhere in `kind`.
+fn has_bspline(kind: &KernelKind) -> bool {
+    match kind {
+        KernelKind::BSpline { .. } => true,
+        KernelKind::Product(fs) => fs.iter().any(has_bspline),
+        _ => false,
     }
 }
 
@@ -350,10 +401,10 @@ const ACCEPTED_KINDS: &str =
 
 fn keys_of(name: &str) -> &'static str {
     match name {
-        "poly" => "degree, offset, norm, features",
+        "poly" => "degree, offset, norm, features, approx, dim",
         "rbf" => "sigma2, scale, norm, features, approx, dim",
         "bspline" => "h, zeros, norm, features",
-        _ => "norm, features",
+        _ => "norm, features, approx, dim",
     }
 }
 
@@ -484,7 +535,9 @@ fn parse_kind<'a>(s: &'a str, ctx: &str) -> Result<(KernelKind, Vec<(&'a str, &'
                 k => {
                     return Err(bad(
                         ctx,
-                        format!("unknown key '{k}' for product (accepted: norm, features)"),
+                        format!(
+                            "unknown key '{k}' for product (accepted: norm, features, approx, dim)"
+                        ),
                     ))
                 }
             }
@@ -597,14 +650,11 @@ impl FromStr for KernelSpec {
                     spec.features = Some(list);
                 }
                 "approx" => {
-                    let method = match v {
-                        "rff" => ApproxMethod::Rff,
-                        other => {
-                            return Err(bad(
-                                ctx,
-                                format!("approx={other} is not a feature map (accepted: rff)"),
-                            ))
-                        }
+                    let Some(method) = ApproxMethod::from_name(v) else {
+                        return Err(bad(
+                            ctx,
+                            format!("approx={v} is not a feature map (accepted: {APPROX_NAMES})"),
+                        ));
                     };
                     spec.approx = Some(Approx {
                         method,

@@ -2,7 +2,19 @@
 //! kernel's columns, scaled as its normalization says), in expectation for random Fourier
 //! features of a Gaussian kernel (Rahimi & Recht 2007: `z_j(x) = sqrt(2 / D) cos(w_j . x +
 //! b_j)` with `w_j ~ N(0, I / sigma2)`, `b_j ~ U[0, 2 pi)`, so `E[z(x) . z(x')] =
-//! exp(-||x - x'||^2 / (2 sigma2))`).
+//! exp(-||x - x'||^2 / (2 sigma2))`), and two more approximations:
+//!
+//! - [`nystrom`]: the Nystrom map of any dense kernel (Williams & Seeger 2001) from `m`
+//!   landmarks drawn from the training rows, `z(x) = Lambda^{-1/2} U^T k(L, x)`; exact on the
+//!   span of the landmarks (at `m = n` the training Gram matrix is reproduced).
+//! - [`sketch`]: random products of Rademacher projections for a polynomial kernel (Kar &
+//!   Karnick 2012), `z_j(x) = prod_i (w_ij . [x, sqrt(c)]) / sqrt(D)`, unbiased for
+//!   `(x . x' + c)^p`.
+//!
+//! Every map computes the raw kernel (before normalization); the kernel's normalization is
+//! applied to the map's outputs: times `sqrt` of the trace / variance factor, or each output
+//! vector rescaled to unit norm (`norm=diag`), so the approximate kernel is normalized the
+//! way the exact one is.
 //!
 //! A kernel with a map is one explicit parameter group of `D` values per output for the
 //! online learner (martins2011 Sec. 2.3: explicit features and kernels are both groups), in
@@ -17,22 +29,51 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::f64::consts::PI;
 
+pub mod nystrom;
+pub mod sketch;
+
+pub use nystrom::{NystromBasis, MAX_NYSTROM_DIM};
+pub use sketch::MAX_SKETCH_DEGREE;
+
 /// How an approximated kernel is mapped (the `approx=` key of a kernel SPEC).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ApproxMethod {
-    /// Random Fourier features of a Gaussian kernel.
+    /// Random Fourier features of a Gaussian kernel (`approx=rff`).
     Rff,
+    /// The Nystrom map from landmarks drawn from the training rows (`approx=nystrom`; any
+    /// kernel but a B1-spline): [`nystrom`].
+    Nystrom,
+    /// Random products of Rademacher projections of a polynomial kernel (`approx=sketch`):
+    /// [`sketch`].
+    Sketch,
 }
 
 impl ApproxMethod {
+    /// The name in a SPEC (`rff`, `nystrom`, `sketch`).
     pub fn as_str(self) -> &'static str {
         match self {
             ApproxMethod::Rff => "rff",
+            ApproxMethod::Nystrom => "nystrom",
+            ApproxMethod::Sketch => "sketch",
+        }
+    }
+
+    /// The method named `name` in a SPEC.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "rff" => Some(ApproxMethod::Rff),
+            "nystrom" => Some(ApproxMethod::Nystrom),
+            "sketch" => Some(ApproxMethod::Sketch),
+            _ => None,
         }
     }
 }
 
-/// An approximation asked for in a SPEC: the map and its dimension (`approx=rff,dim=1024`).
+/// The names accepted by `approx=`.
+pub const APPROX_NAMES: &str = "rff, nystrom, sketch";
+
+/// An approximation asked for in a SPEC: the map and its dimension (`approx=rff,dim=1024`;
+/// for `nystrom` the number of landmarks, for `sketch` the number of products).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Approx {
     pub method: ApproxMethod,
@@ -45,12 +86,19 @@ pub const DEFAULT_APPROX_DIM: usize = 1024;
 /// The largest `dim=` accepted.
 pub const MAX_APPROX_DIM: usize = 1 << 20;
 
-/// A fitted approximation: the map's dimension and the seed its random draws come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// A fitted approximation: the map's dimension and the seed its random draws come from
+/// (for Nystrom: `dim` is the number of landmarks, the SPEC's `dim` capped at the number of
+/// training rows, and `basis` keeps the landmarks and the projection, so a model file
+/// rebuilds the same map without drawing or decomposing anything).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FittedApprox {
     pub method: ApproxMethod,
     pub dim: usize,
     pub seed: u64,
+    /// The Nystrom landmarks and projection (`None` for the random maps; absent from model
+    /// files written before Nystrom existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basis: Option<NystromBasis>,
 }
 
 /// What a map does to the kernel's columns.
@@ -62,6 +110,10 @@ enum MapKind {
     /// (row `j`: input `j`'s weight in every output), so a row maps by `d_f` contiguous
     /// `axpy`s.
     Fourier { omega_t: Matrix, offset: Vec<f64> },
+    /// `P k(L, x)` ([`nystrom`]).
+    Nystrom(nystrom::NystromMap),
+    /// `prod_i W_i [x, sqrt(c)] / sqrt(D)` ([`sketch`]).
+    Sketch(sketch::SketchMap),
 }
 
 /// An explicit feature map of one kernel (module docs).
@@ -127,6 +179,49 @@ impl FeatureMap {
         }
     }
 
+    /// The Nystrom map of the raw kernel `kind` (times `factor^2`, or unit outputs) on the
+    /// columns `features` (`None`: the first `d_f` columns, the landmarks' width), from a
+    /// fitted `basis` ([`nystrom`]).
+    pub fn nystrom(
+        features: Option<Vec<usize>>,
+        kind: crate::kernel::FittedKind,
+        basis: &NystromBasis,
+        factor: f64,
+        unit: bool,
+    ) -> Self {
+        let map = nystrom::NystromMap::new(kind, basis);
+        FeatureMap {
+            dim: map.dim(),
+            features,
+            kind: MapKind::Nystrom(map),
+            factor,
+            unit,
+        }
+    }
+
+    /// The polynomial sketch of `(x_f . x'_f + offset)^degree` (times `factor^2`, or unit
+    /// outputs), `dim` products drawn from `seed` ([`sketch`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn sketch(
+        features: Option<Vec<usize>>,
+        n_features: usize,
+        degree: u32,
+        offset: f64,
+        dim: usize,
+        seed: u64,
+        factor: f64,
+        unit: bool,
+    ) -> Self {
+        let d = features.as_ref().map_or(n_features, Vec::len);
+        FeatureMap {
+            features,
+            kind: MapKind::Sketch(sketch::SketchMap::new(d, degree, offset, dim, seed)),
+            factor,
+            unit,
+            dim,
+        }
+    }
+
     /// Number of outputs `D`.
     pub fn dim(&self) -> usize {
         self.dim
@@ -158,6 +253,8 @@ impl FeatureMap {
                 }
                 cos_scaled((2.0 / self.dim as f64).sqrt(), out);
             }
+            (MapKind::Nystrom(m), features) => m.map_row(x, features.as_deref(), out),
+            (MapKind::Sketch(s), features) => s.map_row(x, features.as_deref(), out),
         }
         if self.unit {
             let norm = crate::linalg::sq_norm(out).sqrt();
@@ -456,7 +553,7 @@ mod tests {
             ("linear:approx=rff", "rbf only"),
             ("poly:approx=rff,dim=8", "rbf only"),
             ("rbf:dim=64", "give approx= too"),
-            ("rbf:approx=nystrom", "accepted: rff"),
+            ("rbf:approx=nystrem", "accepted: rff, nystrom, sketch"),
             ("rbf:approx=rff,dim=0", "dim"),
             ("rbf:approx=rff,dim=x", "dim=x"),
         ] {
