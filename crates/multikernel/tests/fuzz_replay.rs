@@ -53,6 +53,11 @@ fn libsvm_corpus() {
 }
 
 #[test]
+fn table_stream_corpus() {
+    replay("table_stream", multikernel::fuzzing::table_stream);
+}
+
+#[test]
 fn ocr_corpus() {
     replay("ocr", multikernel::fuzzing::ocr);
 }

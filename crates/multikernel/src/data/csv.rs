@@ -31,8 +31,22 @@ pub fn read_csv(path: &Path, target: TargetKind, classes: Option<&[String]>) -> 
     parse_csv(path, &bytes, target, classes, None)
 }
 
+/// The field delimiter the first non-blank line implies: a comma, else a tab, else a
+/// semicolon (a comma when it has none of them).
+pub(crate) fn delimiter(first: &str) -> char {
+    if first.contains(',') {
+        ','
+    } else if first.contains('\t') {
+        '\t'
+    } else if first.contains(';') {
+        ';'
+    } else {
+        ','
+    }
+}
+
 /// Splits one line into trimmed, unquoted fields.
-fn split_fields(line: &str, delim: char) -> std::result::Result<Vec<String>, String> {
+pub(crate) fn split_fields(line: &str, delim: char) -> std::result::Result<Vec<String>, String> {
     if !line.contains('"') {
         return Ok(line.split(delim).map(|f| f.trim().to_string()).collect());
     }
@@ -102,6 +116,116 @@ fn is_number(s: &str) -> bool {
     s.parse::<f64>().is_ok()
 }
 
+/// The message for a file without a non-blank line.
+pub(crate) const EMPTY_FILE: &str = "no data rows (the file is empty)";
+
+/// What the first non-blank line of a CSV table fixes: the delimiter, the number of
+/// columns, the feature names (from the header, or `x1, x2, ...`) and, without a header, the
+/// fields of the first data row.
+pub(crate) struct CsvLayout {
+    pub(crate) delim: char,
+    /// Fields per line (the features, then the target).
+    pub(crate) n_cols: usize,
+    /// Feature columns (`n_cols - 1`).
+    pub(crate) d: usize,
+    pub(crate) feature_names: Vec<String>,
+    /// The first line's fields when it is a data row (no header), else `None`.
+    pub(crate) first_row: Option<Vec<String>>,
+}
+
+impl CsvLayout {
+    /// Reads the first non-blank line `first` (line `first_no` of `path`): splits it, checks
+    /// there are at least two columns (exactly `n_features + 1` when given) and decides
+    /// whether it is a header (module docs).
+    pub(crate) fn new(
+        path: &Path,
+        first_no: usize,
+        first: &str,
+        target: TargetKind,
+        n_features: Option<usize>,
+    ) -> Result<CsvLayout> {
+        let delim = delimiter(first);
+        let head = split_fields(first, delim).map_err(|m| parse_err(path, first_no, m))?;
+        let n_cols = head.len();
+        if n_cols < 2 {
+            return Err(parse_err(
+                path,
+                first_no,
+                format!(
+                    "found {n_cols} column, expected at least 2 (the features, then the \
+                     target) separated by commas"
+                ),
+            ));
+        }
+        let d = n_cols - 1;
+        if let Some(want) = n_features {
+            if want != d {
+                return Err(parse_err(
+                    path,
+                    first_no,
+                    format!("{d} feature columns, expected {want} (the model's features)"),
+                ));
+            }
+        }
+        let last = head[d].as_str();
+        let is_header = head[..d].iter().any(|f| !is_number(f))
+            || (target == TargetKind::Real && !is_number(last))
+            || ["label", "class", "target", "y"].contains(&last.to_ascii_lowercase().as_str());
+        let (feature_names, first_row) = if is_header {
+            let names = head[..d]
+                .iter()
+                .enumerate()
+                .map(|(j, h)| {
+                    if h.is_empty() {
+                        format!("x{}", j + 1)
+                    } else {
+                        h.clone()
+                    }
+                })
+                .collect();
+            (names, None)
+        } else {
+            ((1..=d).map(|j| format!("x{j}")).collect(), Some(head))
+        };
+        Ok(CsvLayout {
+            delim,
+            n_cols,
+            d,
+            feature_names,
+            first_row,
+        })
+    }
+}
+
+/// How messages name the target of a table with `n_cols` columns.
+pub(crate) fn target_what(n_cols: usize) -> String {
+    format!("field {n_cols} (the target)")
+}
+
+/// Checks that the data row at line `no` has `n_cols` fields and appends its feature values
+/// (the first `n_cols - 1` fields, finite numbers) to `data`; returns the target field.
+pub(crate) fn parse_row<'f>(
+    path: &Path,
+    no: usize,
+    fields: &'f [String],
+    n_cols: usize,
+    data: &mut Vec<f64>,
+) -> Result<&'f str> {
+    if fields.len() != n_cols {
+        return Err(parse_err(
+            path,
+            no,
+            format!("expected {n_cols} fields, found {}", fields.len()),
+        ));
+    }
+    let d = n_cols - 1;
+    for (j, f) in fields[..d].iter().enumerate() {
+        let v = parse_number(f, &format!("field {}", j + 1)).map_err(|m| parse_err(path, no, m))?;
+        data.push(v);
+    }
+    Ok(&fields[d])
+}
+
 /// Parses the content of a CSV table (already decompressed) as [`read_csv`] reads a file;
 /// `path` only names the data in messages. With `n_features` the table must have exactly
 /// that many feature columns.
@@ -117,13 +241,7 @@ pub fn parse_csv(
     // The first non-blank line fixes the delimiter, the column count and the header.
     let (first_no, first) = loop {
         match lines.next() {
-            None => {
-                return Err(parse_err(
-                    path,
-                    last_line.max(1),
-                    "no data rows (the file is empty)",
-                ))
-            }
+            None => return Err(parse_err(path, last_line.max(1), EMPTY_FILE)),
             Some((no, Err(()))) => return Err(utf8_err(path, no)),
             Some((no, Ok(l))) => {
                 last_line = no;
@@ -133,78 +251,24 @@ pub fn parse_csv(
             }
         }
     };
-    let delim = if first.contains(',') {
-        ','
-    } else if first.contains('\t') {
-        '\t'
-    } else if first.contains(';') {
-        ';'
-    } else {
-        ','
-    };
-    let head = split_fields(first, delim).map_err(|m| parse_err(path, first_no, m))?;
-    let n_cols = head.len();
-    if n_cols < 2 {
-        return Err(parse_err(
-            path,
-            first_no,
-            format!(
-                "found {n_cols} column, expected at least 2 (the features, then the target) \
-                 separated by commas"
-            ),
-        ));
-    }
-    let d = n_cols - 1;
-    if let Some(want) = n_features {
-        if want != d {
-            return Err(parse_err(
-                path,
-                first_no,
-                format!("{d} feature columns, expected {want} (the model's features)"),
-            ));
-        }
-    }
-    let last = head[d].as_str();
-    let is_header = head[..d].iter().any(|f| !is_number(f))
-        || (target == TargetKind::Real && !is_number(last))
-        || ["label", "class", "target", "y"].contains(&last.to_ascii_lowercase().as_str());
-
+    let layout = CsvLayout::new(path, first_no, first, target, n_features)?;
+    let CsvLayout {
+        delim, n_cols, d, ..
+    } = layout;
     let mut data: Vec<f64> = Vec::new();
     let mut n_rows = 0usize;
     let mut targets = TargetCollector::new(path, target, classes);
+    let what = target_what(n_cols);
     let mut row = |no: usize, fields: &[String]| -> Result<()> {
-        if fields.len() != n_cols {
-            return Err(parse_err(
-                path,
-                no,
-                format!("expected {n_cols} fields, found {}", fields.len()),
-            ));
-        }
-        for (j, f) in fields[..d].iter().enumerate() {
-            let v =
-                parse_number(f, &format!("field {}", j + 1)).map_err(|m| parse_err(path, no, m))?;
-            data.push(v);
-        }
-        targets.push(&fields[d], no, &format!("field {n_cols} (the target)"))?;
+        let t = parse_row(path, no, fields, n_cols, &mut data)?;
+        targets.push(t, no, &what)?;
         n_rows += 1;
         Ok(())
     };
-    let feature_names: Vec<String> = if is_header {
-        head[..d]
-            .iter()
-            .enumerate()
-            .map(|(j, h)| {
-                if h.is_empty() {
-                    format!("x{}", j + 1)
-                } else {
-                    h.clone()
-                }
-            })
-            .collect()
-    } else {
-        row(first_no, &head)?;
-        (1..=d).map(|j| format!("x{j}")).collect()
-    };
+    if let Some(first_row) = &layout.first_row {
+        row(first_no, first_row)?;
+    }
+    let feature_names = layout.feature_names;
     for (no, l) in lines {
         last_line = no;
         let l = l.map_err(|()| utf8_err(path, no))?;
@@ -231,13 +295,7 @@ pub(crate) fn parse_csv_for_model(path: &Path, bytes: &[u8], schema: &Schema) ->
     let mut last_line = 0;
     let (first_no, first) = loop {
         match lines.next() {
-            None => {
-                return Err(parse_err(
-                    path,
-                    last_line.max(1),
-                    "no data rows (the file is empty)",
-                ))
-            }
+            None => return Err(parse_err(path, last_line.max(1), EMPTY_FILE)),
             Some((no, Err(()))) => return Err(utf8_err(path, no)),
             Some((no, Ok(l))) => {
                 last_line = no;
@@ -247,15 +305,7 @@ pub(crate) fn parse_csv_for_model(path: &Path, bytes: &[u8], schema: &Schema) ->
             }
         }
     };
-    let delim = if first.contains(',') {
-        ','
-    } else if first.contains('\t') {
-        '\t'
-    } else if first.contains(';') {
-        ';'
-    } else {
-        ','
-    };
+    let delim = delimiter(first);
     let head = split_fields(first, delim).map_err(|m| parse_err(path, first_no, m))?;
     let n_cols = head.len();
     let all_named = schema

@@ -19,7 +19,9 @@ use super::read::{
 };
 use super::{Dataset, Matrix};
 use crate::error::{Error, Result};
+use std::iter::Peekable;
 use std::path::Path;
+use std::str::SplitAsciiWhitespace;
 
 /// Reads a libsvm file (module docs). `classes`: `None` collects the classes of a training
 /// file; `Some(list)` maps labels to a model's training classes and rejects unseen labels.
@@ -71,12 +73,13 @@ pub(crate) fn parse_libsvm_rows(
     for (no, line) in Lines::new(bytes) {
         last_line = no;
         let line = line.map_err(|()| utf8_err(path, no))?;
-        let content = line.split_once('#').map_or(line, |(c, _)| c);
-        let mut tokens = content.split_ascii_whitespace().peekable();
-        let Some(&first) = tokens.peek() else {
+        let Some(mut tokens) = line_tokens(line) else {
             continue; // blank or comment line
         };
-        let has_label = !(unlabelled_ok && first.contains(':') && !first.starts_with("qid:"));
+        let has_label = !(unlabelled_ok
+            && tokens
+                .peek()
+                .is_some_and(|first| first.contains(':') && !first.starts_with("qid:")));
         match labelled {
             None => labelled = Some((has_label, no)),
             Some((l, at)) if l != has_label => {
@@ -93,54 +96,17 @@ pub(crate) fn parse_libsvm_rows(
             Some(_) => {}
         }
         if has_label {
-            let label = tokens.next().unwrap_or_default();
-            if label.contains(':') {
-                return Err(parse_err(
-                    path,
-                    no,
-                    format!("'{label}' is not a label (training lines start with the label)"),
-                ));
-            }
-            targets.push(label, no, "the label")?;
-        }
-        if tokens.peek().is_some_and(|t| t.starts_with("qid:")) {
-            tokens.next();
+            let label = take_label(path, no, &mut tokens)?;
+            targets.push(label, no, LABEL)?;
         }
         starts.push(entries.len());
-        let mut prev = 0usize;
-        for tok in tokens {
-            let err = |m: String| parse_err(path, no, m);
-            let (i, v) = tok
-                .split_once(':')
-                .ok_or_else(|| err(format!("'{tok}' is not index:value")))?;
-            let index: usize = i.parse().map_err(|_| {
-                err(format!(
-                    "'{tok}' is not index:value (the index '{i}' is not a positive integer)"
-                ))
-            })?;
-            if index == 0 {
-                return Err(err(format!("'{tok}': feature indices start at 1")));
-            }
-            if index <= prev {
-                return Err(err(format!(
-                    "'{tok}': feature index {index} after {prev}, indices must increase"
-                )));
-            }
-            if let Some(d) = n_features {
-                if index > d {
-                    return Err(err(format!(
-                        "'{tok}': feature index {index} is beyond the {d} features expected"
-                    )));
-                }
-            }
-            let value = parse_number(v, &format!("the value of feature {index}")).map_err(err)?;
-            prev = index;
-            if index > max_index {
-                max_index = index;
+        parse_entries(path, no, tokens, n_features, |j, v| {
+            if j >= max_index {
+                max_index = j + 1;
                 max_line = no;
             }
-            entries.push((index - 1, value));
-        }
+            entries.push((j, v));
+        })?;
     }
     let d = n_features.unwrap_or(max_index);
     let n = starts.len();
@@ -162,15 +128,91 @@ pub(crate) fn parse_libsvm_rows(
         // Placeholder targets of the right length (the caller ignores them).
         for _ in 0..n {
             match target {
-                TargetKind::Real => targets.push("0", last_line, "the label")?,
+                TargetKind::Real => targets.push("0", last_line, LABEL)?,
                 TargetKind::Classes => match classes.and_then(|c| c.first()) {
-                    Some(c) => targets.push(c, last_line, "the label")?,
-                    None => targets.push("0", last_line, "the label")?,
+                    Some(c) => targets.push(c, last_line, LABEL)?,
+                    None => targets.push("0", last_line, LABEL)?,
                 },
             }
         }
     }
     finish_dataset(path, x, targets, names, last_line).map(|ds| (ds, is_labelled))
+}
+
+/// How messages name the target of a line.
+pub(crate) const LABEL: &str = "the label";
+
+/// The whitespace-separated tokens of `line` before any `#` comment; `None` for a blank or
+/// comment line.
+pub(crate) fn line_tokens(line: &str) -> Option<Peekable<SplitAsciiWhitespace<'_>>> {
+    let content = line.split_once('#').map_or(line, |(c, _)| c);
+    let mut tokens = content.split_ascii_whitespace().peekable();
+    tokens.peek()?;
+    Some(tokens)
+}
+
+/// Takes the label, the first token of a data line (line `no` of `path`); an `index:value`
+/// token there is an error.
+pub(crate) fn take_label<'a>(
+    path: &Path,
+    no: usize,
+    tokens: &mut Peekable<SplitAsciiWhitespace<'a>>,
+) -> Result<&'a str> {
+    let label = tokens.next().unwrap_or_default();
+    if label.contains(':') {
+        return Err(parse_err(
+            path,
+            no,
+            format!("'{label}' is not a label (training lines start with the label)"),
+        ));
+    }
+    Ok(label)
+}
+
+/// Parses the `index:value` tokens after the label (an svmlight `qid:N` first is skipped)
+/// of line `no` of `path`: 1-based strictly increasing indices, at most `n_features` when
+/// given, finite values. Calls `entry(index - 1, value)` for each.
+pub(crate) fn parse_entries(
+    path: &Path,
+    no: usize,
+    mut tokens: Peekable<SplitAsciiWhitespace<'_>>,
+    n_features: Option<usize>,
+    mut entry: impl FnMut(usize, f64),
+) -> Result<()> {
+    if tokens.peek().is_some_and(|t| t.starts_with("qid:")) {
+        tokens.next();
+    }
+    let mut prev = 0usize;
+    for tok in tokens {
+        let err = |m: String| parse_err(path, no, m);
+        let (i, v) = tok
+            .split_once(':')
+            .ok_or_else(|| err(format!("'{tok}' is not index:value")))?;
+        let index: usize = i.parse().map_err(|_| {
+            err(format!(
+                "'{tok}' is not index:value (the index '{i}' is not a positive integer)"
+            ))
+        })?;
+        if index == 0 {
+            return Err(err(format!("'{tok}': feature indices start at 1")));
+        }
+        if index <= prev {
+            return Err(err(format!(
+                "'{tok}': feature index {index} after {prev}, indices must increase"
+            )));
+        }
+        if let Some(d) = n_features {
+            if index > d {
+                return Err(err(format!(
+                    "'{tok}': feature index {index} is beyond the {d} features expected"
+                )));
+            }
+        }
+        let value = parse_number(v, &format!("the value of feature {index}")).map_err(err)?;
+        prev = index;
+        entry(index - 1, value);
+    }
+    Ok(())
 }
 
 /// Dense tables up to this many values are always accepted (2^20 values = 8 MiB of `f64`).
@@ -183,7 +225,7 @@ const SPARSITY_FACTOR: usize = 1024;
 /// Refuses a dense `n x d` table that the file's `stored` values (and `n` rows) cannot
 /// justify: beyond [`SMALL_DENSE`] values, more than [`SPARSITY_FACTOR`] times as many as
 /// stored. Without it a one-line file `1 268435456:1` would allocate 2 GiB.
-fn check_sparse_width(
+pub(crate) fn check_sparse_width(
     path: &Path,
     n: usize,
     d: usize,

@@ -10,6 +10,7 @@ pub mod libsvm;
 pub mod read;
 pub mod split;
 pub mod standardize;
+pub mod stream;
 
 pub use csv::{parse_csv, read_csv, to_csv};
 pub use libsvm::{parse_libsvm, read_libsvm};

@@ -120,14 +120,17 @@ pub fn parse_table(
 fn pick_format(origin: &Path, bytes: &[u8], format: Option<Format>) -> Result<Format> {
     match format.or_else(|| Format::from_path(origin)) {
         Some(f) => Ok(f),
-        None => sniff(bytes).ok_or_else(|| {
-            Error::data(format!(
-                "{}: cannot tell the data format from the file name or its first line; \
-                 give it explicitly (csv or libsvm)",
-                origin.display()
-            ))
-        }),
+        None => sniff(bytes).ok_or_else(|| unknown_format_err(origin)),
     }
+}
+
+/// The error for data whose format neither the name of `origin` nor the content tells.
+pub(crate) fn unknown_format_err(origin: &Path) -> Error {
+    Error::data(format!(
+        "{}: cannot tell the data format from the file name or its first line; \
+         give it explicitly (csv or libsvm)",
+        origin.display()
+    ))
 }
 
 /// What a trained model expects of a data file: its feature columns, by name and in order,
@@ -211,19 +214,27 @@ pub fn parse_for_model(
 
 /// Guesses the format from the first non-blank, non-comment line.
 fn sniff(bytes: &[u8]) -> Option<Format> {
-    let first = Lines::new(bytes)
+    Lines::new(bytes)
         .filter_map(|(_, l)| l.ok())
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with('#'))?;
+        .find_map(sniff_line)?
+}
+
+/// What one line says about the format: `None` for a blank or comment line (look further),
+/// else `Some(guess)` from the first line with content (`Some(None)`: it cannot tell).
+pub(crate) fn sniff_line(line: &str) -> Option<Option<Format>> {
+    let first = line.trim();
+    if first.is_empty() || first.starts_with('#') {
+        return None;
+    }
     let mut tokens = first.split_ascii_whitespace();
     tokens.next();
-    if tokens.next().is_some_and(|t| t.contains(':')) {
+    Some(if tokens.next().is_some_and(|t| t.contains(':')) {
         Some(Format::Libsvm)
     } else if first.contains(',') {
         Some(Format::Csv)
     } else {
         None
-    }
+    })
 }
 
 /// The whole content of `path`, gunzipped when it starts with the gzip magic bytes.
@@ -359,16 +370,10 @@ impl<'a> TargetCollector<'a> {
     /// Records the target `raw` of the data row at `line`; `what` names its place in the
     /// line for messages (e.g. "field 61 (the label)").
     pub(crate) fn push(&mut self, raw: &str, line: usize, what: &str) -> Result<()> {
-        let label = raw.trim();
+        let (label, value) = check_target(&self.path, self.kind, raw, line, what)?;
         match self.kind {
-            TargetKind::Real => {
-                let v = parse_number(label, what).map_err(|m| parse_err(&self.path, line, m))?;
-                self.real.push(v);
-            }
+            TargetKind::Real => self.real.push(value.unwrap_or_default()),
             TargetKind::Classes => {
-                if label.is_empty() {
-                    return Err(parse_err(&self.path, line, format!("{what} is empty")));
-                }
                 let idx = match &self.fixed {
                     Some(f) => lookup(f, label).ok_or_else(|| {
                         parse_err(
@@ -418,6 +423,29 @@ impl<'a> TargetCollector<'a> {
     }
 }
 
+/// Checks the target `raw` of the data row at `line` of `path` as [`TargetCollector::push`]
+/// does (`what` names its place in the line): a real target must be a finite number, a class
+/// label must not be empty. Returns the trimmed label and, for a real target, its value.
+pub(crate) fn check_target<'s>(
+    path: &Path,
+    kind: TargetKind,
+    raw: &'s str,
+    line: usize,
+    what: &str,
+) -> Result<(&'s str, Option<f64>)> {
+    let label = raw.trim();
+    match kind {
+        TargetKind::Real => {
+            let v = parse_number(label, what).map_err(|m| parse_err(path, line, m))?;
+            Ok((label, Some(v)))
+        }
+        TargetKind::Classes if label.is_empty() => {
+            Err(parse_err(path, line, format!("{what} is empty")))
+        }
+        TargetKind::Classes => Ok((label, None)),
+    }
+}
+
 fn lookup(f: &Fixed<'_>, label: &str) -> Option<usize> {
     if let Some(&i) = f.exact.get(label) {
         return Some(i);
@@ -461,6 +489,9 @@ pub(crate) fn check_dense_size(path: &Path, rows: usize, cols: usize) -> Result<
     }
 }
 
+/// The message for a file with no data row.
+pub(crate) const NO_ROWS: &str = "no data rows";
+
 /// Builds the data set once all rows are parsed; `last_line` is reported when there are none.
 pub(crate) fn finish_dataset(
     path: &Path,
@@ -470,7 +501,7 @@ pub(crate) fn finish_dataset(
     last_line: usize,
 ) -> Result<Dataset> {
     if x.rows == 0 {
-        return Err(parse_err(path, last_line.max(1), "no data rows"));
+        return Err(parse_err(path, last_line.max(1), NO_ROWS));
     }
     Ok(Dataset {
         x,

@@ -154,6 +154,164 @@ impl Standardizer {
     }
 }
 
+/// Values at least this large (2^400) are accumulated divided by a power of two, so that
+/// their squares cannot overflow (see [`StandardizerAccumulator`]).
+const SCALE_FROM: f64 = 2.582_249_878_086_908_6e120;
+
+/// `2^e` for `-1022 <= e <= 1023`, exactly.
+fn pow2(e: i32) -> f64 {
+    f64::from_bits(((e.clamp(-1022, 1023) + 1023) as u64) << 52)
+}
+
+/// The binary exponent `k` of a positive normal `v`: `2^k <= v < 2^(k + 1)`.
+fn exponent(v: f64) -> i32 {
+    ((v.to_bits() >> 52) & 0x7ff) as i32 - 1023
+}
+
+/// Streaming moments of one column, of its values divided by `2^shift`: their mean as
+/// `reference + offset` (`reference` the first chunk's mean as `fit` computes it, so that
+/// the running update works on deviations from it and keeps their precision under a large
+/// mean; `offset` starts at the rounding error of `reference`), `m2` the sum
+/// of squared deviations from the mean; and the largest magnitude seen.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct ColumnMoments {
+    reference: f64,
+    offset: f64,
+    m2: f64,
+    max_abs: f64,
+    shift: i32,
+}
+
+/// Column means and population standard deviations of a table that arrives in chunks of
+/// rows, as [`Standardizer::fit`] computes them on the whole table, in memory bounded by the
+/// number of columns.
+///
+/// Each chunk's moments are computed by two passes over the chunk, exactly as
+/// [`Standardizer::fit`] does on the whole table, and merged into the running ones by the
+/// pairwise update of Chan, Golub and LeVeque (1979), on deviations from the first chunk's
+/// mean (so that a large mean costs no precision even in chunks of one row, where the
+/// update is Welford's): with one chunk the result is
+/// bit-for-bit the one of `fit` (for values below 2^400); with many it agrees to rounding
+/// (about 1e-15 relative on ordinary data). Columns whose values reach 2^400 are accumulated divided by a power of
+/// two (exact), so no square overflows even near the largest float. Constant columns get
+/// scale 1 by the same rule as `fit`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StandardizerAccumulator {
+    rows: usize,
+    /// Non-empty chunks pushed.
+    chunks: usize,
+    cols: Vec<ColumnMoments>,
+}
+
+impl StandardizerAccumulator {
+    /// An accumulator for rows of `n_features` values, with no rows yet.
+    pub fn new(n_features: usize) -> StandardizerAccumulator {
+        StandardizerAccumulator {
+            rows: 0,
+            chunks: 0,
+            cols: vec![ColumnMoments::default(); n_features],
+        }
+    }
+
+    /// Number of rows pushed so far.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Number of feature columns.
+    pub fn n_features(&self) -> usize {
+        self.cols.len()
+    }
+
+    /// Adds the rows of `x`, which must have [`StandardizerAccumulator::n_features`] columns
+    /// (else a shape error, and nothing is added).
+    pub fn push_rows(&mut self, x: &Matrix) -> Result<()> {
+        if x.cols != self.cols.len() {
+            return Err(Error::shape(
+                "standardizer accumulator: columns of a chunk",
+                self.cols.len(),
+                x.cols,
+            ));
+        }
+        if x.rows == 0 {
+            return Ok(());
+        }
+        let nb = x.rows;
+        let n = self.rows + nb;
+        for (j, acc) in self.cols.iter_mut().enumerate() {
+            let column = || x.data.iter().skip(j).step_by(x.cols).copied();
+            let chunk_max = column().fold(0.0f64, |m, v| m.max(v.abs()));
+            let max_abs = acc.max_abs.max(chunk_max);
+            if max_abs >= SCALE_FROM && max_abs.is_finite() {
+                let shift = exponent(max_abs);
+                if shift > acc.shift {
+                    let down = pow2(acc.shift - shift);
+                    acc.reference *= down;
+                    acc.offset *= down;
+                    acc.m2 = acc.m2 * down * down;
+                    acc.shift = shift;
+                }
+            }
+            acc.max_abs = max_abs;
+            let scale = pow2(-acc.shift);
+            // The chunk's two passes, as in `moments` (on the deviations from the reference
+            // after the first chunk).
+            let reference = acc.reference;
+            let y = |v: f64| v * scale - reference;
+            let mut sum = 0.0;
+            for v in column() {
+                sum += y(v);
+            }
+            let mb = sum / nb as f64;
+            let m2b: f64 = column().map(|v| (y(v) - mb) * (y(v) - mb)).sum();
+            if self.rows == 0 {
+                // `mb` is `fit`'s mean; `offset` corrects its rounding (summing large values
+                // loses digits that the deviations of later chunks would carry into `m2`).
+                let residual: f64 = column().map(|v| v * scale - mb).sum();
+                (acc.reference, acc.offset, acc.m2) = (mb, residual / nb as f64, m2b);
+            } else {
+                let delta = mb - acc.offset;
+                let (na, nb, n) = (self.rows as f64, nb as f64, n as f64);
+                acc.offset += delta * (nb / n);
+                acc.m2 += m2b + delta * delta * (na * (nb / n));
+            }
+        }
+        self.rows = n;
+        self.chunks += 1;
+        Ok(())
+    }
+
+    /// The standardizer of the rows pushed: the means and the population standard
+    /// deviations, scale 1 for a constant column (as [`Standardizer::fit`]); mean 0 and
+    /// scale 1 for every column when no rows were pushed.
+    pub fn finish(&self) -> Standardizer {
+        let (mut mean, mut scale) = (Vec::new(), Vec::new());
+        for acc in &self.cols {
+            let (m, s) = if self.rows == 0 {
+                (0.0, 1.0)
+            } else {
+                let up = pow2(acc.shift);
+                let std = (acc.m2 / self.rows as f64).sqrt() * up;
+                let s = if std > CONSTANT_TOL * acc.max_abs && std > 0.0 && std.is_finite() {
+                    std
+                } else {
+                    1.0
+                };
+                // One chunk: `fit`'s mean to the bit (its rounding kept).
+                let mean = if self.chunks == 1 {
+                    acc.reference
+                } else {
+                    acc.reference + acc.offset
+                };
+                (mean * up, s)
+            };
+            mean.push(m);
+            scale.push(s);
+        }
+        Standardizer { mean, scale }
+    }
+}
+
 /// Affine map `y -> (y - mean) / scale` of regression targets; predictions are mapped back
 /// with [`TargetScaler::invert`].
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -427,5 +585,90 @@ mod tests {
         ] {
             assert!(matches!(bad.validate(), Err(Error::Model { .. })));
         }
+    }
+}
+
+#[cfg(test)]
+mod accumulator_tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// The moments of `x` pushed in chunks of `chunk` rows.
+    fn chunked(x: &Matrix, chunk: usize) -> Standardizer {
+        let mut acc = StandardizerAccumulator::new(x.cols);
+        let idx: Vec<usize> = (0..x.rows).collect();
+        for rows in idx.chunks(chunk) {
+            acc.push_rows(&x.select_rows(rows)).unwrap();
+        }
+        assert_eq!(acc.rows(), x.rows);
+        acc.finish()
+    }
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol * a.abs().max(b.abs())
+    }
+
+    /// In any chunking the streamed moments equal `fit`'s to 1e-13 relative; in one chunk,
+    /// bit for bit for values below 2^400 (beyond, `fit` divides by the largest magnitude
+    /// where the accumulator divides by a power of two). Constant columns (zero, or 1e300)
+    /// get scale 1 either way.
+    #[test]
+    fn chunked_moments_equal_fit() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let (n, d) = (1000, 6);
+        let mut x = Matrix::zeros(n, d);
+        for i in 0..n {
+            x.set(i, 0, rng.gen_range(-1.0..1.0));
+            x.set(i, 1, 1e6 + rng.gen_range(0.0..1.0)); // large mean, small spread
+            x.set(i, 2, 0.0);
+            x.set(i, 3, 1e300);
+            x.set(i, 4, rng.gen_range(-3.0..3.0) * 1e300);
+            x.set(i, 5, if i % 10 == 0 { 1e-3 } else { 0.0 });
+        }
+        let fit = Standardizer::fit(&x);
+        let whole = chunked(&x, n);
+        for j in [0, 1, 2, 5] {
+            assert_eq!((whole.mean[j], whole.scale[j]), (fit.mean[j], fit.scale[j]));
+        }
+        for chunk in [1, 7, 64, 999, n] {
+            let got = chunked(&x, chunk);
+            for j in 0..d {
+                assert!(
+                    close(got.mean[j], fit.mean[j], 1e-13)
+                        && close(got.scale[j], fit.scale[j], 1e-13),
+                    "chunk {chunk} column {j}: {} {} vs {} {}",
+                    got.mean[j],
+                    got.scale[j],
+                    fit.mean[j],
+                    fit.scale[j]
+                );
+            }
+            assert_eq!((got.scale[2], got.scale[3]), (1.0, 1.0));
+            assert_eq!(got.mean[2], 0.0);
+        }
+    }
+
+    /// A column growing from ordinary values to 1e300 mid-stream is rescaled exactly.
+    #[test]
+    fn rescaling_mid_stream() {
+        let col: Vec<f64> = (0..40)
+            .map(|i| if i < 20 { i as f64 } else { (i as f64) * 1e290 })
+            .collect();
+        let x = Matrix::from_vec(40, 1, col);
+        let fit = Standardizer::fit(&x);
+        let got = chunked(&x, 5);
+        assert!(close(got.mean[0], fit.mean[0], 1e-13), "{got:?} {fit:?}");
+        assert!(close(got.scale[0], fit.scale[0], 1e-13), "{got:?} {fit:?}");
+    }
+
+    #[test]
+    fn empty_and_mismatched_chunks() {
+        let acc = StandardizerAccumulator::new(2);
+        assert_eq!(acc.finish(), Standardizer::fit(&Matrix::zeros(0, 2)));
+        let mut acc = StandardizerAccumulator::new(2);
+        assert!(acc.push_rows(&Matrix::zeros(3, 1)).is_err());
+        acc.push_rows(&Matrix::zeros(0, 2)).unwrap();
+        assert_eq!((acc.rows(), acc.n_features()), (0, 2));
     }
 }

@@ -5,12 +5,14 @@
 //! fuzzing found. Not part of the library's API.
 
 mod model;
+mod stream;
 mod strings;
 mod tables;
 mod tagging;
 mod treebank;
 
 pub use model::model_bytes;
+pub use stream::table_stream;
 pub use strings::{kernel_spec, regularizer, settings};
 pub use tables::{csv, libsvm, ocr};
 pub use tagging::{columns, crf_templates};
