@@ -8,12 +8,25 @@
 and the kernel weights; ``dictionary(n_features)`` lists the default kernels and
 ``parse_kernel(spec)`` checks a kernel SPEC string. ``Model`` is a trained model of the
 core (also read from the files ``multikernel train`` writes: ``Model.from_bytes``).
+
+``partial_fit`` trains the online learner chunk by chunk (its state is an
+``IncrementalFit``, which pickles and mixes); ``multikernel.dask.fit_dask`` trains on a
+Dask cluster by iterative parameter mixing (Dask is an optional dependency).
 """
 
-from ._core import MODEL_FORMAT_VERSION, Model, __version__, dictionary, parse_kernel
-from ._estimators import LEARNERS, MKLClassifier, MKLRegressor
+from ._core import (
+    MODEL_FORMAT_VERSION,
+    IncrementalFit,
+    Model,
+    __version__,
+    dictionary,
+    parse_kernel,
+)
+from ._estimators import INCREMENTAL_KERNELS, LEARNERS, MKLClassifier, MKLRegressor
 
 __all__ = [
+    "INCREMENTAL_KERNELS",
+    "IncrementalFit",
     "LEARNERS",
     "MKLClassifier",
     "MKLRegressor",

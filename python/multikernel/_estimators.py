@@ -32,11 +32,26 @@ With ``C=None`` (default) the built-in selection chooses C (and lp-MKL's p, the 
 learner's eta0, and the learner when ``learner="auto"``) by seeded 5-fold
 cross-validation, as ``multikernel train`` does without ``--C``; the grid it scored is in
 ``selection_``.
+
+``partial_fit`` trains the online learner chunk by chunk (tables that do not fit in memory,
+or arrive over time), as scikit-learn's ``SGDClassifier.partial_fit`` does: one pass, one
+round per row in the order given, over each chunk. It needs the online learner
+(``learner="online"`` or ``"auto"``, which ``partial_fit`` resolves to online) and kernels
+with an explicit map (``"linear"``, ``"rbf:approx=rff,dim=1024"``, ...; exact kernels are
+refused with ValueError); ``kernels="auto"`` means ``INCREMENTAL_KERNELS`` there. The
+features' standardization, the kernels' widths (median heuristic) and the regression
+targets' scale come from the first chunk. ``C`` (1 when None: no selection) gives
+``lambda = 1 / (C n_rows)`` with ``n_rows`` the rows the caller will stream per pass
+(``partial_fit(..., n_rows=...)`` on the first call; the first chunk's rows otherwise). The
+state of the fit is ``incremental_`` (``multikernel._core.IncrementalFit``), so the
+estimator pickles mid-stream and goes on after unpickling; ``fit`` discards it.
+``multikernel.dask.fit_dask`` trains on Dask shards by iterative parameter mixing.
 """
 
 import json
 import numbers
 import sys
+import time
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -65,6 +80,19 @@ LEARNERS = (
     "gauss-seidel",
 )
 
+# The kernels of partial_fit (and fit_dask) with kernels="auto": random Fourier features of
+# the Gaussian kernel at the median-heuristic width times 1, 4 and 1/4 (on the standardized
+# first chunk), 1,024 features each. Exact kernels need all the training rows at prediction
+# time, which an incremental fit does not keep.
+INCREMENTAL_KERNELS = (
+    "rbf:scale=1,approx=rff,dim=1024",
+    "rbf:scale=4,approx=rff,dim=1024",
+    "rbf:scale=0.25,approx=rff,dim=1024",
+)
+
+# Settings of learners other than the online one (refused by partial_fit).
+_NOT_ONLINE = ("p", "max_kernels", "degree", "max_iter", "epsilon", "tol", "svm_tol")
+
 # The learners of kernels="precomputed" ("auto" is lp-MKL there).
 PRECOMPUTED_LEARNERS = ("auto", "lp-mkl", "simplemkl", "gauss-seidel")
 
@@ -88,6 +116,28 @@ def _kernel_list(kernels):
             "kernels: SPEC strings such as 'rbf' or 'poly:degree=2', or 'auto'"
         )
     return kernels
+
+
+def _class_codes(classes, y):
+    """Codes of labels ``y`` in the sorted ``classes`` (float64); ValueError on a label
+    that is not one of them."""
+    y = np.asarray(y)
+    idx = np.searchsorted(classes, y)
+    idx = np.clip(idx, 0, len(classes) - 1)
+    bad = classes[idx] != y
+    if np.any(bad):
+        unknown = np.unique(y[bad])
+        raise ValueError(
+            f"y has labels not in classes: {unknown[:10].tolist()} (classes = "
+            f"{classes.tolist()}; give all of them with classes= on the first call)"
+        )
+    return idx.astype(np.float64)
+
+
+def _can_partial_fit(est):
+    return est.learner in ("auto", "online") and not (
+        isinstance(est.kernels, str) and est.kernels == "precomputed"
+    )
 
 
 def _kernel_matrices(KL, n_train=None):
@@ -218,6 +268,76 @@ class _MKLBase(BaseEstimator):
             class_names=class_names,
         )
         return self._set_fitted(model, info)
+
+    def _reset_incremental(self):
+        """``fit`` starts over: the state of ``partial_fit`` goes."""
+        self.__dict__.pop("incremental_", None)
+
+    def _incremental_kernels(self):
+        kernels = _kernel_list(self.kernels)
+        return list(INCREMENTAL_KERNELS) if kernels is None else kernels
+
+    def _incremental_start(self, X, y, n_classes, class_names, n_rows):
+        """Sets the incremental fit up on the first chunk (validated ``X``, coded ``y``)
+        without training on it."""
+        if self.learner not in ("auto", "online"):
+            raise ValueError(
+                f"partial_fit trains the online learner; learner={self.learner!r}"
+            )
+        for name in _NOT_ONLINE:
+            if getattr(self, name) is not None:
+                raise ValueError(
+                    f"{name} is not a setting of the online learner (partial_fit)"
+                )
+        if n_rows is not None and (
+            not isinstance(n_rows, numbers.Integral) or n_rows < 1
+        ):
+            raise ValueError(f"n_rows = {n_rows!r}: a positive number of rows")
+        names = getattr(self, "feature_names_in_", None)
+        return _core.IncrementalFit.start(
+            X,
+            y,
+            kernels=self._incremental_kernels(),
+            n_classes=n_classes,
+            class_names=class_names,
+            c=1.0 if self.C is None else float(self.C),
+            n_rows=None if n_rows is None else int(n_rows),
+            eta0=None if self.eta0 is None else float(self.eta0),
+            loss=self.loss,
+            regularizer=self.regularizer,
+            bias=bool(self.fit_intercept),
+            standardize=bool(self.standardize),
+            seed=_seed(self.random_state),
+            feature_names=None if names is None else [str(n) for n in names],
+        )
+
+    def _incremental_fitted(self, fit, seconds):
+        """The fitted attributes from the incremental fit ``fit``."""
+        self.incremental_ = fit
+        self._incremental_seconds = getattr(self, "_incremental_seconds", 0.0) + seconds
+        info = {
+            "learner": "online",
+            "selection": None,
+            "steps": fit.chunks_seen,
+            "status": f"{fit.rows_seen} rows in {fit.chunks_seen} chunks",
+            "notes": [],
+            "seconds": self._incremental_seconds,
+        }
+        self._set_fitted(fit.model(), info)
+        self.C_ = 1.0 if self.C is None else float(self.C)
+        return self
+
+    def _partial_fit_rows(self, X, y, first, start):
+        """The first call sets the fit up (``start()``); every call trains one pass over
+        the chunk, then the fitted attributes are set. On an error the estimator is left
+        as it was."""
+        t0 = time.perf_counter()
+        fit = start() if first else self.incremental_
+        if first:
+            self.__dict__.pop("_incremental_seconds", None)
+        if X.shape[0] > 0:
+            fit.partial_fit(X, y)
+        return self._incremental_fitted(fit, time.perf_counter() - t0)
 
     def _set_fitted(self, model, info):
         summary = json.loads(model.summary_json())
@@ -403,8 +523,10 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
     """
 
     def fit(self, X, y):
-        """Fits the classifier on rows ``X`` and labels ``y``."""
+        """Fits the classifier on rows ``X`` and labels ``y`` (discarding the state of
+        ``partial_fit``)."""
         self._validate_params()
+        self._reset_incremental()
         if self._precomputed():
             y = column_or_1d(y, warn=True)
             check_classification_targets(y)
@@ -427,6 +549,57 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
             X, codes.astype(np.float64), len(classes), [str(c) for c in classes]
         )
         self.classes_ = classes
+        return self
+
+    @available_if(_can_partial_fit)
+    def partial_fit(self, X, y, classes=None, n_rows=None):
+        """One pass of the online learner over the chunk ``X``, ``y`` (one round per row, in
+        order), going on from the previous calls (module documentation).
+
+        The first call (after construction or ``fit``) sets a new fit up: ``classes`` (all
+        the labels, as ``SGDClassifier.partial_fit`` wants them) is required there, unless
+        ``fit`` has set ``classes_``; later calls may repeat it (the same labels) or omit
+        it, and a label outside it raises ValueError. ``n_rows``: the rows to be streamed per pass, for ``lambda = 1 / (C
+        n_rows)`` (first call only; default: this chunk's rows). Available with
+        ``learner="online"`` or ``"auto"``."""
+        first = not hasattr(self, "incremental_")
+        if first:
+            self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=first)
+        check_classification_targets(y)
+        if first:
+            if classes is None:
+                # As SGDClassifier: after fit, the classes of the fit.
+                classes = getattr(self, "classes_", None)
+            if classes is None:
+                raise ValueError(
+                    "classes must be given on the first call to partial_fit (all the "
+                    "labels the stream may have)"
+                )
+            labels = np.unique(np.asarray(classes))
+            if len(labels) < 2:
+                raise ValueError(
+                    f"the classifier needs at least 2 classes; got {labels.tolist()}"
+                )
+        else:
+            labels = self.classes_
+            if classes is not None and not np.array_equal(
+                np.unique(np.asarray(classes)), labels
+            ):
+                raise ValueError(
+                    f"classes = {np.unique(np.asarray(classes)).tolist()} is not the "
+                    f"classes_ of the first call ({labels.tolist()})"
+                )
+        codes = _class_codes(labels, y)
+        self._partial_fit_rows(
+            X,
+            codes,
+            first,
+            lambda: self._incremental_start(
+                X, codes, len(labels), [str(c) for c in labels], n_rows
+            ),
+        )
+        self.classes_ = labels
         return self
 
     def decision_function(self, X):
@@ -473,14 +646,32 @@ class MKLRegressor(RegressorMixin, _MKLBase):
     ``MKLClassifier``'s, without ``classes_``; ``loss`` can only be ``"squared"``."""
 
     def fit(self, X, y):
-        """Fits the regressor on rows ``X`` and real targets ``y``."""
+        """Fits the regressor on rows ``X`` and real targets ``y`` (discarding the state of
+        ``partial_fit``)."""
         self._validate_params()
+        self._reset_incremental()
         if self._precomputed():
             y = np.ascontiguousarray(column_or_1d(y, warn=True), dtype=np.float64)
             return self._fit_precomputed(X, y, None)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
         y = np.ascontiguousarray(y, dtype=np.float64)
         return self._core_fit(X, y, None)
+
+    @available_if(_can_partial_fit)
+    def partial_fit(self, X, y, n_rows=None):
+        """One pass of the online learner (squared loss) over the chunk ``X``, ``y``, going
+        on from the previous calls (module documentation, and
+        ``MKLClassifier.partial_fit``); the targets' scale comes from the first chunk."""
+        first = not hasattr(self, "incremental_")
+        if first:
+            self._validate_params()
+        X, y = validate_data(
+            self, X, y, dtype=np.float64, order="C", y_numeric=True, reset=first
+        )
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        return self._partial_fit_rows(
+            X, y, first, lambda: self._incremental_start(X, y, None, None, n_rows)
+        )
 
     def predict(self, X):
         """The predicted value of each row."""

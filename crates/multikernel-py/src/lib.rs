@@ -9,6 +9,8 @@
 //!   caller's kernel matrices;
 //! - [`Model`](model::PyModel): a trained model (predict, decision values, summary, bytes);
 //!   it pickles through the versioned model bytes;
+//! - [`IncrementalFit`](incremental::PyIncrementalFit): the online learner chunk by chunk
+//!   (`partial_fit`, iterative parameter mixing for `multikernel.dask`); it pickles;
 //! - [`svm_dual`](smo::svm_dual): the exact SVM dual solver (SMO) on a precomputed kernel,
 //!   to check it against libsvm;
 //! - [`errors`]: the mapping of the library's errors to `ValueError`, `TypeError`,
@@ -19,6 +21,7 @@
 mod arrays;
 mod errors;
 mod fit;
+mod incremental;
 mod interrupt;
 mod model;
 mod smo;
@@ -31,6 +34,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MODEL_FORMAT_VERSION", multikernel::model::file::VERSION)?;
     m.add_class::<model::PyModel>()?;
+    m.add_class::<incremental::PyIncrementalFit>()?;
     m.add_function(wrap_pyfunction!(fit::fit, m)?)?;
     m.add_function(wrap_pyfunction!(fit::fit_precomputed, m)?)?;
     m.add_function(wrap_pyfunction!(fit::dictionary, m)?)?;
