@@ -162,6 +162,17 @@ pub struct TrainArgs {
     /// Write the run's information (status, steps, seconds, objective trace) as JSON here.
     #[arg(long)]
     pub run_json: Option<PathBuf>,
+    /// Train the online learner from the table file chunk by chunk, never whole in memory
+    /// (a first pass checks every row and takes the classes and the standardization; every
+    /// kernel needs an explicit map: linear, or approx=rff).
+    #[arg(long)]
+    pub stream: bool,
+    /// --stream: rows parsed at a time.
+    #[arg(long, default_value_t = 65_536, requires = "stream")]
+    pub chunk_rows: usize,
+    /// --stream: rows of the shuffle buffer (1: the file's order).
+    #[arg(long, default_value_t = 262_144, requires = "stream")]
+    pub shuffle_rows: usize,
     #[command(flatten, next_help_heading = "Online learner (--algo online)")]
     pub online: OnlineArgs,
     #[command(flatten, next_help_heading = "MKL-GOMP (--algo gomp)")]

@@ -261,6 +261,40 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
             data.templates.templates.len()
         ));
         fit(&data, &spec, &bar)?
+    } else if a.stream {
+        if !matches!(a.learner, None | Some(LearnerKind::Online)) {
+            bail!("--stream trains the online learner (--algo online)");
+        }
+        let opts = multikernel::estimator::stream::StreamOptions {
+            chunk_rows: a.chunk_rows,
+            shuffle_rows: a.shuffle_rows,
+        };
+        training(format!(
+            "{} read in chunks of {} rows (shuffle buffer {} rows)",
+            a.data.data.display(),
+            opts.chunk_rows,
+            opts.shuffle_rows
+        ));
+        let (fitted, report) = multikernel::estimator::stream::fit_stream(
+            &a.data.data,
+            table_format(&a.data.format)?,
+            &spec,
+            &opts,
+            &bar,
+        )?;
+        bar.finish();
+        eprintln!(
+            "{} rows (first pass {:.2} s); progressive loss by epoch: {}",
+            report.rows,
+            report.scan_seconds,
+            report
+                .epoch_losses
+                .iter()
+                .map(|l| format!("{l:.4}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        fitted
     } else if a.task == Task::Sequence {
         let data = read_sequences(&a.data, a.online.train_folds.as_deref())?;
         training(format!("{} sequences", data.n_sequences()));

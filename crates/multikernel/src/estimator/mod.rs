@@ -128,6 +128,7 @@ pub mod fit;
 pub mod precomputed;
 pub mod select;
 pub mod spec;
+pub mod stream;
 
 pub use auto::{fit_auto, fit_single_best, AutoConfig, AutoFitted, SelectionRecord};
 pub use fit::{fit, fit_checked, fit_with_validation, Fitted, PathChoice, TrainingData};

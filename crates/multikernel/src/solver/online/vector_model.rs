@@ -247,6 +247,9 @@ impl KernelMachine {
                 );
             }
         }
+        for k in &self.kernels {
+            k.validate()?;
+        }
         let m = self.kernels.len();
         for (what, len) in [
             ("coefficient blocks", self.coef.len()),

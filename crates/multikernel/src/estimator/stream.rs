@@ -1,0 +1,372 @@
+//! Training the online learner from a table file larger than memory (issue 17): the file is
+//! read chunk by chunk ([`crate::data::stream::TableStream`]), never whole.
+//!
+//! 1. A first pass ([`crate::data::stream::summarize`]) parses every row (a malformed row
+//!    stops the fit with the file and line before any training, so no model is written),
+//!    counts the rows (for `lambda = 1 / (C n)`), collects the classes and the
+//!    standardization statistics of the whole file.
+//! 2. The kernels are fitted on the first chunk (standardized): the Gaussian width by the
+//!    median heuristic on its rows. Every kernel must have an explicit map (linear kernels,
+//!    `approx=`): [`IncrementalFit`].
+//! 3. Each epoch reads the file again and feeds its rows through a shuffle buffer: the
+//!    first `shuffle_rows` rows fill it; then each new row takes the place of a uniformly
+//!    drawn one, which goes to training; at the end the rest leaves in random order (seeded
+//!    by the seed and the epoch). Rows far apart in the file are mixed only as far as the
+//!    buffer reaches: a file sorted by class needs a buffer of the order of the file, or a
+//!    shuffled file.
+//!
+//! Memory: the model, one chunk of parsed rows, the shuffle buffer (`shuffle_rows x d`
+//! values) and two blocks of mapped rows ([`crate::solver::online::blocks`]), whatever the
+//! number of rows in the file. The model's final objective is lambda Omega plus the last
+//! epoch's progressive loss (each row's loss before its update).
+
+use crate::data::stream::{summarize, RawChunk, TableStream};
+use crate::data::{Dataset, Format, TargetKind, Targets};
+use crate::error::{Error, Result};
+use crate::estimator::fit::Fitted;
+use crate::estimator::spec::{Learner, LearnerSpec};
+use crate::model::Model;
+use crate::run::{Control, Observer, RunRecorder, RunStatus, StepUnit};
+use crate::solver::online::blocks::{Block, DEFAULT_BLOCK_ROWS};
+use crate::solver::online::incremental::{Given, IncrementalFit};
+use crate::solver::online::vector::VectorFitConfig;
+use crate::solver::online::OnlineParams;
+use rand::{Rng, SeedableRng};
+use std::path::Path;
+
+/// How a file is streamed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StreamOptions {
+    /// Rows parsed at a time.
+    pub chunk_rows: usize,
+    /// Rows held by the shuffle buffer (module docs); 0 or 1: the file's order.
+    pub shuffle_rows: usize,
+}
+
+impl Default for StreamOptions {
+    fn default() -> Self {
+        StreamOptions {
+            chunk_rows: 65_536,
+            shuffle_rows: 1 << 18,
+        }
+    }
+}
+
+/// What a streamed fit did besides the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamReport {
+    /// Rows in the file.
+    pub rows: usize,
+    /// Seconds of the first pass.
+    pub scan_seconds: f64,
+    /// The progressive average loss of each epoch.
+    pub epoch_losses: Vec<f64>,
+}
+
+/// Trains the online learner of `spec` (a table task) on the file `path` read chunk by
+/// chunk (module docs). The model is returned only when every epoch ran; a stop from
+/// `observer` returns the model reached so far with status cancelled, as [`super::fit`].
+pub fn fit_stream(
+    path: &Path,
+    format: Option<Format>,
+    spec: &LearnerSpec,
+    opts: &StreamOptions,
+    observer: &(impl Observer + ?Sized),
+) -> Result<(Fitted, StreamReport)> {
+    let checked = spec.check()?;
+    let task = checked
+        .spec()
+        .task
+        .vector_kind()
+        .ok_or_else(|| Error::unsupported("training from a stream takes a table task"))?;
+    let Learner::Online(o) = &checked.spec().learner else {
+        return Err(Error::unsupported(format!(
+            "training from a stream runs the online learner, not {}",
+            checked.spec().learner.kind()
+        )));
+    };
+    if opts.chunk_rows == 0 {
+        return Err(Error::param("chunk rows", 0, "at least 1"));
+    }
+    let target = if task == crate::task::TaskKind::Regression {
+        TargetKind::Real
+    } else {
+        TargetKind::Classes
+    };
+    let started = std::time::Instant::now();
+    let mut stream = TableStream::open(path, format, target, None)?;
+    let summary = summarize(&mut stream, opts.chunk_rows)?;
+    let scan_seconds = started.elapsed().as_secs_f64();
+    let n = summary.rows;
+    let loss = o.loss.expect("check() sets the loss").vector_loss(task)?;
+    let params = OnlineParams {
+        lambda: checked.spec().strength.online_lambda(n),
+        reg: o.reg.clone().expect("check() sets the regularizer"),
+        eta0: o.eta0,
+        schedule: o.schedule,
+        epochs: o.epochs,
+        seed: checked.spec().seed,
+        averaging: o.averaging,
+        projection: o.projection,
+        shuffle: opts.shuffle_rows > 1,
+    };
+    let lambda = params.lambda;
+    let epochs = params.epochs;
+    let cfg = VectorFitConfig {
+        task,
+        loss,
+        kernels: checked.kernels_for(summary.n_features()),
+        params,
+        bias: checked.spec().bias,
+        standardize: checked.spec().standardize,
+        memory: checked.spec().memory,
+        explicit_linear: true,
+    };
+    let classes = summary.classes.clone();
+    let read = |stream: &mut TableStream| -> Result<Option<Dataset>> {
+        let Some(chunk) = stream.next_chunk(opts.chunk_rows)? else {
+            return Ok(None);
+        };
+        Ok(Some(dataset(stream, chunk, classes.as_deref())?))
+    };
+    stream.rewind()?;
+    let first = read(&mut stream)?.ok_or_else(|| Error::data("the file has no rows"))?;
+    let given = Given {
+        classes: summary.classes.clone(),
+        standardizer: cfg.standardize.then(|| summary.standardizer.clone()),
+        target_scaler: summary.target_scaler.clone(),
+    };
+    let mut fit = IncrementalFit::start(&cfg, first.view(), given)?;
+    drop(first);
+    let mut rec = RunRecorder::new(StepUnit::Epoch, Some(epochs as u64));
+    let mut epoch_losses = Vec::new();
+    let mut status = RunStatus::Completed;
+    for epoch in 1..=epochs {
+        stream.rewind()?;
+        let seed = cfg.params.seed ^ (epoch as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let source = {
+            let fit = &fit;
+            let stream = &mut stream;
+            std::iter::from_fn(move || match read(stream) {
+                Ok(None) => None,
+                Ok(Some(ds)) => Some(fit.block(ds.view())),
+                Err(e) => Some(Err(e)),
+            })
+        };
+        let blocks = ShuffleBuffer::new(source, opts.shuffle_rows, DEFAULT_BLOCK_ROWS, seed);
+        let mut trained = fit.clone();
+        let pass = trained.train_blocks(blocks, observer)?;
+        fit = trained;
+        if pass.stopped {
+            status = RunStatus::Cancelled;
+            break;
+        }
+        epoch_losses.push(pass.average_loss());
+        if rec.step(fit.model()?.training.final_objective, observer) == Control::Stop {
+            status = RunStatus::Cancelled;
+            break;
+        }
+    }
+    let model = fit.model()?;
+    Ok((
+        Fitted {
+            model: Model::KernelMachine(model),
+            run: rec.finish(status),
+            lambda,
+            path_choice: None,
+            notes: Vec::new(),
+        },
+        StreamReport {
+            rows: n,
+            scan_seconds,
+            epoch_losses,
+        },
+    ))
+}
+
+/// A chunk of the stream as a table (targets as the in-memory reader makes them).
+fn dataset(stream: &TableStream, chunk: RawChunk, classes: Option<&[String]>) -> Result<Dataset> {
+    let targets: Targets = stream.targets(&chunk, classes)?;
+    Ok(Dataset {
+        x: chunk.x,
+        targets,
+        feature_names: stream.feature_names().to_vec(),
+    })
+}
+
+/// The shuffle buffer of the module docs over a source of blocks, giving blocks of
+/// `block_rows` rows.
+struct ShuffleBuffer<I> {
+    source: I,
+    capacity: usize,
+    block_rows: usize,
+    rng: rand_chacha::ChaCha8Rng,
+    /// The buffered rows (row-major) and their targets.
+    pool: Vec<f64>,
+    pool_targets: Vec<f64>,
+    cols: Option<usize>,
+    /// Rows ready to leave, in order.
+    out: Vec<f64>,
+    out_targets: Vec<f64>,
+    drained: bool,
+}
+
+impl<I: Iterator<Item = Result<Block>>> ShuffleBuffer<I> {
+    fn new(source: I, capacity: usize, block_rows: usize, seed: u64) -> Self {
+        ShuffleBuffer {
+            source,
+            capacity,
+            block_rows: block_rows.max(1),
+            rng: rand_chacha::ChaCha8Rng::seed_from_u64(seed),
+            pool: Vec::new(),
+            pool_targets: Vec::new(),
+            cols: None,
+            out: Vec::new(),
+            out_targets: Vec::new(),
+            drained: false,
+        }
+    }
+
+    /// Takes in one row: straight out without a buffer, into the buffer while it fills,
+    /// else in place of a drawn row, which goes out.
+    fn push(&mut self, row: &[f64], target: f64) {
+        let d = row.len();
+        if self.capacity <= 1 {
+            self.out.extend_from_slice(row);
+            self.out_targets.push(target);
+            return;
+        }
+        let len = self.pool_targets.len();
+        if len < self.capacity {
+            self.pool.extend_from_slice(row);
+            self.pool_targets.push(target);
+            return;
+        }
+        let j = self.rng.gen_range(0..len);
+        self.out.extend_from_slice(&self.pool[j * d..(j + 1) * d]);
+        self.out_targets.push(self.pool_targets[j]);
+        self.pool[j * d..(j + 1) * d].copy_from_slice(row);
+        self.pool_targets[j] = target;
+    }
+
+    /// The next `block_rows` rows ready to leave (fewer at the end).
+    fn take(&mut self, all: bool) -> Option<Block> {
+        let d = self.cols?;
+        let ready = self.out_targets.len();
+        if ready == 0 || (!all && ready < self.block_rows) {
+            return None;
+        }
+        let k = ready.min(self.block_rows);
+        let x: Vec<f64> = self.out.drain(..k * d).collect();
+        let targets: Vec<f64> = self.out_targets.drain(..k).collect();
+        Some(Block {
+            x: crate::data::Matrix::from_vec(k, d, x),
+            targets,
+        })
+    }
+}
+
+impl<I: Iterator<Item = Result<Block>>> Iterator for ShuffleBuffer<I> {
+    type Item = Result<Block>;
+
+    fn next(&mut self) -> Option<Result<Block>> {
+        loop {
+            if let Some(b) = self.take(self.drained) {
+                return Some(Ok(b));
+            }
+            if self.drained {
+                return None;
+            }
+            match self.source.next() {
+                Some(Err(e)) => {
+                    self.drained = true;
+                    self.out.clear();
+                    self.out_targets.clear();
+                    self.pool.clear();
+                    self.pool_targets.clear();
+                    return Some(Err(e));
+                }
+                Some(Ok(block)) => {
+                    let d = block.x.cols;
+                    if self.cols.is_some_and(|c| c != d) {
+                        return Some(Err(Error::shape("columns of a chunk", self.cols?, d)));
+                    }
+                    self.cols = Some(d);
+                    for (i, &t) in block.targets.iter().enumerate() {
+                        self.push(block.x.row(i), t);
+                    }
+                }
+                None => {
+                    // The rest of the buffer leaves in random order (Fisher-Yates).
+                    let d = self.cols.unwrap_or(0);
+                    let len = self.pool_targets.len();
+                    for i in (1..len).rev() {
+                        let j = self.rng.gen_range(0..=i);
+                        if i != j {
+                            self.pool_targets.swap(i, j);
+                            for c in 0..d {
+                                self.pool.swap(i * d + c, j * d + c);
+                            }
+                        }
+                    }
+                    self.out.append(&mut self.pool);
+                    self.out_targets.append(&mut self.pool_targets);
+                    self.drained = true;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocks(n: usize, size: usize) -> Vec<Result<Block>> {
+        let ids: Vec<usize> = (0..n).collect();
+        ids.chunks(size)
+            .map(|c| {
+                Ok(Block {
+                    x: crate::data::Matrix::from_vec(
+                        c.len(),
+                        2,
+                        c.iter().flat_map(|&i| [i as f64, -(i as f64)]).collect(),
+                    ),
+                    targets: c.iter().map(|&i| i as f64).collect(),
+                })
+            })
+            .collect()
+    }
+
+    /// Every row leaves exactly once with its target, in blocks of the asked size; with a
+    /// buffer the order changes (seeded), without one it is the source's.
+    #[test]
+    fn the_shuffle_buffer_keeps_every_row_once() {
+        for (capacity, n) in [(0, 50), (1, 50), (8, 50), (100, 50), (16, 1000)] {
+            let out: Vec<Block> = ShuffleBuffer::new(blocks(n, 7).into_iter(), capacity, 10, 3)
+                .collect::<Result<_>>()
+                .unwrap();
+            assert!(out.iter().rev().skip(1).all(|b| b.targets.len() == 10));
+            let mut seen: Vec<f64> = out.iter().flat_map(|b| b.targets.clone()).collect();
+            for b in &out {
+                for (i, t) in b.targets.iter().enumerate() {
+                    assert_eq!(b.x.row(i), &[*t, -t]);
+                }
+            }
+            let in_order = seen.windows(2).all(|w| w[0] < w[1]);
+            assert_eq!(in_order, capacity <= 1, "capacity {capacity}");
+            seen.sort_by(f64::total_cmp);
+            assert_eq!(seen, (0..n).map(|i| i as f64).collect::<Vec<_>>());
+        }
+    }
+
+    /// An error of the source comes out, and nothing after it.
+    #[test]
+    fn the_shuffle_buffer_passes_errors_on() {
+        let mut src = blocks(30, 10);
+        src.insert(2, Err(Error::data("line 21: bad")));
+        let out: Vec<Result<Block>> = ShuffleBuffer::new(src.into_iter(), 100, 10, 1).collect();
+        assert_eq!(out.len(), 1);
+        assert!(out[0].as_ref().unwrap_err().to_string().contains("line 21"));
+    }
+}

@@ -1,0 +1,109 @@
+//! Training from a file read chunk by chunk (estimator::stream::fit_stream): as accurate as
+//! the in-memory fit, a malformed row deep in the file stops it with the file and line
+//! before any training, exact kernels are refused.
+
+use multikernel::data::synthetic::generate;
+use multikernel::data::{read_table, to_csv, TargetKind};
+use multikernel::estimator::stream::{fit_stream, StreamOptions};
+use multikernel::estimator::{fit, Learner, LearnerSpec, OnlineSpec, Task};
+use multikernel::model::Model;
+
+fn spec(kernels: &[&str]) -> LearnerSpec {
+    let online = OnlineSpec {
+        epochs: 3,
+        ..OnlineSpec::default()
+    };
+    let mut spec = LearnerSpec::new(Task::Binary, Learner::Online(online));
+    spec.kernels = kernels.iter().map(|s| s.parse().unwrap()).collect();
+    spec.strength = multikernel::estimator::Strength::C(1.0);
+    spec.seed = 4;
+    spec
+}
+
+fn accuracy(model: &Model, data: &multikernel::data::Dataset) -> f64 {
+    let Model::KernelMachine(m) = model else {
+        panic!("an online model")
+    };
+    multikernel::reproduce::uci::score(m, data).unwrap()
+}
+
+#[test]
+fn a_streamed_fit_learns_like_the_in_memory_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _) = generate("ringnorm", 3000, 0, 1, 1).unwrap();
+    let (test, _) = generate("ringnorm", 2000, 0, 1, 2).unwrap();
+    let path = dir.path().join("ring.csv");
+    std::fs::write(&path, to_csv(&train)).unwrap();
+    let kernels = ["rbf:approx=rff,dim=256", "rbf:scale=4,approx=rff,dim=256"];
+    let s = spec(&kernels);
+    let whole = fit(&train, &s, &()).unwrap();
+    let opts = StreamOptions {
+        chunk_rows: 700,
+        shuffle_rows: 1000,
+    };
+    let (streamed, report) = fit_stream(&path, None, &s, &opts, &()).unwrap();
+    assert_eq!(report.rows, 3000);
+    assert_eq!(report.epoch_losses.len(), 3);
+    let (a, b) = (
+        accuracy(&whole.model, &test),
+        accuracy(&streamed.model, &test),
+    );
+    assert!(b > 0.9 && b > a - 0.02, "streamed {b} vs in memory {a}");
+    // The same file gzip-compressed, the same seed: the same model.
+    let gz = dir.path().join("ring.csv.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut enc, to_csv(&train).as_bytes()).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    let (again, _) = fit_stream(&gz, None, &s, &opts, &()).unwrap();
+    assert_eq!(
+        again.model.to_bytes().unwrap(),
+        streamed.model.to_bytes().unwrap()
+    );
+}
+
+#[test]
+fn a_bad_row_deep_in_the_file_stops_before_training() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _) = generate("ringnorm", 4000, 0, 1, 1).unwrap();
+    let text = to_csv(&train);
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    lines[3000] = lines[3000].replacen(',', ",x", 1); // line 3001: not a number
+    let path = dir.path().join("bad.csv");
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    let err = fit_stream(
+        &path,
+        None,
+        &spec(&["rbf:approx=rff,dim=64"]),
+        &StreamOptions {
+            chunk_rows: 512,
+            shuffle_rows: 100,
+        },
+        &(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("bad.csv") && err.contains("3001"), "{err}");
+    let whole = read_table(&path, None, TargetKind::Classes, None, None)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(err, whole);
+}
+
+#[test]
+fn exact_kernels_and_other_learners_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _) = generate("ringnorm", 200, 0, 1, 1).unwrap();
+    let path = dir.path().join("ring.csv");
+    std::fs::write(&path, to_csv(&train)).unwrap();
+    let opts = StreamOptions::default();
+    let err = fit_stream(&path, None, &spec(&["rbf"]), &opts, &())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("approx=rff"), "{err}");
+    let mut gomp = spec(&["linear"]);
+    gomp.learner = Learner::Gomp(Default::default());
+    let err = fit_stream(&path, None, &gomp, &opts, &())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("online"), "{err}");
+}
