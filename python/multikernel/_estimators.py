@@ -134,6 +134,12 @@ def _class_codes(classes, y):
     return idx.astype(np.float64)
 
 
+def _aligned(a):
+    """``a``, copied when its buffer is not aligned (arrays deserialized from a byte
+    stream, as Dask's, may not be; the core only borrows aligned ones)."""
+    return a if a.flags.aligned else np.array(a, order="C", copy=True)
+
+
 def _can_partial_fit(est):
     return est.learner in ("auto", "online") and not (
         isinstance(est.kernels, str) and est.kernels == "precomputed"
@@ -566,6 +572,7 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
         if first:
             self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=first)
+        X = _aligned(X)
         check_classification_targets(y)
         if first:
             if classes is None:
@@ -668,7 +675,7 @@ class MKLRegressor(RegressorMixin, _MKLBase):
         X, y = validate_data(
             self, X, y, dtype=np.float64, order="C", y_numeric=True, reset=first
         )
-        y = np.ascontiguousarray(y, dtype=np.float64)
+        X, y = _aligned(X), _aligned(np.ascontiguousarray(y, dtype=np.float64))
         return self._partial_fit_rows(
             X, y, first, lambda: self._incremental_start(X, y, None, None, n_rows)
         )
