@@ -65,7 +65,7 @@ pub struct StreamReport {
 
 /// Trains the online learner of `spec` (a table task) on the file `path` read chunk by
 /// chunk (module docs). The model is returned only when every epoch ran; a stop from
-/// `observer` returns the model reached so far with status cancelled, as [`super::fit`].
+/// `observer` returns the model reached so far with status cancelled, as [`super::fit()`].
 pub fn fit_stream(
     path: &Path,
     format: Option<Format>,
