@@ -256,6 +256,11 @@ impl FeatureMap {
             (MapKind::Nystrom(m), features) => m.map_row(x, features.as_deref(), out),
             (MapKind::Sketch(s), features) => s.map_row(x, features.as_deref(), out),
         }
+        self.finish(out);
+    }
+
+    /// The normalization of a mapped row: unit norm (diag) or times `factor`.
+    fn finish(&self, out: &mut [f64]) {
         if self.unit {
             let norm = crate::linalg::sq_norm(out).sqrt();
             let s = if norm > 0.0 { 1.0 / norm } else { 0.0 };
@@ -265,18 +270,72 @@ impl FeatureMap {
         }
     }
 
-    /// `z` of every row of `x` (`x.rows x dim()`), rows in parallel.
+    /// `z` of every row of `x` (`x.rows x dim()`), rows in parallel. Random Fourier maps
+    /// run over blocks of [`MAP_BLOCK_ROWS`] rows and tiles of [`MAP_TILE`] outputs, so that
+    /// the tile of `omega` (inputs x tile) stays in the L1 cache while every row of the block
+    /// adds its inputs' columns (row by row, all of `omega`, 160 KB for 20 inputs and 1,024
+    /// outputs, streamed from L2 for each row): the same additions in the same order as
+    /// [`FeatureMap::map_row`], so the same bits.
     pub fn map_rows(&self, x: &Matrix) -> Matrix {
-        let mut out = Matrix::zeros(x.rows, self.dim);
-        if self.dim > 0 {
-            out.data
-                .par_chunks_mut(self.dim)
-                .enumerate()
-                .for_each(|(i, o)| self.map_row(x.row(i), o));
-        }
+        let mut out = Matrix::zeros(0, self.dim);
+        self.map_rows_into(x, &mut out);
         out
     }
+
+    /// [`FeatureMap::map_rows`] into `out`, whose storage is reused (resized to `x.rows x
+    /// dim()`; every value is written): a caller mapping block after block allocates once.
+    pub fn map_rows_into(&self, x: &Matrix, out: &mut Matrix) {
+        let dim = self.dim;
+        out.rows = x.rows;
+        out.cols = dim;
+        out.data.resize(x.rows * dim, 0.0);
+        if dim == 0 {
+            return;
+        }
+        let MapKind::Fourier { omega_t, offset } = &self.kind else {
+            out.data
+                .par_chunks_mut(dim)
+                .enumerate()
+                .for_each(|(i, o)| self.map_row(x.row(i), o));
+            return;
+        };
+        let inputs: Vec<usize> = match &self.features {
+            Some(f) => f.clone(),
+            None => (0..omega_t.rows).collect(),
+        };
+        out.data
+            .par_chunks_mut(dim * MAP_BLOCK_ROWS)
+            .enumerate()
+            .for_each(|(b, block)| {
+                let first = b * MAP_BLOCK_ROWS;
+                let rows = block.len() / dim;
+                for t0 in (0..dim).step_by(MAP_TILE) {
+                    let t1 = (t0 + MAP_TILE).min(dim);
+                    for r in 0..rows {
+                        let o = &mut block[r * dim + t0..r * dim + t1];
+                        o.copy_from_slice(&offset[t0..t1]);
+                        let xr = x.row(first + r);
+                        for (j, &c) in inputs.iter().enumerate() {
+                            let xj = xr[c];
+                            if xj != 0.0 {
+                                crate::linalg::axpy(xj, &omega_t.row(j)[t0..t1], o);
+                            }
+                        }
+                    }
+                }
+                for o in block.chunks_mut(dim) {
+                    cos_scaled((2.0 / dim as f64).sqrt(), o);
+                    self.finish(o);
+                }
+            });
+    }
 }
+
+/// Rows mapped together by [`FeatureMap::map_rows`].
+pub const MAP_BLOCK_ROWS: usize = 32;
+
+/// Outputs per tile of [`FeatureMap::map_rows`] (a tile of `omega` for 20 inputs: 40 KB).
+pub const MAP_TILE: usize = 256;
 
 /// `pi / 2` in three parts (33, 33 and 53 significant bits): `k * P1` and `k * P2` are exact
 /// for `|k| < 2^20`, so `x - k pi/2` keeps about 1e-16 absolute accuracy (Cody & Waite).
@@ -377,6 +436,30 @@ mod tests {
     fn fit(spec: &str, x: &Matrix, seed: u64) -> FittedKernel {
         let s: KernelSpec = spec.parse().unwrap();
         FittedKernel::fit(&s, x, &[], seed).unwrap()
+    }
+
+    /// Blocks and tiles of `map_rows` give `map_row`'s values to the last bit: dimensions
+    /// below, at and across the tile size, a column subset, zero inputs, normalizations,
+    /// row counts across the block size.
+    #[test]
+    fn blocked_map_rows_equal_map_row_bit_for_bit() {
+        let mut x = rows(75, 6, 9);
+        x.row_mut(3)[2] = 0.0;
+        for spec in [
+            "rbf:approx=rff,dim=40",
+            "rbf:approx=rff,dim=256",
+            "rbf:approx=rff,dim=300",
+            "rbf:approx=rff,dim=1030,norm=trace",
+            "rbf:features=1+3+4,approx=rff,dim=513,norm=diag",
+        ] {
+            let map = fit(spec, &x, 2).feature_map().unwrap();
+            let z = map.map_rows(&x);
+            let mut one = vec![0.0; map.dim()];
+            for i in 0..x.rows {
+                map.map_row(x.row(i), &mut one);
+                assert_eq!(z.row(i), &one[..], "{spec}, row {i}");
+            }
+        }
     }
 
     /// A linear kernel's map is exact: `z(a) . z(b)` is the kernel value, pair by pair, under

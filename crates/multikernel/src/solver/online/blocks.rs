@@ -201,6 +201,14 @@ impl<'a> BlockLearner<'a> {
         maps.iter().map(|m| m.map_rows(x)).collect()
     }
 
+    /// [`BlockLearner::map_block`] into `out`, reusing its storage.
+    pub fn map_block_into(maps: &[FeatureMap], x: &Matrix, out: &mut Vec<Matrix>) {
+        out.resize_with(maps.len(), || Matrix::zeros(0, 0));
+        for (m, z) in maps.iter().zip(out.iter_mut()) {
+            m.map_rows_into(x, z);
+        }
+    }
+
     /// The rounds of Alg. 1 over the rows of `block`, in order, with their mapped rows
     /// `mapped` (one matrix per map).
     pub fn rounds(
@@ -268,22 +276,26 @@ impl<'a> BlockLearner<'a> {
         let maps = self.maps;
         let mut blocks = blocks;
         let mut report = PassReport::default();
-        let next = |it: &mut I| -> Result<Option<(Block, Vec<Matrix>)>> {
+        // Two sets of mapped rows, swapped block after block: allocated once per pass.
+        let next = |it: &mut I, mut z: Vec<Matrix>| -> Result<Option<(Block, Vec<Matrix>)>> {
             match it.next() {
                 None => Ok(None),
                 Some(b) => {
                     let b = b?;
-                    let z = Self::map_block(maps, &b.x);
+                    Self::map_block_into(maps, &b.x, &mut z);
                     Ok(Some((b, z)))
                 }
             }
         };
-        let mut current = next(&mut blocks)?;
+        let mut spare = Vec::new();
+        let mut current = next(&mut blocks, Vec::new())?;
         while let Some((block, mapped)) = current {
+            let buffers = std::mem::take(&mut spare);
             let (done, upcoming) = rayon::join(
                 || self.rounds(&block, &mapped, observer),
-                || next(&mut blocks),
+                || next(&mut blocks, buffers),
             );
+            spare = mapped;
             let done = done?;
             report.rounds += done.rounds;
             report.loss_sum += done.loss_sum;
