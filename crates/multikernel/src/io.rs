@@ -21,6 +21,26 @@ pub const TEMP_SUFFIX: &str = ".multikernel-tmp";
 /// Distinguishes the temporary files of one process (several threads may write).
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// The directory of `path`, its file name and a fresh temporary path next to it (named as
+/// [`TEMP_SUFFIX`] says) for a new version of it.
+fn temp_target(path: &Path) -> Result<(PathBuf, String, PathBuf)> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| Error::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"),
+        })?
+        .to_string_lossy()
+        .to_string();
+    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let tmp = dir.join(temp_name(&file_name, std::process::id(), n));
+    Ok((dir, file_name, tmp))
+}
+
 /// Writes `bytes` to `path` atomically: through a temporary file in the same directory
 /// (named as [`TEMP_SUFFIX`] says), flushed to disk (`fsync`) before it is renamed over
 /// `path`, and the directory flushed after the rename so that the new name survives a power
@@ -32,22 +52,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         path: path.to_path_buf(),
         source,
     };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let file_name = path
-        .file_name()
-        .ok_or_else(|| {
-            io_err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "not a file path",
-            ))
-        })?
-        .to_string_lossy()
-        .to_string();
-    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let tmp = dir.join(temp_name(&file_name, std::process::id(), n));
+    let (dir, file_name, tmp) = temp_target(path)?;
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         // Keep the permissions of the file being replaced (a rename would otherwise give it
@@ -93,22 +98,7 @@ impl AtomicWriter {
             path: path.to_path_buf(),
             source,
         };
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let file_name = path
-            .file_name()
-            .ok_or_else(|| {
-                io_err(std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    "not a file path",
-                ))
-            })?
-            .to_string_lossy()
-            .to_string();
-        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp = dir.join(temp_name(&file_name, std::process::id(), n));
+        let (dir, file_name, tmp) = temp_target(path)?;
         let f = std::fs::File::create(&tmp).map_err(io_err)?;
         if let Ok(meta) = std::fs::metadata(path) {
             let _ = f.set_permissions(meta.permissions());

@@ -176,3 +176,71 @@ fn check_same(ds: &Dataset, got: &Streamed, chunk: usize) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::data::{parse_table, Format, TargetKind};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+    use std::path::Path;
+
+    /// Random small tables, well-formed or corrupted: the fuzz target's checks (the stream
+    /// equals the whole-file reader, or gives its message) hold.
+    #[test]
+    fn random_tables_stream_as_read_whole() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let csv_tokens = ["1", "-2.5", "0", "1e3", "x", "", "nan", "\"a,b\"", "M", "R"];
+        let svm_tokens = [
+            "1:1", "2:0.5", "3:-1", "qid:2", "#", "0:1", "5:x", "+1", "-1",
+        ];
+        let (mut oks, mut errs) = (0, 0);
+        for case in 0..400 {
+            let mut text = String::new();
+            let width = rng.gen_range(1..4);
+            let svm = case % 2 == 1;
+            for _ in 0..rng.gen_range(0..12) {
+                if svm {
+                    text.push_str(["+1", "-1", "2"][rng.gen_range(0..3)]);
+                    let mut index = 0;
+                    for _ in 0..rng.gen_range(0..4) {
+                        if rng.gen_bool(0.95) {
+                            index += rng.gen_range(1..3);
+                            text.push_str(&format!(" {index}:{}", rng.gen_range(-3..4)));
+                        } else {
+                            text.push(' ');
+                            text.push_str(svm_tokens[rng.gen_range(0..svm_tokens.len())]);
+                        }
+                    }
+                } else {
+                    let n = if rng.gen_bool(0.95) { width + 1 } else { width };
+                    let fields: Vec<&str> = (0..n)
+                        .map(|_| {
+                            if rng.gen_bool(0.95) {
+                                csv_tokens[rng.gen_range(0..3)]
+                            } else {
+                                csv_tokens[rng.gen_range(0..csv_tokens.len())]
+                            }
+                        })
+                        .collect();
+                    text.push_str(&fields.join(","));
+                }
+                text.push_str(if rng.gen_bool(0.1) { "\r\n" } else { "\n" });
+            }
+            let mode: u8 = rng.gen::<u8>() & 0x7c | if svm { 2 } else { 1 };
+            let mut input = vec![mode];
+            input.extend_from_slice(text.as_bytes());
+            super::table_stream(&input);
+            let kind = if mode & 4 == 0 {
+                TargetKind::Classes
+            } else {
+                TargetKind::Real
+            };
+            let format = Some(if svm { Format::Libsvm } else { Format::Csv });
+            match parse_table(Path::new("r"), text.as_bytes(), format, kind, None, None) {
+                Ok(_) => oks += 1,
+                Err(_) => errs += 1,
+            }
+        }
+        assert!(oks > 50 && errs > 50, "ok {oks}, err {errs}");
+    }
+}
