@@ -184,9 +184,11 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
 /// [`multikernel::estimator::auto`]): on a table (binary, multiclass, regression) with
 /// `--select auto`, neither `--C` nor `--lambda`, and the online, lp-mkl, gomp, simplemkl or gauss-seidel learner
 /// (or none named: then the selection chooses it, unless a flag of the online learner was
-/// given); not for gomp with `--validation` (which picks its path length on that file).
+/// given); not for gomp with `--validation` (which picks its path length on that file), nor
+/// with `--stream` (cross-validation would read a file larger than memory many times: C = 1).
 pub fn selection_plan(a: &TrainArgs) -> Option<AutoConfig> {
     if a.select == SelectMode::None
+        || a.stream
         || a.c.is_some()
         || a.lambda.is_some()
         || matches!(a.task, Task::Sequence | Task::Parsing)
@@ -204,6 +206,32 @@ pub fn selection_plan(a: &TrainArgs) -> Option<AutoConfig> {
         a.lp.p,
         a.online.eta0.is_none() && !inv,
     )
+}
+
+/// Fails (naming the flag) when `path`'s directory does not exist, so that a typo in `--out`
+/// is reported before training rather than after it. `-` (standard output) passes.
+fn check_output_dir(path: &std::path::Path, flag: &str) -> Result<()> {
+    if path == std::path::Path::new("-") {
+        return Ok(());
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if !dir.is_dir() {
+        bail!(
+            "{flag} {}: the directory {} does not exist",
+            path.display(),
+            dir.display()
+        );
+    }
+    if path.is_dir() {
+        bail!(
+            "{flag} {}: is a directory, expected a file name",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// Reads labelled rows of a validation file with the training table's columns and classes.
@@ -229,6 +257,11 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
     let spec = spec_from_flags(a)?;
     // Check every setting before reading any data.
     spec.check()?;
+    // And that the outputs can be written, before a long training.
+    check_output_dir(&a.out, "--out")?;
+    if let Some(p) = &a.run_json {
+        check_output_dir(p, "--run-json")?;
+    }
     let start = Instant::now();
     let bar = Bar::new();
     catch_interrupt();

@@ -915,6 +915,16 @@ impl CheckedSpec {
             self.0.kernels.clone()
         }
     }
+
+    /// The kernels when training from a stream: the spec's, or (none given) the streaming
+    /// dictionary of explicit maps ([`crate::kernel::streaming_dictionary`]).
+    pub fn stream_kernels(&self) -> Vec<KernelSpec> {
+        if self.0.kernels.is_empty() {
+            crate::kernel::streaming_dictionary()
+        } else {
+            self.0.kernels.clone()
+        }
+    }
 }
 
 impl std::ops::Deref for CheckedSpec {

@@ -7,7 +7,9 @@
 //!    standardization statistics of the whole file.
 //! 2. The kernels are fitted on the first chunk (standardized): the Gaussian width by the
 //!    median heuristic on its rows. Every kernel must have an explicit map (linear kernels,
-//!    `approx=`): [`IncrementalFit`].
+//!    `approx=`): [`IncrementalFit`]. None given: the streaming dictionary
+//!    ([`crate::kernel::streaming_dictionary`]: three Gaussian widths as random Fourier
+//!    features). No built-in selection runs on a stream: C is 1 unless given.
 //! 3. Each epoch reads the file again and feeds its rows through a shuffle buffer: the
 //!    first `shuffle_rows` rows fill it; then each new row takes the place of a uniformly
 //!    drawn one, which goes to training; at the end the rest leaves in random order (seeded
@@ -86,7 +88,14 @@ pub fn fit_stream(
         )));
     };
     if opts.chunk_rows == 0 {
-        return Err(Error::param("chunk rows", 0, "at least 1"));
+        return Err(Error::param("chunk-rows", 0, "at least 1"));
+    }
+    if opts.shuffle_rows == 0 {
+        return Err(Error::param(
+            "shuffle-rows",
+            0,
+            "at least 1 (1: the file's order)",
+        ));
     }
     let target = if task == crate::task::TaskKind::Regression {
         TargetKind::Real
@@ -115,7 +124,7 @@ pub fn fit_stream(
     let cfg = VectorFitConfig {
         task,
         loss,
-        kernels: checked.kernels_for(summary.n_features()),
+        kernels: checked.stream_kernels(),
         params,
         bias: checked.spec().bias,
         standardize: checked.spec().standardize,

@@ -34,7 +34,7 @@ mod spec;
 mod tests;
 
 pub use compute::clear_upper_simd_state;
-pub use dictionary::{default_dictionary, dictionary_size};
+pub use dictionary::{default_dictionary, dictionary_size, streaming_dictionary};
 pub use feature_map::{Approx, ApproxMethod, FeatureMap};
 pub use fitted::{fit_all, FittedKernel, FittedKind, VARIANCE_MAX_POINTS};
 pub use gram::{Gram, SparseGram};

@@ -575,6 +575,13 @@ fn online_summary(m: &KernelMachine) -> Summary {
         settings.push(("projection_radius".to_string(), num(r)));
     }
     let zero = m.weights.iter().filter(|w| **w == 0.0).count();
+    // Explicit groups keep weights over their feature maps, not support points.
+    let explicit: usize = m.primal.iter().map(|w| w.len() / m.n_outputs.max(1)).sum();
+    let points = match (m.support.rows, explicit) {
+        (0, e) if e > 0 => format!("{e} explicit features"),
+        (s, 0) => format!("{s} support points"),
+        (s, e) => format!("{s} support points and {e} explicit features"),
+    };
     Summary {
         learner: "online proximal MKL (Martins et al. 2011, Alg. 1)".into(),
         task: TaskName::of(m.task).into(),
@@ -582,11 +589,9 @@ fn online_summary(m: &KernelMachine) -> Summary {
         n_features: m.feature_names.len(),
         settings,
         headline: format!(
-            "trained on {} rows: {} kernels ({zero} with weight 0), {} support points, \
-             objective {}",
+            "trained on {} rows: {} kernels ({zero} with weight 0), {points}, objective {}",
             t.n_train,
             m.kernels.len(),
-            m.support.rows,
             t.final_objective
                 .map_or("-".to_string(), |o| format!("{o:.6}"))
         ),

@@ -140,7 +140,8 @@ impl IncrementalFit {
                 "kernels",
                 &k.name,
                 "kernels with an explicit map when training chunk by chunk: linear kernels or \
-                 approximated ones (approx=rff for rbf)",
+                 approximated ones (approx=rff for rbf, approx=sketch for poly, \
+                 approx=nystrom for any kernel but bspline)",
             ));
         }
         let n_outputs = cfg.loss.n_outputs(classes.len());
