@@ -2,6 +2,7 @@
 solver::online::incremental), against the whole-table fit, through pickling, and its
 refusals."""
 
+import json
 import pickle
 
 import numpy as np
@@ -172,5 +173,9 @@ def test_mixing_two_fits():
     model = mixed.model()
     acc = np.mean(model.predict(np.ascontiguousarray(Xte)) == (yte == np.unique(ytr)[1]))
     assert acc > 0.9
+    # The model records the rows of one pass (n_rows), one epoch and the C given.
+    settings = dict(json.loads(model.summary_json())["settings"])
+    assert float(settings["C"]) == pytest.approx(10.0)
+    assert int(settings["epochs"]) == 1
     with pytest.raises(ValueError):
         IncrementalFit.mix([])

@@ -49,7 +49,8 @@ fn streamed_training_with_the_default_kernels_learns_and_evaluates() {
     assert!(o.status.success(), "{out}\n{err}");
     let all = format!("{out}{err}");
     assert!(all.contains("training online on"), "{all}");
-    assert!(all.contains("3000 rows"), "{all}");
+    // The file's rows, not the rounds run (3 epochs x 3,000).
+    assert!(all.contains("trained on 3000 rows"), "{all}");
     assert!(all.contains("3072 explicit features"), "{all}");
     assert_eq!(all.matches("~rff1024").count(), 3, "{all}");
     let eval = ok(&["eval", "--model", m, "--data", &test]);

@@ -218,7 +218,8 @@ impl PyIncrementalFit {
             classes: names,
             ..Given::default()
         };
-        let inner = IncrementalFit::start(&cfg, table, given).or_py()?;
+        let mut inner = IncrementalFit::start(&cfg, table, given).or_py()?;
+        inner.pass_rows = n as u64;
         Ok(PyIncrementalFit { inner })
     }
 

@@ -49,6 +49,18 @@ fn a_streamed_fit_learns_like_the_in_memory_fit() {
         accuracy(&streamed.model, &test),
     );
     assert!(b > 0.9 && b > a - 0.02, "streamed {b} vs in memory {a}");
+    // The model records the file's rows, the passes and the C it was given (not the rounds
+    // run: 3 epochs x 3,000 rows), as the in-memory fit does.
+    let (Model::KernelMachine(w), Model::KernelMachine(m)) = (&whole.model, &streamed.model) else {
+        panic!("online models")
+    };
+    assert_eq!(m.training.n_train, 3000);
+    assert_eq!(m.training.epochs, 3);
+    assert!((m.training.c - 1.0).abs() < 1e-12, "C {}", m.training.c);
+    assert_eq!(
+        (m.training.n_train, m.training.epochs),
+        (w.training.n_train, w.training.epochs)
+    );
     // The same file gzip-compressed, the same seed: the same model.
     let gz = dir.path().join("ring.csv.gz");
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());

@@ -146,6 +146,7 @@ pub fn fit_stream(
         target_scaler: summary.target_scaler.clone(),
     };
     let mut fit = IncrementalFit::start(&cfg, first.view(), given)?;
+    fit.pass_rows = n as u64;
     drop(first);
     let mut rec = RunRecorder::new(StepUnit::Epoch, Some(epochs as u64));
     let mut epoch_losses = Vec::new();

@@ -72,6 +72,12 @@ pub struct IncrementalFit {
     pub rows_at_mix: u64,
     /// Passes over chunks so far ([`IncrementalFit::partial_fit`] calls).
     pub chunks_seen: u64,
+    /// The rows of one pass over the data, the `n` of `lambda = 1 / (C n)`, when the caller
+    /// knows it (a file's row count; Python's `n_rows`): the model then records `n` training
+    /// rows, `C = 1 / (lambda n)` and `rows_seen / n` epochs. 0: unknown, the model records
+    /// the rows seen and one epoch per call.
+    #[serde(default)]
+    pub pass_rows: u64,
     /// The average progressive loss of the last call.
     pub last_loss: Option<f64>,
 }
@@ -167,6 +173,7 @@ impl IncrementalFit {
             rows_seen: 0,
             rows_at_mix: 0,
             chunks_seen: 0,
+            pass_rows: 0,
             last_loss: None,
         };
         let targets = fit.online_targets(first.targets())?;
@@ -320,7 +327,13 @@ impl IncrementalFit {
             GroupNorms::PointByPoint,
         )?;
         let p = &self.params;
-        let n = self.rows_seen.max(1) as f64;
+        let (n_train, epochs) = if self.pass_rows > 0 {
+            let passes = self.rows_seen as f64 / self.pass_rows as f64;
+            (self.pass_rows, passes.round() as usize)
+        } else {
+            (self.rows_seen.max(1), self.chunks_seen as usize)
+        };
+        let n = n_train as f64;
         let objective = self.last_loss.map(|loss| {
             crate::solver::online::epoch_report(&self.state, p, 0, loss, 0.0).objective
         });
@@ -330,12 +343,12 @@ impl IncrementalFit {
             c: 1.0 / (p.lambda * n),
             eta0: p.eta0,
             schedule: p.schedule,
-            epochs: self.chunks_seen as usize,
+            epochs,
             seed: p.seed,
             averaging: p.averaging,
             projection_radius: self.gamma,
             bias: self.bias,
-            n_train: self.rows_seen as usize,
+            n_train: n_train as usize,
             final_objective: objective,
         };
         let ids: Vec<usize> = (0..self.kernels.len()).collect();
