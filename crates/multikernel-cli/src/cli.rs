@@ -362,6 +362,10 @@ pub struct EvalArgs {
     pub test_folds: Option<String>,
     #[arg(long, default_value_t = 8.0)]
     pub memory_limit_gb: f64,
+    /// Tables: rows read and scored at a time (the file is never whole in memory; the score
+    /// is the same for every chunk size).
+    #[arg(long, default_value_t = multikernel::data::model_stream::DEFAULT_CHUNK_ROWS)]
+    pub chunk_rows: usize,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -373,11 +377,16 @@ pub struct PredictArgs {
     /// Sequence data (OCR) or a treebank: folds to predict.
     #[arg(long)]
     pub test_folds: Option<String>,
-    /// Output file; `-` or none: standard output.
+    /// Output file, written whole or not at all (a malformed row leaves an older file as it
+    /// was); `-` or none: standard output, which for a table gets the predictions chunk by
+    /// chunk (a malformed row stops the output after the chunks before its own).
     #[arg(long)]
     pub out: Option<PathBuf>,
     #[arg(long, default_value_t = 8.0)]
     pub memory_limit_gb: f64,
+    /// Tables: rows read and predicted at a time (the file is never whole in memory).
+    #[arg(long, default_value_t = multikernel::data::model_stream::DEFAULT_CHUNK_ROWS)]
+    pub chunk_rows: usize,
 }
 
 #[derive(Args, Debug, Clone)]

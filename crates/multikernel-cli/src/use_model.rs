@@ -5,23 +5,51 @@ use crate::cli::{ConvertArgs, EvalArgs, InspectArgs, PredictArgs, ScoreArgs};
 use crate::data::{read_sequences, read_treebank, table_format};
 use anyhow::{bail, Result};
 use multikernel::data::conllu::Heads;
-use multikernel::data::{read_for_model, ModelRows, Targets};
+use multikernel::data::{ModelStream, Targets};
+use multikernel::io::AtomicWriter;
 use multikernel::kernel::MemoryLimit;
-use multikernel::model::Model;
+use multikernel::model::{Model, ScoreAccumulator};
 use multikernel::solver::online::parser::ParserModel;
 use multikernel::solver::tagging::TaggerModel;
 use std::path::Path;
 
-/// Rows of `data` for `model`, matched to its columns by name.
-fn rows_for(model: &Model, data: &crate::cli::DataArgs) -> Result<ModelRows> {
+/// A stream of the rows of `data` for `model`, matched to its columns by name (the whole
+/// file is never in memory: chunks of `--chunk-rows` rows).
+fn stream_for(model: &Model, data: &crate::cli::DataArgs) -> Result<ModelStream> {
     let Some(schema) = model.schema() else {
         bail!("a {} model does not read tables", model.task_name());
     };
-    Ok(read_for_model(
+    Ok(ModelStream::open(
         &data.data,
         table_format(&data.format)?,
         &schema,
     )?)
+}
+
+/// `--chunk-rows`, checked.
+fn chunk_rows(n: usize) -> Result<usize> {
+    if n == 0 {
+        bail!("--chunk-rows 0: expected at least 1");
+    }
+    Ok(n)
+}
+
+/// One line per prediction: the class name, or the value.
+fn prediction_lines(pred: &Targets, out: &mut String) {
+    use std::fmt::Write;
+    match pred {
+        Targets::Classes { classes, y } => {
+            for &c in y {
+                out.push_str(&classes[c]);
+                out.push('\n');
+            }
+        }
+        Targets::Real(v) => {
+            for x in v {
+                let _ = writeln!(out, "{x}");
+            }
+        }
+    }
 }
 
 /// A treebank's sentences (the given folds) as read, as the parser sees them, and the
@@ -235,14 +263,20 @@ pub fn eval(a: &EvalArgs) -> Result<()> {
         ));
         return Ok(());
     }
-    let rows = rows_for(&model, &a.data)?;
-    let Some(targets) = rows.targets else {
-        bail!(
-            "{}: no target column; eval needs the labels (predict works without them)",
-            a.data.data.display()
-        );
-    };
-    let s = model.score_with(rows.x.view(), &targets, &limit)?;
+    // A table, chunk by chunk: the same score as the whole file at once.
+    let chunk = chunk_rows(a.chunk_rows)?;
+    let mut stream = stream_for(&model, &a.data)?;
+    let mut acc = ScoreAccumulator::new(&model);
+    while let Some(rows) = stream.next_chunk(chunk)? {
+        let Some(targets) = rows.targets else {
+            bail!(
+                "{}: no target column; eval needs the labels (predict works without them)",
+                a.data.data.display()
+            );
+        };
+        acc.push(rows.x.view(), &targets, &limit)?;
+    }
+    let s = acc.finish();
     crate::emit(&format!("n {}\n{} {:.4}\n", s.n, s.metric, s.value));
     Ok(())
 }
@@ -250,36 +284,52 @@ pub fn eval(a: &EvalArgs) -> Result<()> {
 pub fn predict(a: &PredictArgs) -> Result<()> {
     let limit = MemoryLimit::gib(a.memory_limit_gb);
     let model = Model::load(&a.model)?;
-    let mut out = String::new();
-    if let Model::Parser(m) = &model {
-        out = predict_parser(m, a)?;
+    let out = if let Model::Parser(m) = &model {
+        predict_parser(m, a)?
     } else if let Model::Tagger(m) = &model {
-        out = predict_tagger(m, a)?;
+        predict_tagger(m, a)?
     } else if let Model::Sequence(m) = &model {
         let test = read_sequences(&a.data, a.test_folds.as_deref())?;
         let pred = m.predict_names(&test.x, &test.spans, &limit)?;
-        out = sequence_lines(&pred);
+        sequence_lines(&pred)
     } else {
-        let rows = rows_for(&model, &a.data)?;
-        match model.predict_with(rows.x.view(), &limit)? {
-            Targets::Classes { classes, y } => {
-                for c in y {
-                    out.push_str(&classes[c]);
-                    out.push('\n');
-                }
-            }
-            Targets::Real(v) => {
-                for x in v {
-                    out.push_str(&format!("{x}\n"));
-                }
-            }
-        }
-    }
+        return predict_table(&model, a, &limit);
+    };
     match &a.out {
         Some(path) if path != Path::new("-") => {
             multikernel::io::write_atomic(path, out.as_bytes())?
         }
         _ => crate::emit(&out),
+    }
+    Ok(())
+}
+
+/// Predictions of a table model, chunk by chunk (memory: one chunk of rows and its lines).
+/// A file (`--out`) is written through a temporary file renamed over it at the end, so a
+/// malformed row leaves no output and an older file as it was; standard output gets each
+/// chunk's lines once the chunk is predicted, so a malformed row stops the output after
+/// the chunks before it (a file of at most one chunk prints nothing).
+fn predict_table(model: &Model, a: &PredictArgs, limit: &MemoryLimit) -> Result<()> {
+    let chunk = chunk_rows(a.chunk_rows)?;
+    let mut writer = match &a.out {
+        Some(path) if path != Path::new("-") => Some(AtomicWriter::create(path)?),
+        _ => None,
+    };
+    let mut stream = stream_for(model, &a.data)?;
+    let mut lines = String::new();
+    model.predict_stream(&mut stream, chunk, limit, |pred| {
+        lines.clear();
+        prediction_lines(&pred, &mut lines);
+        match writer.as_mut() {
+            Some(w) => w.write_all(lines.as_bytes()),
+            None => {
+                crate::emit(&lines);
+                Ok(())
+            }
+        }
+    })?;
+    if let Some(w) = writer {
+        w.commit()?;
     }
     Ok(())
 }

@@ -53,6 +53,11 @@ fn libsvm_corpus() {
 }
 
 #[test]
+fn model_stream_corpus() {
+    replay("model_stream", multikernel::fuzzing::model_stream);
+}
+
+#[test]
 fn table_stream_corpus() {
     replay("table_stream", multikernel::fuzzing::table_stream);
 }

@@ -15,9 +15,9 @@
 
 use super::read::{
     finish_dataset, parse_err, parse_number, read_bytes, utf8_err, Lines, TargetCollector,
-    TargetKind,
+    TargetKind, NO_ROWS,
 };
-use super::read::{ModelRows, Schema, TargetSchema};
+use super::read::{ModelRows, Schema};
 use super::{Dataset, Matrix};
 use crate::error::Result;
 use std::path::Path;
@@ -286,11 +286,7 @@ pub fn parse_csv(
 /// columns matched by header name, or by position without a header (or when the model's
 /// features carry the default names `x1, x2, ...`); the target column is optional.
 pub(crate) fn parse_csv_for_model(path: &Path, bytes: &[u8], schema: &Schema) -> Result<ModelRows> {
-    let d = schema.feature_names.len();
-    let (kind, classes) = match &schema.target {
-        TargetSchema::Classes(c) => (TargetKind::Classes, Some(c.as_slice())),
-        TargetSchema::Real => (TargetKind::Real, None),
-    };
+    let (kind, classes) = schema.target_kind();
     let mut lines = Lines::new(bytes);
     let mut last_line = 0;
     let (first_no, first) = loop {
@@ -305,102 +301,19 @@ pub(crate) fn parse_csv_for_model(path: &Path, bytes: &[u8], schema: &Schema) ->
             }
         }
     };
-    let delim = delimiter(first);
-    let head = split_fields(first, delim).map_err(|m| parse_err(path, first_no, m))?;
-    let n_cols = head.len();
-    let all_named = schema
-        .feature_names
-        .iter()
-        .all(|name| head.iter().filter(|h| *h == name).count() == 1);
-    let is_header = all_named
-        || head[..n_cols.min(d)].iter().any(|f| !is_number(f))
-        || (n_cols == d + 1
-            && (["label", "class", "target", "y"]
-                .contains(&head[d].to_ascii_lowercase().as_str())
-                || (kind == TargetKind::Real && !is_number(&head[d]))));
-    // Column of each model feature, and the target column if any.
-    let (cols, target_col): (Vec<usize>, Option<usize>) = if is_header && all_named {
-        let cols: Vec<usize> = schema
-            .feature_names
-            .iter()
-            .map(|name| head.iter().position(|h| h == name).unwrap_or(0))
-            .collect();
-        let rest: Vec<usize> = (0..n_cols).filter(|j| !cols.contains(j)).collect();
-        match rest.as_slice() {
-            [] => (cols, None),
-            [t] => (cols, Some(*t)),
-            _ => {
-                let names: Vec<String> = rest.iter().map(|&j| format!("'{}'", head[j])).collect();
-                return Err(parse_err(
-                    path,
-                    first_no,
-                    format!(
-                        "columns {} are not features of the model; a file for the model holds \
-                         its {d} feature columns and at most one more, the target",
-                        names.join(", ")
-                    ),
-                ));
-            }
-        }
-    } else if is_header && !schema.has_default_names() {
-        let missing: Vec<&str> = schema
-            .feature_names
-            .iter()
-            .filter(|name| head.iter().filter(|h| h == name).count() != 1)
-            .map(String::as_str)
-            .take(5)
-            .collect();
-        return Err(parse_err(
-            path,
-            first_no,
-            format!(
-                "the header does not name each of the model's {d} feature columns once \
-                 (missing or repeated: {}{}); the file's columns are {}{}",
-                missing.join(", "),
-                if missing.len() == 5 { ", ..." } else { "" },
-                head.iter().take(5).cloned().collect::<Vec<_>>().join(", "),
-                if head.len() > 5 { ", ..." } else { "" }
-            ),
-        ));
-    } else if n_cols == d {
-        ((0..d).collect(), None)
-    } else if n_cols == d + 1 {
-        ((0..d).collect(), Some(d))
-    } else {
-        return Err(parse_err(
-            path,
-            first_no,
-            format!(
-                "{n_cols} columns, expected {d} (the model's features) or {} (the features, then \
-                 the target)",
-                d + 1
-            ),
-        ));
-    };
+    let layout = ModelCsvLayout::new(path, first_no, first, schema)?;
     let mut data: Vec<f64> = Vec::new();
     let mut n_rows = 0usize;
     let mut targets = TargetCollector::new(path, kind, classes);
     let mut row = |no: usize, fields: &[String]| -> Result<()> {
-        if fields.len() != n_cols {
-            return Err(parse_err(
-                path,
-                no,
-                format!("expected {n_cols} fields, found {}", fields.len()),
-            ));
-        }
-        for &j in &cols {
-            let v = parse_number(&fields[j], &format!("field {}", j + 1))
-                .map_err(|m| parse_err(path, no, m))?;
-            data.push(v);
-        }
-        if let Some(t) = target_col {
-            targets.push(&fields[t], no, &format!("field {} (the target)", t + 1))?;
+        if let Some(t) = layout.parse_row(path, no, fields, &mut data)? {
+            targets.push(t, no, &layout.target_what)?;
         }
         n_rows += 1;
         Ok(())
     };
-    if !is_header {
-        row(first_no, &head)?;
+    if let Some(first_row) = &layout.first_row {
+        row(first_no, first_row)?;
     }
     for (no, l) in lines {
         last_line = no;
@@ -408,16 +321,157 @@ pub(crate) fn parse_csv_for_model(path: &Path, bytes: &[u8], schema: &Schema) ->
         if l.trim().is_empty() {
             continue;
         }
-        let fields = split_fields(l, delim).map_err(|m| parse_err(path, no, m))?;
+        let fields = split_fields(l, layout.delim).map_err(|m| parse_err(path, no, m))?;
         row(no, &fields)?;
     }
     if n_rows == 0 {
-        return Err(parse_err(path, last_line.max(1), "no data rows"));
+        return Err(parse_err(path, last_line.max(1), NO_ROWS));
     }
     Ok(ModelRows {
-        x: Matrix::from_vec(n_rows, d, data),
-        targets: target_col.map(|_| targets.finish()),
+        x: Matrix::from_vec(n_rows, schema.feature_names.len(), data),
+        targets: layout.target_col.map(|_| targets.finish()),
     })
+}
+
+/// How the columns of a CSV file map to a model's features and target, as its first
+/// non-blank line fixes them (see [`super::read::read_for_model`]); shared by the
+/// whole-file reader ([`parse_csv_for_model`]) and the streamed one
+/// ([`super::model_stream`]).
+pub(crate) struct ModelCsvLayout {
+    pub(crate) delim: char,
+    /// Fields per line.
+    pub(crate) n_cols: usize,
+    /// The file column of each model feature, in the model's order.
+    pub(crate) cols: Vec<usize>,
+    /// The target column, when the file has one.
+    pub(crate) target_col: Option<usize>,
+    /// How messages name the target field.
+    pub(crate) target_what: String,
+    /// The first line's fields when it is a data row (no header), else `None`.
+    pub(crate) first_row: Option<Vec<String>>,
+}
+
+impl ModelCsvLayout {
+    /// Reads the first non-blank line `first` (line `first_no` of `path`) for a model with
+    /// `schema`: a header naming each of the model's features once (any order, at most one
+    /// more column: the target), or a data row whose fields are matched by position (`d`
+    /// fields, or `d + 1` with the target last).
+    pub(crate) fn new(
+        path: &Path,
+        first_no: usize,
+        first: &str,
+        schema: &Schema,
+    ) -> Result<ModelCsvLayout> {
+        let d = schema.feature_names.len();
+        let (kind, _) = schema.target_kind();
+        let delim = delimiter(first);
+        let head = split_fields(first, delim).map_err(|m| parse_err(path, first_no, m))?;
+        let n_cols = head.len();
+        let all_named = schema
+            .feature_names
+            .iter()
+            .all(|name| head.iter().filter(|h| *h == name).count() == 1);
+        let is_header = all_named
+            || head[..n_cols.min(d)].iter().any(|f| !is_number(f))
+            || (n_cols == d + 1
+                && (["label", "class", "target", "y"]
+                    .contains(&head[d].to_ascii_lowercase().as_str())
+                    || (kind == TargetKind::Real && !is_number(&head[d]))));
+        // Column of each model feature, and the target column if any.
+        let (cols, target_col): (Vec<usize>, Option<usize>) = if is_header && all_named {
+            let cols: Vec<usize> = schema
+                .feature_names
+                .iter()
+                .map(|name| head.iter().position(|h| h == name).unwrap_or(0))
+                .collect();
+            let rest: Vec<usize> = (0..n_cols).filter(|j| !cols.contains(j)).collect();
+            match rest.as_slice() {
+                [] => (cols, None),
+                [t] => (cols, Some(*t)),
+                _ => {
+                    let names: Vec<String> =
+                        rest.iter().map(|&j| format!("'{}'", head[j])).collect();
+                    return Err(parse_err(
+                        path,
+                        first_no,
+                        format!(
+                            "columns {} are not features of the model; a file for the model \
+                             holds its {d} feature columns and at most one more, the target",
+                            names.join(", ")
+                        ),
+                    ));
+                }
+            }
+        } else if is_header && !schema.has_default_names() {
+            let missing: Vec<&str> = schema
+                .feature_names
+                .iter()
+                .filter(|name| head.iter().filter(|h| h == name).count() != 1)
+                .map(String::as_str)
+                .take(5)
+                .collect();
+            return Err(parse_err(
+                path,
+                first_no,
+                format!(
+                    "the header does not name each of the model's {d} feature columns once \
+                     (missing or repeated: {}{}); the file's columns are {}{}",
+                    missing.join(", "),
+                    if missing.len() == 5 { ", ..." } else { "" },
+                    head.iter().take(5).cloned().collect::<Vec<_>>().join(", "),
+                    if head.len() > 5 { ", ..." } else { "" }
+                ),
+            ));
+        } else if n_cols == d {
+            ((0..d).collect(), None)
+        } else if n_cols == d + 1 {
+            ((0..d).collect(), Some(d))
+        } else {
+            return Err(parse_err(
+                path,
+                first_no,
+                format!(
+                    "{n_cols} columns, expected {d} (the model's features) or {} (the features, \
+                     then the target)",
+                    d + 1
+                ),
+            ));
+        };
+        Ok(ModelCsvLayout {
+            delim,
+            n_cols,
+            cols,
+            target_col,
+            target_what: target_col.map_or_else(String::new, |t| target_what(t + 1)),
+            first_row: (!is_header).then_some(head),
+        })
+    }
+
+    /// Checks that the data row at line `no` has the file's field count and appends the
+    /// model's features (in the model's order, finite numbers) to `data`; returns the
+    /// target field when the file has one (to be checked by the caller, named by
+    /// [`ModelCsvLayout::target_what`]).
+    pub(crate) fn parse_row<'f>(
+        &self,
+        path: &Path,
+        no: usize,
+        fields: &'f [String],
+        data: &mut Vec<f64>,
+    ) -> Result<Option<&'f str>> {
+        if fields.len() != self.n_cols {
+            return Err(parse_err(
+                path,
+                no,
+                format!("expected {} fields, found {}", self.n_cols, fields.len()),
+            ));
+        }
+        for &j in &self.cols {
+            let v = parse_number(&fields[j], &format!("field {}", j + 1))
+                .map_err(|m| parse_err(path, no, m))?;
+            data.push(v);
+        }
+        Ok(self.target_col.map(|t| fields[t].as_str()))
+    }
 }
 
 /// A data set as CSV text: a header (the feature names, then `y`), one row per line,
@@ -451,7 +505,7 @@ pub fn to_csv(ds: &Dataset) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::Targets;
+    use crate::data::{TargetSchema, Targets};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 

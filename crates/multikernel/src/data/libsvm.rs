@@ -61,8 +61,7 @@ pub(crate) fn parse_libsvm_rows(
     unlabelled_ok: bool,
 ) -> Result<(Dataset, bool)> {
     let mut targets = TargetCollector::new(path, target, classes);
-    // Whether the lines carry labels: fixed by the first data line.
-    let mut labelled: Option<(bool, usize)> = None;
+    let mut labelled = LabelPresence::new(unlabelled_ok);
     // Sparse rows: (feature index from 0, value), then the row starts.
     let mut entries: Vec<(usize, f64)> = Vec::new();
     let mut starts: Vec<usize> = Vec::new();
@@ -76,26 +75,7 @@ pub(crate) fn parse_libsvm_rows(
         let Some(mut tokens) = line_tokens(line) else {
             continue; // blank or comment line
         };
-        let has_label = !(unlabelled_ok
-            && tokens
-                .peek()
-                .is_some_and(|first| first.contains(':') && !first.starts_with("qid:")));
-        match labelled {
-            None => labelled = Some((has_label, no)),
-            Some((l, at)) if l != has_label => {
-                return Err(parse_err(
-                    path,
-                    no,
-                    if l {
-                        format!("no label, but line {at} has one (label all lines or none)")
-                    } else {
-                        format!("a label, but line {at} has none (label all lines or none)")
-                    },
-                ))
-            }
-            Some(_) => {}
-        }
-        if has_label {
+        if labelled.check(path, no, &mut tokens)? {
             let label = take_label(path, no, &mut tokens)?;
             targets.push(label, no, LABEL)?;
         }
@@ -123,20 +103,79 @@ pub(crate) fn parse_libsvm_rows(
         }
     }
     let names = (1..=d).map(|j| format!("x{j}")).collect();
-    let is_labelled = labelled.is_none_or(|(l, _)| l);
+    let is_labelled = labelled.labelled().unwrap_or(true);
     if !is_labelled {
         // Placeholder targets of the right length (the caller ignores them).
+        let placeholder = placeholder_label(target, classes);
         for _ in 0..n {
-            match target {
-                TargetKind::Real => targets.push("0", last_line, LABEL)?,
-                TargetKind::Classes => match classes.and_then(|c| c.first()) {
-                    Some(c) => targets.push(c, last_line, LABEL)?,
-                    None => targets.push("0", last_line, LABEL)?,
-                },
-            }
+            targets.push(placeholder, last_line, LABEL)?;
         }
     }
     finish_dataset(path, x, targets, names, last_line).map(|ds| (ds, is_labelled))
+}
+
+/// The target given to the rows of a file without labels (which the caller ignores): the
+/// first class, else `0`.
+pub(crate) fn placeholder_label(target: TargetKind, classes: Option<&[String]>) -> &str {
+    match target {
+        TargetKind::Classes => classes.and_then(|c| c.first()).map_or("0", String::as_str),
+        TargetKind::Real => "0",
+    }
+}
+
+/// Whether the data lines of a file carry labels: all of them or none, as the first one
+/// says (a first token `index:value` means no label, when files without labels are
+/// accepted).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LabelPresence {
+    unlabelled_ok: bool,
+    /// Whether the first data line had a label, and its number.
+    first: Option<(bool, usize)>,
+}
+
+impl LabelPresence {
+    /// Before the first data line; `unlabelled_ok`: lines may leave out the label.
+    pub(crate) fn new(unlabelled_ok: bool) -> LabelPresence {
+        LabelPresence {
+            unlabelled_ok,
+            first: None,
+        }
+    }
+
+    /// Whether the data line `no` of `path` (its `tokens`, not yet consumed) has a label;
+    /// an error when it disagrees with the first data line.
+    pub(crate) fn check(
+        &mut self,
+        path: &Path,
+        no: usize,
+        tokens: &mut Peekable<SplitAsciiWhitespace<'_>>,
+    ) -> Result<bool> {
+        let has_label = !(self.unlabelled_ok
+            && tokens
+                .peek()
+                .is_some_and(|first| first.contains(':') && !first.starts_with("qid:")));
+        match self.first {
+            None => self.first = Some((has_label, no)),
+            Some((l, at)) if l != has_label => {
+                return Err(parse_err(
+                    path,
+                    no,
+                    if l {
+                        format!("no label, but line {at} has one (label all lines or none)")
+                    } else {
+                        format!("a label, but line {at} has none (label all lines or none)")
+                    },
+                ))
+            }
+            Some(_) => {}
+        }
+        Ok(has_label)
+    }
+
+    /// Whether the lines carry labels; `None` before the first data line.
+    pub(crate) fn labelled(&self) -> Option<bool> {
+        self.first.map(|(l, _)| l)
+    }
 }
 
 /// How messages name the target of a line.
@@ -213,6 +252,25 @@ pub(crate) fn parse_entries(
         entry(index - 1, value);
     }
     Ok(())
+}
+
+/// Parses the `index:value` tokens of line `no` of `path` as [`parse_entries`] does, for a
+/// table of `d` features, and appends the row, dense (absent indices zero), to `data`.
+pub(crate) fn push_dense_row(
+    path: &Path,
+    no: usize,
+    tokens: Peekable<SplitAsciiWhitespace<'_>>,
+    d: usize,
+    data: &mut Vec<f64>,
+) -> Result<()> {
+    let start = data.len();
+    data.resize(start + d, 0.0);
+    let row = &mut data[start..];
+    parse_entries(path, no, tokens, Some(d), |j, v| {
+        if let Some(x) = row.get_mut(j) {
+            *x = v;
+        }
+    })
 }
 
 /// Dense tables up to this many values are always accepted (2^20 values = 8 MiB of `f64`).

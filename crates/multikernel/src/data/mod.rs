@@ -7,6 +7,7 @@ pub mod columns;
 pub mod conllu;
 pub mod csv;
 pub mod libsvm;
+pub mod model_stream;
 pub mod read;
 pub mod split;
 pub mod standardize;
@@ -14,6 +15,7 @@ pub mod stream;
 
 pub use csv::{parse_csv, read_csv, to_csv};
 pub use libsvm::{parse_libsvm, read_libsvm};
+pub use model_stream::{ModelChunk, ModelStream};
 pub use read::{
     parse_for_model, parse_table, read_for_model, read_table, Format, ModelRows, Schema,
     TargetKind, TargetSchema,

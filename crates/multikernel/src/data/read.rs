@@ -160,7 +160,8 @@ impl Schema {
             .all(|(j, n)| *n == format!("x{}", j + 1))
     }
 
-    fn target_kind(&self) -> (TargetKind, Option<&[String]>) {
+    /// What the target column holds, and the classes labels are mapped to.
+    pub(crate) fn target_kind(&self) -> (TargetKind, Option<&[String]>) {
         match &self.target {
             TargetSchema::Classes(c) => (TargetKind::Classes, Some(c.as_slice())),
             TargetSchema::Real => (TargetKind::Real, None),

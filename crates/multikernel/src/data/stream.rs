@@ -22,7 +22,9 @@
 //! carry labels (training files).
 
 use super::csv::{parse_row, split_fields, target_what, CsvLayout, EMPTY_FILE};
-use super::libsvm::{check_sparse_width, line_tokens, parse_entries, take_label, LABEL};
+use super::libsvm::{
+    check_sparse_width, line_tokens, parse_entries, push_dense_row, take_label, LABEL,
+};
 use super::read::{
     check_dense_size, check_target, natural_order, parse_err, sniff_line, unknown_format_err,
     utf8_err, TargetCollector, NO_ROWS,
@@ -41,7 +43,7 @@ pub const MAX_LINE_BYTES: usize = 16 << 20;
 
 /// Most values a chunk holds (2^28 `f64`, 2 GiB): a chunk has fewer rows than asked when
 /// the rows are that wide.
-const MAX_CHUNK_VALUES: usize = 1 << 28;
+pub(crate) const MAX_CHUNK_VALUES: usize = 1 << 28;
 
 /// Size of the read buffers.
 const BUFFER_BYTES: usize = 1 << 16;
@@ -50,10 +52,26 @@ const BUFFER_BYTES: usize = 1 << 16;
 /// width pass, each [`TableStream::rewind`]). The bytes may be gzip-compressed.
 pub type Opener = Box<dyn FnMut() -> std::io::Result<Box<dyn BufRead + Send>> + Send>;
 
+/// Opens the file `path` from its start, buffered, for each pass over it.
+pub(crate) fn file_opener(path: &Path) -> Opener {
+    let p = path.to_path_buf();
+    Box::new(move || {
+        let file = std::fs::File::open(&p)?;
+        Ok(Box::new(BufReader::with_capacity(BUFFER_BYTES, file)) as Box<dyn BufRead + Send>)
+    })
+}
+
+/// Opens bytes already in memory from their start, for each pass over them.
+pub(crate) fn bytes_opener(bytes: Arc<[u8]>) -> Opener {
+    Box::new(move || {
+        Ok(Box::new(std::io::Cursor::new(Arc::clone(&bytes))) as Box<dyn BufRead + Send>)
+    })
+}
+
 /// Lines of a reader with 1-based numbers, one at a time into a reused buffer: the same
 /// lines as the in-memory readers' splitting (`\r\n` endings and a leading UTF-8 byte order
 /// mark removed; a line that is not UTF-8 is `Err(())`).
-struct LineReader {
+pub(crate) struct LineReader {
     origin: PathBuf,
     reader: Box<dyn BufRead + Send>,
     buf: Vec<u8>,
@@ -63,7 +81,7 @@ struct LineReader {
 impl LineReader {
     /// Opens the data through `opener`, gunzipping it when it starts with the gzip magic
     /// bytes.
-    fn open(origin: &Path, opener: &mut Opener) -> Result<LineReader> {
+    pub(crate) fn open(origin: &Path, opener: &mut Opener) -> Result<LineReader> {
         let io = |source| Error::Io {
             path: origin.to_path_buf(),
             source,
@@ -102,7 +120,7 @@ impl LineReader {
     }
 
     /// The next line and its number; `None` at the end of the data.
-    fn next_line(&mut self) -> Result<Option<(usize, std::result::Result<&str, ()>)>> {
+    pub(crate) fn next_line(&mut self) -> Result<Option<(usize, std::result::Result<&str, ()>)>> {
         self.buf.clear();
         let n = (&mut self.reader)
             .take(MAX_LINE_BYTES as u64 + 1)
@@ -233,12 +251,7 @@ impl TableStream {
         target: TargetKind,
         n_features: Option<usize>,
     ) -> Result<TableStream> {
-        let p = path.to_path_buf();
-        let opener: Opener = Box::new(move || {
-            let file = std::fs::File::open(&p)?;
-            Ok(Box::new(BufReader::with_capacity(BUFFER_BYTES, file)) as Box<dyn BufRead + Send>)
-        });
-        TableStream::from_source(path, opener, format, target, n_features)
+        TableStream::from_source(path, file_opener(path), format, target, n_features)
     }
 
     /// As [`TableStream::open`] on data that `opener` opens from its start (once for each
@@ -251,10 +264,7 @@ impl TableStream {
         target: TargetKind,
         n_features: Option<usize>,
     ) -> Result<TableStream> {
-        let format = match format.or_else(|| Format::from_path(origin)) {
-            Some(f) => f,
-            None => sniff_source(origin, &mut opener)?,
-        };
+        let format = pick_source_format(origin, &mut opener, format)?;
         let mut lines = LineReader::open(origin, &mut opener)?;
         Ok(match format {
             Format::Csv => {
@@ -315,10 +325,7 @@ impl TableStream {
         target: TargetKind,
         n_features: Option<usize>,
     ) -> Result<TableStream> {
-        let opener: Opener = Box::new(move || {
-            Ok(Box::new(std::io::Cursor::new(Arc::clone(&bytes))) as Box<dyn BufRead + Send>)
-        });
-        TableStream::from_source(origin, opener, format, target, n_features)
+        TableStream::from_source(origin, bytes_opener(bytes), format, target, n_features)
     }
 
     /// The names of the feature columns (from the CSV header, or `x1, x2, ...`).
@@ -430,14 +437,7 @@ impl TableStream {
                     };
                     let label = take_label(origin, no, &mut tokens)?;
                     let (label, _) = check_target(origin, kind, label, no, what)?;
-                    let start = data.len();
-                    data.resize(start + d, 0.0);
-                    let row = &mut data[start..];
-                    parse_entries(origin, no, tokens, Some(d), |j, v| {
-                        if let Some(x) = row.get_mut(j) {
-                            *x = v;
-                        }
-                    })?;
+                    push_dense_row(origin, no, tokens, d, &mut data)?;
                     label.to_string()
                 }
             };
@@ -472,6 +472,20 @@ impl TableStream {
     }
 }
 
+/// `format`, or the one implied by the name of `origin`, or the one the first data line of
+/// the source looks like: the in-memory readers' choice (`read::pick_format`), reading the
+/// source only as far as that line.
+pub(crate) fn pick_source_format(
+    origin: &Path,
+    opener: &mut Opener,
+    format: Option<Format>,
+) -> Result<Format> {
+    match format.or_else(|| Format::from_path(origin)) {
+        Some(f) => Ok(f),
+        None => sniff_source(origin, opener),
+    }
+}
+
 /// Sniffs the format from the first line with content, as the in-memory readers do.
 fn sniff_source(origin: &Path, opener: &mut Opener) -> Result<Format> {
     let mut lines = LineReader::open(origin, opener)?;
@@ -491,6 +505,20 @@ fn csv_start(
     target: TargetKind,
     n_features: Option<usize>,
 ) -> Result<(CsvLayout, usize)> {
+    csv_first_line(origin, lines, |no, l| {
+        CsvLayout::new(origin, no, l, target, n_features)
+    })
+}
+
+/// Reads a CSV file up to its first non-blank line, gives it and its number to `start`
+/// (which reads the header or the first row) and returns what `start` makes of it and the
+/// number; a file without such a line, or a line before it that is not UTF-8, is the
+/// in-memory CSV readers' error.
+pub(crate) fn csv_first_line<T>(
+    origin: &Path,
+    lines: &mut LineReader,
+    start: impl FnOnce(usize, &str) -> Result<T>,
+) -> Result<(T, usize)> {
     let mut last_line = 0;
     loop {
         match lines.next_line()? {
@@ -499,8 +527,7 @@ fn csv_start(
             Some((no, Ok(l))) => {
                 last_line = no;
                 if !l.trim().is_empty() {
-                    let layout = CsvLayout::new(origin, no, l, target, n_features)?;
-                    return Ok((layout, no));
+                    return Ok((start(no, l)?, no));
                 }
             }
         }
@@ -650,10 +677,7 @@ mod tests {
     use super::*;
 
     fn lines_of(bytes: &[u8]) -> Result<Vec<(usize, std::result::Result<String, ()>)>> {
-        let bytes: Arc<[u8]> = bytes.into();
-        let mut opener: Opener = Box::new(move || {
-            Ok(Box::new(std::io::Cursor::new(Arc::clone(&bytes))) as Box<dyn BufRead + Send>)
-        });
+        let mut opener = bytes_opener(bytes.into());
         let mut r = LineReader::open(Path::new("t"), &mut opener)?;
         let mut out = Vec::new();
         while let Some((no, l)) = r.next_line()? {

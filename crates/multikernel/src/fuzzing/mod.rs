@@ -5,6 +5,7 @@
 //! fuzzing found. Not part of the library's API.
 
 mod model;
+mod model_stream;
 mod stream;
 mod strings;
 mod tables;
@@ -12,6 +13,7 @@ mod tagging;
 mod treebank;
 
 pub use model::model_bytes;
+pub use model_stream::model_stream;
 pub use stream::table_stream;
 pub use strings::{kernel_spec, regularizer, settings};
 pub use tables::{csv, libsvm, ocr};

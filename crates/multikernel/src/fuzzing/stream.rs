@@ -41,27 +41,19 @@ pub fn table_stream(data: &[u8]) {
     let d = usize::from((mode >> 3) & 7);
     let n_features = (d > 0).then_some(d);
     let streamed: Arc<[u8]> = if mode & 0x40 != 0 {
-        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        if enc.write_all(bytes).is_err() {
-            return;
-        }
-        match enc.finish() {
-            Ok(z) => z.into(),
-            Err(_) => return,
+        match gzip(bytes) {
+            Some(z) => z.into(),
+            None => return,
         }
     } else {
         bytes.into()
     };
     // What the whole-file reader sees: the content, gunzipped when it is gzip itself.
     let plain: Vec<u8> = if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        let inflated = flate2::read::MultiGzDecoder::new(bytes)
-            .take(MAX_INFLATED + 1)
-            .read_to_end(&mut out);
-        match inflated {
-            Ok(n) if (n as u64) <= MAX_INFLATED => out,
+        match inflate(bytes) {
+            Some(out) => out,
             // Corrupt or huge: the stream must only not panic.
-            _ => {
+            None => {
                 let _ = read_all(origin, &streamed, format, kind, n_features, 3);
                 return;
             }
@@ -86,6 +78,24 @@ pub fn table_stream(data: &[u8]) {
             ),
         }
     }
+}
+
+/// `bytes` gzip-compressed (`None` if the encoder fails).
+pub(super) fn gzip(bytes: &[u8]) -> Option<Vec<u8>> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(bytes).ok()?;
+    enc.finish().ok()
+}
+
+/// gzip `bytes` decompressed, as the whole-file readers gunzip a file; `None` when they are
+/// corrupt or inflate beyond [`MAX_INFLATED`] bytes (not compared).
+pub(super) fn inflate(bytes: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let n = flate2::read::MultiGzDecoder::new(bytes)
+        .take(MAX_INFLATED + 1)
+        .read_to_end(&mut out)
+        .ok()?;
+    ((n as u64) <= MAX_INFLATED).then_some(out)
 }
 
 /// Everything one stream over `bytes` gives: the rows, the targets mapped to the classes

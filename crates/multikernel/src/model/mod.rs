@@ -8,9 +8,11 @@
 
 pub mod batch_model;
 pub mod file;
+pub mod score;
 pub mod summary;
 
 pub use batch_model::{BatchModel, DecisionFunction};
+pub use score::ScoreAccumulator;
 pub use summary::{KernelRow, Summary};
 
 use crate::data::read::{Schema, TargetSchema};
@@ -296,44 +298,17 @@ impl Model {
         }
     }
 
-    /// The test metric of a vector model on labelled rows: accuracy or mean squared error.
+    /// The test metric of a vector model on labelled rows: accuracy or mean squared error
+    /// (one chunk of a [`ScoreAccumulator`]).
     pub fn score_with(
         &self,
         x: MatrixRef<'_>,
         targets: &Targets,
         limit: &MemoryLimit,
     ) -> Result<Score> {
-        if targets.len() != x.rows() {
-            return Err(Error::shape(
-                "targets (one per row)",
-                x.rows(),
-                targets.len(),
-            ));
-        }
-        let pred = self.predict_with(x, limit)?;
-        let (metric, value) = match (&pred, targets) {
-            (Targets::Classes { y: p, .. }, Targets::Classes { y, classes }) => {
-                if classes != self.classes() {
-                    return Err(Error::data(format!(
-                        "the targets' classes ({}) are not the model's ({})",
-                        classes.join(", "),
-                        self.classes().join(", ")
-                    )));
-                }
-                ("accuracy", crate::metrics::accuracy(p, y))
-            }
-            (Targets::Real(p), Targets::Real(y)) => ("mse", crate::metrics::mse(p, y)),
-            _ => {
-                return Err(Error::data(
-                    "the targets do not fit the model's task (class labels against values)",
-                ))
-            }
-        };
-        Ok(Score {
-            metric,
-            value,
-            n: x.rows(),
-        })
+        let mut acc = ScoreAccumulator::new(self);
+        acc.push(x, targets, limit)?;
+        Ok(acc.finish())
     }
 
     fn check_columns(&self, x: MatrixRef<'_>) -> Result<()> {
