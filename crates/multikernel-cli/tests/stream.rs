@@ -3,24 +3,7 @@
 //! model that was there, and the outputs are checked before any data is read.
 
 mod common;
-use common::{assert_clean_error, ok, run, text};
-
-/// Writes generated ringnorm rows (`multikernel generate`) and returns the path.
-fn ringnorm(dir: &std::path::Path, name: &str, n: usize, seed: u64) -> String {
-    let p = dir.join(name);
-    let p = p.to_str().unwrap().to_string();
-    ok(&[
-        "generate",
-        "ringnorm",
-        "--n",
-        &n.to_string(),
-        "--seed",
-        &seed.to_string(),
-        "--out",
-        &p,
-    ]);
-    p
-}
+use common::{assert_clean_error, bad_rows_at_line_4001, ok, ringnorm, run, temp_files, text};
 
 #[test]
 fn streamed_training_with_the_default_kernels_learns_and_evaluates() {
@@ -90,46 +73,15 @@ fn a_bad_row_deep_in_the_stream_names_its_line_and_keeps_the_old_model() {
     let before = std::fs::read(&model).unwrap();
     // Line 4,001 (the header is line 1) of five chunks' worth of rows: a word in a number's
     // place, then a ragged row, then a NaN, each in a file of its own.
-    let text = std::fs::read_to_string(&good).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
-    for (name, bad_row, needle) in [
-        (
-            "word.csv",
-            "1,2,oops,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,1",
-            "oops",
-        ),
-        ("ragged.csv", "1,2,3", "expected 21 fields"),
-        (
-            "nan.csv",
-            "1,2,NaN,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,1",
-            "NaN",
-        ),
-    ] {
-        let mut t = lines[..4000].join("\n");
-        t.push('\n');
-        t.push_str(bad_row);
-        t.push('\n');
-        t.push_str(&lines[4001..].join("\n"));
-        t.push('\n');
-        let path = dir.path().join(name);
-        std::fs::write(&path, t).unwrap();
-        let o = call(args(path.to_str().unwrap()));
+    for (name, path, needle) in bad_rows_at_line_4001(dir.path(), &good) {
+        let o = call(args(&path));
         let line = format!("{name}:4001");
         assert_clean_error(&o, &[line.as_str(), needle]);
         assert_eq!(o.status.code(), Some(1));
         assert_eq!(std::fs::read(&model).unwrap(), before, "{name}");
     }
     // No temporary file is left next to the model.
-    let names: Vec<String> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
-        .collect();
-    assert!(
-        names
-            .iter()
-            .all(|n| !n.contains(".tmp") && !n.starts_with('.')),
-        "{names:?}"
-    );
+    assert!(temp_files(dir.path()).is_empty());
 }
 
 #[test]

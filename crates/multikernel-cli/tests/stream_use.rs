@@ -4,21 +4,13 @@
 //! the file and line, keeps an older `--out` file and leaves no temporary file.
 
 mod common;
-use common::{assert_clean_error, data, ok, run, text};
+use common::{
+    assert_clean_error, bad_rows_at_line_4001, data, ok, ringnorm, run, temp_files, text,
+};
 use multikernel::data::{read_for_model, Targets};
 use multikernel::kernel::MemoryLimit;
 use multikernel::model::Model;
 use std::path::Path;
-
-/// Writes generated ringnorm rows (`multikernel generate`) and returns the path.
-fn ringnorm(dir: &Path, name: &str, n: usize, seed: u64) -> String {
-    let p = dir.join(name).to_str().unwrap().to_string();
-    let (n, seed) = (n.to_string(), seed.to_string());
-    ok(&[
-        "generate", "ringnorm", "--n", &n, "--seed", &seed, "--out", &p,
-    ]);
-    p
-}
 
 /// A streamed model of ringnorm rows (one epoch of 64 random Fourier features).
 fn ring_model(dir: &Path) -> String {
@@ -68,15 +60,6 @@ fn whole_file_predictions(model: &str, data: &str) -> String {
         Targets::Real(v) => v.iter().for_each(|x| out.push_str(&format!("{x}\n"))),
     }
     out
-}
-
-/// Names in `dir` that look like temporary files of an atomic write.
-fn temp_files(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
-        .filter(|n| n.contains(".tmp") || n.starts_with('.'))
-        .collect()
 }
 
 #[test]
@@ -180,31 +163,9 @@ fn a_bad_row_deep_in_the_file_names_its_line_and_keeps_the_old_output() {
     let out = dir.path().join("pred.txt");
     let o = out.to_str().unwrap();
     std::fs::write(&out, "old predictions\n").unwrap();
-    let text_in = std::fs::read_to_string(&good).unwrap();
-    let lines: Vec<&str> = text_in.lines().collect();
     // Line 4,001 (the header is line 1): a word in a number's place, a ragged row, a NaN.
-    for (name, bad_row, needle) in [
-        (
-            "word.csv",
-            "1,2,oops,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,1",
-            "oops",
-        ),
-        ("ragged.csv", "1,2,3", "expected 21 fields"),
-        (
-            "nan.csv",
-            "1,2,NaN,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,1",
-            "NaN",
-        ),
-    ] {
-        let mut t = lines[..4000].join("\n");
-        t.push('\n');
-        t.push_str(bad_row);
-        t.push('\n');
-        t.push_str(&lines[4001..].join("\n"));
-        t.push('\n');
-        let path = dir.path().join(name);
-        std::fs::write(&path, t).unwrap();
-        let p = path.to_str().unwrap();
+    for (name, path, needle) in bad_rows_at_line_4001(dir.path(), &good) {
+        let p = path.as_str();
         let at = format!("{name}:4001");
         for args in [
             vec!["eval", "--model", &m, "--data", p, "--chunk-rows", "700"],

@@ -47,3 +47,61 @@ pub fn assert_clean_error(o: &Output, needles: &[&str]) {
         assert!(err.contains(n), "expected '{n}' in: {err}");
     }
 }
+
+/// Writes generated ringnorm rows (`multikernel generate`, 20 features and a label) and
+/// returns the path.
+pub fn ringnorm(dir: &std::path::Path, name: &str, n: usize, seed: u64) -> String {
+    let p = dir.join(name).to_str().unwrap().to_string();
+    let (n, seed) = (n.to_string(), seed.to_string());
+    ok(&[
+        "generate", "ringnorm", "--n", &n, "--seed", &seed, "--out", &p,
+    ]);
+    p
+}
+
+/// Copies of the ringnorm file `good` (at least 4,001 rows) with line 4,001 (the header is
+/// line 1) replaced by a malformed row: a word in a number's place, a ragged row, a NaN.
+/// Returns each file's name, path, and a piece of the message it must give.
+pub fn bad_rows_at_line_4001(
+    dir: &std::path::Path,
+    good: &str,
+) -> Vec<(&'static str, String, &'static str)> {
+    let text = std::fs::read_to_string(good).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() > 4001, "{good}: too few rows");
+    [
+        (
+            "word.csv",
+            "1,2,oops,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,1",
+            "oops",
+        ),
+        ("ragged.csv", "1,2,3", "expected 21 fields"),
+        (
+            "nan.csv",
+            "1,2,NaN,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,1",
+            "NaN",
+        ),
+    ]
+    .into_iter()
+    .map(|(name, bad_row, needle)| {
+        let mut t = lines[..4000].join("\n");
+        t.push('\n');
+        t.push_str(bad_row);
+        t.push('\n');
+        t.push_str(&lines[4001..].join("\n"));
+        t.push('\n');
+        let path = dir.join(name);
+        std::fs::write(&path, t).unwrap();
+        (name, path.to_str().unwrap().to_string(), needle)
+    })
+    .collect()
+}
+
+/// Names in `dir` that look like temporary files of an atomic write.
+pub fn temp_files(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.contains(".tmp") || n.starts_with('.'))
+        .collect()
+}
