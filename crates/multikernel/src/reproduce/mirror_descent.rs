@@ -155,7 +155,7 @@ pub struct MirrorDescentConfig {
 }
 
 impl MirrorDescentConfig {
-    /// The full reproduction (56 min on the 2-core machine, README).
+    /// The full reproduction (56 min on the 2-core machine, docs/papers/mirror-descent.md).
     pub fn full(tables: Vec<MdTable>) -> MirrorDescentConfig {
         MirrorDescentConfig {
             quick: false,
