@@ -21,7 +21,8 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
-/// A template whose weight is below this share of the total is pruned (mao-tsang; FORMULAS.md).
+/// A template whose weight is below this share of the total is pruned (mao-tsang;
+/// docs/formulas.md, "Multi-template learning").
 pub const PRUNE_SHARE: f64 = 1e-5;
 
 /// The learner of a tagger.

@@ -1,5 +1,5 @@
 //! The working-set problem of multi-template learning (mao-tsang problems (6) and (11);
-//! FORMULAS.md "Multi-template learning"): the 1-slack structural SVM over cuts
+//! docs/formulas.md "Multi-template learning"): the 1-slack structural SVM over cuts
 //! `<w, a_r> >= b_r - xi` with the squared block-norm regularizer over the templates
 //! (groups `j` of the layout)
 //!

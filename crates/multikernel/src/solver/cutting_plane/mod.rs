@@ -392,7 +392,7 @@ pub fn fit_block_norm<T: StructuredTask + ?Sized>(
 pub const SADDLE_TOL: f64 = 1e-6;
 
 /// A template whose weight `mu_j` is below this share of `sum mu` is pruned (mao-tsang;
-/// FORMULAS.md).
+/// docs/formulas.md).
 pub const PRUNE_SHARE: f64 = 1e-5;
 
 /// [`fit`] with any master problem (the multi-template learner's seam).
