@@ -242,6 +242,7 @@ pub fn run(cfg: &MtlConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                     let spec = TaggerSpec {
                         learner: learner(method, c, n, cfg),
                         min_count: 1,
+                        track_objective: false,
                     };
                     let t = Instant::now();
                     let fit = fit_tagger(&train, Some(&dev), templates.clone(), &spec, &())?;
