@@ -53,6 +53,10 @@ pub struct TaggerSpec {
     /// weights each epoch would keep (one more pass over the training sentences per epoch),
     /// into [`TaggerFit::objectives`].
     pub track_objective: bool,
+    /// Online with averaging: restart the average after this epoch, so the averaged weights
+    /// are those of the later epochs' iterates only (averaged SGD); 0 averages every round
+    /// (Alg. 1 as in the paper).
+    pub average_from: usize,
 }
 
 /// A trained tagger: the featurizer and one weight per (template expansion, label) and per
@@ -282,6 +286,9 @@ pub fn fit_tagger(
                     status = RunStatus::Cancelled;
                     break;
                 }
+                if epoch == spec.average_from {
+                    learner.restart_average();
+                }
                 let e = Instant::now();
                 let w = learner.state().explicit_values(params.averaging).concat();
                 if spec.track_objective {
@@ -500,6 +507,7 @@ mod tests {
                 learner: learner.clone(),
                 min_count: 1,
                 track_objective: false,
+                average_from: 0,
             };
             let fit = fit_tagger(train, Some(test), templates(), &spec, &()).unwrap();
             let (s, unseen) = fit.model.evaluate(test).unwrap();
@@ -528,6 +536,11 @@ mod tests {
             learner,
             min_count: 1,
             track_objective: true,
+            average_from: 0,
+        };
+        let restarted = |learner| TaggerSpec {
+            average_from: 2,
+            ..spec(learner)
         };
         let batch = fit_tagger(
             train,
@@ -565,5 +578,30 @@ mod tests {
             assert!(*f >= batch.objective - 1e-12, "{f} < {}", batch.objective);
         }
         assert_eq!(online.objective, online.objectives[online.best_epoch - 1]);
+        // Averaged SGD: Bottou's schedule, the average restarted after epoch 2 (the weights
+        // kept after epoch 2 are then the last iterate, those after epoch 3 a new average).
+        let asgd = fit_tagger(
+            train,
+            Some(test),
+            templates(),
+            &restarted(TaggerLearner::Online {
+                params: OnlineParams {
+                    reg: RegSpec::L2,
+                    lambda,
+                    eta0: 0.1,
+                    schedule: crate::solver::online::StepSchedule::Bottou,
+                    epochs: 5,
+                    averaging: true,
+                    ..OnlineParams::default()
+                },
+                loss: StructLoss::Crf,
+            }),
+            &(),
+        )
+        .unwrap();
+        assert_eq!(asgd.objectives.len(), 5);
+        for f in &asgd.objectives {
+            assert!(*f >= batch.objective - 1e-12, "{f} < {}", batch.objective);
+        }
     }
 }

@@ -34,10 +34,10 @@ impl Default for LbfgsParams {
     fn default() -> Self {
         LbfgsParams {
             lambda: 1e-3,
-            max_iter: 1000,
+            max_iter: 500,
             memory: 10,
-            tol_grad: 1e-6,
-            tol_cost: 1e-12,
+            tol_grad: 1e-5,
+            tol_cost: 1e-10,
         }
     }
 }
