@@ -123,6 +123,7 @@ fn lbfgs_reaches_the_minimum_gradient_descent_finds() {
     let params = LbfgsParams {
         lambda,
         tol_grad: 1e-9,
+        tol_cost: 0.0,
         ..LbfgsParams::default()
     };
     let fit = fit_lbfgs(&task, StructLoss::Crf, &params).unwrap();
