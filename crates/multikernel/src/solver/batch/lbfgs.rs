@@ -1,4 +1,4 @@
-//! L-BFGS (Nocedal 1980; Liu & Nocedal 1989) on the batch objective of [`super::objective`]:
+//! L-BFGS (Nocedal 1980; Liu & Nocedal 1989) on the batch objective of [`mod@super::objective`]:
 //! the l2-regularized CRF of martins2011 eq. 2-3 trained in batch, the optimum SPOM's CRF loss
 //! aims at and the trainer CRFsuite users know (`-a lbfgs`, `c2 = 1 / (2 C)`).
 //!

@@ -5,7 +5,7 @@
 //! F(w) = lambda/2 ||w||^2 + (1/N) sum_i L(w; x_i, y_i),      lambda = 1 / (C N),
 //! ```
 //!
-//! with `L` the CRF loss (eq. 3) or the structured hinge (eq. 4) ([`objective`]), and its
+//! with `L` the CRF loss (eq. 3) or the structured hinge (eq. 4) ([`mod@objective`]), and its
 //! minimization by L-BFGS for the CRF ([`lbfgs`]). Multiplied by `1/lambda = C N` this is
 //! `1/2 ||w||^2 + C sum_i L_i`, the objective of the cutting plane at the same `C` and, divided
 //! by `C`, CRFsuite's `c2 ||w||^2 + sum_i L_i` with `c2 = 1 / (2 C)`.
