@@ -128,9 +128,14 @@ pub fn project_capped_simplex(x: &mut [f64], c: f64) {
         *v = v.max(0.0);
     }
     let sum: f64 = x.iter().sum();
-    if sum <= c {
-        return;
+    if sum > c {
+        project_onto_sum(x, c);
     }
+}
+
+/// The Euclidean projection onto `{x >= 0, sum x = c}`: `x_k <- max(x_k - tau, 0)` with the
+/// threshold `tau` found by sorting.
+pub(crate) fn project_onto_sum(x: &mut [f64], c: f64) {
     let mut u: Vec<f64> = x.to_vec();
     u.sort_unstable_by(|a, b| b.total_cmp(a));
     let mut acc = 0.0;

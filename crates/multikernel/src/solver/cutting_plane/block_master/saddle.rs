@@ -28,6 +28,7 @@
 
 use super::super::qp;
 use super::grams::PackedGrams;
+use super::project_onto_sum;
 
 /// The pairwise QP stops when its own gap is this share of the saddle point's tolerance.
 const QP_SHARE: f64 = 0.05;
@@ -117,28 +118,10 @@ fn evaluate(
     }
 }
 
-/// The Euclidean projection onto the simplex `{mu >= 0, sum mu = 1}`.
-fn project_simplex(x: &mut [f64]) {
-    let mut u: Vec<f64> = x.to_vec();
-    u.sort_unstable_by(|a, b| b.total_cmp(a));
-    let mut acc = 0.0;
-    let mut tau = 0.0;
-    for (k, &v) in u.iter().enumerate() {
-        acc += v;
-        let t = (acc - 1.0) / (k + 1) as f64;
-        if v - t > 0.0 {
-            tau = t;
-        }
-    }
-    for v in x.iter_mut() {
-        *v = (*v - tau).max(0.0);
-    }
-}
-
 /// The projected gradient step of size `eta` from `mu` along `-grad J = h` (module docs).
 fn projected_step(mu: &[f64], h: &[f64], eta: f64) -> Vec<f64> {
     let mut next: Vec<f64> = mu.iter().zip(h).map(|(m, hj)| m + eta * hj).collect();
-    project_simplex(&mut next);
+    project_onto_sum(&mut next, 1.0);
     next
 }
 
