@@ -141,8 +141,8 @@ def main():
             "test_accuracy": round(accuracy(tagger, xte, yte), 2),
             "templates_kept": kept,
             "templates_total": total,
-            "train_seconds": round(secs, 1),
-            "featurize_seconds": round(feat_seconds, 1),
+            "train_seconds": round(secs, 3),
+            "featurize_seconds": round(feat_seconds, 3),
             "grid": grid,
         }), flush=True)
 

@@ -20,11 +20,20 @@
 //! by clarabel, is the tests' slow twin.) The primal is (7): `w_j = mu_j v_j`.
 //!
 //! **q > 1** (problem (11)): with `q* = q/(q-1)` and `n_j = sqrt(alpha^T Q^j alpha) = ||v_j||`,
-//! `max_{alpha in A}  b^T alpha - 1/2 (sum_j n_j^q*)^(2/q*)`, a smooth concave problem solved
-//! by projected gradient ascent with backtracking (the projection onto `A` by sorting) until
-//! the duality gap is below the tolerance. The primal is the gradient of the conjugate
+//! `max_{alpha in A}  b^T alpha - 1/2 (sum_j n_j^q*)^(2/q*)`. The conjugate's variational
+//! form over template weights `theta` in the unit `l_r` ball turns it into the same saddle
+//! point with another set and Gram weights ([`saddle::Geometry`]: `theta_j Q^j` for `q < 2`,
+//! `Q^j / theta_j` for `q > 2`), solved by the same warm-started steps; the primal is
+//! `w_j = f_j v_j` with `f_j` the Gram's weight, at the optimum the gradient of the conjugate
 //! `1/2 ||v||_{q*}^2` (the paper's (12)-(13)): `w_j = S^(2/q* - 1) n_j^(q* - 2) v_j`,
-//! `S = sum_k n_k^q*`. `q = 2` is the plain l2 structural SVM (`w = sum_r alpha_r a_r`).
+//! `S = sum_k n_k^q*`. `q = 2` is the plain l2 structural SVM (`w = sum_r alpha_r a_r`): one
+//! warm-started QP.
+//!
+//! With [`BlockNormMaster::inexact`] (as [`super::fit_block_norm`] runs it), a solve far from
+//! the optimum of the outer loop stops early: at a tenth of the outer gap
+//! (best objective minus best master value; [`MasterProblem::outer_gap`]), at most 1 % of
+//! its value, never tighter than the absolute tolerance (inexact cutting planes: the next cut
+//! changes the problem anyway, and near the end the absolute tolerance rules).
 //!
 //! Template weights for every `q`: `mu_j = ||w_j|| / sum_k ||w_k||` (for `q = 1` the saddle
 //! point's `mu`, which agrees).
@@ -40,8 +49,15 @@ use crate::error::{Error, Result};
 use crate::features::GroupLayout;
 use grams::PackedGrams;
 
-/// Projected-gradient steps of a `q > 1` solve at most before the polish.
-const PG_STEPS: usize = 300;
+/// With [`BlockNormMaster::inexact`], a solve stops once its gap is this share of the outer
+/// loop's gap (or smaller than the absolute tolerance): far from the optimum the working set
+/// need not be solved to the end, since the next cut changes it anyway; near it the absolute
+/// tolerance rules.
+pub const OUTER_SHARE: f64 = 0.1;
+
+/// ... but never looser than this share of the last solve's value (the first solves, when the
+/// outer gap is unknown or huge, still give multipliers worth cutting at).
+const OUTER_CAP: f64 = 0.01;
 
 /// The block-norm master (module docs).
 #[derive(Debug, Clone)]
@@ -51,11 +67,19 @@ pub struct BlockNormMaster {
     grams: PackedGrams,
     alpha: Vec<f64>,
     mu: Vec<f64>,
-    /// The mirror step carried from one `q = 1` solve to the next.
+    /// The template weights `theta` of the last saddle-point solve (`q = 1`: `mu`).
+    theta: Vec<f64>,
+    /// The step carried from one saddle-point solve to the next.
     eta: f64,
     tol: f64,
     /// `q = 1`: a duality gap at which the saddle point stops whatever its relative size.
     abs_tol: f64,
+    /// The outer loop's gap at the last solve ([`MasterProblem::outer_gap`]; 0 until told).
+    outer_gap: f64,
+    /// The share of the outer gap a solve may stop at (0: solved to `tol`, `abs_tol`).
+    outer_share: f64,
+    /// The last solve's value (0 before the first).
+    value: f64,
     max_iter: usize,
     stats: MasterStats,
 }
@@ -87,15 +111,27 @@ impl BlockNormMaster {
             layout,
             alpha: Vec::new(),
             mu: Vec::new(),
+            theta: Vec::new(),
             eta: 1.0,
             stats: MasterStats::default(),
             tol: tol.max(1e-12),
             abs_tol: 0.0,
+            outer_gap: 0.0,
+            outer_share: 0.0,
+            value: 0.0,
             max_iter: max_iter.max(1),
         })
     }
 
-    /// `q = 1` also stops when the saddle point's duality gap is at most `abs_tol` (in the
+    /// Solves stop at [`OUTER_SHARE`] of the outer loop's gap when that is looser than the
+    /// tolerances (inexact cutting planes; module docs). Off by default: a master solved to
+    /// its tolerances walks the same cuts as the plain l2 loop.
+    pub fn inexact(mut self) -> Self {
+        self.outer_share = OUTER_SHARE;
+        self
+    }
+
+    /// `q != 2` also stops when the saddle point's duality gap is at most `abs_tol` (in the
     /// objective's units), whatever its relative size.
     pub fn with_abs_tol(mut self, abs_tol: f64) -> Self {
         self.abs_tol = if abs_tol.is_finite() {
@@ -216,112 +252,6 @@ fn primal_value(bl: &[Block], f: &[f64], b: &[f64], c: f64, q: f64) -> f64 {
     omega + c * worst
 }
 
-/// `D(alpha) = b^T alpha - 1/2 (sum_j n_j^q*)^(2/q*)` for `q > 1`.
-fn dual_value_q(bl: &[Block], b: &[f64], alpha: &[f64], q: f64) -> f64 {
-    let qs = q / (q - 1.0);
-    let lin: f64 = b.iter().zip(alpha).map(|(x, y)| x * y).sum();
-    let s: f64 = bl.iter().map(|k| k.norm.powf(qs)).sum();
-    lin - 0.5 * s.powf(2.0 / qs)
-}
-
-/// Gradient of the dual for `q > 1`: `b - S^(2/q*-1) sum_j n_j^(q*-2) Q^j alpha`.
-fn dual_gradient_q(bl: &[Block], b: &[f64], q: f64) -> Vec<f64> {
-    let f = primal_factors(&bl.iter().map(|k| k.norm).collect::<Vec<_>>(), q);
-    let mut g = b.to_vec();
-    for (k, fj) in bl.iter().zip(&f) {
-        if *fj != 0.0 {
-            for (gr, qa) in g.iter_mut().zip(&k.q_alpha) {
-                *gr -= fj * qa;
-            }
-        }
-    }
-    g
-}
-
-impl BlockNormMaster {
-    /// `q > 1`: projected gradient ascent with backtracking from the previous multipliers.
-    fn solve_smooth(&mut self, b: &[f64], c: f64) -> Vec<f64> {
-        let r = b.len();
-        let mut alpha = self.alpha.clone();
-        alpha.resize(r, 0.0);
-        if alpha.iter().all(|&a| a == 0.0) {
-            // Start from the newest cut with a small mass.
-            alpha[r - 1] = c.min(1.0) * 1e-3;
-        }
-        project_capped_simplex(&mut alpha, c);
-        let mut step = 1.0;
-        let mut bl = blocks(&self.grams, &alpha);
-        let mut d = dual_value_q(&bl, b, &alpha, self.q);
-        // Gradient steps bring alpha near the optimum; the fixed-point polish finishes it.
-        for _ in 0..self.max_iter.min(PG_STEPS) {
-            let f = primal_factors(&bl.iter().map(|k| k.norm).collect::<Vec<_>>(), self.q);
-            let p = primal_value(&bl, &f, b, c, self.q);
-            if p - d <= self.tol * (1.0 + d.abs()) {
-                break;
-            }
-            let g = dual_gradient_q(&bl, b, self.q);
-            let mut improved = false;
-            for _ in 0..60 {
-                let mut next: Vec<f64> =
-                    alpha.iter().zip(&g).map(|(a, gr)| a + step * gr).collect();
-                project_capped_simplex(&mut next, c);
-                let nb = blocks(&self.grams, &next);
-                let nd = dual_value_q(&nb, b, &next, self.q);
-                let moved: f64 = next
-                    .iter()
-                    .zip(&alpha)
-                    .zip(&g)
-                    .map(|((x, a), gr)| (x - a) * gr)
-                    .sum();
-                let dist: f64 = next.iter().zip(&alpha).map(|(x, a)| (x - a).powi(2)).sum();
-                if nd >= d + 0.5 * moved - 1e-15 * d.abs().max(1.0) && dist > 0.0 {
-                    improved = nd > d;
-                    alpha = next;
-                    bl = nb;
-                    d = nd;
-                    step *= 2.0;
-                    break;
-                }
-                step *= 0.5;
-            }
-            if !improved {
-                break;
-            }
-        }
-        self.polish_smooth(b, c, alpha)
-    }
-
-    /// Polishes the multipliers of `q > 1`: at the optimum, alpha also solves the l2 dual
-    /// with the Gram `sum_j f_j Q^j` (`f_j` the primal factors at alpha: both problems have
-    /// the same gradient there), so the pairwise solver is run on it, the factors updated,
-    /// and so on while the dual value improves (for `q = 2` one round is exact).
-    fn polish_smooth(&mut self, b: &[f64], c: f64, start: Vec<f64>) -> Vec<f64> {
-        let mut alpha = start;
-        let mut bl = blocks(&self.grams, &alpha);
-        let mut d = dual_value_q(&bl, b, &alpha, self.q);
-        for _ in 0..50 {
-            let f = primal_factors(&bl.iter().map(|k| k.norm).collect::<Vec<_>>(), self.q);
-            let k = self.grams.combine(&f);
-            self.stats.qp_solves += 1;
-            self.stats.steps += 1;
-            let next = super::qp::solve(&k, b, c, &alpha, 1e-14, 1_000_000).alpha;
-            let nb = blocks(&self.grams, &next);
-            let nd = dual_value_q(&nb, b, &next, self.q);
-            if nd.is_nan() || nd <= d {
-                break;
-            }
-            let change: f64 = next.iter().zip(&alpha).map(|(x, y)| (x - y).abs()).sum();
-            alpha = next;
-            bl = nb;
-            d = nd;
-            if change <= 1e-14 * c.max(1.0) {
-                break;
-            }
-        }
-        alpha
-    }
-}
-
 impl MasterProblem for BlockNormMaster {
     fn solve(&mut self, cuts: &[Cut], c: f64, dim: usize) -> Result<MasterSolution> {
         if self.layout.total() != dim {
@@ -331,22 +261,38 @@ impl MasterProblem for BlockNormMaster {
                 self.layout.total(),
             ));
         }
+        if u32::try_from(dim).is_err() {
+            return Err(Error::unsupported(format!(
+                "the multi-template working set indexes features with 32 bits; this task has \
+                 {dim} parameters"
+            )));
+        }
         self.grams.extend(cuts, &self.layout, dim);
         let b: Vec<f64> = cuts.iter().map(|k| k.b).collect();
         self.stats.solves += 1;
-        let (alpha, factors, value) = if self.q == 1.0 {
+        let (alpha, factors, value) = if self.q == 2.0 {
+            // No template weights: the l2 dual with the Gram sum_j Q^j, warm-started.
+            let k = self.grams.combine(&vec![1.0; self.layout.n_groups()]);
+            let sol = super::qp::solve(&k, &b, c, &self.alpha, 1e-12, 10_000_000);
+            self.stats.qp_solves += 1;
+            (sol.alpha, vec![1.0; self.layout.n_groups()], sol.value)
+        } else {
+            let geometry = saddle::Geometry::new(self.q);
             let sol = saddle::solve(
                 &self.grams,
                 &b,
                 c,
+                geometry,
                 saddle::Warm {
                     alpha: &self.alpha,
-                    mu: &self.mu,
+                    mu: &self.theta,
                     eta: self.eta,
                 },
                 saddle::Stop {
                     tol: self.tol,
-                    abs_tol: self.abs_tol,
+                    abs_tol: self
+                        .abs_tol
+                        .max((self.outer_share * self.outer_gap).min(OUTER_CAP * self.value.abs())),
                     max_steps: self.max_iter,
                 },
             );
@@ -354,13 +300,9 @@ impl MasterProblem for BlockNormMaster {
             self.stats.steps += sol.steps;
             self.stats.qp_solves += sol.qp_solves;
             self.stats.unconverged += usize::from(!sol.converged);
-            (sol.alpha, sol.mu, sol.lower)
-        } else {
-            let alpha = self.solve_smooth(&b, c);
-            let bl = blocks(&self.grams, &alpha);
-            let f = primal_factors(&bl.iter().map(|k| k.norm).collect::<Vec<_>>(), self.q);
-            let value = dual_value_q(&bl, &b, &alpha, self.q);
-            (alpha, f, value)
+            let factors = geometry.factors(&sol.mu);
+            self.theta = sol.mu;
+            (sol.alpha, factors, sol.lower)
         };
         if !value.is_finite() || alpha.iter().any(|a| !a.is_finite()) {
             return Err(Error::Numerical(format!(
@@ -377,6 +319,15 @@ impl MasterProblem for BlockNormMaster {
         for (g, f) in factors.iter().enumerate() {
             for v in &mut w[self.layout.range(g)] {
                 *v *= f;
+            }
+        }
+        // <a_r, w> = sum_j f_j (Q^j alpha)_r, from the Grams (no pass over the features).
+        let mut margins = vec![0.0; b.len()];
+        for (qa, f) in self.grams.products(&alpha).iter().zip(&factors) {
+            if *f != 0.0 {
+                for (m, v) in margins.iter_mut().zip(qa) {
+                    *m += f * v;
+                }
             }
         }
         let norms: Vec<f64> = (0..self.layout.n_groups())
@@ -397,11 +348,35 @@ impl MasterProblem for BlockNormMaster {
             vec![0.0; norms.len()]
         };
         self.alpha = alpha;
-        Ok(MasterSolution { w, value })
+        self.value = value;
+        Ok(MasterSolution {
+            w,
+            value,
+            margins: Some(margins),
+        })
     }
 
     fn alpha(&self) -> &[f64] {
         &self.alpha
+    }
+
+    fn outer_gap(&mut self, gap: f64) {
+        self.outer_gap = if gap.is_nan() { f64::INFINITY } else { gap };
+    }
+
+    /// `1/2 (sum_j ||w_j||^q)^(2/q)` (mao-tsang eq. (5); `q = 1`: the squared l2,1 norm).
+    fn regularizer(&self, w: &[f64]) -> f64 {
+        let norms = (0..self.layout.n_groups()).map(|g| {
+            w[self.layout.range(g)]
+                .iter()
+                .map(|v| v * v)
+                .sum::<f64>()
+                .sqrt()
+        });
+        0.5 * norms
+            .map(|n| n.powf(self.q))
+            .sum::<f64>()
+            .powf(2.0 / self.q)
     }
 
     fn retain(&mut self, keep: &[bool]) {

@@ -104,6 +104,10 @@ pub struct MasterSolution {
     pub w: Vec<f64>,
     /// The restricted problem's optimal value (its dual value).
     pub value: f64,
+    /// `<a_r, w>` for every cut `r` of the working set, when the master has them at hand
+    /// from its Gram matrices (cheaper than a pass over the cuts' features); the loop
+    /// takes the slack `xi = max_r b_r - <a_r, w>` from them.
+    pub margins: Option<Vec<f64>>,
 }
 
 /// Solves the problem restricted to the cuts so far: the seam where the multi-template
@@ -118,20 +122,18 @@ pub trait MasterProblem {
     /// Forgets the cuts whose `keep` entry is false (the loop drops them from its working
     /// set too), keeping what it cached for the others.
     fn retain(&mut self, keep: &[bool]);
-}
 
-/// Keeps the rows and columns `r` with `keep[r]` of a lower-triangular matrix stored by rows.
-pub(crate) fn retain_triangle(rows: &mut Vec<Vec<f64>>, keep: &[bool]) {
-    let all = std::mem::take(rows);
-    *rows = all
-        .into_iter()
-        .zip(keep)
-        .filter(|(_, k)| **k)
-        .map(|(mut row, _)| {
-            retain_kept(&mut row, keep);
-            row
-        })
-        .collect();
+    /// The regularizer `Omega(w)` of the problem the master restricts (the objective is
+    /// `Omega(w) + C xi`); the plain l2 structural SVM's `1/2 ||w||^2` unless overridden.
+    fn regularizer(&self, w: &[f64]) -> f64 {
+        0.5 * w.iter().map(|v| v * v).sum::<f64>()
+    }
+
+    /// Told before each solve how far the outer loop is from its optimum: the best
+    /// objective seen minus the best lower bound (a master value). A master solved by an
+    /// iterative method may stop its next solve at a fraction of it (inexact cutting
+    /// planes); the default ignores it.
+    fn outer_gap(&mut self, _gap: f64) {}
 }
 
 /// Keeps the entries `r` with `keep[r]`.
@@ -144,10 +146,11 @@ pub(crate) fn retain_kept(values: &mut Vec<f64>, keep: &[bool]) {
 pub const INACTIVE_SOLVES: usize = 10;
 
 /// The l2 master: the dual QP over the capped simplex ([`qp::solve`]), the Gram matrix of the
-/// cuts kept between calls and warm-started from the previous multipliers.
+/// cuts kept between calls (packed, one row appended per cut: [`block_master::grams`]) and
+/// warm-started from the previous multipliers.
 #[derive(Debug, Clone, Default)]
 pub struct L2Master {
-    gram: Vec<Vec<f64>>,
+    gram: block_master::grams::PackedGrams,
     alpha: Vec<f64>,
     tol: f64,
     max_iter: usize,
@@ -156,7 +159,7 @@ pub struct L2Master {
 impl L2Master {
     pub fn new(tol: f64, max_iter: usize) -> L2Master {
         L2Master {
-            gram: Vec::new(),
+            gram: block_master::grams::PackedGrams::new(1),
             alpha: Vec::new(),
             tol,
             max_iter,
@@ -170,23 +173,20 @@ impl MasterProblem for L2Master {
     }
 
     fn retain(&mut self, keep: &[bool]) {
-        retain_triangle(&mut self.gram, keep);
+        self.gram.retain(keep);
         retain_kept(&mut self.alpha, keep);
     }
 
     fn solve(&mut self, cuts: &[Cut], c: f64, dim: usize) -> Result<MasterSolution> {
-        for r in self.gram.len()..cuts.len() {
-            let row = gram_row(cuts, r, dim);
-            self.gram.push(row);
+        if u32::try_from(dim).is_err() {
+            return Err(Error::unsupported(format!(
+                "the cutting plane's working set indexes features with 32 bits; this task has \
+                 {dim} parameters"
+            )));
         }
+        self.gram.extend(cuts, &GroupLayout::new(vec![dim]), dim);
         let r = cuts.len();
-        let mut g = vec![0.0; r * r];
-        for i in 0..r {
-            for j in 0..=i {
-                g[i * r + j] = self.gram[i][j];
-                g[j * r + i] = self.gram[i][j];
-            }
-        }
+        let g = self.gram.combine(&[1.0]);
         let b: Vec<f64> = cuts.iter().map(|k| k.b).collect();
         let sol = qp::solve(&g, &b, c, &self.alpha, self.tol, self.max_iter);
         if !sol.value.is_finite() {
@@ -200,23 +200,16 @@ impl MasterProblem for L2Master {
                 cut.a.add_scaled_to(&mut w, a);
             }
         }
+        let margins = (0..r)
+            .map(|i| (0..r).map(|j| g[i * r + j] * sol.alpha[j]).sum())
+            .collect();
         self.alpha = sol.alpha;
         Ok(MasterSolution {
             w,
             value: sol.value,
+            margins: Some(margins),
         })
     }
-}
-
-/// `<a_r, a_s>` for `s = 0..=r`: cut `r` scattered into a dense vector of length `dim`,
-/// then each earlier cut's entries gathered from it (cuts in parallel).
-pub fn gram_row(cuts: &[Cut], r: usize, dim: usize) -> Vec<f64> {
-    let mut dense = vec![0.0; dim];
-    cuts[r].a.add_scaled_to(&mut dense, 1.0);
-    (0..=r)
-        .into_par_iter()
-        .map(|s| cuts[s].a.iter().map(|(j, v)| v * dense[j]).sum())
-        .collect()
 }
 
 /// What the cutting-plane loop returns.
@@ -359,17 +352,14 @@ pub fn fit_block_norm<T: StructuredTask + ?Sized>(
         (m, run, mu)
     } else {
         let layout = explicit_layout(task);
-        // q = 1: the saddle point's relative gap (far below any epsilon of the outer loop,
-        // which bounds the average loss); q > 1: the projected gradient's.
-        let tol = if q == 1.0 {
-            params.qp_tol.max(SADDLE_TOL)
-        } else {
-            params.qp_tol.max(1e-8)
-        };
+        // The saddle point's relative gap (far below any epsilon of the outer loop, which
+        // bounds the average loss).
+        let tol = params.qp_tol.max(SADDLE_TOL);
         // A working-set solution within a tenth of C epsilon of its optimum costs the outer
         // loop at most a tenth of its own accuracy (it stops within C epsilon).
         let mut master = BlockNormMaster::new(q, layout, tol, 10_000)?
-            .with_abs_tol(0.1 * params.c * params.epsilon);
+            .with_abs_tol(0.1 * params.c * params.epsilon)
+            .inexact();
         let (m, run) = fit_with_master(task, params, &mut master, observer)?;
         let mu = master.mu().to_vec();
         (m, run, mu)
@@ -387,7 +377,7 @@ pub fn fit_block_norm<T: StructuredTask + ?Sized>(
     Ok((m, run, mu))
 }
 
-/// The relative duality gap at which the `q = 1` working-set problem stops in
+/// The relative duality gap at which the working-set saddle point (`q != 2`) stops in
 /// [`fit_block_norm`].
 pub const SADDLE_TOL: f64 = 1e-6;
 
@@ -428,6 +418,12 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
     let mut rec = RunRecorder::new(StepUnit::Iteration, Some(params.max_iter as u64));
     let mut objective = f64::NAN;
     let mut risk = f64::NAN;
+    // The best objective seen (an upper bound of the optimum) and the best master value (a
+    // lower bound: each master is a relaxation); their difference steers inexact masters.
+    let mut best_objective = f64::INFINITY;
+    let mut best_lower = f64::NEG_INFINITY;
+    // `<a_r, w>` of the working set's cuts at the current `w`, when the master gave them.
+    let mut margins: Option<Vec<f64>> = None;
     let status = loop {
         let t = Instant::now();
         let found = separation(task, &w, observer)?;
@@ -436,12 +432,17 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
             break RunStatus::Cancelled;
         };
         risk = (cut.b - cut.a.dot(&w)).max(0.0);
-        let sqnorm: f64 = w.iter().map(|v| v * v).sum();
-        objective = 0.5 * sqnorm + c * risk;
-        let xi = cuts
-            .par_iter()
-            .map(|k| k.b - k.a.dot(&w))
-            .reduce(|| 0.0, f64::max);
+        objective = master.regularizer(&w) + c * risk;
+        best_objective = best_objective.min(objective);
+        let xi = match &margins {
+            Some(m) if m.len() == cuts.len() => {
+                cuts.iter().zip(m).map(|(k, m)| k.b - m).fold(0.0, f64::max)
+            }
+            _ => cuts
+                .par_iter()
+                .map(|k| k.b - k.a.dot(&w))
+                .reduce(|| 0.0, f64::max),
+        };
         if rec.step(Some(objective), observer) == Control::Stop {
             break RunStatus::Cancelled;
         }
@@ -454,7 +455,11 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
         cuts.push(cut);
         idle.push(0);
         let t = Instant::now();
-        w = master.solve(&cuts, c, dim)?.w;
+        master.outer_gap((best_objective - best_lower).max(0.0));
+        let solved = master.solve(&cuts, c, dim)?;
+        w = solved.w;
+        margins = solved.margins;
+        best_lower = best_lower.max(solved.value);
         master_seconds += t.elapsed().as_secs_f64();
         added += 1;
         for (k, a) in idle.iter_mut().zip(master.alpha()) {
@@ -463,6 +468,9 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
         if idle.iter().any(|&k| k >= INACTIVE_SOLVES) {
             let keep: Vec<bool> = idle.iter().map(|&k| k < INACTIVE_SOLVES).collect();
             master.retain(&keep);
+            if let Some(m) = &mut margins {
+                retain_kept(m, &keep);
+            }
             let mut it = keep.iter();
             cuts.retain(|_| *it.next().unwrap_or(&true));
             idle.retain(|&k| k < INACTIVE_SOLVES);

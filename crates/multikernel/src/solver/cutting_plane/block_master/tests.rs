@@ -171,7 +171,7 @@ fn one_template_and_q2_are_the_l2_structural_svm() {
 /// cuts keeps the caches of the others.
 #[test]
 fn appended_and_dropped_cuts_match_a_fresh_master() {
-    for q in [1.0, 1.5] {
+    for q in [1.0, 1.5, 4.0] {
         let (layout, cuts) = instance(31, 3, 3, 6);
         let dim = layout.total();
         let mut inc = BlockNormMaster::new(q, layout.clone(), 1e-12, 20_000).unwrap();
@@ -293,5 +293,61 @@ fn saddle_solver_matches_the_conic_program() {
                 m.mu()
             );
         }
+    }
+}
+
+/// The margins a master hands the loop are `<a_r, w>` of its own `w`, computed in feature
+/// space here.
+#[test]
+fn margins_are_the_cuts_inner_products_with_w() {
+    let (layout, cuts) = instance(61, 4, 3, 9);
+    let dim = layout.total();
+    let check = |sol: &MasterSolution, what: &str| {
+        let m = sol.margins.as_ref().expect("margins");
+        assert_eq!(m.len(), cuts.len());
+        for (r, (cut, got)) in cuts.iter().zip(m).enumerate() {
+            let want = cut.a.dot(&sol.w);
+            assert!(
+                (got - want).abs() <= 1e-9 * (1.0 + want.abs()),
+                "{what} cut {r}: {got} vs {want}"
+            );
+        }
+    };
+    for q in [1.0, 4.0 / 3.0, 2.0, 4.0] {
+        let mut m = BlockNormMaster::new(q, layout.clone(), 1e-10, 10_000).unwrap();
+        check(&m.solve(&cuts, 1.5, dim).unwrap(), &format!("q = {q}"));
+    }
+    let mut l2 = L2Master::new(1e-12, 1_000_000);
+    check(&l2.solve(&cuts, 1.5, dim).unwrap(), "l2 master");
+}
+
+/// The projection onto the positive part of the unit l_r ball: feasible, and no random
+/// feasible point is closer (brute force); inside points stay.
+#[test]
+fn lr_ball_projection_is_the_closest_feasible_point() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    for r in [1.5, 2.0, 3.0] {
+        for _ in 0..20 {
+            let x: Vec<f64> = (0..4).map(|_| rng.gen_range(-0.5..1.5)).collect();
+            let mut y = x.clone();
+            saddle::project_onto_lr_ball(&mut y, r);
+            let norm: f64 = y.iter().map(|v| v.powf(r)).sum();
+            assert!(norm <= 1.0 + 1e-9 && y.iter().all(|v| *v >= 0.0), "{y:?}");
+            let dist = |z: &[f64]| -> f64 { z.iter().zip(&x).map(|(a, b)| (a - b).powi(2)).sum() };
+            for _ in 0..3000 {
+                let mut z: Vec<f64> = (0..4).map(|_| rng.gen_range(0.0..1.0f64)).collect();
+                let n: f64 = z.iter().map(|v| v.powf(r)).sum::<f64>().powf(1.0 / r);
+                let scale = rng.gen_range(0.0..1.0f64).powf(0.2) / n.max(1e-12);
+                z.iter_mut()
+                    .for_each(|v| *v *= scale.min(1.0 / n.max(1e-12)));
+                assert!(
+                    dist(&y) <= dist(&z) + 1e-9,
+                    "r {r}: {y:?} farther than {z:?} from {x:?}"
+                );
+            }
+        }
+        let mut inside = vec![0.1, 0.2, 0.0];
+        saddle::project_onto_lr_ball(&mut inside, r);
+        assert_eq!(inside, vec![0.1, 0.2, 0.0]);
     }
 }
