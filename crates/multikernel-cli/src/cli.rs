@@ -545,7 +545,8 @@ pub struct ParsingArgs {
     /// Most epochs (the best on the dev fold is kept).
     #[arg(long, default_value_t = 10)]
     pub epochs: usize,
-    /// Rerun the choice of the regularization constant on the dev fold.
+    /// Rerun the choice of the regularization constant on the dev fold (for the crf rows, also
+    /// of the first step size eta0: 0.3 or 1).
     #[arg(long)]
     pub cv: bool,
     /// An arc template file (default: the built-in templates).

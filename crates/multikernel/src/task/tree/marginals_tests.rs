@@ -139,6 +139,9 @@ fn sentences_of_kind(kind: EnumerationOf) -> Vec<TreeSentence> {
 /// The CRF loss and its gradient through the tree task with the fast decoders, against
 /// enumeration of the single-root trees (projective ones for Eisner) and central finite
 /// differences of the enumerated loss ([`check_example`]).
+/// One check of an example: its index, arc scores and the trees of its kind.
+type ExampleCheck<'a> = &'a dyn Fn(usize, &[f64], &[Vec<usize>]);
+
 #[test]
 fn crf_loss_and_gradient_through_the_decoders() {
     let mut rng = ChaCha8Rng::seed_from_u64(23);
@@ -150,7 +153,7 @@ fn crf_loss_and_gradient_through_the_decoders() {
         let sentences = sentences_of_kind(kind);
         assert_eq!(sentences.len(), 10, "projective = {projective}");
         let f = ArcFeaturizer::fit(&ArcTemplate::ALL, &sentences);
-        let check = |task: &dyn Fn(usize, &[f64], &[Vec<usize>]), rng: &mut ChaCha8Rng| {
+        let check = |task: ExampleCheck, rng: &mut ChaCha8Rng| {
             for (i, s) in sentences.iter().enumerate() {
                 let n1 = s.len() + 1;
                 let scores: Vec<f64> = (0..n1 * n1).map(|_| rng.gen_range(-2.0..2.0)).collect();
