@@ -227,7 +227,7 @@ pub struct OnlineArgs {
     #[arg(long)]
     pub reg: Option<RegSpec>,
     /// Loss: hinge (multiclass hinge, structured hinge), logistic (softmax; crf for
-    /// sequences) or squared. Default: hinge, squared for regression.
+    /// sequences and parsing) or squared. Default: hinge, squared for regression.
     #[arg(long)]
     pub loss: Option<LossKind>,
     /// Passes over the training data (default 20).
@@ -532,19 +532,21 @@ pub struct ParsingArgs {
     /// Data sets (comma separated: web, wiki).
     #[arg(long, default_value = "web,wiki", value_delimiter = ',')]
     pub datasets: Vec<String>,
-    /// Rows (comma separated: right-attach, l2, mkl-l21, retrain; retrain ranks the
-    /// templates by the group norms of the l2 and mkl-l21 models and retrains l2 parsers on
-    /// the top 10, 20, 33, 50 and 100%).
+    /// Rows (comma separated: right-attach, l2, mkl-l21, crf-l2, crf-l21, retrain; the crf
+    /// rows train l2 and l21 with the CRF loss instead of the structured hinge; retrain ranks
+    /// the templates by the group norms of the l2 and mkl-l21 models and retrains l2 parsers
+    /// on the top 10, 20, 33, 50 and 100%).
     #[arg(
         long,
-        default_value = "right-attach,l2,mkl-l21,retrain",
+        default_value = "right-attach,l2,mkl-l21,crf-l2,crf-l21,retrain",
         value_delimiter = ','
     )]
     pub methods: Vec<String>,
     /// Most epochs (the best on the dev fold is kept).
     #[arg(long, default_value_t = 10)]
     pub epochs: usize,
-    /// Rerun the choice of the regularization constant on the dev fold.
+    /// Rerun the choice of the regularization constant on the dev fold (for the crf rows, also
+    /// of the first step size eta0: 0.3 or 1).
     #[arg(long)]
     pub cv: bool,
     /// An arc template file (default: the built-in templates).

@@ -1,5 +1,5 @@
 //! The parser end to end through the `multikernel` binary on the shipped Turkish Web
-//! Treebank: `train --task parsing` on folds, `eval` (counts, then LAS, UAS without `ig`,
+//! Treebank: `train --task parsing` on folds (hinge and `--loss crf`), `eval` (counts, then LAS, UAS without `ig`,
 //! UAS last), `predict` (CoNLL-U with HEAD and DEPREL filled), `inspect` (templates and
 //! their norms), and bad treebanks and template files that must give a one-line error with
 //! the file and line and a non-zero exit.
@@ -74,6 +74,50 @@ fn train_eval_predict_inspect() {
     assert!(inspect.contains("templates kept"), "{inspect}");
     // Dependent-only templates cannot tell one head from another: never updated.
     assert!(inspect.contains("d.upos (pruned)"), "{inspect}");
+}
+
+/// `--loss crf` trains a parser (it was refused before issue 29), non-projective and
+/// projective, and the model parses with the usual decoders.
+#[test]
+fn crf_loss_trains_a_parser() {
+    let dir = tempfile::tempdir().unwrap();
+    let tb = treebank();
+    for projective in [false, true] {
+        let model = dir.path().join(format!("crf-{projective}.model"));
+        let m = model.to_str().unwrap();
+        let mut args = vec![
+            "train",
+            "--select",
+            "none",
+            "--task",
+            "parsing",
+            "--loss",
+            "crf",
+            "--data",
+            &tb,
+            "--train-folds",
+            "0-1",
+            "--epochs",
+            "2",
+            "--lambda",
+            "1e-3",
+            "--out",
+            m,
+        ];
+        if projective {
+            args.push("--projective");
+        }
+        ok(&args);
+        let out = ok(&["eval", "--model", m, "--data", &tb, "--test-folds", "9"]);
+        let uas: f64 = out
+            .lines()
+            .last()
+            .and_then(|l| l.strip_prefix("uas "))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(uas > 75.0, "projective {projective}: {out}");
+    }
 }
 
 #[test]

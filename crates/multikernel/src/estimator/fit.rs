@@ -15,6 +15,7 @@ use crate::solver::online::OnlineParams;
 use crate::solver::wrapper::sequence::{fit_sequence_wrapper, SequenceWrapperConfig};
 use crate::solver::wrapper::{WrapperMethod, WrapperModel, WrapperParams};
 use crate::task::parse::ParseData;
+use crate::task::structured::StructLoss;
 use crate::task::tagging::TagData;
 use crate::task::targets::encode_targets;
 use crate::task::TaskKind;
@@ -345,7 +346,8 @@ fn fit_online(
 }
 
 /// The parser (martins2011 Sec. 4.2): SPOM over the template groups with the spec's
-/// regularizer, structured hinge, Chu-Liu-Edmonds (or Eisner) decoding, the averaged iterate
+/// regularizer, structured hinge or CRF loss (`--loss crf`: single-root arc marginals),
+/// Chu-Liu-Edmonds (or Eisner) decoding, the averaged iterate
 /// of the epoch that parses the development sentences best (the last epoch without them),
 /// and a relation labeler when the sentences have relations.
 fn fit_parsing(
@@ -357,6 +359,7 @@ fn fit_parsing(
         return Err(Error::data("the training set has no sentences"));
     }
     let n = data.train.len();
+    let mut loss = StructLoss::Hinge;
     let (params, cutting_plane, lambda) = match &spec.learner {
         Learner::Mtl(m) => {
             let cp = mtl_params(spec, m, n);
@@ -368,6 +371,9 @@ fn fit_parsing(
             (params, Some((cp, m.q)), lambda)
         }
         _ => {
+            if let Learner::Online(o) = &spec.learner {
+                loss = o.loss.expect("check() sets the loss").sequence_loss()?;
+            }
             let mut params = online_params(spec, n);
             params.averaging = true;
             let lambda = params.lambda;
@@ -378,6 +384,7 @@ fn fit_parsing(
         support: data.support,
         trees: data.trees,
         params,
+        loss,
         labels: true,
         cutting_plane,
     };

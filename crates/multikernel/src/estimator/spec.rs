@@ -761,13 +761,6 @@ impl LearnerSpec {
                     o.reg
                         .clone()
                         .unwrap_or(if several { RegSpec::L21Sq } else { RegSpec::L2 });
-                if spec.task == Task::Parsing && o.loss == Some(LossKind::Logistic) {
-                    return Err(Error::param(
-                        "loss",
-                        "crf",
-                        "hinge: the parser has no marginal inference over trees",
-                    ));
-                }
                 reg.validate()?;
                 if !reg.is_block() {
                     return Err(Error::param(

@@ -545,6 +545,7 @@ fn parsing_rows(
                         seed: cfg.seed,
                         ..OnlineParams::default()
                     },
+                    loss: crate::task::structured::StructLoss::Hinge,
                     labels: false,
                     cutting_plane: Some((
                         CuttingPlaneParams {

@@ -1,8 +1,10 @@
 //! SPOM for dependency parsing (martins2011 Sec. 4.2): the online proximal learner (Alg. 1)
-//! over the arc-factored tree task, one explicit group per arc template, structured hinge
-//! loss with loss-augmented decoding by Chu-Liu-Edmonds (non-projective) or Eisner
-//! (projective). With the `l2` regularizer it is the plain structured SVM; with `l21`,
-//! `l21sq` or `l2q` the template groups compete.
+//! over the arc-factored tree task, one explicit group per arc template, with the structured
+//! hinge loss (eq. 4; loss-augmented decoding by Chu-Liu-Edmonds, non-projective, or Eisner,
+//! projective) or the CRF loss (eq. 3; single-root arc marginals by the matrix-tree theorem or
+//! by inside-outside over Eisner's chart, [`crate::task::tree::marginals`]). Either way the
+//! model predicts with the decoder. With the `l2` regularizer it is the plain structured SVM
+//! (or CRF); with `l21`, `l21sq` or `l2q` the template groups compete.
 //!
 //! Features are indexed once before training ([`ParserFit::index_seconds`]); the returned
 //! weights are the averaged iterate of the epoch that scored best on the development
@@ -44,6 +46,8 @@ pub struct ParserSpec {
     pub support: Support,
     pub trees: TreeKind,
     pub params: OnlineParams,
+    /// The loss SPOM minimizes (the cutting plane always uses the hinge).
+    pub loss: StructLoss,
     /// Train the relation labeler too (when the training sentences have relations).
     pub labels: bool,
     /// Train the arcs by the 1-slack cutting plane with this block norm `q` over the
@@ -209,6 +213,13 @@ fn fit_with<D: TreeDecoder + Clone>(
         .transpose()?;
     let index_seconds = start.elapsed().as_secs_f64();
     if let Some((cp, q)) = &spec.cutting_plane {
+        if spec.loss != StructLoss::Hinge {
+            return Err(Error::param(
+                "loss",
+                spec.loss,
+                "hinge: the cutting plane trains the structured SVM",
+            ));
+        }
         let t = Instant::now();
         let (m, run, mu) = fit_block_norm(&task, cp, *q, observer)?;
         let train_seconds = t.elapsed().as_secs_f64();
@@ -236,7 +247,7 @@ fn fit_with<D: TreeDecoder + Clone>(
             master_seconds: m.master_seconds,
         });
     }
-    let adapter = StructuredOnline::new(&task, StructLoss::Hinge)?;
+    let adapter = StructuredOnline::new(&task, spec.loss)?;
     let params = OnlineParams {
         epochs: 1,
         ..spec.params.clone()

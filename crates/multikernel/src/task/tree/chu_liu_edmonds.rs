@@ -21,6 +21,7 @@
 
 use super::scores::{sanitized, spread};
 use super::TreeDecoder;
+use crate::task::structured::PartMarginals;
 
 /// Longest sentence decoded: the three `(n + 1)^2` matrices then take 400 MB.
 pub const CLE_MAX_TOKENS: usize = 5000;
@@ -95,6 +96,12 @@ fn find_cycle(n1: usize, alive: &[bool], par: &[usize]) -> Option<Vec<usize>> {
 impl TreeDecoder for ChuLiuEdmonds {
     fn max_tokens(&self) -> usize {
         CLE_MAX_TOKENS
+    }
+
+    /// `log Z` and the arc marginals over every tree (the matrix-tree theorem), with one root child when `single_root`
+    /// ([`super::marginals::matrix_tree`]).
+    fn marginals(&self, n: usize, arc: &[f64]) -> Option<PartMarginals> {
+        super::marginals::matrix_tree(n, arc, self.single_root)
     }
 
     fn decode(&self, n: usize, arc: &[f64]) -> Vec<usize> {

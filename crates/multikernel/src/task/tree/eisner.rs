@@ -19,6 +19,7 @@
 
 use super::scores::sanitized;
 use super::TreeDecoder;
+use crate::task::structured::PartMarginals;
 
 /// Longest sentence Eisner decodes: its eight `(n + 1)^2` tables then take 64 MB.
 pub const EISNER_MAX_TOKENS: usize = 1000;
@@ -146,6 +147,12 @@ enum Span {
 impl TreeDecoder for Eisner {
     fn max_tokens(&self) -> usize {
         EISNER_MAX_TOKENS
+    }
+
+    /// `log Z` and the arc marginals over projective trees (inside-outside over Eisner's chart), with one root child when `single_root`
+    /// ([`super::marginals::inside_outside`]).
+    fn marginals(&self, n: usize, arc: &[f64]) -> Option<PartMarginals> {
+        super::marginals::inside_outside(n, arc, self.single_root)
     }
 
     fn decode(&self, n: usize, arc: &[f64]) -> Vec<usize> {

@@ -28,6 +28,9 @@ pub mod chu_liu_edmonds;
 #[cfg(test)]
 mod decoder_tests;
 pub mod eisner;
+pub mod marginals;
+#[cfg(test)]
+mod marginals_tests;
 mod scores;
 pub mod synthetic;
 
@@ -200,34 +203,80 @@ impl TreeDecoder for Enumeration {
     }
 
     fn decode(&self, n: usize, arc: &[f64]) -> Vec<usize> {
-        let trees = all_trees(n).unwrap_or(&[]);
-        let mut best = f64::NEG_INFINITY;
-        let mut arg: Option<&Vec<usize>> = None;
-        for t in trees {
-            let s = tree_score(arc, t);
-            if arg.is_none() || s > best {
-                best = s;
-                arg = Some(t);
-            }
-        }
-        arg.cloned().unwrap_or_default()
+        best_of(all_trees(n).unwrap_or(&[]), arc)
     }
 
     fn marginals(&self, n: usize, arc: &[f64]) -> Option<PartMarginals> {
-        let trees = all_trees(n)?;
-        let scores: Vec<f64> = trees.iter().map(|t| tree_score(arc, t)).collect();
-        let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        let log_z = m + scores.iter().map(|s| (s - m).exp()).sum::<f64>().ln();
-        let n1 = n + 1;
-        let mut expected = vec![0.0; n1 * n1];
-        for (t, s) in trees.iter().zip(&scores) {
-            let p = (s - log_z).exp();
-            for (k, &h) in t.iter().enumerate() {
-                expected[h * n1 + k + 1] += p;
-            }
-        }
-        Some(PartMarginals { log_z, expected })
+        Some(marginals_of(n, all_trees(n)?, arc))
     }
+}
+
+/// Enumeration of the trees of one kind only: with one root child (`single_root`, the trees
+/// [`ChuLiuEdmonds`] and [`Eisner`] return by default) and / or projective ones
+/// ([`is_projective`]): the slow twin of the decoders and of their marginals.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EnumerationOf {
+    pub single_root: bool,
+    pub projective: bool,
+}
+
+impl EnumerationOf {
+    /// Every tree of the kind over `n <= MAX_ENUMERATED_TOKENS` tokens, in lexicographic order
+    /// of the heads; `None` for longer sentences.
+    pub fn trees(&self, n: usize) -> Option<Vec<Vec<usize>>> {
+        Some(
+            all_trees(n)?
+                .iter()
+                .filter(|t| !self.single_root || t.iter().filter(|&&h| h == 0).count() == 1)
+                .filter(|t| !self.projective || is_projective(t))
+                .cloned()
+                .collect(),
+        )
+    }
+}
+
+impl TreeDecoder for EnumerationOf {
+    fn max_tokens(&self) -> usize {
+        MAX_ENUMERATED_TOKENS
+    }
+
+    fn decode(&self, n: usize, arc: &[f64]) -> Vec<usize> {
+        best_of(&self.trees(n).unwrap_or_default(), arc)
+    }
+
+    fn marginals(&self, n: usize, arc: &[f64]) -> Option<PartMarginals> {
+        Some(marginals_of(n, &self.trees(n)?, arc))
+    }
+}
+
+/// The best of `trees` (ties: the first).
+fn best_of(trees: &[Vec<usize>], arc: &[f64]) -> Vec<usize> {
+    let mut best = f64::NEG_INFINITY;
+    let mut arg: Option<&Vec<usize>> = None;
+    for t in trees {
+        let s = tree_score(arc, t);
+        if arg.is_none() || s > best {
+            best = s;
+            arg = Some(t);
+        }
+    }
+    arg.cloned().unwrap_or_default()
+}
+
+/// `log Z` and the arc marginals by summing over `trees`, by their definition.
+fn marginals_of(n: usize, trees: &[Vec<usize>], arc: &[f64]) -> PartMarginals {
+    let scores: Vec<f64> = trees.iter().map(|t| tree_score(arc, t)).collect();
+    let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let log_z = m + scores.iter().map(|s| (s - m).exp()).sum::<f64>().ln();
+    let n1 = n + 1;
+    let mut expected = vec![0.0; n1 * n1];
+    for (t, s) in trees.iter().zip(&scores) {
+        let p = (s - log_z).exp();
+        for (k, &h) in t.iter().enumerate() {
+            expected[h * n1 + k + 1] += p;
+        }
+    }
+    PartMarginals { log_z, expected }
 }
 
 /// An arc feature template: one group of explicit parameters.
