@@ -25,17 +25,30 @@ pub fn columns(data: &[u8]) {
     for (a, b) in again.sentences.iter().zip(&d.sentences) {
         assert_eq!(a.tokens, b.tokens);
     }
-    let pred: Vec<Vec<String>> = d
+    let pred: Vec<Vec<Vec<u8>>> = d
         .sentences
         .iter()
         .map(|s| s.tokens.iter().map(|t| t[0].clone()).collect())
         .collect();
     let mut out = Vec::new();
     write_with_predictions(&mut out, &d.sentences, &pred).expect("lengths match");
+    // The written columns are the input's bytes: reading them back gives the same tokens
+    // with the prediction as one more column.
+    let back = parse_columns(&out, Path::new("predicted")).expect("predicted columns parse");
+    for (a, b) in back.sentences.iter().zip(&d.sentences) {
+        for (ta, tb) in a.tokens.iter().zip(&b.tokens) {
+            assert_eq!(&ta[..tb.len()], &tb[..]);
+            assert_eq!(ta[tb.len()], tb[0]);
+        }
+    }
     let train: Vec<_> = d.sentences.iter().take(8).cloned().collect();
     let tpl = TemplateFile::parse(b"U0:%x[0,0]/%x[-1,0]\nB\n", Path::new("t")).expect("valid");
     if let Ok(f) = TagFeaturizer::fit(tpl, &train, 1) {
         let task = TaggingTask::new(&f, &train).expect("training sentences index");
+        // Labels in any encoding round-trip through the model file's JSON.
+        let json = serde_json::to_string(&f).expect("a featurizer serializes");
+        let back: TagFeaturizer = serde_json::from_str(&json).expect("and reads back");
+        assert_eq!(back, f);
         assert_eq!(
             crate::task::structured::StructuredTask::n_examples(&task),
             train.len()
@@ -61,14 +74,18 @@ pub fn crf_templates(data: &[u8]) {
         .unwrap_or(0)
         .min(64);
     if f.check_columns(width).is_ok() {
-        let tokens: Vec<Vec<String>> = (0..3)
-            .map(|i| (0..width).map(|c| format!("t{i}c{c}")).collect())
+        let tokens: Vec<Vec<Vec<u8>>> = (0..3)
+            .map(|i| {
+                (0..width)
+                    .map(|c| format!("t{i}c{c}").into_bytes())
+                    .collect()
+            })
             .collect();
-        let mut buf = String::new();
+        let mut buf = Vec::new();
         for t in &f.templates {
             for pos in 0..3 {
                 t.expand(3, pos, |i, c| &tokens[i][c], &mut buf);
-                assert!(buf.starts_with(['U', 'B']));
+                assert!(buf.starts_with(b"U") || buf.starts_with(b"B"));
             }
         }
     }

@@ -62,10 +62,46 @@ impl TagData {
     }
 }
 
-/// The stable 64-bit key of an expansion string.
-pub fn expansion_key(s: &str) -> u64 {
+/// Labels in a model file: each a JSON string when it is UTF-8 (the form of model files
+/// before labels were bytes, which still load), else an array of its bytes, so that labels
+/// in EUC-JP, Shift_JIS or Latin-1 round-trip unchanged.
+pub mod label_bytes {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(untagged)]
+    enum Label {
+        Text(String),
+        Bytes(Vec<u8>),
+    }
+
+    pub fn serialize<S: Serializer>(labels: &[Vec<u8>], s: S) -> Result<S::Ok, S::Error> {
+        let out: Vec<Label> = labels
+            .iter()
+            .map(|l| match std::str::from_utf8(l) {
+                Ok(t) => Label::Text(t.to_string()),
+                Err(_) => Label::Bytes(l.clone()),
+            })
+            .collect();
+        out.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<u8>>, D::Error> {
+        Ok(Vec::<Label>::deserialize(d)?
+            .into_iter()
+            .map(|l| match l {
+                Label::Text(t) => t.into_bytes(),
+                Label::Bytes(b) => b,
+            })
+            .collect())
+    }
+}
+
+/// The stable 64-bit key of an expansion (its bytes; for UTF-8 data the same key as the
+/// string's, so older model files keep their features).
+pub fn expansion_key(s: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in s.as_bytes() {
+    for &b in s {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
@@ -81,8 +117,11 @@ pub struct TagFeaturizer {
     pub templates: TemplateFile,
     /// Observation columns (the training data's columns minus the label).
     pub n_columns: usize,
-    /// The labels, sorted (index = label slot).
-    pub labels: Vec<String>,
+    /// The labels, sorted by their bytes (index = label slot). Stored in the model file as
+    /// JSON strings when they are UTF-8 (as older model files have them), as arrays of
+    /// bytes otherwise ([`label_bytes`]).
+    #[serde(with = "label_bytes")]
+    pub labels: Vec<Vec<u8>>,
     /// Per unigram template (file order): the sorted keys of its expansions; expansion `k`
     /// of template `t` is observation feature `starts[t] + k`.
     keys: Vec<Vec<u64>>,
@@ -122,10 +161,10 @@ impl TagFeaturizer {
                 s.line
             )));
         }
-        let mut labels: Vec<String> = train
+        let mut labels: Vec<Vec<u8>> = train
             .iter()
             .flat_map(|s| s.last_column())
-            .map(str::to_string)
+            .map(<[u8]>::to_vec)
             .collect();
         labels.sort_unstable();
         labels.dedup();
@@ -140,7 +179,7 @@ impl TagFeaturizer {
             .par_iter()
             .map(|t| {
                 let mut all: Vec<u64> = Vec::new();
-                let mut buf = String::new();
+                let mut buf = Vec::new();
                 for s in train {
                     for pos in 0..s.len() {
                         t.expand(s.len(), pos, |i, c| &s.tokens[i][c], &mut buf);
@@ -235,7 +274,7 @@ impl TagFeaturizer {
     /// Tokens need at least [`TagFeaturizer::n_columns`] columns (checked by the caller).
     pub fn rows(&self, s: &ColumnSentence) -> SparseRows {
         let mut rows = SparseRows::new();
-        let mut buf = String::new();
+        let mut buf = Vec::new();
         let mut entries = Vec::with_capacity(self.keys.len());
         for pos in 0..s.len() {
             entries.clear();
@@ -256,7 +295,7 @@ impl TagFeaturizer {
     pub fn label_ids(&self, s: &ColumnSentence) -> Vec<Option<usize>> {
         s.last_column()
             .into_iter()
-            .map(|l| self.labels.binary_search_by(|x| x.as_str().cmp(l)).ok())
+            .map(|l| self.labels.binary_search_by(|x| x.as_slice().cmp(l)).ok())
             .collect()
     }
 

@@ -128,29 +128,27 @@ impl Template {
     }
 
     /// The template expanded at token `pos` of a sentence whose token `t` has columns
-    /// `column(t, c)`, into `out` (cleared first). Columns must exist
+    /// `column(t, c)` (bytes, in the data's encoding), into `out` (cleared first). Columns must exist
     /// ([`TemplateFile::check_columns`]).
     pub fn expand<'s>(
         &self,
         len: usize,
         pos: usize,
-        column: impl Fn(usize, usize) -> &'s str,
-        out: &mut String,
+        column: impl Fn(usize, usize) -> &'s [u8],
+        out: &mut Vec<u8>,
     ) {
         out.clear();
         for p in &self.pieces {
             match p {
-                Piece::Text(t) => out.push_str(t),
+                Piece::Text(t) => out.extend_from_slice(t.as_bytes()),
                 Piece::Macro { row, col } => {
                     let idx = pos as i64 + i64::from(*row);
                     if idx < 0 {
-                        out.push_str("_B-");
-                        out.push_str(&(-idx).to_string());
+                        out.extend_from_slice(format!("_B-{}", -idx).as_bytes());
                     } else if idx as usize >= len {
-                        out.push_str("_B+");
-                        out.push_str(&(idx as usize - len + 1).to_string());
+                        out.extend_from_slice(format!("_B+{}", idx as usize - len + 1).as_bytes());
                     } else {
-                        out.push_str(column(idx as usize, *col));
+                        out.extend_from_slice(column(idx as usize, *col));
                     }
                 }
             }
@@ -308,9 +306,9 @@ mod tests {
 
     fn expand(t: &str, toks: &[[&str; 2]], pos: usize) -> String {
         let t = Template::parse(t).unwrap();
-        let mut s = String::new();
-        t.expand(toks.len(), pos, |i, c| toks[i][c], &mut s);
-        s
+        let mut s = Vec::new();
+        t.expand(toks.len(), pos, |i, c| toks[i][c].as_bytes(), &mut s);
+        String::from_utf8(s).unwrap()
     }
 
     #[test]

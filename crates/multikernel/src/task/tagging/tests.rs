@@ -37,7 +37,7 @@ fn tagging_task_matches_enumeration() {
     for tpl in [TEMPLATES, "U00:%x[0,0]\nU02:%x[1,1]\n"] {
         let f = featurizer(tpl);
         let t = TaggingTask::new(&f, &sentences()).unwrap();
-        assert_eq!(f.labels, ["B-NP", "B-VP", "O"]);
+        assert_eq!(f.labels, [&b"B-NP"[..], b"B-VP", b"O"]);
         for _ in 0..20 {
             for i in 0..2 {
                 let s: Vec<f64> = (0..t.n_parts(i))
@@ -61,8 +61,8 @@ fn conjoined_parts_hold_the_template_expansions() {
     // The naive dictionary: (template, expansion string) -> index in order of first sight
     // per template, then sorted like the featurizer (by key) to compare sets per template.
     let unigrams: Vec<&Template> = f.templates.unigrams().collect();
-    let mut dict: Vec<HashMap<String, ()>> = vec![HashMap::new(); unigrams.len()];
-    let mut buf = String::new();
+    let mut dict: Vec<HashMap<Vec<u8>, ()>> = vec![HashMap::new(); unigrams.len()];
+    let mut buf = Vec::new();
     for s in &sents {
         for pos in 0..s.len() {
             for (u, tp) in unigrams.iter().enumerate() {
@@ -201,7 +201,31 @@ fn min_count_drops_rare_expansions_and_keys_are_stable() {
     assert_eq!(f.features_per_template(), [2]);
     // Pinned (computed by an independent Python twin of FNV-1a + splitmix64) so that saved
     // models keep reading the same features.
-    assert_eq!(expansion_key("U00:He"), 0x3253_c7b1_721a_37ec);
-    assert_eq!(expansion_key(""), 0xf52a_15e9_a9b5_e89b);
-    assert_ne!(expansion_key("U00:a"), expansion_key("U01:a"));
+    assert_eq!(expansion_key(b"U00:He"), 0x3253_c7b1_721a_37ec);
+    assert_eq!(expansion_key(b""), 0xf52a_15e9_a9b5_e89b);
+    assert_ne!(expansion_key(b"U00:a"), expansion_key(b"U01:a"));
+}
+
+/// Labels are bytes: a UTF-8 label is stored as a JSON string (as model files written
+/// before had it, so they still load), another one as an array of its bytes; both read back
+/// unchanged, and the features of an EUC-JP file are those of its bytes.
+#[test]
+fn labels_in_any_encoding_round_trip_through_json() {
+    let euc = b"\xc5\xec PRP \xcc\xbe\xbb\xec\nb VBZ O\n\nc DT \xcc\xbe\xbb\xec\n";
+    let d = parse_columns(euc, Path::new("e")).unwrap().sentences;
+    let t = TemplateFile::parse(b"U00:%x[0,0]\nB\n", Path::new("tpl")).unwrap();
+    let f = TagFeaturizer::fit(t, &d, 1).unwrap();
+    assert_eq!(f.labels, [&b"O"[..], b"\xcc\xbe\xbb\xec"]);
+    let json = serde_json::to_string(&f).unwrap();
+    assert!(
+        json.contains(r#""labels":["O",[204,190,187,236]]"#),
+        "{json}"
+    );
+    let back: TagFeaturizer = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, f);
+    assert_eq!(back.rows(&d[0]), f.rows(&d[0]));
+    // An older model file's labels: strings.
+    let old = json.replace(r#"[204,190,187,236]"#, r#""NOUN""#);
+    let back: TagFeaturizer = serde_json::from_str(&old).unwrap();
+    assert_eq!(back.labels, [&b"O"[..], b"NOUN"]);
 }
