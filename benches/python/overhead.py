@@ -8,7 +8,7 @@
    must be converted, for contrast);
 3. interrupt latency: seconds from SIGINT to the KeyboardInterrupt, per learner.
 
-Run from the repository root in the package's virtual environment (README "Python"):
+Run from the repository root in the package's virtual environment (docs/python.md):
     python benches/python/overhead.py [--runs 20] [--json out.json]
 """
 

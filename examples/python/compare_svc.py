@@ -2,7 +2,7 @@
 
     python examples/python/compare_svc.py [data/uci/ionosphere.csv]
 
-(in the virtual environment of README "Python"; run from the repository root).
+(in the virtual environment of docs/python.md; run from the repository root).
 """
 
 import sys

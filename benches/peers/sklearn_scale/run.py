@@ -29,7 +29,7 @@ What matches our run `multikernel train --kernel rbf:approx=rff,dim=1024
   on 1,024 rows drawn (seeded) from the first standardized chunk. The three maps'
   outputs are concatenated: 3,072 features, float64 as ours.
 * Regularization: our online learner minimizes lambda Omega(w) + (1/N) sum_i hinge_i with
-  lambda = 1/(C N) (README, "--C and --lambda"); C = 1 by default. SGDClassifier minimizes
+  lambda = 1/(C N) (docs/cli.md, "--C and --lambda"); C = 1 by default. SGDClassifier minimizes
   (1/n) sum_i loss_i + alpha R(w) with R(w) = 1/2 ||w||^2 (penalty="l2"), so alpha plays
   lambda's role: --alpha defaults to 1/(C N) with N the training rows (C = 1). On the
   concatenated features 1/2 ||w||^2 is 1/2 sum_m ||w_m||^2, the "l2" regularizer (the

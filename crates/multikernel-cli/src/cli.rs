@@ -502,10 +502,10 @@ pub struct MtlReproArgs {
     #[arg(long, default_value = "small,redundant", value_delimiter = ',')]
     pub template_sets: Vec<String>,
     /// Tagging rows (comma separated: mtl, mtl-q4/3, mtl-q2, mtl-q4, spom-l21sq, ssvm-l2,
-    /// crf-l2).
+    /// crf-l2, crf-lbfgs).
     #[arg(
         long,
-        default_value = "mtl,mtl-q4/3,mtl-q2,mtl-q4,spom-l21sq,ssvm-l2,crf-l2",
+        default_value = "mtl,mtl-q4/3,mtl-q2,mtl-q4,spom-l21sq,ssvm-l2,crf-l2,crf-lbfgs",
         value_delimiter = ','
     )]
     pub methods: Vec<String>,
@@ -519,13 +519,25 @@ pub struct MtlReproArgs {
     #[arg(long, default_value_t = 2000)]
     pub max_iter: usize,
     /// SPOM's most epochs (the best on the dev fold is kept).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 20)]
     pub epochs: usize,
-    /// Rerun the choice of C on the dev fold (grid 0.1, 1, 10 for every row).
+    /// Rerun the choice of C on the dev fold (grid 0.1, 1, 10; the CRF rows 0.5, 5, 50, i.e.
+    /// CRFsuite's c2 grid 1, 0.1, 0.01 mapped by C = 1/(2 c2)).
     #[arg(long)]
     pub cv: bool,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// SPOM's step-size schedule: sqrt (eta0/sqrt(t)), bottou (eta0/(1 + eta0 lambda t)),
+    /// const, inv (1/(lambda t)).
+    /// (docs/spom-convergence.md; the paper's run: sqrt, --spom-eta0 1, --spom-average-from 0).
+    #[arg(long, default_value = "bottou")]
+    pub spom_schedule: multikernel::solver::online::StepSchedule,
+    /// SPOM's initial step size eta0.
+    #[arg(long, default_value_t = 0.1)]
+    pub spom_eta0: f64,
+    /// SPOM restarts its average of the iterates after this epoch (0: averages every round).
+    #[arg(long, default_value_t = 1)]
+    pub spom_average_from: usize,
 }
 
 #[derive(Args, Debug, Clone)]

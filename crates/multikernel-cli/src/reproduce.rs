@@ -67,7 +67,13 @@ fn reproduce_mtl(a: &MtlReproArgs) -> Result<()> {
         cv: a.cv,
         seed: a.seed,
         out_dir: a.common.out_dir.clone(),
+        schedule: a.spom_schedule,
+        eta0: a.spom_eta0,
+        average_from: a.spom_average_from,
     };
+    if !(a.spom_eta0.is_finite() && a.spom_eta0 > 0.0) {
+        bail!("--spom-eta0 must be a positive number, got {}", a.spom_eta0);
+    }
     if let Some(d) = &cfg.out_dir {
         multikernel::io::create_dir(d)?;
     }

@@ -1,4 +1,4 @@
-//! Generated data sets (seeded): Breiman's ringnorm and waveform (FORMULAS.md, "Generated
+//! Generated data sets (seeded): Breiman's ringnorm and waveform (docs/formulas.md, "Generated
 //! data"; Breiman 1996, as in R's mlbench) and the synthetic polynomial regression problem of
 //! Afkanpour et al. (2013), Sec. 5.2.
 //!

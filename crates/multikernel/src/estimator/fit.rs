@@ -255,6 +255,8 @@ fn fit_tagging(
     let tagger = TaggerSpec {
         learner,
         min_count: data.min_count,
+        track_objective: false,
+        average_from: 0,
     };
     let dev = (!data.dev.is_empty()).then_some(data.dev.as_slice());
     let fit = fit_tagger(&data.train, dev, data.templates.clone(), &tagger, observer)?;

@@ -1,6 +1,6 @@
 //! Fitted kernels: a [`KernelSpec`] with every data-dependent choice resolved on training data
 //! (Gaussian width by the median heuristic, B1-spline support for a target sparsity, trace or
-//! variance scale; FORMULAS.md "Kernel helpers"), then applied unchanged to test points.
+//! variance scale; docs/formulas.md "Kernel helpers"), then applied unchanged to test points.
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
 //! Data-dependent kernel parameters chosen on training data: the median heuristic for the
-//! Gaussian width (FORMULAS.md, "Kernel helpers") and the B1-spline support `h` for a target
+//! Gaussian width (docs/formulas.md, "Kernel helpers") and the B1-spline support `h` for a target
 //! sparsity of the Gram matrix.
 
 use rand::SeedableRng;
@@ -52,7 +52,7 @@ fn median_in_place(v: &mut [f64]) -> f64 {
     }
 }
 
-/// Median heuristic for `exp(-||x - x'||^2 / (2 sigma2))` (FORMULAS.md, "Kernel helpers"):
+/// Median heuristic for `exp(-||x - x'||^2 / (2 sigma2))` (docs/formulas.md, "Kernel helpers"):
 /// `sigma2 = median_{i<j} ||x_i - x_j||^2 / 2` over the pairs of at most 1,000 rows sampled
 /// with `seed`. When that median is 0 (more than half the pairs coincide, e.g. a binary
 /// feature) the median of the positive squared distances is used; when no pair differs,

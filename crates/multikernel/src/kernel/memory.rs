@@ -1,5 +1,5 @@
 //! A memory guard: every Gram computation estimates its bytes before allocating and refuses
-//! clearly when the estimate exceeds a user-set limit (DESIGN.md, "Performance notes").
+//! clearly when the estimate exceeds a user-set limit (ARCHITECTURE.md, "Performance notes").
 
 use crate::error::{Error, Result};
 

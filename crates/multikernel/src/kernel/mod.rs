@@ -5,7 +5,7 @@
 //!   specs into one spec per input column.
 //! - [`FittedKernel::fit`] resolves every data-dependent choice on the training rows (the
 //!   median heuristic for the Gaussian width, the B1-spline support for a target sparsity,
-//!   the trace / variance factors of FORMULAS.md "Kernel helpers") so the same function is
+//!   the trace / variance factors of docs/formulas.md "Kernel helpers") so the same function is
 //!   applied to test rows.
 //! - [`FittedKernel::gram`] / [`FittedKernel::gram_sym`] compute [`Gram`] matrices: dense ones
 //!   through a matrix product per row block (faer) and an elementwise map, in parallel over

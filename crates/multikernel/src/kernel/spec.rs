@@ -34,7 +34,7 @@ use crate::error::{Error, Result};
 /// Default target fraction of zero entries of a B1-spline Gram when `h` is not given.
 pub const DEFAULT_BSPLINE_ZEROS: f64 = 0.95;
 
-/// The functional form of a kernel (FORMULAS.md, "Kernel helpers").
+/// The functional form of a kernel (docs/formulas.md, "Kernel helpers").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum KernelKind {
     /// `x . x'`
@@ -60,7 +60,7 @@ pub enum KernelKind {
     Product(Vec<KernelKind>),
 }
 
-/// How kernel values are rescaled (FORMULAS.md, "Kernel helpers").
+/// How kernel values are rescaled (docs/formulas.md, "Kernel helpers").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Normalization {
     /// Raw kernel values.

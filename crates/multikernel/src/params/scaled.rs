@@ -275,6 +275,16 @@ impl ScaledVec {
         }
     }
 
+    /// Empties the running sum of iterates (`B = c S`, so `c S - B = 0`): the average then
+    /// covers only the rounds ticked from now on.
+    pub fn restart_average(&mut self) {
+        if self.averaging {
+            for (b, c) in self.correction.iter_mut().zip(&self.coef) {
+                *b = c * self.cum_scale;
+            }
+        }
+    }
+
     /// Effective current parameters.
     pub fn current(&self) -> Vec<f64> {
         self.coef.iter().map(|c| c * self.scale).collect()
@@ -324,6 +334,47 @@ mod tests {
         let avg = v.averaged(rounds);
         for (a, s) in avg.iter().zip(&sum) {
             let want = s / rounds as f64;
+            assert!(
+                (a - want).abs() < 1e-9 * want.abs().max(1.0),
+                "{a} vs {want}"
+            );
+        }
+    }
+
+    /// After `restart_average` the lazy average is the mean of the iterates ticked since,
+    /// against explicitly stored iterates, through scalings that force re-normalization.
+    #[test]
+    fn restarted_average_covers_the_rounds_since() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+        let mut v = ScaledVec::zeros(4, true);
+        let mut explicit = [0.0; 4];
+        let mut sum = [0.0; 4];
+        let mut since = 0u64;
+        for t in 0..400u64 {
+            if t == 150 {
+                v.restart_average();
+                sum = [0.0; 4];
+                since = 0;
+            }
+            let f = if t % 50 == 7 {
+                1e-7
+            } else {
+                rng.gen_range(0.5..1.0)
+            };
+            v.scale_by(f);
+            explicit.iter_mut().for_each(|e| *e *= f);
+            let j = rng.gen_range(0..4);
+            let d = rng.gen_range(-1.0..1.0);
+            v.add(j, d);
+            explicit[j] += d;
+            v.tick();
+            since += 1;
+            for (s, e) in sum.iter_mut().zip(&explicit) {
+                *s += e;
+            }
+        }
+        for (a, s) in v.averaged(since).iter().zip(&sum) {
+            let want = s / since as f64;
             assert!(
                 (a - want).abs() < 1e-9 * want.abs().max(1.0),
                 "{a} vs {want}"

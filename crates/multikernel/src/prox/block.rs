@@ -142,7 +142,7 @@ impl Regularizer for SquaredL21 {
 /// otherwise). A `q` below 1 or NaN is rejected by [`Regularizer::check`] and acts as 1.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct L2q {
-    /// Block norm q >= 1 (FORMULAS.md "Notation").
+    /// Block norm q >= 1 (docs/formulas.md "Notation").
     pub q: f64,
 }
 

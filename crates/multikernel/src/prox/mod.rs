@@ -16,7 +16,7 @@
 //! - [`RegSpec`]: the regularizer as text (`--reg l21sq`, `l2q:q=4/3`, ...) and in model files,
 //!   with the kernel weights it implies ([`RegSpec::kernel_weights`]).
 //!
-//! Block norms follow FORMULAS.md: `q` is the block norm (q = 1 sparse, q = 2 the plain sum of
+//! Block norms follow docs/formulas.md: `q` is the block norm (q = 1 sparse, q = 2 the plain sum of
 //! kernels).
 
 mod block;

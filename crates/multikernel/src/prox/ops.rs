@@ -174,7 +174,7 @@ pub fn prox_squared_l1(x: &mut [f64], tau: f64) {
 }
 
 /// In place prox of the weighted squared l1 norm, `Omega(z) = 1/2 (sum_i d_i |z_i|)^2`
-/// (Alg. 4 of martins2010, App. F; FORMULAS.md "Proximity operators").
+/// (Alg. 4 of martins2010, App. F; docs/formulas.md "Proximity operators").
 ///
 /// Sorts the ratios `u_i = |x_i| / d_i` decreasingly (carrying `d`),
 /// `S_j = (sum_{k<=j} d_k |x_k|) / (1 + tau sum_{k<=j} d_k^2)`,

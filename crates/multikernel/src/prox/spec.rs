@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 const ACCEPTED: &str = "l2, l1, l21, l21sq, l2q:q=Q (Q >= 1, e.g. l2q:q=4/3), elastic:sigma=S, \
                         sparse-group:sigma=S (S in [0, 1])";
 
-/// A regularizer by name and parameters (FORMULAS.md "Notation": `q` is the block norm).
+/// A regularizer by name and parameters (docs/formulas.md "Notation": `q` is the block norm).
 ///
 /// | spec | text | `Omega(theta)` |
 /// | --- | --- | --- |
@@ -117,7 +117,7 @@ impl RegSpec {
         }
     }
 
-    /// The block norm q of the regularizer (FORMULAS.md "Notation"): 1 for `l1`, `l21`,
+    /// The block norm q of the regularizer (docs/formulas.md "Notation"): 1 for `l1`, `l21`,
     /// `l21sq`, `sparse-group`; `q` for `l2q`; 2 for `l2`; 1 for `elastic` with `sigma < 1`
     /// (2 with `sigma = 1`).
     pub fn block_norm(&self) -> f64 {

@@ -1,7 +1,7 @@
 //! `reproduce mirror-descent`: Figures 1-3 of Afkanpour et al. (2013), "A randomized mirror
 //! descent algorithm for large scale multiple kernel learning".
 //!
-//! - **(a) Figure 1, convergence**: `J(theta)` (FORMULAS.md) against training time for Stoch
+//! - **(a) Figure 1, convergence**: `J(theta)` (docs/formulas.md) against training time for Stoch
 //!   (Algorithm 2 with Algorithm 3's importance sampling), UCD (uniform coordinate descent)
 //!   and lp-MKL (Kloft's alternating closed form, p = 2, the same objective), D = 3,
 //!   per-variable linear base kernels, `lambda = 1e-5`, on the training parts of ionosphere,
@@ -155,7 +155,7 @@ pub struct MirrorDescentConfig {
 }
 
 impl MirrorDescentConfig {
-    /// The full reproduction (56 min on the 2-core machine, README).
+    /// The full reproduction (56 min on the 2-core machine, docs/papers/mirror-descent.md).
     pub fn full(tables: Vec<MdTable>) -> MirrorDescentConfig {
         MirrorDescentConfig {
             quick: false,

@@ -7,7 +7,7 @@
 //! same size for each method (`--cv`), and its epoch (the averaged iterate after each);
 //! without `--cv` the constants recorded from such a run are used. The test fold is parsed
 //! once. Attachment scores exclude punctuation; `uas_no_ig` also leaves out the `ig` arcs
-//! inside words (PARSING.md).
+//! inside words (docs/parsing-tagging-facts.md).
 
 use super::{Report, Row};
 use crate::data::conllu::{read_conllu, select_folds, Heads};

@@ -9,6 +9,7 @@
 //!
 //! [`ridge`] holds the kernel ridge solves and raw-row predictions MKL-GOMP and lp-MKL share.
 
+pub mod batch;
 mod check;
 pub mod cutting_plane;
 pub mod gomp;

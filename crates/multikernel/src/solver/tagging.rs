@@ -6,10 +6,13 @@
 //!   averaged iterate of the epoch that tags the development sentences best is kept.
 //! - [`TaggerLearner::CuttingPlane`]: the 1-slack cutting-plane structural SVM (Joachims et
 //!   al. 2009; mao-tsang Alg. 1 with one template weight), l2-regularized, in batch.
+//! - [`TaggerLearner::Lbfgs`]: the l2 CRF in batch by L-BFGS ([`crate::solver::batch`]),
+//!   the optimum SPOM's CRF loss aims at (CRFsuite's `-a lbfgs` with `c2 = 1 / (2 C)`).
 
 use crate::data::columns::ColumnSentence;
 use crate::error::{Error, Result};
 use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
+use crate::solver::batch::{self, LbfgsParams};
 use crate::solver::cutting_plane::{self, CuttingPlaneParams};
 use crate::solver::online::engine::OnlineLearner;
 use crate::solver::online::params::OnlineParams;
@@ -22,7 +25,8 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
-/// A template whose weight is below this share of the total is pruned (mao-tsang; FORMULAS.md).
+/// A template whose weight is below this share of the total is pruned (mao-tsang;
+/// docs/formulas.md, "Multi-template learning").
 pub const PRUNE_SHARE: f64 = 1e-5;
 
 /// The learner of a tagger.
@@ -37,6 +41,8 @@ pub enum TaggerLearner {
     /// `1/2 (sum_j ||w_j||^q)^(2/q)` over the templates: `q = 2` is the plain l2 structural
     /// SVM, other `q >= 1` multi-template learning (mao-tsang Alg. 1 and problem (11)).
     CuttingPlane { params: CuttingPlaneParams, q: f64 },
+    /// The l2 CRF `lambda/2 ||w||^2 + (1/N) sum_i L_crf` minimized in batch by L-BFGS.
+    Lbfgs { params: LbfgsParams },
 }
 
 /// What to train.
@@ -45,6 +51,14 @@ pub struct TaggerSpec {
     pub learner: TaggerLearner,
     /// Minimum count of a template expansion in training (CRF++ `-f`; 1 keeps all).
     pub min_count: usize,
+    /// Online: also compute the training objective `lambda/2 ||w||^2 + (1/N) sum L` of the
+    /// weights each epoch would keep (one more pass over the training sentences per epoch),
+    /// into [`TaggerFit::objectives`].
+    pub track_objective: bool,
+    /// Online with averaging: restart the average after this epoch, so the averaged weights
+    /// are those of the later epochs' iterates only (averaged SGD); 0 averages every round
+    /// (Alg. 1 as in the paper).
+    pub average_from: usize,
 }
 
 /// A trained tagger: the featurizer and one weight per (template expansion, label) and per
@@ -277,7 +291,13 @@ pub struct TaggerFit {
     pub train_seconds: f64,
     /// Cutting plane: cuts in the working set and `J(w)` at the end.
     pub cuts: usize,
+    /// The cutting plane's `J(w)`; L-BFGS's `lambda/2 ||w||^2 + (1/N) sum L`; online, with
+    /// `track_objective`, the kept epoch's training objective (NaN otherwise).
     pub objective: f64,
+    /// Online with `track_objective`: the training objective `lambda/2 ||w||^2 + (1/N) sum L`
+    /// (l2 regularizer; `lambda Omega + ...` for the others) of the weights of each epoch
+    /// (averaged when the run averages); L-BFGS: its final objective.
+    pub objectives: Vec<f64>,
     /// Cutting plane: seconds in loss-augmented decoding and in the working-set problem.
     pub decode_seconds: f64,
     pub master_seconds: f64,
@@ -304,6 +324,7 @@ pub fn fit_tagger(
                 return Err(Error::param("q", q, "a finite block norm q >= 1"));
             }
         }
+        TaggerLearner::Lbfgs { params } => params.validate()?,
     }
     let start = Instant::now();
     let featurizer = TagFeaturizer::fit(templates, train, spec.min_count)?;
@@ -327,13 +348,21 @@ pub fn fit_tagger(
             let mut dev_scores = Vec::new();
             let mut status = RunStatus::Completed;
             let mut eval_seconds = 0.0;
+            let mut objectives = Vec::new();
+            let mut kept_objective = f64::NAN;
             for epoch in 1..=params.epochs {
                 if learner.epoch_observed(observer) == Control::Stop {
                     status = RunStatus::Cancelled;
                     break;
                 }
+                if epoch == spec.average_from {
+                    learner.restart_average();
+                }
                 let e = Instant::now();
                 let w = learner.state().explicit_values(params.averaging).concat();
+                if spec.track_objective {
+                    objectives.push(online_objective(&task, *loss, params, &w)?);
+                }
                 let score = match dev {
                     Some(d) => {
                         let m = TaggerModel {
@@ -351,6 +380,7 @@ pub fn fit_tagger(
                 };
                 if best.as_ref().is_none_or(|(b, _, _)| score > *b) {
                     best = Some((score, epoch, w));
+                    kept_objective = objectives.last().copied().unwrap_or(f64::NAN);
                 }
                 eval_seconds += e.elapsed().as_secs_f64();
                 if rec.step(None, observer) == Control::Stop {
@@ -382,7 +412,44 @@ pub fn fit_tagger(
                 index_seconds,
                 train_seconds: t.elapsed().as_secs_f64() - eval_seconds,
                 cuts: 0,
-                objective: f64::NAN,
+                objective: kept_objective,
+                objectives,
+                decode_seconds: 0.0,
+                master_seconds: 0.0,
+            })
+        }
+        TaggerLearner::Lbfgs { params } => {
+            let fit = batch::fit_lbfgs(&task, StructLoss::Crf, params)?;
+            let train_seconds = t.elapsed().as_secs_f64();
+            let mut rec = RunRecorder::new(StepUnit::Iteration, Some(params.max_iter));
+            for _ in 0..fit.iterations {
+                rec.step(None, &());
+            }
+            let run = rec.finish(RunStatus::Completed);
+            let model = TaggerModel {
+                featurizer,
+                weights: fit.weights,
+                template_weights: Vec::new(),
+                loss: Some(StructLoss::Crf),
+                learner: format!(
+                    "L-BFGS l2 CRF, lambda {:e}, {} iterations ({}), gradient norm {:.2e}",
+                    params.lambda, fit.iterations, fit.stop, fit.grad_norm
+                ),
+            };
+            let dev_scores = match dev {
+                Some(d) => vec![model.dev_score(d)?],
+                None => Vec::new(),
+            };
+            Ok(TaggerFit {
+                model,
+                run,
+                best_epoch: 0,
+                dev_scores,
+                index_seconds,
+                train_seconds,
+                cuts: 0,
+                objective: fit.objective,
+                objectives: vec![fit.objective],
                 decode_seconds: 0.0,
                 master_seconds: 0.0,
             })
@@ -413,11 +480,27 @@ pub fn fit_tagger(
                 train_seconds,
                 cuts: cp.cuts,
                 objective: cp.objective,
+                objectives: Vec::new(),
                 decode_seconds: cp.decode_seconds,
                 master_seconds: cp.master_seconds,
             })
         }
     }
+}
+
+/// The online learner's objective `lambda Omega(w) + (1/N) sum L` at explicit weights `w`
+/// (global layout): the batch objective of [`batch::objective`] for the l2 regularizer, the
+/// group-norm regularizer's value otherwise.
+fn online_objective(
+    task: &TaggingTask,
+    loss: StructLoss,
+    params: &OnlineParams,
+    w: &[f64],
+) -> Result<f64> {
+    let data = batch::objective(task, loss, 0.0, w)?;
+    let norms = crate::task::structured::explicit_layout(task).group_norms(w);
+    let omega = crate::solver::online::regularizer_value(&params.reg, &norms);
+    Ok(params.lambda * omega + data)
 }
 
 #[cfg(test)]
@@ -486,10 +569,18 @@ mod tests {
                 },
                 q: 2.0,
             },
+            TaggerLearner::Lbfgs {
+                params: LbfgsParams {
+                    lambda: 1e-3,
+                    ..LbfgsParams::default()
+                },
+            },
         ] {
             let spec = TaggerSpec {
                 learner: learner.clone(),
                 min_count: 1,
+                track_objective: false,
+                average_from: 0,
             };
             let fit = fit_tagger(train, Some(test), templates(), &spec, &()).unwrap();
             let (s, unseen) = fit.model.evaluate(test).unwrap();
@@ -591,5 +682,85 @@ mod tests {
         assert!(m.marginals(&short).is_ok());
         m.learner = "cutting plane, q 2, C 1e0, epsilon 1e-3, 5 cuts".into();
         assert!(m.marginals(&short).is_err());
+    }
+
+    /// SPOM's per-epoch objectives (tracked on request) never go below the L-BFGS optimum of
+    /// the same l2 CRF, and the L-BFGS run reports its own objective.
+    #[test]
+    fn online_objectives_stay_above_the_batch_optimum() {
+        let d = data();
+        let (train, test) = d.split_at(30);
+        let lambda = 1e-2;
+        let spec = |learner| TaggerSpec {
+            learner,
+            min_count: 1,
+            track_objective: true,
+            average_from: 0,
+        };
+        let restarted = |learner| TaggerSpec {
+            average_from: 2,
+            ..spec(learner)
+        };
+        let batch = fit_tagger(
+            train,
+            None,
+            templates(),
+            &spec(TaggerLearner::Lbfgs {
+                params: LbfgsParams {
+                    lambda,
+                    ..LbfgsParams::default()
+                },
+            }),
+            &(),
+        )
+        .unwrap();
+        assert_eq!(batch.objectives, vec![batch.objective]);
+        let online = fit_tagger(
+            train,
+            Some(test),
+            templates(),
+            &spec(TaggerLearner::Online {
+                params: OnlineParams {
+                    reg: RegSpec::L2,
+                    lambda,
+                    epochs: 5,
+                    averaging: true,
+                    ..OnlineParams::default()
+                },
+                loss: StructLoss::Crf,
+            }),
+            &(),
+        )
+        .unwrap();
+        assert_eq!(online.objectives.len(), 5);
+        for f in &online.objectives {
+            assert!(*f >= batch.objective - 1e-12, "{f} < {}", batch.objective);
+        }
+        assert_eq!(online.objective, online.objectives[online.best_epoch - 1]);
+        // Averaged SGD: Bottou's schedule, the average restarted after epoch 2 (the weights
+        // kept after epoch 2 are then the last iterate, those after epoch 3 a new average).
+        let asgd = fit_tagger(
+            train,
+            Some(test),
+            templates(),
+            &restarted(TaggerLearner::Online {
+                params: OnlineParams {
+                    reg: RegSpec::L2,
+                    lambda,
+                    eta0: 0.1,
+                    schedule: crate::solver::online::StepSchedule::Bottou,
+                    epochs: 5,
+                    averaging: true,
+                    ..OnlineParams::default()
+                },
+                loss: StructLoss::Crf,
+            }),
+            &(),
+        )
+        .unwrap();
+        assert_eq!(asgd.objectives.len(), 5);
+        for f in &asgd.objectives {
+            assert!(*f >= batch.objective - 1e-12, "{f} < {}", batch.objective);
+        }
     }
 }

@@ -1,5 +1,5 @@
 //! The working-set problem of multi-template learning (mao-tsang problems (6) and (11);
-//! FORMULAS.md "Multi-template learning"): the 1-slack structural SVM over cuts
+//! docs/formulas.md "Multi-template learning"): the 1-slack structural SVM over cuts
 //! `<w, a_r> >= b_r - xi` with the squared block-norm regularizer over the templates
 //! (groups `j` of the layout)
 //!
@@ -11,21 +11,13 @@
 //! the per-template Gram matrices `Q^j_rs = <a_r^(j), a_s^(j)>` and `v_j = sum_r alpha_r a_r^(j)`.
 //!
 //! **q = 1** (problem (6)): `max_{alpha in A, theta}  b^T alpha - theta  s.t.
-//! 1/2 alpha^T Q^j alpha <= theta` for every template `j`, a quadratically constrained program,
-//! solved by the interior-point conic solver clarabel. With `Q^j = L_j L_j^T` (an eigen factor,
-//! eigenvalues below `1e-12` of the largest dropped), the constraint `||L_j^T alpha||^2 <= 2
-//! theta * 1` is a rotated second-order cone, written as the standard cone
-//!
-//! ```text
-//! ( (theta + 1)/sqrt2, (theta - 1)/sqrt2, L_j^T alpha )   in SOC(rank_j + 2).
-//! ```
-//!
-//! Clarabel minimizes `theta - b^T alpha` subject to `s = h - G x in K` (`x = (alpha,
-//! theta)`; `K`: the nonnegative orthant for `alpha >= 0` and the cap, then one cone per
-//! template). Stationarity in `theta` reads `1 = sum_j (z_j0 + z_j1)/sqrt2` with `z_j` the
-//! cone's dual: the template weights are `mu_j = (z_j0 + z_j1)/sqrt2`, a point of the simplex
-//! (renormalized against round-off), zero for templates whose constraint is slack. The primal
-//! is (7): `w_j = mu_j v_j`.
+//! 1/2 alpha^T Q^j alpha <= theta` for every template `j`, a quadratically constrained program.
+//! It is solved as the MKL saddle point over `alpha` and the template weights `mu` (the duals
+//! of the constraints, a point of the simplex) by [`saddle`]: mirror steps on `mu` around the
+//! pairwise QP with the Gram `sum_j mu_j Q^j`, both warm-started from the previous cut's
+//! solution, stopped on the duality gap. The Grams are kept packed and grown by one row per
+//! cut ([`grams`]); nothing is factored. (The interior-point solution of the conic program,
+//! by clarabel, is the tests' slow twin.) The primal is (7): `w_j = mu_j v_j`.
 //!
 //! **q > 1** (problem (11)): with `q* = q/(q-1)` and `n_j = sqrt(alpha^T Q^j alpha) = ||v_j||`,
 //! `max_{alpha in A}  b^T alpha - 1/2 (sum_j n_j^q*)^(2/q*)`, a smooth concave problem solved
@@ -34,13 +26,19 @@
 //! `1/2 ||v||_{q*}^2` (the paper's (12)-(13)): `w_j = S^(2/q* - 1) n_j^(q* - 2) v_j`,
 //! `S = sum_k n_k^q*`. `q = 2` is the plain l2 structural SVM (`w = sum_r alpha_r a_r`).
 //!
-//! Template weights for every `q`: `mu_j = ||w_j|| / sum_k ||w_k||` (for `q = 1` the cone
-//! duals above, which agree).
+//! Template weights for every `q`: `mu_j = ||w_j|| / sum_k ||w_k||` (for `q = 1` the saddle
+//! point's `mu`, which agrees).
+
+pub mod grams;
+pub mod saddle;
+
+#[cfg(test)]
+mod conic;
 
 use super::{Cut, MasterProblem, MasterSolution};
 use crate::error::{Error, Result};
 use crate::features::GroupLayout;
-use rayon::prelude::*;
+use grams::PackedGrams;
 
 /// Projected-gradient steps of a `q > 1` solve at most before the polish.
 const PG_STEPS: usize = 300;
@@ -50,31 +48,62 @@ const PG_STEPS: usize = 300;
 pub struct BlockNormMaster {
     q: f64,
     layout: GroupLayout,
-    /// `grams[j][r][s] = Q^j_rs` for `s <= r`.
-    grams: Vec<Vec<Vec<f64>>>,
+    grams: PackedGrams,
     alpha: Vec<f64>,
     mu: Vec<f64>,
+    /// The mirror step carried from one `q = 1` solve to the next.
+    eta: f64,
     tol: f64,
+    /// `q = 1`: a duality gap at which the saddle point stops whatever its relative size.
+    abs_tol: f64,
     max_iter: usize,
+    stats: MasterStats,
+}
+
+/// What the working-set solves of a run cost, summed over the cuts.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MasterStats {
+    /// Solves (one per cut).
+    pub solves: usize,
+    /// `q = 1`: mirror steps on the template weights; `q > 1`: gradient and polish steps.
+    pub steps: usize,
+    /// Pairwise QPs solved.
+    pub qp_solves: usize,
+    /// Solves that stopped at the step limit before the gap reached the tolerance.
+    pub unconverged: usize,
 }
 
 impl BlockNormMaster {
     /// A master for block norm `q >= 1` (finite) over the groups of `layout`; `tol` is the
     /// relative duality gap at which the solvers stop, `max_iter` the most gradient steps
-    /// (`q > 1`) or interior-point iterations (`q = 1`).
+    /// (`q > 1`) or mirror steps on the template weights (`q = 1`).
     pub fn new(q: f64, layout: GroupLayout, tol: f64, max_iter: usize) -> Result<Self> {
         if !(q.is_finite() && q >= 1.0) {
             return Err(Error::param("q", q, "a finite block norm q >= 1"));
         }
         Ok(BlockNormMaster {
             q,
-            grams: vec![Vec::new(); layout.n_groups()],
+            grams: PackedGrams::new(layout.n_groups()),
             layout,
             alpha: Vec::new(),
             mu: Vec::new(),
+            eta: 1.0,
+            stats: MasterStats::default(),
             tol: tol.max(1e-12),
+            abs_tol: 0.0,
             max_iter: max_iter.max(1),
         })
+    }
+
+    /// `q = 1` also stops when the saddle point's duality gap is at most `abs_tol` (in the
+    /// objective's units), whatever its relative size.
+    pub fn with_abs_tol(mut self, abs_tol: f64) -> Self {
+        self.abs_tol = if abs_tol.is_finite() {
+            abs_tol.max(0.0)
+        } else {
+            0.0
+        };
+        self
     }
 
     /// The template weights of the last solve (summing to 1; all 0 before the first).
@@ -87,62 +116,10 @@ impl BlockNormMaster {
         &self.alpha
     }
 
-    /// `Q^j_rs` for all groups at once, for the new cut `r` against `s = 0..=r`.
-    fn extend(&mut self, cuts: &[Cut], dim: usize) {
-        let ng = self.layout.n_groups();
-        let ends: Vec<usize> = (0..ng).map(|g| self.layout.range(g).end).collect();
-        for r in self.grams.first().map_or(0, Vec::len)..cuts.len() {
-            let mut dense = vec![0.0; dim];
-            cuts[r].a.add_scaled_to(&mut dense, 1.0);
-            let rows: Vec<Vec<f64>> = (0..=r)
-                .into_par_iter()
-                .map(|s| {
-                    let mut per = vec![0.0; ng];
-                    let mut g = 0;
-                    for (j, v) in cuts[s].a.iter() {
-                        while g < ng && j >= ends[g] {
-                            g += 1;
-                        }
-                        if g < ng {
-                            per[g] += v * dense[j];
-                        }
-                    }
-                    per
-                })
-                .collect();
-            for (g, gram) in self.grams.iter_mut().enumerate() {
-                gram.push(rows.iter().map(|p| p[g]).collect());
-            }
-        }
+    /// What the solves so far cost.
+    pub fn stats(&self) -> MasterStats {
+        self.stats
     }
-
-    /// `Q^j` of group `g` as a dense `r x r` matrix (row-major).
-    fn dense_gram(&self, g: usize) -> Vec<f64> {
-        let rows = &self.grams[g];
-        let r = rows.len();
-        let mut m = vec![0.0; r * r];
-        for i in 0..r {
-            for j in 0..=i {
-                m[i * r + j] = rows[i][j];
-                m[j * r + i] = rows[i][j];
-            }
-        }
-        m
-    }
-}
-
-/// `Q alpha` for a dense row-major `r x r` matrix.
-fn mat_vec(q: &[f64], alpha: &[f64]) -> Vec<f64> {
-    let r = alpha.len();
-    (0..r)
-        .map(|i| {
-            q[i * r..(i + 1) * r]
-                .iter()
-                .zip(alpha)
-                .map(|(a, b)| a * b)
-                .sum()
-        })
-        .collect()
 }
 
 /// The Euclidean projection onto `{x >= 0, sum x <= c}`.
@@ -151,9 +128,14 @@ pub fn project_capped_simplex(x: &mut [f64], c: f64) {
         *v = v.max(0.0);
     }
     let sum: f64 = x.iter().sum();
-    if sum <= c {
-        return;
+    if sum > c {
+        project_onto_sum(x, c);
     }
+}
+
+/// The Euclidean projection onto `{x >= 0, sum x = c}`: `x_k <- max(x_k - tau, 0)` with the
+/// threshold `tau` found by sorting.
+pub(crate) fn project_onto_sum(x: &mut [f64], c: f64) {
     let mut u: Vec<f64> = x.to_vec();
     u.sort_unstable_by(|a, b| b.total_cmp(a));
     let mut acc = 0.0;
@@ -176,11 +158,11 @@ struct Block {
     norm: f64,
 }
 
-fn blocks(grams: &[Vec<f64>], alpha: &[f64]) -> Vec<Block> {
+fn blocks(grams: &PackedGrams, alpha: &[f64]) -> Vec<Block> {
     grams
-        .iter()
-        .map(|q| {
-            let q_alpha = mat_vec(q, alpha);
+        .products(alpha)
+        .into_iter()
+        .map(|q_alpha| {
             let sq: f64 = q_alpha.iter().zip(alpha).map(|(a, b)| a * b).sum();
             Block {
                 q_alpha,
@@ -258,7 +240,7 @@ fn dual_gradient_q(bl: &[Block], b: &[f64], q: f64) -> Vec<f64> {
 
 impl BlockNormMaster {
     /// `q > 1`: projected gradient ascent with backtracking from the previous multipliers.
-    fn solve_smooth(&self, grams: &[Vec<f64>], b: &[f64], c: f64) -> Vec<f64> {
+    fn solve_smooth(&mut self, b: &[f64], c: f64) -> Vec<f64> {
         let r = b.len();
         let mut alpha = self.alpha.clone();
         alpha.resize(r, 0.0);
@@ -268,7 +250,7 @@ impl BlockNormMaster {
         }
         project_capped_simplex(&mut alpha, c);
         let mut step = 1.0;
-        let mut bl = blocks(grams, &alpha);
+        let mut bl = blocks(&self.grams, &alpha);
         let mut d = dual_value_q(&bl, b, &alpha, self.q);
         // Gradient steps bring alpha near the optimum; the fixed-point polish finishes it.
         for _ in 0..self.max_iter.min(PG_STEPS) {
@@ -283,7 +265,7 @@ impl BlockNormMaster {
                 let mut next: Vec<f64> =
                     alpha.iter().zip(&g).map(|(a, gr)| a + step * gr).collect();
                 project_capped_simplex(&mut next, c);
-                let nb = blocks(grams, &next);
+                let nb = blocks(&self.grams, &next);
                 let nd = dual_value_q(&nb, b, &next, self.q);
                 let moved: f64 = next
                     .iter()
@@ -306,30 +288,24 @@ impl BlockNormMaster {
                 break;
             }
         }
-        self.polish_smooth(grams, b, c, alpha)
+        self.polish_smooth(b, c, alpha)
     }
 
     /// Polishes the multipliers of `q > 1`: at the optimum, alpha also solves the l2 dual
     /// with the Gram `sum_j f_j Q^j` (`f_j` the primal factors at alpha: both problems have
     /// the same gradient there), so the pairwise solver is run on it, the factors updated,
     /// and so on while the dual value improves (for `q = 2` one round is exact).
-    fn polish_smooth(&self, grams: &[Vec<f64>], b: &[f64], c: f64, start: Vec<f64>) -> Vec<f64> {
-        let r = b.len();
+    fn polish_smooth(&mut self, b: &[f64], c: f64, start: Vec<f64>) -> Vec<f64> {
         let mut alpha = start;
-        let mut bl = blocks(grams, &alpha);
+        let mut bl = blocks(&self.grams, &alpha);
         let mut d = dual_value_q(&bl, b, &alpha, self.q);
         for _ in 0..50 {
             let f = primal_factors(&bl.iter().map(|k| k.norm).collect::<Vec<_>>(), self.q);
-            let mut k = vec![0.0; r * r];
-            for (q, &fj) in grams.iter().zip(&f) {
-                if fj > 0.0 {
-                    for (kv, qv) in k.iter_mut().zip(q) {
-                        *kv += fj * qv;
-                    }
-                }
-            }
+            let k = self.grams.combine(&f);
+            self.stats.qp_solves += 1;
+            self.stats.steps += 1;
             let next = super::qp::solve(&k, b, c, &alpha, 1e-14, 1_000_000).alpha;
-            let nb = blocks(grams, &next);
+            let nb = blocks(&self.grams, &next);
             let nd = dual_value_q(&nb, b, &next, self.q);
             if nd.is_nan() || nd <= d {
                 break;
@@ -344,167 +320,6 @@ impl BlockNormMaster {
         }
         alpha
     }
-
-    /// `q = 1`: the conic program of the module docs; returns alpha and mu.
-    fn solve_conic(&self, grams: &[Vec<f64>], b: &[f64], c: f64) -> Result<(Vec<f64>, Vec<f64>)> {
-        // Tight tolerances first; an interior point that stalls on a badly conditioned
-        // working set gets clarabel's defaults, then a coarser eigen factor.
-        let mut last = None;
-        for (tight, drop) in [(true, 1e-9), (false, 1e-9), (false, 1e-6)] {
-            match self.solve_conic_with(grams, b, c, tight, drop) {
-                Ok(v) => return Ok(v),
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| Error::Numerical("the working-set QCQP failed".into())))
-    }
-
-    fn solve_conic_with(
-        &self,
-        grams: &[Vec<f64>],
-        b: &[f64],
-        c: f64,
-        tight: bool,
-        drop: f64,
-    ) -> Result<(Vec<f64>, Vec<f64>)> {
-        use clarabel::algebra::CscMatrix;
-        use clarabel::solver::{
-            DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT,
-        };
-        let r = b.len();
-        let n = r + 1; // beta = alpha / C, theta
-        let s2 = std::f64::consts::FRAC_1_SQRT_2;
-        // Scaled so that the cap is 1 and the largest Gram diagonal 1: with alpha = C beta and
-        // Q^j = kappa Q'^j, the objective divided by C^2 kappa is (b / (C kappa))^T beta -
-        // theta' under 1/2 beta^T Q'^j beta <= theta' (the same template weights).
-        let kappa = grams
-            .iter()
-            .flat_map(|q| (0..r).map(move |i| q[i * r + i]))
-            .fold(0.0, f64::max);
-        if kappa <= 0.0 {
-            return Ok((vec![0.0; r], vec![0.0; grams.len()]));
-        }
-        // Factors L_j^T (rank_j x r) of the active templates.
-        let factors: Vec<Option<Vec<Vec<f64>>>> = grams
-            .par_iter()
-            .map(|q| -> Result<Option<Vec<Vec<f64>>>> {
-                let top = (0..r).map(|i| q[i * r + i]).fold(0.0, f64::max);
-                if top <= 0.0 {
-                    return Ok(None);
-                }
-                let m = faer::Mat::<f64>::from_fn(r, r, |i, j| q[i * r + j] / kappa);
-                let evd = m.self_adjoint_eigen(faer::Side::Lower).map_err(|e| {
-                    Error::Numerical(format!("eigendecomposition of a template's Gram: {e:?}"))
-                })?;
-                let s = evd.S().column_vector();
-                let u = evd.U();
-                let big = (0..r).map(|k| s[k]).fold(0.0, f64::max);
-                let rows: Vec<Vec<f64>> = (0..r)
-                    .filter(|&k| s[k] > drop * big)
-                    .map(|k| {
-                        let root = s[k].sqrt();
-                        (0..r).map(|i| root * u[(i, k)]).collect()
-                    })
-                    .collect();
-                Ok(Some(rows))
-            })
-            .collect::<Result<_>>()?;
-        // Rows of G (as triplets) and h, cones in order.
-        let mut trip: Vec<(usize, usize, f64)> = Vec::new();
-        let mut h = Vec::new();
-        let mut cones = Vec::new();
-        for k in 0..r {
-            trip.push((h.len(), k, -1.0)); // s = alpha >= 0
-            h.push(0.0);
-        }
-        for k in 0..r {
-            trip.push((h.len(), k, 1.0)); // s = C - sum alpha >= 0
-        }
-        h.push(1.0);
-        cones.push(SupportedConeT::NonnegativeConeT(r + 1));
-        let mut cone_rows = Vec::new();
-        for f in factors.iter() {
-            let Some(rows) = f else {
-                cone_rows.push(None);
-                continue;
-            };
-            let start = h.len();
-            trip.push((start, r, -s2));
-            h.push(s2);
-            trip.push((start + 1, r, -s2));
-            h.push(-s2);
-            for (i, row) in rows.iter().enumerate() {
-                for (k, &v) in row.iter().enumerate() {
-                    if v != 0.0 {
-                        trip.push((start + 2 + i, k, -v));
-                    }
-                }
-                h.push(0.0);
-            }
-            cones.push(SupportedConeT::SecondOrderConeT(rows.len() + 2));
-            cone_rows.push(Some(start));
-        }
-        let m = h.len();
-        trip.sort_unstable_by_key(|&(i, j, _)| (j, i));
-        let mut colptr = vec![0usize; n + 1];
-        for &(_, j, _) in &trip {
-            colptr[j + 1] += 1;
-        }
-        for j in 0..n {
-            colptr[j + 1] += colptr[j];
-        }
-        let rowval: Vec<usize> = trip.iter().map(|t| t.0).collect();
-        let nzval: Vec<f64> = trip.iter().map(|t| t.2).collect();
-        let g = CscMatrix::new(m, n, colptr, rowval, nzval);
-        let p = CscMatrix::<f64>::zeros((n, n));
-        let mut lin: Vec<f64> = b.iter().map(|v| -v / (c * kappa)).collect();
-        lin.push(1.0);
-        let eps = if tight { 1e-10 } else { 1e-8 };
-        let settings = DefaultSettingsBuilder::default()
-            .verbose(false)
-            .max_iter(self.max_iter.min(500) as u32)
-            .tol_gap_abs(eps)
-            .tol_gap_rel(eps)
-            .tol_feas(eps)
-            .build()
-            .map_err(|e| Error::Numerical(format!("clarabel settings: {e:?}")))?;
-        let mut solver = DefaultSolver::new(&p, &lin, &g, &h, &cones, settings)
-            .map_err(|e| Error::Numerical(format!("clarabel refused the QCQP: {e:?}")))?;
-        solver.solve();
-        match solver.solution.status {
-            SolverStatus::Solved | SolverStatus::AlmostSolved => {}
-            s => {
-                return Err(Error::Numerical(format!(
-                    "the working-set QCQP over {r} cuts ended with clarabel status {s:?}"
-                )))
-            }
-        }
-        let x = &solver.solution.x;
-        let z = &solver.solution.z;
-        let mut alpha: Vec<f64> = x[..r].iter().map(|v| c * v.max(0.0)).collect();
-        project_capped_simplex(&mut alpha, c);
-        let mut mu: Vec<f64> = cone_rows
-            .iter()
-            .map(|st| st.map_or(0.0, |s| ((z[s] + z[s + 1]) * s2).max(0.0)))
-            .collect();
-        let total: f64 = mu.iter().sum();
-        if total > 0.0 {
-            mu.iter_mut().for_each(|v| *v /= total);
-        }
-        // Polish: an interior point gets the value to the tolerance but the multipliers only
-        // to about its square root. At the template weights mu, alpha solves the l2 dual with
-        // the Gram sum_j mu_j Q^j; the pairwise solver finishes it from the conic solution.
-        let mut k = vec![0.0; r * r];
-        for (q, &m) in grams.iter().zip(&mu) {
-            if m > 0.0 {
-                for (kv, qv) in k.iter_mut().zip(q) {
-                    *kv += m * qv;
-                }
-            }
-        }
-        let polished = super::qp::solve(&k, b, c, &alpha, 1e-13, 1_000_000);
-        Ok((polished.alpha, mu))
-    }
 }
 
 impl MasterProblem for BlockNormMaster {
@@ -516,20 +331,33 @@ impl MasterProblem for BlockNormMaster {
                 self.layout.total(),
             ));
         }
-        self.extend(cuts, dim);
+        self.grams.extend(cuts, &self.layout, dim);
         let b: Vec<f64> = cuts.iter().map(|k| k.b).collect();
-        let grams: Vec<Vec<f64>> = (0..self.layout.n_groups())
-            .map(|g| self.dense_gram(g))
-            .collect();
+        self.stats.solves += 1;
         let (alpha, factors, value) = if self.q == 1.0 {
-            let (alpha, mu) = self.solve_conic(&grams, &b, c)?;
-            let bl = blocks(&grams, &alpha);
-            let theta = bl.iter().map(|k| 0.5 * k.norm * k.norm).fold(0.0, f64::max);
-            let lin: f64 = b.iter().zip(&alpha).map(|(x, y)| x * y).sum();
-            (alpha, mu, lin - theta)
+            let sol = saddle::solve(
+                &self.grams,
+                &b,
+                c,
+                saddle::Warm {
+                    alpha: &self.alpha,
+                    mu: &self.mu,
+                    eta: self.eta,
+                },
+                saddle::Stop {
+                    tol: self.tol,
+                    abs_tol: self.abs_tol,
+                    max_steps: self.max_iter,
+                },
+            );
+            self.eta = sol.eta;
+            self.stats.steps += sol.steps;
+            self.stats.qp_solves += sol.qp_solves;
+            self.stats.unconverged += usize::from(!sol.converged);
+            (sol.alpha, sol.mu, sol.lower)
         } else {
-            let alpha = self.solve_smooth(&grams, &b, c);
-            let bl = blocks(&grams, &alpha);
+            let alpha = self.solve_smooth(&b, c);
+            let bl = blocks(&self.grams, &alpha);
             let f = primal_factors(&bl.iter().map(|k| k.norm).collect::<Vec<_>>(), self.q);
             let value = dual_value_q(&bl, &b, &alpha, self.q);
             (alpha, f, value)
@@ -577,9 +405,7 @@ impl MasterProblem for BlockNormMaster {
     }
 
     fn retain(&mut self, keep: &[bool]) {
-        for gram in &mut self.grams {
-            super::retain_triangle(gram, keep);
-        }
+        self.grams.retain(keep);
         super::retain_kept(&mut self.alpha, keep);
     }
 }

@@ -359,7 +359,17 @@ pub fn fit_block_norm<T: StructuredTask + ?Sized>(
         (m, run, mu)
     } else {
         let layout = explicit_layout(task);
-        let mut master = BlockNormMaster::new(q, layout, params.qp_tol.max(1e-8), 10_000)?;
+        // q = 1: the saddle point's relative gap (far below any epsilon of the outer loop,
+        // which bounds the average loss); q > 1: the projected gradient's.
+        let tol = if q == 1.0 {
+            params.qp_tol.max(SADDLE_TOL)
+        } else {
+            params.qp_tol.max(1e-8)
+        };
+        // A working-set solution within a tenth of C epsilon of its optimum costs the outer
+        // loop at most a tenth of its own accuracy (it stops within C epsilon).
+        let mut master = BlockNormMaster::new(q, layout, tol, 10_000)?
+            .with_abs_tol(0.1 * params.c * params.epsilon);
         let (m, run) = fit_with_master(task, params, &mut master, observer)?;
         let mu = master.mu().to_vec();
         (m, run, mu)
@@ -377,8 +387,12 @@ pub fn fit_block_norm<T: StructuredTask + ?Sized>(
     Ok((m, run, mu))
 }
 
+/// The relative duality gap at which the `q = 1` working-set problem stops in
+/// [`fit_block_norm`].
+pub const SADDLE_TOL: f64 = 1e-6;
+
 /// A template whose weight `mu_j` is below this share of `sum mu` is pruned (mao-tsang;
-/// FORMULAS.md).
+/// docs/formulas.md).
 pub const PRUNE_SHARE: f64 = 1e-5;
 
 /// [`fit`] with any master problem (the multi-template learner's seam).

@@ -4,7 +4,7 @@
 //!
 //! With `R(g; r) = (1/l) ||r - g||^2 + lambda ||g||_H^2` over the `l` training points,
 //! `min_{g in H_j} R(g; r) = lambda r^T (K_j + lambda l I)^-1 r`, so the improvement of
-//! kernel `j` on the residual `r` is (FORMULAS.md, "MKL-GOMP improvement")
+//! kernel `j` on the residual `r` is (docs/formulas.md, "MKL-GOMP improvement")
 //!
 //! ```text
 //! I_j = (1/l) ||r||^2 - lambda r^T (K_j + lambda l I)^-1 r

@@ -60,7 +60,7 @@ impl LpMklSolution {
     }
 }
 
-/// Kloft's alternating closed form (FORMULAS.md) for lp-MKL with the squared loss.
+/// Kloft's alternating closed form (docs/formulas.md) for lp-MKL with the squared loss.
 /// `y` is `n x outputs` (one column for regression or a +-1 binary problem, one-hot
 /// columns for multiclass). See the module documentation for the objective and the bias.
 ///

@@ -1,12 +1,12 @@
 //! lp-norm multiple kernel learning for the squared loss (Kloft et al. 2011, "lp-norm
-//! multiple kernel learning", JMLR 12), by the alternating closed form of FORMULAS.md
+//! multiple kernel learning", JMLR 12), by the alternating closed form of docs/formulas.md
 //! ("lp-MKL for the squared loss"). This is the one lp-MKL solver of the library: the
 //! MKL-GOMP baselines (Sindhwani & Lozano 2012, Sec. 5.1, their "lq-MKL") and the mirror
 //! descent baselines (Afkanpour et al. 2013) both call [`lp_mkl`].
 //!
 //! # Problem
 //! With kernel weights `theta` on the lp sphere (`p` is the *kernel-weight* norm of
-//! FORMULAS.md: p = 1 sparse MKL, p = inf the plain sum of kernels) and
+//! docs/formulas.md: p = 1 sparse MKL, p = inf the plain sum of kernels) and
 //! `K_theta = sum_m theta_m K_m`,
 //!
 //! ```text

@@ -3,7 +3,7 @@
 //! `K_m(test, train)` (`n_test x n`) out. The same engine ([`super::lp_mkl`], called by
 //! `estimator::precomputed`) and objective as [`super::LpMklModel`]; nothing about the
 //! inputs is stored, only the kernel weights
-//! `theta`, the dual coefficients `alpha` and the bias (Kloft et al. 2011; FORMULAS.md):
+//! `theta`, the dual coefficients `alpha` and the bias (Kloft et al. 2011; docs/formulas.md):
 //!
 //! ```text
 //! f(x) = sum_m theta_m K_m(x, X_train) alpha + b

@@ -5,7 +5,7 @@
 //! # Problem
 //! Minimize `J(theta) = (lambda/2) y^T (K_theta + lambda I)^-1 y` ([`objective`]) over
 //! the positive part of the unit l2 ball (`Psi = 1/2 ||.||_2^2`, `K = Delta_2`: block norm
-//! q = 4/3, kernel-weight norm p = 2 in FORMULAS.md's notation), one weight per distinct
+//! q = 4/3, kernel-weight norm p = 2 in docs/formulas.md's notation), one weight per distinct
 //! product kernel `K_m` (multi-index `m`, degree `<= D`, weight `rho_d`).
 //!
 //! # Algorithm 2 with the estimate of eq. 14

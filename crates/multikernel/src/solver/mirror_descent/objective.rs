@@ -1,7 +1,7 @@
 //! The MKL objective of Afkanpour et al. (2013) for the squared loss and its gradient.
 //!
 //! With kernel weights `theta >= 0`, per-kernel scales `rho_i > 0` and ridge `lambda > 0`
-//! (FORMULAS.md, "Afkanpour et al. (2013), squared loss"; the paper's eq. 2-3 and
+//! (docs/formulas.md, "Afkanpour et al. (2013), squared loss"; the paper's eq. 2-3 and
 //! Proposition 3.2):
 //!
 //! ```text
@@ -136,7 +136,7 @@ pub fn quad_form(k: &Matrix, alpha: &[f64]) -> f64 {
 }
 
 /// `J(theta)` and its gradient `dJ/dtheta_i = -(lambda/2) alpha^T K_i alpha / rho_i^2`
-/// (eq. 12 with the factor of FORMULAS.md) over an explicit kernel list.
+/// (eq. 12 with the factor of docs/formulas.md) over an explicit kernel list.
 pub fn objective_and_gradient(
     kernels: &[Matrix],
     rho2: &[f64],

@@ -318,6 +318,7 @@ mod tests {
             explicit_groups: groups,
             n_labels: l,
             t: 1,
+            avg_start: 0,
         }
     }
 

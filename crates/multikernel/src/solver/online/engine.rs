@@ -22,7 +22,7 @@ use crate::kernel::Gram;
 use crate::params::ScaledVec;
 use crate::prox::{RegSpec, Regularizer};
 use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
-use crate::solver::online::params::{EpochReport, OnlineParams, StepSchedule};
+use crate::solver::online::params::{EpochReport, OnlineParams};
 use crate::task::online::{ExplicitGroup, Gradient, GroupRole, OnlineTask};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -38,6 +38,10 @@ pub struct OnlineState {
     pub n_labels: usize,
     /// Rounds done.
     pub t: u64,
+    /// Round after which the running average restarted ([`OnlineState::restart_average`]);
+    /// the average is over rounds `avg_start + 1 ..= t` (0: over every round, Alg. 1).
+    #[serde(default)]
+    pub avg_start: u64,
 }
 
 impl OnlineState {
@@ -47,7 +51,7 @@ impl OnlineState {
             .iter()
             .map(|g| {
                 if averaged {
-                    g.averaged(self.t)
+                    g.averaged(self.t - self.avg_start)
                 } else {
                     g.current()
                 }
@@ -61,12 +65,22 @@ impl OnlineState {
             .iter()
             .map(|g| {
                 if averaged {
-                    g.averaged(self.t)
+                    g.averaged(self.t - self.avg_start)
                 } else {
                     g.current()
                 }
             })
             .collect()
+    }
+
+    /// Restarts the running average of the iterates at the current round: from now on the
+    /// averaged parameters are the mean of the iterates of the rounds that follow (averaged
+    /// SGD that skips the first, far-from-optimal iterates; Xu 2011, Bottou 2012 Sec. 5.3).
+    pub fn restart_average(&mut self) {
+        for g in self.kernel.iter_mut().chain(self.explicit.iter_mut()) {
+            g.restart_average();
+        }
+        self.avg_start = self.t;
     }
 
     /// Recomputes each kernel group's cached image `F = K c` (label-major) and its squared
@@ -342,6 +356,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
             explicit_groups: groups,
             n_labels: l,
             t: 0,
+            avg_start: 0,
         };
         let gamma = params
             .projection
@@ -423,6 +438,12 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         &self.state
     }
 
+    /// Restarts the running average of the iterates at the current round
+    /// ([`OnlineState::restart_average`]).
+    pub fn restart_average(&mut self) {
+        self.state.restart_average();
+    }
+
     /// The state, consuming the learner (to warm-start a later one).
     pub fn into_state(self) -> OnlineState {
         self.state
@@ -451,12 +472,9 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
     }
 
     fn eta(&self, t: u64) -> f64 {
-        let t = t as f64;
-        match self.params.schedule {
-            StepSchedule::Constant => self.params.eta0,
-            StepSchedule::InvSqrt => self.params.eta0 / t.sqrt(),
-            StepSchedule::Inv { sigma } => 1.0 / (sigma.unwrap_or(self.params.lambda) * t),
-        }
+        self.params
+            .schedule
+            .eta(t, self.params.eta0, self.params.lambda)
     }
 
     /// One round of Alg. 1 on example `i`; returns its loss before the update.

@@ -28,7 +28,7 @@ use crate::solver::online::blocks::{
 use crate::solver::online::compact::{compact, GroupNorms};
 use crate::solver::online::vector::{assemble_machine, MachineParts, VectorFitConfig};
 use crate::solver::online::vector_model::{KernelMachine, OnlineTraining};
-use crate::solver::online::{OnlineParams, OnlineState, StepSchedule};
+use crate::solver::online::{OnlineParams, OnlineState};
 use crate::task::targets::check_targets;
 use crate::task::vector::check_loss;
 use crate::task::{Loss, TaskKind};
@@ -169,6 +169,7 @@ impl IncrementalFit {
                 explicit_groups: Vec::new(),
                 n_labels: n_outputs,
                 t: 0,
+                avg_start: 0,
             },
             rows_seen: 0,
             rows_at_mix: 0,
@@ -422,13 +423,10 @@ impl IncrementalFit {
         mixed.last_loss =
             (!losses.is_empty()).then(|| losses.iter().sum::<f64>() / losses.len() as f64);
         // The proximal step at the current step size (Prop. 1 of martins2011).
-        let eta = match mixed.params.schedule {
-            StepSchedule::Constant => mixed.params.eta0,
-            StepSchedule::InvSqrt => mixed.params.eta0 / (t.max(1) as f64).sqrt(),
-            StepSchedule::Inv { sigma } => {
-                1.0 / (sigma.unwrap_or(mixed.params.lambda) * t.max(1) as f64)
-            }
-        };
+        let eta = mixed
+            .params
+            .schedule
+            .eta(t.max(1), mixed.params.eta0, mixed.params.lambda);
         crate::solver::online::engine::prox_step(&mut mixed.state, &mixed.params, eta)?;
         Ok(mixed)
     }

@@ -7,7 +7,7 @@
 //! Regularization follows the paper: `lambda = 1 / (C N)` with `N` the number of training
 //! sequences; the projection radius is `gamma = sqrt(2 L(0) / lambda)`, which for the
 //! structured hinge (L(0) = average sequence length) is `sqrt(2 C * number of training
-//! positions)` (FORMULAS.md, "Radius of the vacuous projection").
+//! positions)` (docs/formulas.md, "Radius of the vacuous projection").
 
 use crate::data::SequenceData;
 use crate::error::{Error, Result};

@@ -1,5 +1,5 @@
 //! An exact SVM dual solver by sequential minimal optimization (SMO), for the wrapper MKL
-//! baselines (SimpleMKL, Gauss-Seidel; FORMULAS.md "Wrapper MKL") on vector tasks.
+//! baselines (SimpleMKL, Gauss-Seidel; docs/formulas.md "Wrapper MKL") on vector tasks.
 //!
 //! The problem is libsvm's general form (Chang & Lin 2011, eq. (11)):
 //!

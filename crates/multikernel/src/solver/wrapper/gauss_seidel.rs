@@ -1,5 +1,5 @@
 //! Gauss-Seidel wrapper MKL: alternate the SVM at fixed weights and the closed-form weights
-//! `d_m = ||w_m|| / sum_k ||w_k||` (FORMULAS.md "Wrapper MKL"; Kloft et al. 2011 with p = 1,
+//! `d_m = ||w_m|| / sum_k ||w_k||` (docs/formulas.md "Wrapper MKL"; Kloft et al. 2011 with p = 1,
 //! the alternation of martins2011's Figure 2), with `||w_m|| = d_m sqrt(-2 dJ/dd_m)`.
 
 use super::{clean_weights, InnerSolver, OnStep, Tally, WrapperParams, WrapperResult};

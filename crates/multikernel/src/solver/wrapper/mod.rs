@@ -1,5 +1,5 @@
 //! Wrapper MKL: kernel weights `d` on the simplex around an inner SVM solver
-//! (FORMULAS.md, "Wrapper MKL"; the baselines of martins2011 Sec. 4.1, Figure 2).
+//! (docs/formulas.md, "Wrapper MKL"; the baselines of martins2011 Sec. 4.1, Figure 2).
 //!
 //! Both methods minimize
 //!

@@ -20,7 +20,7 @@
 //! dJ/dd_m  = -lambda/2 q_m                                               (= -lambda ||theta_m||^2 / (2 d_m^2))
 //! ```
 //!
-//! (FORMULAS.md "Wrapper MKL", divided by `C N`). The gradient is Danskin's: it is the
+//! (docs/formulas.md "Wrapper MKL", divided by `C N`). The gradient is Danskin's: it is the
 //! derivative in `d_m` of the primal `lambda/2 sum_m ||theta_m||^2 / d_m + loss` at fixed
 //! blocks `theta_m` (the scores, hence the loss, do not move), equivalently of the dual's
 //! `-lambda/2 c^T K_d c` at fixed `c`.

@@ -1,5 +1,5 @@
 //! SimpleMKL: reduced gradient descent on the simplex (Rakotomamonjy et al. 2008, Alg. 1;
-//! FORMULAS.md "Wrapper MKL").
+//! docs/formulas.md "Wrapper MKL").
 //!
 //! Each outer iteration, with `mu` the largest weight and `G = dJ/dd` from the last solve:
 //! 1. the reduced gradient's descent direction `D` (`D_m = 0` where `d_m = 0` and the reduced

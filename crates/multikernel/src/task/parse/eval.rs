@@ -1,7 +1,7 @@
 //! Attachment scores as dependency parsers report them (CoNLL-X `eval.pl` without
 //! punctuation): UAS (right head), LAS (right head and relation), and, for treebanks whose
-//! tokens are inflectional groups, UAS without the `ig` arcs (PARSING.md: they attach a
-//! token to the next one and are nearly free).
+//! tokens are inflectional groups, UAS without the `ig` arcs (docs/parsing-tagging-facts.md:
+//! they attach a token to the next one and are nearly free).
 
 use super::ParseSentence;
 use serde::Serialize;

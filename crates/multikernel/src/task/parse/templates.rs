@@ -28,10 +28,10 @@ use crate::error::{Error, Result};
 use std::fmt;
 use std::path::Path;
 
-/// The default templates (about 48 groups; PARSING.md): McDonald et al.'s first-order
-/// templates alone and conjoined with direction and distance, lemmas, morphology, fine tags
-/// in between, the inflectional-group cue, direction and distance alone, and a bias. Works on
-/// any CoNLL-U file.
+/// The default templates (about 48 groups; docs/parsing-tagging-facts.md): McDonald et
+/// al.'s first-order templates alone and conjoined with direction and distance, lemmas,
+/// morphology, fine tags in between, the inflectional-group cue, direction and distance
+/// alone, and a bias. Works on any CoNLL-U file.
 pub const DEFAULT_TEMPLATES: &str = include_str!("default.templates");
 
 /// Largest neighbour offset of a position.

@@ -1,5 +1,5 @@
-//! The structured-task seam (martins2011 Sec. 2; DESIGN.md "Tasks"): what a structured output
-//! is, how it decomposes into parts, and what a learner may ask of it.
+//! The structured-task seam (martins2011 Sec. 2; ARCHITECTURE.md "The seams"): what a
+//! structured output is, how it decomposes into parts, and what a learner may ask of it.
 //!
 //! An example `x_i` has parts `r = 0..n_parts(i)` (a label at a position, a label pair, an
 //! arc). A model scores every part, and an output `y` is scored by its part counts:
@@ -217,7 +217,7 @@ impl std::iter::Sum for Counts {
 }
 
 /// A structured prediction task over training examples: parts, decoding, loss-augmented
-/// decoding, cost, marginals and metric (DESIGN.md "Tasks"). Example `i`'s gold output is
+/// decoding, cost, marginals and metric (ARCHITECTURE.md "The seams"). Example `i`'s gold output is
 /// [`StructuredTask::gold`]; costs and metrics compare against it.
 ///
 /// Implementations: the first-order chain ([`crate::task::sequence::SequenceTask`]) and the

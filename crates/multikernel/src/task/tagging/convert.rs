@@ -1,5 +1,5 @@
 //! A CoNLL-U treebank as tagging data in the column format: part-of-speech tagging of the
-//! Turkish Web Treebank from the shipped files (../shared/PARSING.md: predict UPOS from
+//! Turkish Web Treebank from the shipped files (docs/parsing-tagging-facts.md: predict UPOS from
 //! the form, lemma, suffixes and `SpaceAfter`).
 //!
 //! Columns (0-based, what the shipped template files read):

@@ -1,5 +1,6 @@
 use super::*;
 use crate::features::SparseVector;
+use crate::solver::cutting_plane::block_master::conic;
 use crate::solver::cutting_plane::{qp, L2Master};
 use rand::{Rng, SeedableRng};
 
@@ -210,4 +211,87 @@ fn capped_simplex_projection() {
     project_capped_simplex(&mut x, 1.0);
     assert!((x[0] - 0.5).abs() < 1e-15 && (x[1] - 0.5).abs() < 1e-15);
     assert!(BlockNormMaster::new(0.5, GroupLayout::new([1]), 1e-8, 10).is_err());
+}
+
+/// The warm-started saddle-point solver of `q = 1` against its slow twin, the conic program
+/// solved from scratch by clarabel: random working sets grown cut by cut (each solve warm
+/// started from the last), the same value to 1e-6 relative and the same template support.
+#[test]
+fn saddle_solver_matches_the_conic_program() {
+    for seed in 40..52u64 {
+        let groups = 2 + (seed as usize % 5);
+        let width = 2 + (seed as usize % 3);
+        let n_cuts = 6 + (seed as usize % 7);
+        let (layout, mut cuts) = instance(seed, groups, width, n_cuts);
+        // Some templates useless: scaled down, so that the optimum drops them.
+        let dim = layout.total();
+        for cut in cuts.iter_mut() {
+            let pairs: Vec<(usize, f64)> = cut
+                .a
+                .iter()
+                .map(|(j, v)| {
+                    let g = j / width;
+                    (j, if g % 3 == 2 { 0.05 * v } else { v })
+                })
+                .collect();
+            cut.a = SparseVector::from_pairs(pairs);
+        }
+        let c = [0.3, 1.0, 10.0][seed as usize % 3];
+        let mut m = BlockNormMaster::new(1.0, layout.clone(), 1e-10, 10_000).unwrap();
+        let mut sol = None;
+        for r in 1..=cuts.len() {
+            sol = Some(m.solve(&cuts[..r], c, dim).unwrap());
+        }
+        let sol = sol.unwrap();
+        let dense: Vec<Vec<f64>> = (0..groups).map(|g| m.grams.dense(g)).collect();
+        let b: Vec<f64> = cuts.iter().map(|k| k.b).collect();
+        let (alpha, mu) = conic::solve_conic(&dense, &b, c, 500).unwrap();
+        let quad = |g: &[f64], a: &[f64]| -> f64 {
+            let r = a.len();
+            (0..r)
+                .map(|i| (0..r).map(|j| a[i] * g[i * r + j] * a[j]).sum::<f64>())
+                .sum()
+        };
+        let theta = dense
+            .iter()
+            .map(|g| 0.5 * quad(g, &alpha))
+            .fold(0.0, f64::max);
+        // The conic solution gives a lower bound D(alpha) and, at its template weights, an
+        // upper bound J(mu) (its alpha is polished on the Gram at mu).
+        let lin: f64 = b.iter().zip(&alpha).map(|(x, y)| x * y).sum();
+        let conic_lower = lin - theta;
+        let mixed: f64 = dense
+            .iter()
+            .zip(&mu)
+            .map(|(g, m)| m * 0.5 * quad(g, &alpha))
+            .sum();
+        let conic_upper = lin - mixed;
+        let scale = conic_upper.abs().max(1e-12);
+        assert!(
+            sol.value >= conic_lower - 1e-6 * scale && sol.value <= conic_upper + 1e-9 * scale,
+            "seed {seed}: saddle {} outside the conic bounds [{conic_lower}, {conic_upper}]",
+            sol.value
+        );
+        // The interior point's multipliers are less exact than its template weights: the
+        // same value is the conic solution's J(mu) (its value at its own weights).
+        assert!(
+            (sol.value - conic_upper).abs() <= 1e-6 * scale,
+            "seed {seed}: saddle {} vs conic [{conic_lower}, {conic_upper}]",
+            sol.value
+        );
+        let p = primal(&layout, &cuts, &sol.w, c, 1.0);
+        assert!(
+            (p - sol.value).abs() <= 1e-6 * scale,
+            "seed {seed}: primal {p} vs dual {}",
+            sol.value
+        );
+        // The same support: weights clearly above 0 in one are above 0 in the other.
+        for (g, (&a, &b)) in m.mu().iter().zip(&mu).enumerate() {
+            assert!(
+                (a > 1e-3) == (b > 1e-3) || (a - b).abs() < 1e-3,
+                "seed {seed} template {g}: saddle {a} vs conic {b} ({:?} vs {mu:?})",
+                m.mu()
+            );
+        }
+    }
 }

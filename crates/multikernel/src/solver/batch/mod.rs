@@ -1,0 +1,22 @@
+//! Batch references for the structured learners over explicit features: the full regularized
+//! objective of martins2011 eq. 2 with the l2 regularizer,
+//!
+//! ```text
+//! F(w) = lambda/2 ||w||^2 + (1/N) sum_i L(w; x_i, y_i),      lambda = 1 / (C N),
+//! ```
+//!
+//! with `L` the CRF loss (eq. 3) or the structured hinge (eq. 4) ([`mod@objective`]), and its
+//! minimization by L-BFGS for the CRF ([`lbfgs`]). Multiplied by `1/lambda = C N` this is
+//! `1/2 ||w||^2 + C sum_i L_i`, the objective of the cutting plane at the same `C` and, divided
+//! by `C`, CRFsuite's `c2 ||w||^2 + sum_i L_i` with `c2 = 1 / (2 C)`.
+//!
+//! These give SPOM (Alg. 1 / 3) the optimum it should reach at the same `C`.
+
+pub mod lbfgs;
+pub mod objective;
+
+pub use lbfgs::{fit_lbfgs, BatchFit, LbfgsParams};
+pub use objective::{objective, objective_grad};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,209 @@
+//! The documentation holds together: every relative link in a Markdown file of the
+//! repository names a file that exists (and, with `#anchor`, a heading of it); no text file
+//! points to notes outside the repository; README stays a short door with the demo and the
+//! test command that `.ci/run` runs.
+
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Pages other branches add and the docs index already links (they arrive when those
+/// branches merge). A page listed here that exists is an error: take it off the list.
+const PENDING: [&str; 0] = [];
+
+/// Files of the repository with one of `exts` (and the scripts in `.ci`), outside build
+/// output, fuzzing corpora, test fixtures, the shipped data and hidden folders.
+fn files(exts: &[&str]) -> Vec<PathBuf> {
+    fn walk(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if name.starts_with('.') && name != ".ci" {
+                continue;
+            }
+            if path.is_dir() {
+                let top_data = name == "data" && dir == root().as_path();
+                let skip = matches!(
+                    name.as_str(),
+                    "target" | "corpus" | "artifacts" | "fixtures"
+                );
+                if !skip && !top_data {
+                    walk(&path, exts, out);
+                }
+            } else if path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| exts.contains(&e))
+                || dir.file_name() == Some(std::ffi::OsStr::new(".ci"))
+            {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&root(), exts, &mut out);
+    out.sort();
+    out
+}
+
+/// The anchor GitHub gives a heading: lower case, punctuation dropped, spaces to hyphens.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+fn anchors(text: &str) -> Vec<String> {
+    let mut in_code = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("```") {
+            in_code = !in_code;
+        } else if !in_code && line.starts_with('#') {
+            out.push(slug(line.trim_start_matches('#')));
+        }
+    }
+    out
+}
+
+/// The targets of inline links `[text](target)` outside code.
+fn links(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("](") {
+            let after = &rest[at + 2..];
+            let Some(end) = after.find(')') else { break };
+            out.push((i + 1, after[..end].to_string()));
+            rest = &after[end..];
+        }
+    }
+    out
+}
+
+#[test]
+fn relative_links_in_markdown_resolve() {
+    let root = root().canonicalize().unwrap();
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for md in files(&["md"]) {
+        let text = std::fs::read_to_string(&md).unwrap();
+        for (line, target) in links(&text) {
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            checked += 1;
+            let (path, anchor) = match target.split_once('#') {
+                Some((p, a)) => (p, Some(a)),
+                None => (target.as_str(), None),
+            };
+            let file = if path.is_empty() {
+                md.clone()
+            } else {
+                md.parent().unwrap().join(path)
+            };
+            let shown = format!("{}:{line}: {target}", md.display());
+            let Ok(file) = file.canonicalize() else {
+                let rel = normalize(&md.parent().unwrap().join(path));
+                let pending = PENDING
+                    .iter()
+                    .any(|p| normalize(&self::root().join(p)) == rel);
+                if !pending {
+                    broken.push(format!("{shown} (no such file)"));
+                }
+                continue;
+            };
+            if !file.starts_with(&root) {
+                broken.push(format!("{shown} (outside the repository)"));
+                continue;
+            }
+            if let Some(anchor) = anchor {
+                let text = std::fs::read_to_string(&file).unwrap_or_default();
+                if !anchors(&text).iter().any(|a| a == anchor) {
+                    broken.push(format!("{shown} (no heading with that anchor)"));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+    assert!(
+        checked > 30,
+        "only {checked} links found: is the walk right?"
+    );
+    for p in PENDING {
+        assert!(
+            !root.join(p).exists(),
+            "{p} exists now: take it off PENDING"
+        );
+    }
+}
+
+/// `a/b/../c` as `a/c`, without touching the file system (for files that do not exist).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[test]
+fn nothing_points_to_notes_outside_the_repository() {
+    // Built from pieces so this file does not match itself.
+    let outside = [
+        format!("{}/{}", "..", "shared"),
+        format!("{}.md", "FORMULAS"),
+        format!("{}.md", "PARSING"),
+        format!("{}.md", "DESIGN"),
+    ];
+    let mut found = Vec::new();
+    for f in files(&["md", "rs", "py", "toml", "sh", "txt"]) {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        for (i, line) in text.lines().enumerate() {
+            for o in &outside {
+                if line.contains(o.as_str()) {
+                    found.push(format!("{}:{}: {}", f.display(), i + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn readme_is_a_short_door_with_the_two_commands() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(lines <= 300, "README.md has {lines} lines (at most 300)");
+    let first_run = readme
+        .lines()
+        .find(|l| l.contains("cargo run"))
+        .expect("a cargo run line");
+    assert_eq!(first_run.trim(), "cargo run --release -- demo");
+    let test = "cargo test --workspace --release";
+    assert!(readme.lines().any(|l| l.trim() == test), "README: {test}");
+    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    assert!(ci.lines().any(|l| l.trim() == test), ".ci/run: {test}");
+}
