@@ -278,13 +278,23 @@ pub fn convert(a: &ConvertArgs) -> Result<()> {
     for s in &columns {
         let mut text = Vec::new();
         write_columns(&mut text, std::slice::from_ref(s))?;
-        let (bytes, _, unmappable) = encoding.encode(std::str::from_utf8(&text)?);
+        let text = std::str::from_utf8(&text)?;
+        let (bytes, _, unmappable) = encoding.encode(text);
         if unmappable {
+            // Name the first such character (this path runs once, on the way out).
+            let c = text
+                .chars()
+                .find(|c| encoding.encode(&c.to_string()).2)
+                .unwrap_or('\u{fffd}');
             bail!(
-                "{}:{}: the sentence has a character that {} cannot encode",
+                "{}:{}: the sentence has a character that {} cannot encode: U+{:04X} '{}' \
+                 (the form lowercased, column 1, may hold one the treebank does not: \
+                 'I' with a dot lowercases to 'i' and U+0307)",
                 a.data.display(),
                 s.line,
-                encoding.name()
+                encoding.name(),
+                c as u32,
+                c
             );
         }
         out.extend_from_slice(&bytes);

@@ -125,15 +125,22 @@ fn euc_jp_columns_train_and_predict_byte_for_byte_with_marginals() {
         if a.is_empty() {
             continue;
         }
+        // crf_test's layout: the input's 3 columns, the predicted label/P (-v1), then
+        // every label/P (-v2).
         let f1: Vec<&[u8]> = a.split(|&c| c == b'\t').collect();
         let f2: Vec<&[u8]> = b.split(|&c| c == b'\t').collect();
-        assert_eq!(f1.len(), 3);
-        assert_eq!(f2.len(), 3 + 4, "4 labels");
-        assert_eq!(f1, f2[..3]);
-        let all: Vec<f64> = f2[3..].iter().map(|f| prob(f)).collect();
+        assert_eq!(f1.len(), 3 + 1);
+        assert_eq!(f2.len(), 3 + 1 + 4, "4 labels");
+        assert_eq!(f1, f2[..4]);
+        let all: Vec<f64> = f2[4..].iter().map(|f| prob(f)).collect();
         assert!((all.iter().sum::<f64>() - 1.0).abs() < 1e-9);
-        let best = prob(f1[2]);
-        assert!(all.iter().any(|&q| q == best));
+        let best = prob(f1[3]);
+        // The predicted label is the gold one here (the tagger fits its training file).
+        assert_eq!(
+            &f1[3][..f1[3].iter().rposition(|&c| c == b'/').unwrap()],
+            f1[2]
+        );
+        assert!(all.contains(&best));
         assert!(all.iter().all(|&q| q <= best));
     }
     assert_eq!(sentences, 60);
@@ -240,9 +247,9 @@ fn bare_bio_labels_are_scored_as_conlleval_scores_them() {
         let is_noun = cols[2] == noun;
         // Every seventh noun is left out of a chunk, so that the tagger errs somewhere.
         k += usize::from(is_noun);
-        let label: &[u8] = if is_noun && k % 7 != 0 {
+        let label: &[u8] = if is_noun && !k.is_multiple_of(7) {
             b"B"
-        } else if prev_noun && k % 7 != 0 {
+        } else if prev_noun && !k.is_multiple_of(7) {
             b"I"
         } else {
             b"O"
@@ -281,7 +288,8 @@ fn bare_bio_labels_are_scored_as_conlleval_scores_them() {
     }
     pairs.push(("O".to_string(), "O".to_string()));
     let (g, f, c) = conlleval(&pairs);
-    assert!(g > 100 && c < g, "{g} {f} {c}");
+    // Some chunk is missed or made up, so that precision and recall are not both 100.
+    assert!(g > 50 && (c < g || c < f), "{g} {f} {c}");
     let (pr, rc) = (c as f64 / f as f64, c as f64 / g as f64);
     let want = 100.0 * 2.0 * pr * rc / (pr + rc);
     assert!(
@@ -298,21 +306,36 @@ fn convert_writes_an_ascii_compatible_encoding_and_refuses_others() {
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
     let tb = repo("data/treebank/tr-web.conllu.gz");
-    let conv = |enc: &str, out: &str| {
-        run(&[
-            "convert",
-            "--data",
-            &tb,
-            "--folds",
-            "9",
-            "--encoding",
-            enc,
-            "--out",
-            out,
-        ])
+    let conv = |data: &str, folds: Option<&str>, enc: &str, out: &str| {
+        let mut args = vec!["convert", "--data", data, "--encoding", enc, "--out", out];
+        if let Some(f) = folds {
+            args.extend(["--folds", f]);
+        }
+        run(&args)
     };
-    assert!(conv("utf-8", &p("u")).status.success());
-    assert!(conv("windows-1254", &p("t")).status.success());
+    assert!(conv(&tb, Some("9"), "utf-8", &p("u9")).status.success());
+    // Fold 9 has 'SENİ', whose lowercased column is 'seni' + U+0307 (combining dot above),
+    // which windows-1254 has no byte for: an error naming the sentence and the character.
+    assert_clean_error(
+        &conv(&tb, Some("9"), "windows-1254", &p("t9")),
+        &["tr-web.conllu.gz:", "windows-1254", "U+0307"],
+    );
+    assert!(!dir.path().join("t9").exists());
+    // A treebank of Turkish letters windows-1254 has.
+    std::fs::write(
+        p("tr.conllu"),
+        "# text = Öğretmen ağacı gördü.\n\
+         1\tÖğretmen\töğretmen\tNOUN\tNN\t_\t3\tnsubj\t_\t_\n\
+         2\tağacı\tağaç\tNOUN\tNN\t_\t3\tobj\t_\t_\n\
+         3\tgördü\tgör\tVERB\tVB\t_\t0\troot\t_\tSpaceAfter=No\n\
+         4\t.\t.\tPUNCT\t.\t_\t3\tp\t_\t_\n\n\
+         1\tŞimdi\tşimdi\tADV\tRB\t_\t2\tadvmod\t_\t_\n\
+         2\tışık\tışık\tNOUN\tNN\t_\t0\troot\t_\t_\n\n",
+    )
+    .unwrap();
+    let tr = p("tr.conllu");
+    assert!(conv(&tr, None, "utf-8", &p("u")).status.success());
+    assert!(conv(&tr, None, "windows-1254", &p("t")).status.success());
     let (u, t) = (
         std::fs::read(p("u")).unwrap(),
         std::fs::read(p("t")).unwrap(),
@@ -332,13 +355,14 @@ fn convert_writes_an_ascii_compatible_encoding_and_refuses_others() {
             0xf0 => 'ğ',
             0xfd => 'ı',
             0xfe => 'ş',
-            b if b < 0x80 || b >= 0xa0 => char::from(b),
+            b if !(0x80..0xa0).contains(&b) => char::from(b),
             _ => '\u{fffd}',
         })
         .collect();
     assert_eq!(decoded.as_bytes(), &u[..]);
+    let conv = |enc: &str, out: &str| conv(&tr, None, enc, out);
     // EUC-JP has no 'ş': an error naming the sentence; no file.
-    assert_clean_error(&conv("euc-jp", &p("e")), &["tr-web.conllu.gz:", "EUC-JP"]);
+    assert_clean_error(&conv("euc-jp", &p("e")), &["tr.conllu:", "EUC-JP"]);
     assert!(!dir.path().join("e").exists());
     for bad in ["utf-16", "UTF-16BE", "utf-32"] {
         assert_clean_error(&conv(bad, &p("x")), &["not ASCII-compatible"]);
