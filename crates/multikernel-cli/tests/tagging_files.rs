@@ -392,3 +392,48 @@ fn convert_writes_an_ascii_compatible_encoding_and_refuses_others() {
         &["w16:1", "UTF-16"],
     );
 }
+
+/// CRF++ bigram templates with macros (`B01:%x[0,1]`) train with either loss, predict, and
+/// give marginals summing to 1 per token; the model file round-trips through eval.
+#[test]
+fn bigram_templates_with_macros_train_and_predict() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let data = repo("data/tagging/ja-pos.euc-jp.txt");
+    std::fs::write(
+        p("tpl"),
+        "U00:%x[0,0]\nB\nB01:%x[0,1]\nB02:%x[-1,1]/%x[0,1]\n",
+    )
+    .unwrap();
+    for loss in ["crf", "hinge"] {
+        train(&data, &p("tpl"), loss, &p(loss));
+        let out = ok(&["eval", "--model", &p(loss), "--data", &data]);
+        let (k, acc) = last_line(&out);
+        assert_eq!(k, "accuracy");
+        assert!(acc > 90.0, "{out}");
+    }
+    let inspect = ok(&["inspect", "--model", &p("crf")]);
+    assert!(inspect.contains("B01:%x[0,1]"), "{inspect}");
+    let v2 = run(&["predict", "--model", &p("crf"), "--data", &data, "-v2"]);
+    assert!(v2.status.success());
+    let mut tokens = 0;
+    for l in lines(&v2.stdout) {
+        if l.is_empty() || l.starts_with(b"# ") {
+            continue;
+        }
+        let f: Vec<&[u8]> = l.split(|&c| c == b'\t').collect();
+        let sum: f64 = f[4..]
+            .iter()
+            .map(|x| {
+                let k = x.iter().rposition(|&c| c == b'/').unwrap();
+                std::str::from_utf8(&x[k + 1..])
+                    .unwrap()
+                    .parse::<f64>()
+                    .unwrap()
+            })
+            .sum();
+        assert!((sum - 1.0).abs() < 1e-9, "{sum}");
+        tokens += 1;
+    }
+    assert_eq!(tokens, 350);
+}

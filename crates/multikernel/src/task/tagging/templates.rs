@@ -16,7 +16,7 @@
 //! refuses a column the data does not have (CRF++ fails on it at the first sentence).
 
 use crate::data::read::{parse_err, read_bytes, utf8_err, Lines};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -272,31 +272,19 @@ impl TemplateFile {
             .filter(|t| t.kind == TemplateKind::Unigram)
     }
 
-    /// Whether a bigram template is present.
+    /// Whether a plain bigram template (`B`, no macros: the label pair alone) is present.
     pub fn has_bigram(&self) -> bool {
         self.templates
             .iter()
-            .any(|t| t.kind == TemplateKind::Bigram)
+            .any(|t| t.kind == TemplateKind::Bigram && !t.has_macros())
     }
 
-    /// Refuses what the chain learners do not handle: a bigram template with macros (its
-    /// label-pair weights would vary with the position).
-    pub fn check_supported(&self) -> Result<()> {
-        if let Some((k, t)) = self
-            .templates
+    /// The bigram templates with macros (`B01:%x[0,0]`: the label pair of tokens `i - 1`
+    /// and `i` conjoined with the expansion at `i`, as CRF++ builds them), in file order.
+    pub fn bigram_macros(&self) -> impl Iterator<Item = &Template> {
+        self.templates
             .iter()
-            .enumerate()
-            .find(|(_, t)| t.kind == TemplateKind::Bigram && t.has_macros())
-        {
-            return Err(Error::unsupported(format!(
-                "{}:{}: bigram template '{}' has macros; only plain bigram templates (a line \
-                 'B') are supported: move its observations into U templates",
-                self.origin,
-                self.lines.get(k).copied().unwrap_or(0),
-                t.text
-            )));
-        }
-        Ok(())
+            .filter(|t| t.kind == TemplateKind::Bigram && t.has_macros())
     }
 }
 
@@ -360,9 +348,11 @@ mod tests {
                 .to_string();
             assert!(e.contains(what) && e.contains("tpl:"), "{bad:?}: {e}");
         }
+        let b = TemplateFile::parse(b"U:%x[0,0]\nB01:%x[0,0]\nB\n", Path::new("tpl")).unwrap();
+        assert!(b.has_bigram());
+        assert_eq!(b.bigram_macros().count(), 1);
         let b = TemplateFile::parse(b"U:%x[0,0]\nB01:%x[0,0]\n", Path::new("tpl")).unwrap();
-        let e = b.check_supported().unwrap_err().to_string();
-        assert!(e.contains("tpl:2"), "{e}");
+        assert!(!b.has_bigram());
     }
 
     #[test]
