@@ -67,6 +67,12 @@ pub struct ConvertArgs {
     /// Output file (written whole or not at all; `-`: standard output).
     #[arg(long)]
     pub out: PathBuf,
+    /// Encoding of the columns written (the treebank is UTF-8): any ASCII-compatible
+    /// encoding by its WHATWG name (utf-8, euc-jp, shift_jis, gbk, gb18030, big5, euc-kr,
+    /// windows-1252, iso-8859-2, ...). A character the encoding lacks is an error naming
+    /// the sentence; UTF-16 and other encodings that are not ASCII-compatible are refused.
+    #[arg(long, default_value = "utf-8")]
+    pub encoding: String,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -387,6 +393,18 @@ pub struct PredictArgs {
     /// Tables: rows read and predicted at a time (the file is never whole in memory).
     #[arg(long, default_value_t = multikernel::data::model_stream::DEFAULT_CHUNK_ROWS)]
     pub chunk_rows: usize,
+    /// Taggers trained with the CRF loss: print probabilities as CRF++'s `crf_test -v1`
+    /// does (`# P(sentence)` before each sentence, `label/P(label)` after each token's
+    /// columns); `--marginals 2` (`-v2`) adds every label's `label/P` on each token.
+    #[arg(
+        short = 'v',
+        long,
+        num_args = 0..=1,
+        default_missing_value = "1",
+        value_parser = clap::value_parser!(u8).range(1..=2),
+        value_name = "LEVEL"
+    )]
+    pub marginals: Option<u8>,
 }
 
 #[derive(Args, Debug, Clone)]

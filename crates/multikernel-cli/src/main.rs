@@ -33,7 +33,12 @@ fn restore_sigpipe() {
 
 /// Writes to standard output; a closed pipe (`| head`) is not an error.
 pub fn emit(text: &str) {
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    emit_bytes(text.as_bytes());
+}
+
+/// Prints bytes as they are (columns in the data's own encoding).
+pub fn emit_bytes(bytes: &[u8]) {
+    let _ = std::io::stdout().lock().write_all(bytes);
 }
 
 fn main() {

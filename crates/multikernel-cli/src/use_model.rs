@@ -170,9 +170,9 @@ pub fn score(a: &ScoreArgs) -> Result<()> {
         );
     }
     let k = d.n_columns;
-    let gold: Vec<Vec<&str>> = d.sentences.iter().map(|s| s.column(k - 2)).collect();
-    let pred: Vec<Vec<&str>> = d.sentences.iter().map(|s| s.column(k - 1)).collect();
-    let mut labels: Vec<&str> = gold.iter().chain(&pred).flatten().copied().collect();
+    let gold: Vec<Vec<&[u8]>> = d.sentences.iter().map(|s| s.column(k - 2)).collect();
+    let pred: Vec<Vec<&[u8]>> = d.sentences.iter().map(|s| s.column(k - 1)).collect();
+    let mut labels: Vec<&[u8]> = gold.iter().chain(&pred).flatten().copied().collect();
     labels.sort_unstable();
     labels.dedup();
     let sc = TagScores::of(&gold, &pred);
@@ -204,17 +204,62 @@ fn tag_scores(sc: &multikernel::task::tagging::TagScores, chunks: bool) -> Strin
     out
 }
 
-/// The input columns with the predicted label appended (as `crf_test` prints them).
-fn predict_tagger(m: &TaggerModel, a: &PredictArgs) -> Result<String> {
+/// The input columns with the predicted label appended (as `crf_test` prints them), as
+/// bytes: the columns are the input's, in its encoding. With `--marginals` (CRF loss
+/// only), CRF++'s `-v1` / `-v2` layout.
+fn predict_tagger(m: &TaggerModel, a: &PredictArgs) -> Result<Vec<u8>> {
     use multikernel::data::columns::write_with_predictions;
     if a.test_folds.is_some() {
         bail!("--test-folds selects folds of OCR data or a treebank; a column file is used whole");
     }
     let sentences = read_tagged(&a.data)?;
-    let pred = m.tag(&sentences)?;
     let mut out = Vec::new();
-    write_with_predictions(&mut out, &sentences, &pred)?;
-    Ok(String::from_utf8(out)?)
+    match a.marginals {
+        None => write_with_predictions(&mut out, &sentences, &m.tag(&sentences)?)?,
+        Some(level) => {
+            let marg = m
+                .marginals(&sentences)
+                .map_err(|e| anyhow::anyhow!("{}: --marginals: {e}", a.model.display()))?;
+            write_marginals(&mut out, m, &sentences, &marg, level);
+        }
+    }
+    Ok(out)
+}
+
+/// CRF++'s `crf_test -v1` / `-v2` output: `# P(best sequence)`, then each token's columns
+/// and `label/P(label)` separated by tabs (`-v2`: then every label's `label/P`), a blank line
+/// after each sentence. Probabilities are printed in full (shortest round-trip decimal),
+/// where CRF++ prints 6 significant digits.
+fn write_marginals(
+    out: &mut Vec<u8>,
+    m: &TaggerModel,
+    sentences: &[multikernel::data::columns::ColumnSentence],
+    marg: &[multikernel::solver::tagging::SentenceMarginals],
+    level: u8,
+) {
+    let labels = &m.featurizer.labels;
+    let l = labels.len();
+    for (s, g) in sentences.iter().zip(marg) {
+        out.extend_from_slice(format!("# {}\n", g.sequence).as_bytes());
+        for (i, tok) in s.tokens.iter().enumerate() {
+            for c in tok {
+                out.extend_from_slice(c);
+                out.push(b'\t');
+            }
+            let p = &g.token[i * l..(i + 1) * l];
+            out.extend_from_slice(&labels[g.best[i]]);
+            out.extend_from_slice(format!("/{}", p[g.best[i]]).as_bytes());
+            if level >= 2 {
+                for (y, py) in labels.iter().zip(p) {
+                    out.push(b'\t');
+                    out.extend_from_slice(y);
+                    out.extend_from_slice(format!("/{py}").as_bytes());
+                }
+            }
+            out.push(b'\n');
+        }
+        out.push(b'\n');
+    }
 }
 
 /// `convert`: a CoNLL-U treebank as tagging columns.
@@ -227,11 +272,35 @@ pub fn convert(a: &ConvertArgs) -> Result<()> {
         format: None,
     };
     let sentences = read_treebank(&args, a.folds.as_deref(), Heads::Optional)?;
+    let encoding = crate::data::ascii_compatible_encoding(&a.encoding)?;
     let columns = from_conllu(&sentences, label);
     let mut out = Vec::new();
-    write_columns(&mut out, &columns)?;
+    for s in &columns {
+        let mut text = Vec::new();
+        write_columns(&mut text, std::slice::from_ref(s))?;
+        let text = std::str::from_utf8(&text)?;
+        let (bytes, _, unmappable) = encoding.encode(text);
+        if unmappable {
+            // Name the first such character (this path runs once, on the way out).
+            let c = text
+                .chars()
+                .find(|c| encoding.encode(&c.to_string()).2)
+                .unwrap_or('\u{fffd}');
+            bail!(
+                "{}:{}: the sentence has a character that {} cannot encode: U+{:04X} '{}' \
+                 (the form lowercased, column 1, may hold one the treebank does not: \
+                 'I' with a dot lowercases to 'i' and U+0307)",
+                a.data.display(),
+                s.line,
+                encoding.name(),
+                c as u32,
+                c
+            );
+        }
+        out.extend_from_slice(&bytes);
+    }
     if a.out == Path::new("-") {
-        crate::emit(std::str::from_utf8(&out)?);
+        crate::emit_bytes(&out);
     } else {
         multikernel::io::write_atomic(&a.out, &out)?;
         eprintln!(
@@ -284,22 +353,28 @@ pub fn eval(a: &EvalArgs) -> Result<()> {
 pub fn predict(a: &PredictArgs) -> Result<()> {
     let limit = MemoryLimit::gib(a.memory_limit_gb);
     let model = Model::load(&a.model)?;
+    if a.marginals.is_some() && !matches!(model, Model::Tagger(_)) {
+        bail!(
+            "--marginals prints the label probabilities of a sequence tagger trained with the \
+             CRF loss; {} is a {} model",
+            a.model.display(),
+            model.task_name()
+        );
+    }
     let out = if let Model::Parser(m) = &model {
-        predict_parser(m, a)?
+        predict_parser(m, a)?.into_bytes()
     } else if let Model::Tagger(m) = &model {
         predict_tagger(m, a)?
     } else if let Model::Sequence(m) = &model {
         let test = read_sequences(&a.data, a.test_folds.as_deref())?;
         let pred = m.predict_names(&test.x, &test.spans, &limit)?;
-        sequence_lines(&pred)
+        sequence_lines(&pred).into_bytes()
     } else {
         return predict_table(&model, a, &limit);
     };
     match &a.out {
-        Some(path) if path != Path::new("-") => {
-            multikernel::io::write_atomic(path, out.as_bytes())?
-        }
-        _ => crate::emit(&out),
+        Some(path) if path != Path::new("-") => multikernel::io::write_atomic(path, &out)?,
+        _ => crate::emit_bytes(&out),
     }
     Ok(())
 }

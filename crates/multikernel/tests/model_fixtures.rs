@@ -477,6 +477,12 @@ fn outputs(model: &Model, probe: &Probe) -> String {
                 panic!("columns for a tagger")
             };
             for tags in t.tag(s).unwrap() {
+                // Labels are bytes (columns in any ASCII-compatible encoding); the probes'
+                // are UTF-8.
+                let tags: Vec<String> = tags
+                    .iter()
+                    .map(|t| String::from_utf8(t.clone()).unwrap())
+                    .collect();
                 writeln!(out, "{}", tags.join(" ")).unwrap();
             }
         }

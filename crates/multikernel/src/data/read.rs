@@ -291,6 +291,19 @@ impl<'a> Iterator for Lines<'a> {
     }
 }
 
+/// Lines of a byte buffer as bytes, with 1-based numbers; `\r\n` endings and a leading
+/// UTF-8 byte order mark are removed, nothing is decoded.
+pub(crate) fn byte_lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let lines = (!bytes.is_empty()).then(|| body.split(|&b| b == b'\n'));
+    lines
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(k, l)| (k + 1, l.strip_suffix(b"\r").unwrap_or(l)))
+}
+
 /// A parse error at `line` of `path`.
 pub(crate) fn parse_err(path: &Path, line: usize, msg: impl Into<String>) -> Error {
     Error::Parse {

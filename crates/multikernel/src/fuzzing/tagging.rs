@@ -1,6 +1,6 @@
 //! Column files and CRF++ template files.
 
-use crate::data::columns::{parse_columns, write_columns, write_with_predictions};
+use crate::data::columns::{parse_columns, write_columns, write_with_predictions, ColumnSentence};
 use crate::task::tagging::{TagFeaturizer, TaggingTask, TemplateFile};
 use std::path::Path;
 
@@ -25,17 +25,30 @@ pub fn columns(data: &[u8]) {
     for (a, b) in again.sentences.iter().zip(&d.sentences) {
         assert_eq!(a.tokens, b.tokens);
     }
-    let pred: Vec<Vec<String>> = d
+    let pred: Vec<Vec<Vec<u8>>> = d
         .sentences
         .iter()
         .map(|s| s.tokens.iter().map(|t| t[0].clone()).collect())
         .collect();
     let mut out = Vec::new();
     write_with_predictions(&mut out, &d.sentences, &pred).expect("lengths match");
+    // The written columns are the input's bytes: reading them back gives the same tokens
+    // with the prediction as one more column.
+    let back = parse_columns(&out, Path::new("predicted")).expect("predicted columns parse");
+    for (a, b) in back.sentences.iter().zip(&d.sentences) {
+        for (ta, tb) in a.tokens.iter().zip(&b.tokens) {
+            assert_eq!(&ta[..tb.len()], &tb[..]);
+            assert_eq!(ta[tb.len()], tb[0]);
+        }
+    }
     let train: Vec<_> = d.sentences.iter().take(8).cloned().collect();
     let tpl = TemplateFile::parse(b"U0:%x[0,0]/%x[-1,0]\nB\n", Path::new("t")).expect("valid");
     if let Ok(f) = TagFeaturizer::fit(tpl, &train, 1) {
         let task = TaggingTask::new(&f, &train).expect("training sentences index");
+        // Labels in any encoding round-trip through the model file's JSON.
+        let json = serde_json::to_string(&f).expect("a featurizer serializes");
+        let back: TagFeaturizer = serde_json::from_str(&json).expect("and reads back");
+        assert_eq!(back, f);
         assert_eq!(
             crate::task::structured::StructuredTask::n_examples(&task),
             train.len()
@@ -43,8 +56,9 @@ pub fn columns(data: &[u8]) {
     }
 }
 
-/// CRF++ template text: a parsed file prints back to itself, and every template expands on
-/// a short sentence (rows outside it read boundary tokens) without panicking.
+/// CRF++ template text: a parsed file prints back to itself, every template expands on a
+/// short sentence (rows outside it read boundary tokens) without panicking, and small files
+/// (bigram templates with macros included) train a featurizer whose chain task is consistent.
 pub fn crf_templates(data: &[u8]) {
     let Ok(f) = TemplateFile::parse(data, Path::new("fuzz.templates")) else {
         return;
@@ -61,15 +75,78 @@ pub fn crf_templates(data: &[u8]) {
         .unwrap_or(0)
         .min(64);
     if f.check_columns(width).is_ok() {
-        let tokens: Vec<Vec<String>> = (0..3)
-            .map(|i| (0..width).map(|c| format!("t{i}c{c}")).collect())
+        let tokens: Vec<Vec<Vec<u8>>> = (0..3)
+            .map(|i| {
+                (0..width)
+                    .map(|c| format!("t{i}c{c}").into_bytes())
+                    .collect()
+            })
             .collect();
-        let mut buf = String::new();
+        let mut buf = Vec::new();
         for t in &f.templates {
             for pos in 0..3 {
                 t.expand(3, pos, |i, c| &tokens[i][c], &mut buf);
-                assert!(buf.starts_with(['U', 'B']));
+                assert!(buf.starts_with(b"U") || buf.starts_with(b"B"));
             }
+        }
+        if width <= 8 && f.templates.len() <= 16 {
+            train_with(f, width.max(1));
+        }
+    }
+}
+
+/// Templates of any kind (bigram templates with macros included) index a tiny training set
+/// and give a chain task whose parts, decoding and marginals are consistent.
+fn train_with(f: TemplateFile, width: usize) {
+    use crate::task::structured::StructuredTask;
+    let sentences: Vec<ColumnSentence> = [3usize, 1, 4]
+        .iter()
+        .enumerate()
+        .map(|(k, &n)| ColumnSentence {
+            tokens: (0..n)
+                .map(|i| {
+                    let mut t: Vec<Vec<u8>> = (0..width)
+                        .map(|c| format!("w{}c{c}", (i + k) % 3).into_bytes())
+                        .collect();
+                    t.push(if (i + k) % 2 == 0 {
+                        b"A".to_vec()
+                    } else {
+                        b"B".to_vec()
+                    });
+                    t
+                })
+                .collect(),
+            line: 1 + 10 * k,
+        })
+        .collect();
+    let feat = TagFeaturizer::fit(f, &sentences, 1).expect("templates that fit the columns train");
+    let json = serde_json::to_string(&feat).expect("a featurizer serializes");
+    let back: TagFeaturizer = serde_json::from_str(&json).expect("and reads back");
+    assert_eq!(back, feat);
+    assert!(feat.validate().is_ok());
+    let task = TaggingTask::new(&feat, &sentences).expect("training sentences index");
+    let l = feat.n_labels();
+    for (i, s) in sentences.iter().enumerate() {
+        let n = s.len();
+        let plain = if feat.has_bigram() { l * l } else { 0 };
+        let pairs = if feat.has_bigram_macros() {
+            (n - 1) * l * l
+        } else {
+            0
+        };
+        assert_eq!(task.n_parts(i), plain + pairs + n * l);
+        let scores: Vec<f64> = (0..task.n_parts(i)).map(|k| (k % 7) as f64 * 0.3).collect();
+        let y = task.decode(i, &scores);
+        assert_eq!(y.len(), n);
+        assert!(task
+            .joint_feature(i, &y)
+            .iter()
+            .all(|(k, _)| k < task.n_parts(i)));
+        let m = task.marginals(i, &scores).expect("a chain has marginals");
+        assert_eq!(m.expected.len(), task.n_parts(i));
+        for k in 0..n {
+            let row = &m.expected[plain + pairs + k * l..plain + pairs + (k + 1) * l];
+            assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-9);
         }
     }
 }

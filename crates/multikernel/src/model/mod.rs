@@ -129,20 +129,31 @@ impl Model {
     }
 
     /// Class names (binary: the second is the positive class), the label alphabet of a
-    /// sequence model, or nothing for regression.
-    pub fn classes(&self) -> &[String] {
-        match self {
+    /// sequence model, or nothing for regression. A tagger's labels are bytes in its data's
+    /// encoding: shown here decoded as UTF-8, with U+FFFD for bytes that are not.
+    pub fn classes(&self) -> std::borrow::Cow<'_, [String]> {
+        use std::borrow::Cow;
+        if let Model::Tagger(m) = self {
+            return Cow::Owned(
+                m.featurizer
+                    .labels
+                    .iter()
+                    .map(|l| String::from_utf8_lossy(l).into_owned())
+                    .collect(),
+            );
+        }
+        Cow::Borrowed(match self {
             Model::KernelMachine(m) => &m.classes,
             Model::Sequence(m) => &m.labels,
             Model::Parser(m) => m.labeler.as_ref().map_or(&[], |l| &l.labels),
-            Model::Tagger(m) => &m.featurizer.labels,
+            Model::Tagger(_) => &[],
             Model::Gomp(m) => &m.classes,
             Model::LpMkl(m) => &m.classes,
             Model::PolyMkl(m) => &m.classes,
             Model::Precomputed(m) => &m.classes,
             Model::Wrapper(m) => &m.classes,
             Model::PrecomputedWrapper(m) => &m.classes,
-        }
+        })
     }
 
     /// What a data file for this vector model must hold: the feature columns (by name) and
@@ -447,7 +458,11 @@ fn tagger_summary(m: &TaggerModel) -> Summary {
     Summary {
         learner: "sequence tagger, CRF++ templates as groups".into(),
         task: "sequence".into(),
-        classes: f.labels.clone(),
+        classes: f
+            .labels
+            .iter()
+            .map(|l| String::from_utf8_lossy(l).into_owned())
+            .collect(),
         n_features: f.n_columns,
         settings,
         headline: format!(

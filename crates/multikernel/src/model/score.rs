@@ -59,7 +59,7 @@ impl<'m> ScoreAccumulator<'m> {
         let pred = self.model.predict_with(x, limit)?;
         match (&pred, targets) {
             (Targets::Classes { y: p, .. }, Targets::Classes { y, classes }) => {
-                if classes != self.model.classes() {
+                if classes[..] != self.model.classes()[..] {
                     return Err(Error::data(format!(
                         "the targets' classes ({}) are not the model's ({})",
                         classes.join(", "),

@@ -16,6 +16,7 @@ use crate::solver::batch::{self, LbfgsParams};
 use crate::solver::cutting_plane::{self, CuttingPlaneParams};
 use crate::solver::online::engine::OnlineLearner;
 use crate::solver::online::params::OnlineParams;
+use crate::task::chain::{forward_backward, forward_backward_at, viterbi, viterbi_at};
 use crate::task::structured::{StructLoss, StructuredOnline};
 use crate::task::tagging::{
     decode_chain, is_chunk_scheme, TagFeaturizer, TagScores, TaggingTask, TemplateFile,
@@ -73,6 +74,21 @@ pub struct TaggerModel {
     /// SPOM.
     #[serde(default)]
     pub template_weights: Vec<f64>,
+    /// The loss it was trained with (`None` in model files written before this field: then
+    /// read from [`TaggerModel::learner`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<StructLoss>,
+}
+
+/// What `predict --marginals` prints for one sentence (CRF++'s `crf_test -v1` / `-v2`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SentenceMarginals {
+    /// The best label sequence (Viterbi), as label slots.
+    pub best: Vec<usize>,
+    /// `p(y_i = y | x)` for each token `i` and label slot `y` (`n x L`, row-major).
+    pub token: Vec<f64>,
+    /// `p(best | x) = exp(s(best) - log Z)`.
+    pub sequence: f64,
 }
 
 impl TaggerModel {
@@ -130,39 +146,112 @@ impl TaggerModel {
         Ok(())
     }
 
+    /// Whether the model was trained with the CRF loss (its scores are then log-potentials
+    /// of a conditional random field, and marginals are probabilities).
+    pub fn is_crf(&self) -> bool {
+        match self.loss {
+            Some(l) => l == StructLoss::Crf,
+            None => self.learner.starts_with("SPOM, crf loss"),
+        }
+    }
+
+    /// The label-pair scores (`L x L`; zeros without a bigram template).
+    fn transitions(&self) -> Vec<f64> {
+        let l = self.featurizer.n_labels();
+        if self.featurizer.has_bigram() {
+            self.weights[..l * l].to_vec()
+        } else {
+            vec![0.0; l * l]
+        }
+    }
+
+    /// The position-dependent label-pair scores of a sentence with bigram templates with
+    /// macros (`(n - 1) x L x L`).
+    fn positional(&self, s: &ColumnSentence) -> Vec<f64> {
+        let l = self.featurizer.n_labels();
+        let plain = self.featurizer.has_bigram().then(|| &self.weights[..l * l]);
+        self.featurizer
+            .positional_transitions(s, plain, &self.weights)
+    }
+
+    /// The unigram scores of a sentence (`n x L`).
+    fn unary(&self, s: &ColumnSentence) -> Vec<f64> {
+        let f = &self.featurizer;
+        let l = f.n_labels();
+        let nt = f.offset();
+        let rows = f.rows(s);
+        let mut unary = vec![0.0; s.len() * l];
+        for (r, u) in unary.chunks_mut(l).enumerate() {
+            for &(j, x) in rows.row(r) {
+                let w = &self.weights[nt + j * l..nt + (j + 1) * l];
+                for (o, wy) in u.iter_mut().zip(w) {
+                    *o += x * wy;
+                }
+            }
+        }
+        unary
+    }
+
     /// The best label sequence of every sentence (in parallel), as label slots. Tokens need
     /// the observation columns the model reads; an error otherwise.
     pub fn tag_ids(&self, sentences: &[ColumnSentence]) -> Result<Vec<Vec<usize>>> {
         self.featurizer.check_sentences(sentences)?;
-        let f = &self.featurizer;
-        let l = f.n_labels();
-        let nt = f.offset();
-        let zeros = vec![0.0; l * l];
-        let trans = if f.has_bigram() {
-            &self.weights[..nt]
-        } else {
-            &zeros[..]
-        };
+        let l = self.featurizer.n_labels();
+        let trans = self.transitions();
         Ok(sentences
             .par_iter()
             .map(|s| {
-                let rows = f.rows(s);
-                let mut unary = vec![0.0; s.len() * l];
-                for (r, u) in unary.chunks_mut(l).enumerate() {
-                    for &(j, x) in rows.row(r) {
-                        let w = &self.weights[nt + j * l..nt + (j + 1) * l];
-                        for (o, wy) in u.iter_mut().zip(w) {
-                            *o += x * wy;
-                        }
-                    }
+                if self.featurizer.has_bigram_macros() {
+                    viterbi_at(&self.unary(s), &self.positional(s), l).1
+                } else {
+                    decode_chain(&self.unary(s), &trans, l)
                 }
-                decode_chain(&unary, trans, l)
             })
             .collect())
     }
 
-    /// The best labels of every sentence.
-    pub fn tag(&self, sentences: &[ColumnSentence]) -> Result<Vec<Vec<String>>> {
+    /// The best labels of every sentence with their probabilities under the CRF
+    /// `p(y | x) = exp(s(y) - log Z(x))` (martins2011 eq. 3; Lafferty et al. 2001): each
+    /// token's label marginals by forward-backward and the best sequence's probability. An
+    /// error for a model trained with the hinge loss, whose scores are no log-probabilities.
+    pub fn marginals(&self, sentences: &[ColumnSentence]) -> Result<Vec<SentenceMarginals>> {
+        if !self.is_crf() {
+            return Err(Error::unsupported(format!(
+                "marginals need a tagger trained with the CRF loss (train --loss crf); this \
+                 one was trained by {}: its scores are not log-probabilities",
+                if self.learner.is_empty() {
+                    "another loss"
+                } else {
+                    &self.learner
+                }
+            )));
+        }
+        self.featurizer.check_sentences(sentences)?;
+        let l = self.featurizer.n_labels();
+        let trans = self.transitions();
+        Ok(sentences
+            .par_iter()
+            .map(|s| {
+                let unary = self.unary(s);
+                let (score, best, m) = if self.featurizer.has_bigram_macros() {
+                    let t = self.positional(s);
+                    let (score, best) = viterbi_at(&unary, &t, l);
+                    (score, best, forward_backward_at(&unary, &t, l))
+                } else {
+                    let (score, best) = viterbi(&unary, &trans, l);
+                    (score, best, forward_backward(&unary, &trans, l))
+                };
+                SentenceMarginals {
+                    best,
+                    token: m.node,
+                    sequence: (score - m.log_z).exp(),
+                }
+            })
+            .collect())
+    }
+
+    /// The best labels of every sentence (bytes, in the training data's encoding).
+    pub fn tag(&self, sentences: &[ColumnSentence]) -> Result<Vec<Vec<Vec<u8>>>> {
         Ok(self
             .tag_ids(sentences)?
             .into_iter()
@@ -179,14 +268,14 @@ impl TaggerModel {
     /// tokens is returned beside the scores.
     pub fn evaluate(&self, sentences: &[ColumnSentence]) -> Result<(TagScores, usize)> {
         let predicted = self.tag(sentences)?;
-        let gold: Vec<Vec<&str>> = sentences.iter().map(|s| s.last_column()).collect();
+        let gold: Vec<Vec<&[u8]>> = sentences.iter().map(|s| s.last_column()).collect();
         let unseen = gold
             .iter()
             .flatten()
             .filter(|l| {
                 self.featurizer
                     .labels
-                    .binary_search_by(|x| x.as_str().cmp(l))
+                    .binary_search_by(|x| x.as_slice().cmp(l))
                     .is_err()
             })
             .count();
@@ -302,6 +391,7 @@ pub fn fit_tagger(
                             weights: w.clone(),
                             learner: String::new(),
                             template_weights: Vec::new(),
+                            loss: Some(*loss),
                         };
                         let s = m.dev_score(d)?;
                         dev_scores.push(s);
@@ -331,6 +421,7 @@ pub fn fit_tagger(
                     featurizer,
                     weights,
                     template_weights: Vec::new(),
+                    loss: Some(*loss),
                     learner: format!(
                         "SPOM, {} loss, reg {}, lambda {:e}, averaged epoch {best_epoch}",
                         loss, params.reg, params.lambda
@@ -360,6 +451,7 @@ pub fn fit_tagger(
                 featurizer,
                 weights: fit.weights,
                 template_weights: Vec::new(),
+                loss: Some(StructLoss::Crf),
                 learner: format!(
                     "L-BFGS l2 CRF, lambda {:e}, {} iterations ({}), gradient norm {:.2e}",
                     params.lambda, fit.iterations, fit.stop, fit.grad_norm
@@ -390,6 +482,7 @@ pub fn fit_tagger(
                 featurizer,
                 weights: cp.weights,
                 template_weights: mu,
+                loss: Some(StructLoss::Hinge),
                 learner: format!(
                     "cutting plane, q {q}, C {:e}, epsilon {:e}, {} cuts",
                     p.c, p.epsilon, cp.cuts
@@ -472,6 +565,80 @@ mod tests {
         .unwrap()
     }
 
+    /// Bigram templates with macros through the model: a CRF tagger trained with them (its
+    /// model file round-trips) decodes and gives marginals equal to enumerating every label
+    /// sequence of short sentences with `s(y) = <w, Phi(x, y)>` (Phi from the task's parts).
+    #[test]
+    fn bigram_macro_models_match_enumeration_and_round_trip() {
+        use crate::task::structured::{explicit_feature, StructuredTask};
+        let d = data();
+        let tpl = TemplateFile::parse(
+            b"U00:%x[0,0]\nB\nB01:%x[0,1]\nB02:%x[-1,0]/%x[0,0]\n",
+            Path::new("t"),
+        )
+        .unwrap();
+        let fit = fit_tagger(
+            &d[..30],
+            None,
+            tpl,
+            &TaggerSpec {
+                learner: TaggerLearner::Online {
+                    params: OnlineParams {
+                        reg: RegSpec::L2,
+                        lambda: 1e-3,
+                        epochs: 5,
+                        averaging: true,
+                        ..OnlineParams::default()
+                    },
+                    loss: StructLoss::Crf,
+                },
+                min_count: 1,
+                track_objective: false,
+                average_from: 0,
+            },
+            &(),
+        )
+        .unwrap();
+        let m = fit.model;
+        assert!(m.featurizer.has_bigram_macros());
+        let json = serde_json::to_string(&m).unwrap();
+        let back: TaggerModel = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, m);
+        assert!(back.validate().is_ok());
+        assert_eq!(serde_json::to_string(&back).unwrap(), json);
+        let short: Vec<ColumnSentence> = d.iter().filter(|s| s.len() <= 5).cloned().collect();
+        assert!(short.len() >= 5);
+        let task = TaggingTask::new(&m.featurizer, &short).unwrap();
+        let l = m.featurizer.n_labels();
+        let got = m.marginals(&short).unwrap();
+        let ids = m.tag_ids(&short).unwrap();
+        for (i, s) in short.iter().enumerate() {
+            let n = s.len();
+            let all: Vec<Vec<usize>> = (0..l.pow(n as u32))
+                .map(|code| (0..n).map(|k| (code / l.pow(k as u32)) % l).collect())
+                .collect();
+            let scores: Vec<f64> = all
+                .iter()
+                .map(|y| explicit_feature(&task, i, &task.joint_feature(i, y)).dot(&m.weights))
+                .collect();
+            let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let z: f64 = scores.iter().map(|v| (v - max).exp()).sum();
+            let mut token = vec![0.0; n * l];
+            for (y, v) in all.iter().zip(&scores) {
+                for (k, &yk) in y.iter().enumerate() {
+                    token[k * l + yk] += (v - max).exp() / z;
+                }
+            }
+            let g = &got[i];
+            for (a, b) in g.token.iter().zip(&token) {
+                assert!((a - b).abs() < 1e-9, "{a} vs {b}");
+            }
+            let best = all.iter().position(|y| *y == ids[i]).unwrap();
+            assert!((scores[best] - max).abs() < 1e-9);
+            assert!((g.sequence - (scores[best] - max).exp() / z).abs() < 1e-9);
+        }
+    }
+
     #[test]
     fn every_learner_learns_the_toy_task() {
         let d = data();
@@ -524,6 +691,92 @@ mod tests {
                 fit.model.tag_ids(test).unwrap()
             );
         }
+    }
+
+    /// Marginals against enumerating every label sequence of short sentences, with random
+    /// weights: `s(y) = <w, Phi(x, y)>` from the task's joint feature (not the decoder's
+    /// scores), `p(y) = exp s(y) / sum exp s(y')`, token marginals as sums of `p(y)`.
+    #[test]
+    fn marginals_match_enumeration_and_hinge_models_are_refused() {
+        use rand::{Rng, SeedableRng};
+        let d = data();
+        let f = TagFeaturizer::fit(templates(), &d, 1).unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let weights: Vec<f64> = (0..f.layout().total())
+            .map(|_| rng.gen_range(-1.5..1.5))
+            .collect();
+        let short: Vec<ColumnSentence> = d.iter().filter(|s| s.len() <= 5).cloned().collect();
+        assert!(short.len() >= 5);
+        let mut m = TaggerModel {
+            featurizer: f.clone(),
+            weights: weights.clone(),
+            learner: String::new(),
+            template_weights: Vec::new(),
+            loss: Some(StructLoss::Crf),
+        };
+        let got = m.marginals(&short).unwrap();
+        let l = f.n_labels();
+        assert!(f.has_bigram());
+        for (s, g) in short.iter().zip(&got) {
+            let n = s.len();
+            let all: Vec<Vec<usize>> = (0..l.pow(n as u32))
+                .map(|code| (0..n).map(|k| (code / l.pow(k as u32)) % l).collect())
+                .collect();
+            // s(y): each token's kept expansions with its label, each label pair.
+            let rows = f.rows(s);
+            let nt = f.offset();
+            let scores: Vec<f64> = all
+                .iter()
+                .map(|y| {
+                    let mut v = 0.0;
+                    for (k, &yk) in y.iter().enumerate() {
+                        for &(j, x) in rows.row(k) {
+                            v += x * weights[nt + j * l + yk];
+                        }
+                        if k > 0 {
+                            v += weights[y[k - 1] * l + yk];
+                        }
+                    }
+                    v
+                })
+                .collect();
+            let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let z: f64 = scores.iter().map(|v| (v - max).exp()).sum();
+            let mut token = vec![0.0; n * l];
+            for (y, v) in all.iter().zip(&scores) {
+                for (k, &yk) in y.iter().enumerate() {
+                    token[k * l + yk] += (v - max).exp() / z;
+                }
+            }
+            for (a, b) in g.token.iter().zip(&token) {
+                assert!((a - b).abs() < 1e-9, "{a} vs {b}");
+            }
+            for k in 0..n {
+                let sum: f64 = g.token[k * l..(k + 1) * l].iter().sum();
+                assert!((sum - 1.0).abs() < 1e-9);
+            }
+            // The decoded sequence has the highest score (two may tie).
+            let best = all.iter().position(|y| *y == g.best).unwrap();
+            assert!(scores[best] >= max - 1e-9, "{} < {max}", scores[best]);
+            let p_best = (scores[best] - max).exp() / z;
+            assert!(
+                (g.sequence - p_best).abs() < 1e-9,
+                "{} vs {p_best}",
+                g.sequence
+            );
+        }
+        // The decoder's labels are the marginals' best sequence.
+        let ids = m.tag_ids(&short).unwrap();
+        assert!(ids.iter().zip(&got).all(|(a, g)| *a == g.best));
+        m.loss = Some(StructLoss::Hinge);
+        let e = m.marginals(&short).unwrap_err().to_string();
+        assert!(e.contains("CRF loss"), "{e}");
+        // Older model files have no loss field: the learner's description tells.
+        m.loss = None;
+        m.learner = "SPOM, crf loss, reg l2, lambda 1e-3, averaged epoch 3".into();
+        assert!(m.marginals(&short).is_ok());
+        m.learner = "cutting plane, q 2, C 1e0, epsilon 1e-3, 5 cuts".into();
+        assert!(m.marginals(&short).is_err());
     }
 
     /// SPOM's per-epoch objectives (tracked on request) never go below the L-BFGS optimum of

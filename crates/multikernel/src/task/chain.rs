@@ -15,6 +15,10 @@
 //!   in log space, for the CRF loss (eq. 3).
 //!
 //! Ties are broken towards the smaller label, so every decoder is deterministic.
+//!
+//! The `_at` variants take label-pair scores that vary with the position (`T_i`, `(n - 1) x L
+//! x L`, `T_i` between tokens `i - 1` and `i` at `trans[(i - 1) L^2..]`): CRF++'s bigram
+//! templates with macros (`B01:%x[0,0]`) conjoin the label pair with an observation at `i`.
 
 /// Score `s(y)` of a label sequence.
 pub fn sequence_score(unary: &[f64], trans: &[f64], n_labels: usize, y: &[usize]) -> f64 {
@@ -37,7 +41,35 @@ pub fn hamming(a: &[usize], b: &[usize]) -> usize {
 /// The best label sequence and its score: `max_y s(y)` by dynamic programming,
 /// O(n L^2). An empty sequence scores 0.
 pub fn viterbi(unary: &[f64], trans: &[f64], n_labels: usize) -> (f64, Vec<usize>) {
-    viterbi_with(unary, trans, n_labels, |_, _| 0.0)
+    viterbi_with(unary, |_| trans, n_labels, |_, _| 0.0)
+}
+
+/// [`viterbi`] with position-dependent label-pair scores (`(n - 1) x L x L`).
+pub fn viterbi_at(unary: &[f64], trans: &[f64], n_labels: usize) -> (f64, Vec<usize>) {
+    let l2 = n_labels * n_labels;
+    viterbi_with(
+        unary,
+        |i| &trans[(i - 1) * l2..i * l2],
+        n_labels,
+        |_, _| 0.0,
+    )
+}
+
+/// [`loss_augmented_viterbi`] with position-dependent label-pair scores.
+pub fn loss_augmented_viterbi_at(
+    unary: &[f64],
+    trans: &[f64],
+    n_labels: usize,
+    gold: &[usize],
+    cost: f64,
+) -> (f64, Vec<usize>) {
+    let l2 = n_labels * n_labels;
+    viterbi_with(
+        unary,
+        |i| &trans[(i - 1) * l2..i * l2],
+        n_labels,
+        |i, y| if gold[i] == y { 0.0 } else { cost },
+    )
 }
 
 /// `max_y s(y) + cost * hamming(y, gold)` and its argmax (loss-augmented decoding with the
@@ -49,19 +81,25 @@ pub fn loss_augmented_viterbi(
     gold: &[usize],
     cost: f64,
 ) -> (f64, Vec<usize>) {
-    viterbi_with(unary, trans, n_labels, |i, y| {
-        if gold[i] == y {
-            0.0
-        } else {
-            cost
-        }
-    })
+    viterbi_with(
+        unary,
+        |_| trans,
+        n_labels,
+        |i, y| {
+            if gold[i] == y {
+                0.0
+            } else {
+                cost
+            }
+        },
+    )
 }
 
-/// Viterbi with an extra unigram term `extra(i, y)` added to the unigram scores.
-fn viterbi_with(
+/// Viterbi with an extra unigram term `extra(i, y)` added to the unigram scores, and the
+/// label-pair scores `trans_at(i)` between tokens `i - 1` and `i`.
+fn viterbi_with<'t>(
     unary: &[f64],
-    trans: &[f64],
+    trans_at: impl Fn(usize) -> &'t [f64],
     n_labels: usize,
     extra: impl Fn(usize, usize) -> f64,
 ) -> (f64, Vec<usize>) {
@@ -70,7 +108,6 @@ fn viterbi_with(
         return (0.0, Vec::new());
     }
     let n = unary.len() / l;
-    debug_assert_eq!(trans.len(), l * l);
     let mut delta = vec![0.0; l];
     let mut next = vec![0.0; l];
     let mut back = vec![0usize; n * l];
@@ -78,6 +115,8 @@ fn viterbi_with(
         *d = unary[y] + extra(0, y);
     }
     for i in 1..n {
+        let trans = trans_at(i);
+        debug_assert_eq!(trans.len(), l * l);
         for b in 0..l {
             let mut best = f64::NEG_INFINITY;
             let mut arg = 0;
@@ -133,18 +172,43 @@ fn log_sum_exp(v: impl Iterator<Item = f64> + Clone) -> f64 {
 /// Forward-backward in log space: `log Z` and the marginals, O(n L^2).
 pub fn forward_backward(unary: &[f64], trans: &[f64], n_labels: usize) -> Marginals {
     let l = n_labels;
+    let mut edge = vec![0.0; l * l];
+    let (log_z, node) = forward_backward_with(unary, |_| trans, l, |_, k, p| edge[k] += p);
+    Marginals { log_z, node, edge }
+}
+
+/// [`forward_backward`] with position-dependent label-pair scores (`(n - 1) x L x L`); the
+/// edge marginals are per position: `edge[(i - 1) L^2 + a L + b] = p(y_{i-1} = a, y_i = b)`.
+pub fn forward_backward_at(unary: &[f64], trans: &[f64], n_labels: usize) -> Marginals {
+    let l2 = n_labels * n_labels;
+    let mut edge = vec![0.0; trans.len()];
+    let (log_z, node) = forward_backward_with(
+        unary,
+        |i| &trans[(i - 1) * l2..i * l2],
+        n_labels,
+        |i, k, p| edge[(i - 1) * l2 + k] = p,
+    );
+    Marginals { log_z, node, edge }
+}
+
+/// Forward-backward with the label-pair scores `trans_at(i)` between tokens `i - 1` and `i`;
+/// `edge(i, a L + b, p)` receives each pair marginal. Returns `log Z` and the node marginals.
+fn forward_backward_with<'t>(
+    unary: &[f64],
+    trans_at: impl Fn(usize) -> &'t [f64],
+    n_labels: usize,
+    mut edge: impl FnMut(usize, usize, f64),
+) -> (f64, Vec<f64>) {
+    let l = n_labels;
     if l == 0 || unary.is_empty() {
-        return Marginals {
-            log_z: 0.0,
-            node: Vec::new(),
-            edge: vec![0.0; l * l],
-        };
+        return (0.0, Vec::new());
     }
     let n = unary.len() / l;
     // alpha[i, b] = log sum over y_0..y_i with y_i = b of exp(partial score).
     let mut alpha = vec![0.0; n * l];
     alpha[..l].copy_from_slice(&unary[..l]);
     for i in 1..n {
+        let trans = trans_at(i);
         let (prev, cur) = alpha.split_at_mut(i * l);
         let prev = &prev[(i - 1) * l..];
         for b in 0..l {
@@ -158,6 +222,7 @@ pub fn forward_backward(unary: &[f64], trans: &[f64], n_labels: usize) -> Margin
         let cur = &mut cur[i * l..];
         let next = &next[..l];
         let u = &unary[(i + 1) * l..(i + 2) * l];
+        let trans = trans_at(i + 1);
         for a in 0..l {
             cur[a] = log_sum_exp((0..l).map(|b| trans[a * l + b] + u[b] + next[b]));
         }
@@ -168,19 +233,22 @@ pub fn forward_backward(unary: &[f64], trans: &[f64], n_labels: usize) -> Margin
         .zip(&beta)
         .map(|(a, b)| (a + b - log_z).exp())
         .collect();
-    let mut edge = vec![0.0; l * l];
     for i in 0..n - 1 {
+        let trans = trans_at(i + 1);
         for a in 0..l {
             let fa = alpha[i * l + a];
             for b in 0..l {
-                edge[a * l + b] +=
+                edge(
+                    i + 1,
+                    a * l + b,
                     (fa + trans[a * l + b] + unary[(i + 1) * l + b] + beta[(i + 1) * l + b]
                         - log_z)
-                        .exp();
+                        .exp(),
+                );
             }
         }
     }
-    Marginals { log_z, node, edge }
+    (log_z, node)
 }
 
 /// `log Z = log sum_y exp s(y)` alone (the forward pass).
@@ -232,6 +300,65 @@ mod tests {
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol * (1.0 + a.abs().max(b.abs()))
+    }
+
+    /// The position-dependent variants against enumerating every sequence (scores
+    /// `sum_i u[i, y_i] + sum_{i>0} T_i[y_{i-1}, y_i]` by their definition), and equal to the
+    /// plain ones when every `T_i` is the same.
+    #[test]
+    fn positional_label_pairs_match_enumeration() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(29);
+        for (n, l) in [(1, 2), (2, 3), (3, 2), (4, 3), (5, 2)] {
+            let (u, _) = random_chain(&mut rng, n, l, 2.0);
+            let t: Vec<f64> = (0..(n - 1) * l * l)
+                .map(|_| rng.gen_range(-2.0..2.0))
+                .collect();
+            let gold: Vec<usize> = (0..n).map(|_| rng.gen_range(0..l)).collect();
+            let all = all_sequences(n, l);
+            let score = |y: &[usize]| -> f64 {
+                (0..n).map(|i| u[i * l + y[i]]).sum::<f64>()
+                    + (1..n)
+                        .map(|i| t[(i - 1) * l * l + y[i - 1] * l + y[i]])
+                        .sum::<f64>()
+            };
+            let best = all
+                .iter()
+                .map(|y| score(y))
+                .fold(f64::NEG_INFINITY, f64::max);
+            let (v, path) = viterbi_at(&u, &t, l);
+            assert!(close(v, best, 1e-12) && close(score(&path), best, 1e-12));
+            let aug = |y: &[usize]| score(y) + 0.7 * hamming(y, &gold) as f64;
+            let best_aug = all.iter().map(|y| aug(y)).fold(f64::NEG_INFINITY, f64::max);
+            let (va, pa) = loss_augmented_viterbi_at(&u, &t, l, &gold, 0.7);
+            assert!(close(va, best_aug, 1e-12) && close(aug(&pa), best_aug, 1e-12));
+            let log_z = all.iter().map(|y| score(y).exp()).sum::<f64>().ln();
+            let m = forward_backward_at(&u, &t, l);
+            assert!(close(m.log_z, log_z, 1e-12));
+            let mut node = vec![0.0; n * l];
+            let mut edge = vec![0.0; t.len()];
+            for y in &all {
+                let p = (score(y) - log_z).exp();
+                for i in 0..n {
+                    node[i * l + y[i]] += p;
+                    if i > 0 {
+                        edge[(i - 1) * l * l + y[i - 1] * l + y[i]] += p;
+                    }
+                }
+            }
+            assert!(m.node.iter().zip(&node).all(|(a, b)| (a - b).abs() < 1e-12));
+            assert!(m.edge.iter().zip(&edge).all(|(a, b)| (a - b).abs() < 1e-12));
+            // The same T_i everywhere: the plain routines, to the bit.
+            let t0: Vec<f64> = t[..(l * l).min(t.len())].to_vec();
+            if n > 1 {
+                let tiled: Vec<f64> = (1..n).flat_map(|_| t0.iter().copied()).collect();
+                assert_eq!(viterbi_at(&u, &tiled, l), viterbi(&u, &t0, l));
+                let (a, b) = (
+                    forward_backward_at(&u, &tiled, l),
+                    forward_backward(&u, &t0, l),
+                );
+                assert_eq!((a.log_z, a.node), (b.log_z, b.node));
+            }
+        }
     }
 
     /// Viterbi and loss-augmented Viterbi return the maximum over all sequences, and a

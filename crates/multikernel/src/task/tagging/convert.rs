@@ -105,6 +105,9 @@ pub fn from_conllu(sentences: &[ConlluSentence], label: LabelColumn) -> Vec<Colu
                             LabelColumn::Xpos => &t.xpos,
                         }),
                     ]
+                    .into_iter()
+                    .map(String::into_bytes)
+                    .collect()
                 })
                 .collect(),
         })
@@ -125,16 +128,21 @@ mod tests {
         let s = parse_conllu(text.as_bytes(), Path::new("t"), Heads::Required).unwrap();
         let c = from_conllu(&s, LabelColumn::Upos);
         assert_eq!(c.len(), 1);
+        let text = |t: &Vec<Vec<u8>>| -> Vec<String> {
+            t.iter()
+                .map(|c| String::from_utf8(c.clone()).unwrap())
+                .collect()
+        };
         assert_eq!(
-            c[0].tokens[0],
+            text(&c[0].tokens[0]),
             ["Açık", "açık", "açık", "k", "ık", "çık", "N", "Xx", "NOUN"]
         );
         assert_eq!(
-            c[0].tokens[1],
+            text(&c[0].tokens[1]),
             ["la", "la", "_", "a", "la", "la", "Y", "x", "VERB"]
         );
-        assert_eq!(c[0].tokens[2][7], "d'x");
-        assert_eq!(from_conllu(&s, LabelColumn::Xpos)[0].tokens[2][8], "CD");
+        assert_eq!(c[0].tokens[2][7], b"d'x");
+        assert_eq!(from_conllu(&s, LabelColumn::Xpos)[0].tokens[2][8], b"CD");
         assert!(c[0]
             .tokens
             .iter()

@@ -1,65 +1,72 @@
 //! Scores of a tagger: token accuracy, and for chunk labels (IOB1, IOB2, IOE, BIOES: `O` or
-//! a prefix `B-`, `I-`, `E-`, `S-` and a type) chunk precision, recall and F1 as conlleval
-//! computes them: a chunk counts as correct when its type and both ends match.
+//! a prefix `B-`, `I-`, `E-`, `S-` and a type, or a bare `B`, `I`, `E`, `S`) chunk precision,
+//! recall and F1 as conlleval computes them: a chunk counts as correct when its type and both
+//! ends match.
+//!
+//! A label is split as conlleval splits it (at its first `-`: the tag before, the type after);
+//! a label without `-` is a tag of the empty type, so bare `B`/`I`/`O` labels (base-NP
+//! chunking, word segmentation) make chunks of the empty type, as in conlleval. Labels are
+//! bytes: any ASCII-compatible encoding is scored the same way.
 //!
 //! Chunk boundaries follow conlleval's `startOfChunk` / `endOfChunk` with the `E` and `S`
 //! rules of the Python package seqeval (which reproduces conlleval on IOB files and also
 //! reads BIOES); each sentence ends as if followed by `O`. The peer script
-//! `benches/peers/seqeval/` checks these counts against seqeval.
+//! `benches/peers/seqeval/` checks these counts against seqeval, and
+//! `benches/peers/conlleval/` the bare-label ones against a port of conlleval.
 
 use std::ops::Add;
 
-/// Whether every label is `O` or `X-TYPE` with `X` in `B I E S` (a non-empty type): the
-/// labels chunk F1 is defined for.
-pub fn is_chunk_scheme<S: AsRef<str>>(labels: &[S]) -> bool {
+/// Whether every label is `O`, a bare `B`, `I`, `E` or `S` (a chunk of the empty type), or
+/// `X-TYPE` with `X` in `B I E S` (a non-empty type): the labels chunk F1 is defined for.
+pub fn is_chunk_scheme<S: AsRef<[u8]>>(labels: &[S]) -> bool {
     !labels.is_empty()
         && labels.iter().all(|l| {
             let l = l.as_ref();
-            l == "O"
-                || (l.len() > 2
-                    && matches!(&l[..2], "B-" | "I-" | "E-" | "S-")
-                    && l.is_char_boundary(2))
+            matches!(l, b"O" | b"B" | b"I" | b"E" | b"S")
+                || (l.len() > 2 && matches!(&l[..2], b"B-" | b"I-" | b"E-" | b"S-"))
         })
 }
 
-/// The tag (`B`, `I`, `E`, `S`, `O`, or a label's first character) and the type of a label.
-fn split(label: &str) -> (char, &str) {
-    if label == "O" {
-        return ('O', "");
+/// The tag (`B`, `I`, `E`, `S`, `O`, or a label's first byte) and the type of a label, as
+/// conlleval reads them: split at the first `-` when one byte precedes it; otherwise the
+/// whole label is the tag, of the empty type.
+fn split(label: &[u8]) -> (u8, &[u8]) {
+    if label == b"O" {
+        return (b'O', b"");
     }
-    match label.split_once('-') {
-        Some((t, ty)) if t.chars().count() == 1 => (t.chars().next().unwrap_or('O'), ty),
-        _ => (label.chars().next().unwrap_or('O'), ""),
+    match label.iter().position(|&b| b == b'-') {
+        Some(1) => (label[0], &label[2..]),
+        _ => (label.first().copied().unwrap_or(b'O'), b""),
     }
 }
 
-fn end_of_chunk(prev: char, tag: char, prev_type: &str, ty: &str) -> bool {
-    matches!(prev, 'E' | 'S')
-        || matches!((prev, tag), ('B' | 'I', 'B' | 'S' | 'O'))
-        || (prev != 'O' && prev != '.' && prev_type != ty)
+fn end_of_chunk(prev: u8, tag: u8, prev_type: &[u8], ty: &[u8]) -> bool {
+    matches!(prev, b'E' | b'S')
+        || matches!((prev, tag), (b'B' | b'I', b'B' | b'S' | b'O'))
+        || (prev != b'O' && prev != b'.' && prev_type != ty)
 }
 
-fn start_of_chunk(prev: char, tag: char, prev_type: &str, ty: &str) -> bool {
-    matches!(tag, 'B' | 'S')
-        || matches!((prev, tag), ('E' | 'S' | 'O', 'E' | 'I'))
-        || (tag != 'O' && tag != '.' && prev_type != ty)
+fn start_of_chunk(prev: u8, tag: u8, prev_type: &[u8], ty: &[u8]) -> bool {
+    matches!(tag, b'B' | b'S')
+        || matches!((prev, tag), (b'E' | b'S' | b'O', b'E' | b'I'))
+        || (tag != b'O' && tag != b'.' && prev_type != ty)
 }
 
 /// The chunks of a label sequence: `(type, start, end)` (end exclusive).
-pub fn chunks<S: AsRef<str>>(labels: &[S]) -> Vec<(String, usize, usize)> {
+pub fn chunks<S: AsRef<[u8]>>(labels: &[S]) -> Vec<(Vec<u8>, usize, usize)> {
     let mut out = Vec::new();
-    let (mut prev, mut prev_type) = ('O', "");
+    let (mut prev, mut prev_type): (u8, &[u8]) = (b'O', b"");
     let mut begin: Option<usize> = None;
     for (i, l) in labels
         .iter()
         .map(AsRef::as_ref)
-        .chain(std::iter::once("O"))
+        .chain(std::iter::once(&b"O"[..]))
         .enumerate()
     {
         let (tag, ty) = split(l);
         if let Some(b) = begin {
             if end_of_chunk(prev, tag, prev_type, ty) {
-                out.push((prev_type.to_string(), b, i));
+                out.push((prev_type.to_vec(), b, i));
                 begin = None;
             }
         }
@@ -118,7 +125,7 @@ impl Add for ChunkCounts {
 }
 
 /// Chunk counts of one sentence.
-pub fn chunk_counts<S: AsRef<str>, T: AsRef<str>>(gold: &[S], predicted: &[T]) -> ChunkCounts {
+pub fn chunk_counts<S: AsRef<[u8]>, T: AsRef<[u8]>>(gold: &[S], predicted: &[T]) -> ChunkCounts {
     let g = chunks(gold);
     let p = chunks(predicted);
     let correct = p.iter().filter(|c| g.contains(c)).count();
@@ -139,7 +146,7 @@ pub struct TagScores {
 
 impl TagScores {
     /// Scores predicted label sequences against gold ones (same lengths).
-    pub fn of<S: AsRef<str>, T: AsRef<str>>(gold: &[Vec<S>], predicted: &[Vec<T>]) -> TagScores {
+    pub fn of<S: AsRef<[u8]>, T: AsRef<[u8]>>(gold: &[Vec<S>], predicted: &[Vec<T>]) -> TagScores {
         let mut out = TagScores::default();
         for (g, p) in gold.iter().zip(predicted) {
             out.tokens += g.len();
@@ -169,10 +176,10 @@ mod tests {
         assert_eq!(
             c,
             vec![
-                ("PER".into(), 0, 2),
-                ("LOC".into(), 3, 4),
-                ("LOC".into(), 4, 5),
-                ("ORG".into(), 5, 6)
+                (b"PER".to_vec(), 0, 2),
+                (b"LOC".to_vec(), 3, 4),
+                (b"LOC".to_vec(), 4, 5),
+                (b"ORG".to_vec(), 5, 6)
             ]
         );
         // IOB1: I- starts a chunk after O or another type; B- splits two same-type chunks.
@@ -180,9 +187,9 @@ mod tests {
         assert_eq!(
             c,
             vec![
-                ("NP".into(), 0, 2),
-                ("NP".into(), 2, 3),
-                ("VP".into(), 4, 5)
+                (b"NP".to_vec(), 0, 2),
+                (b"NP".to_vec(), 2, 3),
+                (b"VP".to_vec(), 4, 5)
             ]
         );
         // BIOES.
@@ -190,10 +197,10 @@ mod tests {
         assert_eq!(
             c,
             vec![
-                ("A".into(), 0, 1),
-                ("A".into(), 1, 3),
-                ("B".into(), 3, 6),
-                ("B".into(), 6, 7)
+                (b"A".to_vec(), 0, 1),
+                (b"A".to_vec(), 1, 3),
+                (b"B".to_vec(), 3, 6),
+                (b"B".to_vec(), 6, 7)
             ]
         );
     }
@@ -247,6 +254,87 @@ mod tests {
                 assert!(w[0].2 <= w[1].1);
             }
             assert!(ch.iter().all(|c| c.1 < c.2 && c.2 <= n));
+        }
+    }
+
+    #[test]
+    fn bare_labels_are_chunks_of_the_empty_type() {
+        assert!(is_chunk_scheme(&["B", "I", "O"]));
+        assert!(is_chunk_scheme(&["B", "I", "E", "S"]));
+        assert!(is_chunk_scheme(&["B", "I-NP", "O"]));
+        assert!(!is_chunk_scheme(&["B", "NOUN"]));
+        assert!(!is_chunk_scheme(&["BI", "O"]));
+        assert_eq!(
+            chunks(&["B", "I", "O", "I", "B", "B", "I"]),
+            vec![
+                (Vec::new(), 0, 2),
+                (Vec::new(), 3, 4),
+                (Vec::new(), 4, 5),
+                (Vec::new(), 5, 7)
+            ]
+        );
+        // Labels are bytes: a type in any encoding (here EUC-JP) is compared as bytes.
+        let euc: [&[u8]; 3] = [b"B-\xb0\xec", b"I-\xb0\xec", b"O"];
+        assert_eq!(chunks(&euc), vec![(b"\xb0\xec".to_vec(), 0, 2)]);
+    }
+
+    /// conlleval's own counting, token by token (its `inCorrect` state machine, as in
+    /// conlleval.pl): a correct chunk starts in both sequences at the same token with the
+    /// same type and ends in both at the same token.
+    fn conlleval_counts(gold: &[&str], pred: &[&str]) -> ChunkCounts {
+        let mut c = ChunkCounts::default();
+        let (mut lg, mut lgt, mut lp, mut lpt): (u8, &[u8], u8, &[u8]) = (b'O', b"", b'O', b"");
+        let mut in_correct = false;
+        for (g, p) in gold.iter().zip(pred).chain(std::iter::once((&"O", &"O"))) {
+            let (g, gt) = split(g.as_bytes());
+            let (p, pt) = split(p.as_bytes());
+            let (eg, ep) = (end_of_chunk(lg, g, lgt, gt), end_of_chunk(lp, p, lpt, pt));
+            let (sg, sp) = (
+                start_of_chunk(lg, g, lgt, gt),
+                start_of_chunk(lp, p, lpt, pt),
+            );
+            if in_correct {
+                if eg && ep && lpt == lgt {
+                    in_correct = false;
+                    c.correct += 1;
+                } else if eg != ep || gt != pt {
+                    in_correct = false;
+                }
+            }
+            if sg && sp && gt == pt {
+                in_correct = true;
+            }
+            c.gold += usize::from(sg);
+            c.predicted += usize::from(sp);
+            (lg, lgt, lp, lpt) = (g, gt, p, pt);
+        }
+        c
+    }
+
+    #[test]
+    fn chunk_counts_match_conllevals_token_by_token_counting() {
+        for labels in [
+            &["O", "B", "I"][..],
+            &["O", "B-A", "I-A", "B-B", "I-B"][..],
+            &["O", "B", "I", "B-A", "I-A"][..],
+        ] {
+            let mut state = 11u64;
+            let mut next = |k: usize| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (state >> 33) as usize % k
+            };
+            for _ in 0..2000 {
+                let n = 1 + next(8);
+                let g: Vec<&str> = (0..n).map(|_| labels[next(labels.len())]).collect();
+                let p: Vec<&str> = (0..n).map(|_| labels[next(labels.len())]).collect();
+                assert_eq!(
+                    chunk_counts(&g, &p),
+                    conlleval_counts(&g, &p),
+                    "{g:?} {p:?}"
+                );
+            }
         }
     }
 }

@@ -8,14 +8,24 @@
 //! - each unigram template `t`: one weight per (expansion seen in training, label), i.e.
 //!   `n_t x L` weights, `n_t` the template's distinct expansions.
 //!
-//! Parameters are laid out as `[B (L x L) | U_1 (n_1 x L) | U_2 (n_2 x L) | ...]`; expansion
+//! - each bigram template with macros `b` (`B01:%x[0,0]`): one weight per (expansion at
+//!   token `i` seen in training, label pair `(y_{i-1}, y_i)`), `m_b x L x L` weights (CRF++'s
+//!   bigram features; positions `i >= 1`).
+//!
+//! Parameters are laid out as `[B (L x L) | U_1 (n_1 x L) | U_2 (n_2 x L) | ... | B_1 (m_1 x L
+//! x L) | ...]` (the macro bigram groups last, so models without them keep their layout); expansion
 //! `j` of the observation index (all unigram templates, in order) with label `y` is at
 //! `offset + j L + y`. A token is stored once, as the sparse row of its expansions, and the
 //! task scores its `L` unigram parts by [`crate::task::structured::PartScorer::Conjoined`]:
 //!
 //! ```text
-//! s(y) = sum_i sum_{t} theta_t[x_t(i), y_i] + sum_{i>0} theta_B[y_{i-1}, y_i].
+//! s(y) = sum_i sum_{t} theta_t[x_t(i), y_i] + sum_{i>0} theta_B[y_{i-1}, y_i]
+//!        + sum_{i>0} sum_{b} theta_b[x_b(i), y_{i-1}, y_i].
 //! ```
+//!
+//! The macro bigram features are explicit parts of the task (one per position `i >= 1` and
+//! label pair, its kept expansions); decoding and marginals then use position-dependent
+//! label-pair scores ([`crate::task::chain::viterbi_at`], `forward_backward_at`).
 //!
 //! Expansions are the strings CRF++ builds (`U01:word/_B-1`), kept as 64-bit hashes
 //! (FNV-1a, then the splitmix64 finalizer): stable across platforms and releases, so a saved
@@ -32,7 +42,10 @@ pub use templates::{Template, TemplateFile, TemplateKind};
 use crate::data::columns::ColumnSentence;
 use crate::error::{Error, Result};
 use crate::features::{GroupLayout, SparseRows, SparseVector};
-use crate::task::chain::{forward_backward, hamming, loss_augmented_viterbi, viterbi};
+use crate::task::chain::{
+    forward_backward, forward_backward_at, hamming, loss_augmented_viterbi,
+    loss_augmented_viterbi_at, viterbi, viterbi_at,
+};
 use crate::task::online::{ExplicitGroup, GroupRole};
 use crate::task::structured::{
     Augmented, Conjoined, Counts, PartMap, PartMarginals, StructLoss, StructuredTask,
@@ -62,10 +75,46 @@ impl TagData {
     }
 }
 
-/// The stable 64-bit key of an expansion string.
-pub fn expansion_key(s: &str) -> u64 {
+/// Labels in a model file: each a JSON string when it is UTF-8 (the form of model files
+/// before labels were bytes, which still load), else an array of its bytes, so that labels
+/// in EUC-JP, Shift_JIS or Latin-1 round-trip unchanged.
+pub mod label_bytes {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(untagged)]
+    enum Label {
+        Text(String),
+        Bytes(Vec<u8>),
+    }
+
+    pub fn serialize<S: Serializer>(labels: &[Vec<u8>], s: S) -> Result<S::Ok, S::Error> {
+        let out: Vec<Label> = labels
+            .iter()
+            .map(|l| match std::str::from_utf8(l) {
+                Ok(t) => Label::Text(t.to_string()),
+                Err(_) => Label::Bytes(l.clone()),
+            })
+            .collect();
+        out.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<u8>>, D::Error> {
+        Ok(Vec::<Label>::deserialize(d)?
+            .into_iter()
+            .map(|l| match l {
+                Label::Text(t) => t.into_bytes(),
+                Label::Bytes(b) => b,
+            })
+            .collect())
+    }
+}
+
+/// The stable 64-bit key of an expansion (its bytes; for UTF-8 data the same key as the
+/// string's, so older model files keep their features).
+pub fn expansion_key(s: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in s.as_bytes() {
+    for &b in s {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
@@ -81,11 +130,18 @@ pub struct TagFeaturizer {
     pub templates: TemplateFile,
     /// Observation columns (the training data's columns minus the label).
     pub n_columns: usize,
-    /// The labels, sorted (index = label slot).
-    pub labels: Vec<String>,
+    /// The labels, sorted by their bytes (index = label slot). Stored in the model file as
+    /// JSON strings when they are UTF-8 (as older model files have them), as arrays of
+    /// bytes otherwise ([`label_bytes`]).
+    #[serde(with = "label_bytes")]
+    pub labels: Vec<Vec<u8>>,
     /// Per unigram template (file order): the sorted keys of its expansions; expansion `k`
     /// of template `t` is observation feature `starts[t] + k`.
     keys: Vec<Vec<u64>>,
+    /// Per bigram template with macros (file order): the sorted keys of its expansions at
+    /// tokens `i >= 1`; expansion `k` of template `b` is bigram feature `bstarts[b] + k`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    bigram_keys: Vec<Vec<u64>>,
     /// Minimum count of an expansion in training (CRF++ `-f`).
     pub min_count: usize,
 }
@@ -98,7 +154,6 @@ impl TagFeaturizer {
         train: &[ColumnSentence],
         min_count: usize,
     ) -> Result<TagFeaturizer> {
-        templates.check_supported()?;
         let width = train
             .iter()
             .flat_map(|s| s.tokens.first())
@@ -122,10 +177,10 @@ impl TagFeaturizer {
                 s.line
             )));
         }
-        let mut labels: Vec<String> = train
+        let mut labels: Vec<Vec<u8>> = train
             .iter()
             .flat_map(|s| s.last_column())
-            .map(str::to_string)
+            .map(<[u8]>::to_vec)
             .collect();
         labels.sort_unstable();
         labels.dedup();
@@ -136,13 +191,13 @@ impl TagFeaturizer {
             )));
         }
         let unigrams: Vec<&Template> = templates.unigrams().collect();
-        let keys = unigrams
-            .par_iter()
-            .map(|t| {
+        let bigrams: Vec<&Template> = templates.bigram_macros().collect();
+        let kept_keys = |t: &&Template, first: usize| -> Vec<u64> {
+            {
                 let mut all: Vec<u64> = Vec::new();
-                let mut buf = String::new();
+                let mut buf = Vec::new();
                 for s in train {
-                    for pos in 0..s.len() {
+                    for pos in first..s.len() {
                         t.expand(s.len(), pos, |i, c| &s.tokens[i][c], &mut buf);
                         all.push(expansion_key(&buf));
                     }
@@ -161,13 +216,16 @@ impl TagFeaturizer {
                     k = e;
                 }
                 kept
-            })
-            .collect();
+            }
+        };
+        let keys = unigrams.par_iter().map(|t| kept_keys(t, 0)).collect();
+        let bigram_keys = bigrams.par_iter().map(|t| kept_keys(t, 1)).collect();
         Ok(TagFeaturizer {
             templates,
             n_columns,
             labels,
             keys,
+            bigram_keys,
             min_count: min_count.max(1),
         })
     }
@@ -195,6 +253,66 @@ impl TagFeaturizer {
         self.keys.iter().map(Vec::len).collect()
     }
 
+    /// Whether bigram templates with macros are present.
+    pub fn has_bigram_macros(&self) -> bool {
+        !self.bigram_keys.is_empty()
+    }
+
+    /// Global index of bigram feature 0 with label pair (0, 0) (after the unigram groups).
+    pub fn bigram_offset(&self) -> usize {
+        self.offset() + self.keys.iter().map(Vec::len).sum::<usize>() * self.n_labels()
+    }
+
+    /// The bigram feature rows of a sentence: row `i - 1` holds the kept expansions of the
+    /// bigram templates with macros at token `i` (`i >= 1`, value 1); `n - 1` rows.
+    pub fn bigram_rows(&self, s: &ColumnSentence) -> SparseRows {
+        let mut rows = SparseRows::new();
+        let mut buf = Vec::new();
+        let mut entries = Vec::new();
+        for pos in 1..s.len() {
+            entries.clear();
+            let mut start = 0;
+            for (t, keys) in self.templates.bigram_macros().zip(&self.bigram_keys) {
+                t.expand(s.len(), pos, |i, c| &s.tokens[i][c], &mut buf);
+                if let Ok(k) = keys.binary_search(&expansion_key(&buf)) {
+                    entries.push((start + k, 1.0));
+                }
+                start += keys.len();
+            }
+            rows.push_entries(&entries);
+        }
+        rows
+    }
+
+    /// The position-dependent label-pair scores of a sentence (`(n - 1) x L x L`): the
+    /// plain bigram weights `plain` (`L x L`, or none) plus, at each token `i >= 1`, the
+    /// weights of its bigram expansions, read from the global `weights`.
+    pub fn positional_transitions(
+        &self,
+        s: &ColumnSentence,
+        plain: Option<&[f64]>,
+        weights: &[f64],
+    ) -> Vec<f64> {
+        let l2 = self.n_labels() * self.n_labels();
+        let base = self.bigram_offset();
+        let rows = self.bigram_rows(s);
+        let mut out = vec![0.0; s.len().saturating_sub(1) * l2];
+        for (r, t) in out.chunks_mut(l2).enumerate() {
+            if let Some(p) = plain {
+                t.copy_from_slice(p);
+            }
+            for &(j, x) in rows.row(r) {
+                for (o, w) in t
+                    .iter_mut()
+                    .zip(&weights[base + j * l2..base + (j + 1) * l2])
+                {
+                    *o += x * w;
+                }
+            }
+        }
+        out
+    }
+
     /// The parameter groups: the bigram group (if any), then one per unigram template.
     pub fn groups(&self) -> Vec<ExplicitGroup> {
         let l = self.n_labels();
@@ -219,6 +337,13 @@ impl TagFeaturizer {
                 role: GroupRole::Regularized,
             });
         }
+        for (t, k) in self.templates.bigram_macros().zip(&self.bigram_keys) {
+            out.push(ExplicitGroup {
+                name: t.text.clone(),
+                len: k.len() * l * l,
+                role: GroupRole::Regularized,
+            });
+        }
         out
     }
 
@@ -235,7 +360,7 @@ impl TagFeaturizer {
     /// Tokens need at least [`TagFeaturizer::n_columns`] columns (checked by the caller).
     pub fn rows(&self, s: &ColumnSentence) -> SparseRows {
         let mut rows = SparseRows::new();
-        let mut buf = String::new();
+        let mut buf = Vec::new();
         let mut entries = Vec::with_capacity(self.keys.len());
         for pos in 0..s.len() {
             entries.clear();
@@ -256,7 +381,7 @@ impl TagFeaturizer {
     pub fn label_ids(&self, s: &ColumnSentence) -> Vec<Option<usize>> {
         s.last_column()
             .into_iter()
-            .map(|l| self.labels.binary_search_by(|x| x.as_str().cmp(l)).ok())
+            .map(|l| self.labels.binary_search_by(|x| x.as_slice().cmp(l)).ok())
             .collect()
     }
 
@@ -288,7 +413,19 @@ impl TagFeaturizer {
         if self.labels.len() < 2 || self.labels.windows(2).any(|w| w[0] >= w[1]) {
             return Err("the tagger's labels are not at least 2 sorted distinct strings".into());
         }
-        if self.keys.iter().any(|k| k.windows(2).any(|w| w[0] >= w[1])) {
+        let b = self.templates.bigram_macros().count();
+        if self.bigram_keys.len() != b {
+            return Err(format!(
+                "the tagger has expansions for {} bigram templates with macros; it has {b}",
+                self.bigram_keys.len()
+            ));
+        }
+        if self
+            .keys
+            .iter()
+            .chain(&self.bigram_keys)
+            .any(|k| k.windows(2).any(|w| w[0] >= w[1]))
+        {
             return Err("the tagger's expansion keys are not sorted and distinct".into());
         }
         if self
@@ -299,9 +436,6 @@ impl TagFeaturizer {
         {
             return Err("a template reads a column the tagger does not have".into());
         }
-        self.templates
-            .check_supported()
-            .map_err(|e| e.to_string())?;
         Ok(())
     }
 }
@@ -311,6 +445,9 @@ impl TagFeaturizer {
 #[derive(Debug, Clone)]
 pub struct TaggingTask {
     rows: Vec<SparseRows>,
+    /// Per sentence, with bigram templates with macros: one explicit part per token `i >= 1`
+    /// and label pair, its global feature indices (`(n - 1) L^2` rows); empty otherwise.
+    pair_parts: Vec<SparseRows>,
     gold: Vec<Vec<usize>>,
     n_labels: usize,
     bigram: bool,
@@ -345,8 +482,33 @@ impl TaggingTask {
             )));
         }
         let rows = sentences.par_iter().map(|s| featurizer.rows(s)).collect();
+        let l = featurizer.n_labels();
+        let pair_parts = if featurizer.has_bigram_macros() {
+            let base = featurizer.bigram_offset();
+            sentences
+                .par_iter()
+                .map(|s| {
+                    let b = featurizer.bigram_rows(s);
+                    let mut parts = SparseRows::new();
+                    let mut entries = Vec::new();
+                    for r in 0..b.n_rows() {
+                        for pair in 0..l * l {
+                            entries.clear();
+                            entries.extend(
+                                b.row(r).iter().map(|&(j, x)| (base + j * l * l + pair, x)),
+                            );
+                            parts.push_entries(&entries);
+                        }
+                    }
+                    parts
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         Ok(TaggingTask {
             rows,
+            pair_parts,
             gold,
             n_labels: featurizer.n_labels(),
             bigram: featurizer.has_bigram(),
@@ -358,6 +520,26 @@ impl TaggingTask {
     /// Stored feature entries (one per token and kept template expansion).
     pub fn n_entries(&self) -> usize {
         self.rows.iter().map(SparseRows::n_entries).sum()
+    }
+
+    /// Explicit label-pair parts of sentence `i` (0 without bigram templates with macros).
+    fn n_pair_parts(&self, i: usize) -> usize {
+        self.pair_parts.get(i).map_or(0, SparseRows::n_rows)
+    }
+
+    /// The position-dependent label-pair scores (`(n - 1) x L x L`) from part scores: the
+    /// plain pair parts (if any) plus each position's explicit pair parts.
+    fn positional(&self, i: usize, scores: &[f64]) -> Vec<f64> {
+        let l2 = self.n_labels * self.n_labels;
+        let nt = self.n_trans();
+        let pairs = &scores[nt..nt + self.n_pair_parts(i)];
+        let mut out = pairs.to_vec();
+        if self.bigram {
+            for t in out.chunks_mut(l2) {
+                t.iter_mut().zip(&scores[..l2]).for_each(|(o, p)| *o += p);
+            }
+        }
+        out
     }
 
     fn n_trans(&self) -> usize {
@@ -372,6 +554,10 @@ impl TaggingTask {
     /// label pairs without a bigram template).
     fn split<'s>(&self, scores: &'s [f64]) -> (std::borrow::Cow<'s, [f64]>, &'s [f64]) {
         let (t, u) = scores.split_at(self.n_trans());
+        debug_assert!(
+            self.pair_parts.is_empty(),
+            "positional label pairs: use positional"
+        );
         if self.bigram {
             (std::borrow::Cow::Borrowed(t), u)
         } else {
@@ -396,7 +582,7 @@ impl StructuredTask for TaggingTask {
         self.rows.len()
     }
     fn n_parts(&self, i: usize) -> usize {
-        self.n_trans() + self.rows[i].n_rows() * self.n_labels
+        self.n_trans() + self.n_pair_parts(i) + self.rows[i].n_rows() * self.n_labels
     }
     fn part_map(&self, i: usize) -> PartMap<'_> {
         let nt = self.n_trans();
@@ -404,7 +590,7 @@ impl StructuredTask for TaggingTask {
             points: 0..0,
             n_labels: self.n_labels,
             parameters: 0..nt,
-            explicit: None,
+            explicit: self.pair_parts.get(i),
             conjoined: Some(Conjoined {
                 rows: &self.rows[i],
                 n_labels: self.n_labels,
@@ -421,25 +607,42 @@ impl StructuredTask for TaggingTask {
     fn joint_feature(&self, i: usize, y: &Vec<usize>) -> SparseVector {
         let l = self.n_labels;
         let nt = self.n_trans();
+        let np = self.n_pair_parts(i);
         let mut pairs: Vec<(usize, f64)> = y
             .iter()
             .enumerate()
-            .map(|(k, &v)| (nt + k * l + v, 1.0))
+            .map(|(k, &v)| (nt + np + k * l + v, 1.0))
             .collect();
         if self.bigram {
             pairs.extend(y.windows(2).map(|p| (p[0] * l + p[1], 1.0)));
         }
+        if np > 0 {
+            pairs.extend(
+                y.windows(2)
+                    .enumerate()
+                    .map(|(k, p)| (nt + k * l * l + p[0] * l + p[1], 1.0)),
+            );
+        }
         debug_assert_eq!(y.len(), self.rows[i].n_rows());
         SparseVector::from_pairs(pairs)
     }
-    fn decode(&self, _i: usize, scores: &[f64]) -> Vec<usize> {
+    fn decode(&self, i: usize, scores: &[f64]) -> Vec<usize> {
+        if !self.pair_parts.is_empty() {
+            let unary = &scores[self.n_trans() + self.n_pair_parts(i)..];
+            return viterbi_at(unary, &self.positional(i, scores), self.n_labels).1;
+        }
         let (trans, unary) = self.split(scores);
         viterbi(unary, &trans, self.n_labels).1
     }
     fn loss_augmented_decode(&self, i: usize, scores: &[f64]) -> Augmented<Vec<usize>> {
-        let (trans, unary) = self.split(scores);
-        let (score, output) =
-            loss_augmented_viterbi(unary, &trans, self.n_labels, &self.gold[i], self.cost);
+        let (score, output) = if self.pair_parts.is_empty() {
+            let (trans, unary) = self.split(scores);
+            loss_augmented_viterbi(unary, &trans, self.n_labels, &self.gold[i], self.cost)
+        } else {
+            let unary = &scores[self.n_trans() + self.n_pair_parts(i)..];
+            let t = self.positional(i, scores);
+            loss_augmented_viterbi_at(unary, &t, self.n_labels, &self.gold[i], self.cost)
+        };
         Augmented {
             feature: self.joint_feature(i, &output),
             output,
@@ -449,7 +652,26 @@ impl StructuredTask for TaggingTask {
     fn cost(&self, i: usize, y: &Vec<usize>) -> f64 {
         self.cost * hamming(y, &self.gold[i]) as f64
     }
-    fn marginals(&self, _i: usize, scores: &[f64]) -> Option<PartMarginals> {
+    fn marginals(&self, i: usize, scores: &[f64]) -> Option<PartMarginals> {
+        if !self.pair_parts.is_empty() {
+            let l2 = self.n_labels * self.n_labels;
+            let unary = &scores[self.n_trans() + self.n_pair_parts(i)..];
+            let m = forward_backward_at(unary, &self.positional(i, scores), self.n_labels);
+            let mut expected = Vec::with_capacity(self.n_parts(i));
+            if self.bigram {
+                let mut plain = vec![0.0; l2];
+                for e in m.edge.chunks(l2) {
+                    plain.iter_mut().zip(e).for_each(|(p, v)| *p += v);
+                }
+                expected.extend_from_slice(&plain);
+            }
+            expected.extend_from_slice(&m.edge);
+            expected.extend_from_slice(&m.node);
+            return Some(PartMarginals {
+                log_z: m.log_z,
+                expected,
+            });
+        }
         let (trans, unary) = self.split(scores);
         let m = forward_backward(unary, &trans, self.n_labels);
         let mut expected = if self.bigram { m.edge } else { Vec::new() };

@@ -16,7 +16,7 @@
 //! refuses a column the data does not have (CRF++ fails on it at the first sentence).
 
 use crate::data::read::{parse_err, read_bytes, utf8_err, Lines};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -128,29 +128,27 @@ impl Template {
     }
 
     /// The template expanded at token `pos` of a sentence whose token `t` has columns
-    /// `column(t, c)`, into `out` (cleared first). Columns must exist
+    /// `column(t, c)` (bytes, in the data's encoding), into `out` (cleared first). Columns must exist
     /// ([`TemplateFile::check_columns`]).
     pub fn expand<'s>(
         &self,
         len: usize,
         pos: usize,
-        column: impl Fn(usize, usize) -> &'s str,
-        out: &mut String,
+        column: impl Fn(usize, usize) -> &'s [u8],
+        out: &mut Vec<u8>,
     ) {
         out.clear();
         for p in &self.pieces {
             match p {
-                Piece::Text(t) => out.push_str(t),
+                Piece::Text(t) => out.extend_from_slice(t.as_bytes()),
                 Piece::Macro { row, col } => {
                     let idx = pos as i64 + i64::from(*row);
                     if idx < 0 {
-                        out.push_str("_B-");
-                        out.push_str(&(-idx).to_string());
+                        out.extend_from_slice(format!("_B-{}", -idx).as_bytes());
                     } else if idx as usize >= len {
-                        out.push_str("_B+");
-                        out.push_str(&(idx as usize - len + 1).to_string());
+                        out.extend_from_slice(format!("_B+{}", idx as usize - len + 1).as_bytes());
                     } else {
-                        out.push_str(column(idx as usize, *col));
+                        out.extend_from_slice(column(idx as usize, *col));
                     }
                 }
             }
@@ -274,31 +272,19 @@ impl TemplateFile {
             .filter(|t| t.kind == TemplateKind::Unigram)
     }
 
-    /// Whether a bigram template is present.
+    /// Whether a plain bigram template (`B`, no macros: the label pair alone) is present.
     pub fn has_bigram(&self) -> bool {
         self.templates
             .iter()
-            .any(|t| t.kind == TemplateKind::Bigram)
+            .any(|t| t.kind == TemplateKind::Bigram && !t.has_macros())
     }
 
-    /// Refuses what the chain learners do not handle: a bigram template with macros (its
-    /// label-pair weights would vary with the position).
-    pub fn check_supported(&self) -> Result<()> {
-        if let Some((k, t)) = self
-            .templates
+    /// The bigram templates with macros (`B01:%x[0,0]`: the label pair of tokens `i - 1`
+    /// and `i` conjoined with the expansion at `i`, as CRF++ builds them), in file order.
+    pub fn bigram_macros(&self) -> impl Iterator<Item = &Template> {
+        self.templates
             .iter()
-            .enumerate()
-            .find(|(_, t)| t.kind == TemplateKind::Bigram && t.has_macros())
-        {
-            return Err(Error::unsupported(format!(
-                "{}:{}: bigram template '{}' has macros; only plain bigram templates (a line \
-                 'B') are supported: move its observations into U templates",
-                self.origin,
-                self.lines.get(k).copied().unwrap_or(0),
-                t.text
-            )));
-        }
-        Ok(())
+            .filter(|t| t.kind == TemplateKind::Bigram && t.has_macros())
     }
 }
 
@@ -308,9 +294,9 @@ mod tests {
 
     fn expand(t: &str, toks: &[[&str; 2]], pos: usize) -> String {
         let t = Template::parse(t).unwrap();
-        let mut s = String::new();
-        t.expand(toks.len(), pos, |i, c| toks[i][c], &mut s);
-        s
+        let mut s = Vec::new();
+        t.expand(toks.len(), pos, |i, c| toks[i][c].as_bytes(), &mut s);
+        String::from_utf8(s).unwrap()
     }
 
     #[test]
@@ -362,9 +348,11 @@ mod tests {
                 .to_string();
             assert!(e.contains(what) && e.contains("tpl:"), "{bad:?}: {e}");
         }
+        let b = TemplateFile::parse(b"U:%x[0,0]\nB01:%x[0,0]\nB\n", Path::new("tpl")).unwrap();
+        assert!(b.has_bigram());
+        assert_eq!(b.bigram_macros().count(), 1);
         let b = TemplateFile::parse(b"U:%x[0,0]\nB01:%x[0,0]\n", Path::new("tpl")).unwrap();
-        let e = b.check_supported().unwrap_err().to_string();
-        assert!(e.contains("tpl:2"), "{e}");
+        assert!(!b.has_bigram());
     }
 
     #[test]

@@ -23,6 +23,9 @@ fn featurizer(templates: &str) -> TagFeaturizer {
 
 const TEMPLATES: &str = "U00:%x[0,0]\nU01:%x[-1,0]/%x[0,1]\nU02:%x[1,1]\nB\n";
 
+/// CRF++ bigram templates with macros beside the plain one.
+const MACRO_TEMPLATES: &str = "U00:%x[0,0]\nB\nB01:%x[0,1]\nB02:%x[-1,0]/%x[0,0]\n";
+
 fn all_sequences(n: usize, l: usize) -> Vec<Vec<usize>> {
     (0..l.pow(n as u32))
         .map(|code| (0..n).map(|k| (code / l.pow(k as u32)) % l).collect())
@@ -34,10 +37,15 @@ fn all_sequences(n: usize, l: usize) -> Vec<Vec<usize>> {
 #[test]
 fn tagging_task_matches_enumeration() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
-    for tpl in [TEMPLATES, "U00:%x[0,0]\nU02:%x[1,1]\n"] {
+    for tpl in [
+        TEMPLATES,
+        "U00:%x[0,0]\nU02:%x[1,1]\n",
+        MACRO_TEMPLATES,
+        "U00:%x[0,0]\nB01:%x[0,1]\n",
+    ] {
         let f = featurizer(tpl);
         let t = TaggingTask::new(&f, &sentences()).unwrap();
-        assert_eq!(f.labels, ["B-NP", "B-VP", "O"]);
+        assert_eq!(f.labels, [&b"B-NP"[..], b"B-VP", b"O"]);
         for _ in 0..20 {
             for i in 0..2 {
                 let s: Vec<f64> = (0..t.n_parts(i))
@@ -61,8 +69,8 @@ fn conjoined_parts_hold_the_template_expansions() {
     // The naive dictionary: (template, expansion string) -> index in order of first sight
     // per template, then sorted like the featurizer (by key) to compare sets per template.
     let unigrams: Vec<&Template> = f.templates.unigrams().collect();
-    let mut dict: Vec<HashMap<String, ()>> = vec![HashMap::new(); unigrams.len()];
-    let mut buf = String::new();
+    let mut dict: Vec<HashMap<Vec<u8>, ()>> = vec![HashMap::new(); unigrams.len()];
+    let mut buf = Vec::new();
     for s in &sents {
         for pos in 0..s.len() {
             for (u, tp) in unigrams.iter().enumerate() {
@@ -201,7 +209,112 @@ fn min_count_drops_rare_expansions_and_keys_are_stable() {
     assert_eq!(f.features_per_template(), [2]);
     // Pinned (computed by an independent Python twin of FNV-1a + splitmix64) so that saved
     // models keep reading the same features.
-    assert_eq!(expansion_key("U00:He"), 0x3253_c7b1_721a_37ec);
-    assert_eq!(expansion_key(""), 0xf52a_15e9_a9b5_e89b);
-    assert_ne!(expansion_key("U00:a"), expansion_key("U01:a"));
+    assert_eq!(expansion_key(b"U00:He"), 0x3253_c7b1_721a_37ec);
+    assert_eq!(expansion_key(b""), 0xf52a_15e9_a9b5_e89b);
+    assert_ne!(expansion_key(b"U00:a"), expansion_key(b"U01:a"));
+}
+
+/// Labels are bytes: a UTF-8 label is stored as a JSON string (as model files written
+/// before had it, so they still load), another one as an array of its bytes; both read back
+/// unchanged, and the features of an EUC-JP file are those of its bytes.
+#[test]
+fn labels_in_any_encoding_round_trip_through_json() {
+    let euc = b"\xc5\xec PRP \xcc\xbe\xbb\xec\nb VBZ O\n\nc DT \xcc\xbe\xbb\xec\n";
+    let d = parse_columns(euc, Path::new("e")).unwrap().sentences;
+    let t = TemplateFile::parse(b"U00:%x[0,0]\nB\n", Path::new("tpl")).unwrap();
+    let f = TagFeaturizer::fit(t, &d, 1).unwrap();
+    assert_eq!(f.labels, [&b"O"[..], b"\xcc\xbe\xbb\xec"]);
+    let json = serde_json::to_string(&f).unwrap();
+    assert!(
+        json.contains(r#""labels":["O",[204,190,187,236]]"#),
+        "{json}"
+    );
+    let back: TagFeaturizer = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, f);
+    assert_eq!(back.rows(&d[0]), f.rows(&d[0]));
+    // An older model file's labels: strings.
+    let old = json.replace(r#"[204,190,187,236]"#, r#""NOUN""#);
+    let back: TagFeaturizer = serde_json::from_str(&old).unwrap();
+    assert_eq!(back.labels, [&b"O"[..], b"NOUN"]);
+}
+
+/// Bigram templates with macros (CRF++'s `B01:%x[0,1]`): the task's parts, mapped to
+/// parameters, hold at each token `i >= 1` the expansion of each such template with the label
+/// pair, found through a string dictionary built independently; the model's decoder and
+/// marginals (weights read directly, position-dependent label pairs) equal enumerating every
+/// label sequence with `s(y) = <w, Phi(x, y)>`.
+#[test]
+fn bigram_templates_with_macros_match_enumeration() {
+    let f = featurizer(MACRO_TEMPLATES);
+    let sents = sentences();
+    let t = TaggingTask::new(&f, &sents).unwrap();
+    let l = f.n_labels();
+    assert!(f.has_bigram() && f.has_bigram_macros());
+    // Groups: B, U00, B01, B02.
+    let groups = f.groups();
+    assert_eq!(groups.len(), 4);
+    assert_eq!(groups[2].name, "B01:%x[0,1]");
+    let bigrams: Vec<&Template> = f.templates.bigram_macros().collect();
+    let mut dict: Vec<Vec<Vec<u8>>> = vec![Vec::new(); bigrams.len()];
+    let mut buf = Vec::new();
+    for s in &sents {
+        for pos in 1..s.len() {
+            for (b, tp) in bigrams.iter().enumerate() {
+                tp.expand(s.len(), pos, |i, c| &s.tokens[i][c], &mut buf);
+                if !dict[b].contains(&buf) {
+                    dict[b].push(buf.clone());
+                }
+            }
+        }
+    }
+    for (b, g) in groups[2..].iter().enumerate() {
+        assert_eq!(g.len, dict[b].len() * l * l, "{}", g.name);
+    }
+    // Each pair part at token i, label pair (a, c): one feature per template, in its group,
+    // at (expansion) * L^2 + a L + c; the same expansion string gives the same index.
+    let layout = f.layout();
+    let mut seen: HashMap<(usize, Vec<u8>), usize> = HashMap::new();
+    for (i, s) in sents.iter().enumerate() {
+        let nt = l * l;
+        for pos in 1..s.len() {
+            for pair in 0..l * l {
+                let part = nt + (pos - 1) * l * l + pair;
+                let phi = explicit_feature(&t, i, &SparseVector::unit(part, 1.0));
+                assert_eq!(phi.len(), bigrams.len());
+                for (b, tp) in bigrams.iter().enumerate() {
+                    tp.expand(s.len(), pos, |k, c| &s.tokens[k][c], &mut buf);
+                    let (g, k) = phi
+                        .iter()
+                        .map(|(j, _)| layout.locate(j).unwrap())
+                        .find(|(g, _)| *g == 2 + b)
+                        .unwrap();
+                    assert_eq!(g, 2 + b);
+                    assert_eq!(k % (l * l), pair);
+                    let e = *seen.entry((b, buf.clone())).or_insert(k / (l * l));
+                    assert_eq!(e, k / (l * l));
+                }
+            }
+        }
+    }
+    // The model path against enumeration of <w, Phi(x, y)>.
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
+    let w: Vec<f64> = (0..layout.total())
+        .map(|_| rng.gen_range(-1.5..1.5))
+        .collect();
+    let trans = f.positional_transitions(&sents[0], Some(&w[..l * l]), &w);
+    assert_eq!(trans.len(), (sents[0].len() - 1) * l * l);
+    for (i, s) in sents.iter().enumerate() {
+        let all = all_sequences(s.len(), l);
+        let score = |y: &Vec<usize>| explicit_feature(&t, i, &t.joint_feature(i, y)).dot(&w);
+        let scores: Vec<f64> = all.iter().map(score).collect();
+        let best = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let mut ps = Vec::new();
+        explicit_scores(&t, i, &w, &mut ps).unwrap();
+        let d = t.decode(i, &ps);
+        assert!((score(&d) - best).abs() < 1e-12);
+        let z: f64 = scores.iter().map(|v| (v - best).exp()).sum();
+        let m = t.marginals(i, &ps).unwrap();
+        assert!((m.log_z - (best + z.ln())).abs() < 1e-12);
+        let _ = s;
+    }
 }
