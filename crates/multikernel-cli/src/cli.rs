@@ -73,12 +73,14 @@ pub struct ConvertArgs {
 pub struct GenerateArgs {
     /// polynomial (Afkanpour et al. 2013, Sec. 5.2: inputs uniform on [-1, 1]^r, the
     /// target the sum of 10 random monomials of degree <= 3), ringnorm or waveform
-    /// (Breiman 1996; the class labels 1, 2 (, 3) as the target).
+    /// (Breiman 1996; the class labels 1, 2 (, 3) as the target), interactions (r
+    /// Gaussian inputs, the class the sign of x1 * x2, 10 % coin labels) or indicators (180
+    /// binary indicators of 60 letters, 3 classes by a 2-letter motif).
     pub dataset: String,
     /// Number of points.
     #[arg(long)]
     pub n: usize,
-    /// polynomial: number of input variables.
+    /// polynomial, interactions: number of input variables.
     #[arg(long, default_value_t = 20)]
     pub r: usize,
     /// polynomial: seed of the monomials (the points use --seed).
