@@ -135,6 +135,12 @@ pub struct TrainArgs {
     /// on the training file; `none` keeps the defaults (C = 1).
     #[arg(long, default_value = "auto")]
     pub select: SelectMode,
+    /// When the selection chooses the learner: at most this many fits (one candidate at
+    /// one C on one fold each), spent simplest candidate first (single kernels, the uniform
+    /// sum, then learned combinations); the record says which were skipped. Counted in
+    /// fits, so the same seed gives the same model on any machine. Default: no limit.
+    #[arg(long, value_name = "FITS")]
+    pub select_budget: Option<usize>,
     /// C: weighs the sum of the losses against 1/2 ||f||^2, the same for every learner
     /// (default: chosen by --select auto on a table, else 1). Give --C or --lambda.
     #[arg(
