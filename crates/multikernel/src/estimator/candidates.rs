@@ -26,8 +26,9 @@
 //! [`FIRST_FOLDS`] folds; one whose best mean there is clearly beaten (below the leader's by
 //! more than [`clear_margin`]) stops; the others are scored on the remaining folds. Only
 //! candidates scored on every fold compete. **Budget**: at most `budget` fits (one fit is one
-//! candidate at one C on one fold), spent in candidate order, simplest first; a candidate
-//! whose fits no longer fit is skipped. Both are fixed rules of the scores and counts, so the
+//! candidate at one C on one fold), reserved in candidate order, simplest first, a candidate
+//! reserving the fits of all its folds; a candidate whose fits no longer fit is skipped (the
+//! first always runs, so there is always a choice). Both are fixed rules of the scores and counts, so the
 //! same seed gives the same choice on any machine and thread count.
 
 use crate::data::{Matrix, Targets};
@@ -279,21 +280,25 @@ pub(crate) fn score(
         if round.is_empty() {
             continue;
         }
-        // Who runs this round: not stopped, and within the budget (candidate order).
+        // Who runs this round: not stopped and, on the first round, within the budget
+        // (candidate order; a candidate reserves the fits of every fold, the first one
+        // always runs).
         let mut run = Vec::new();
         for (i, s) in out.iter_mut().enumerate() {
             if s.stopped.is_some() {
                 continue;
             }
-            let cost = nc * round.len();
-            if problem.budget.is_some_and(|b| spent + cost > b) {
-                s.stopped = Some(format!(
-                    "skipped: the budget of {} fits was spent ({spent} used)",
-                    problem.budget.unwrap_or(0)
-                ));
-                continue;
+            if round.start == 0 {
+                let cost = nc * k;
+                if i > 0 && problem.budget.is_some_and(|b| spent + cost > b) {
+                    s.stopped = Some(format!(
+                        "skipped: not within the budget of {} fits ({spent} reserved before it)",
+                        problem.budget.unwrap_or(0)
+                    ));
+                    continue;
+                }
+                spent += cost;
             }
-            spent += cost;
             run.push(i);
         }
         let jobs: Vec<(usize, usize)> = round
