@@ -15,6 +15,10 @@
 //!   has at most [`BATCH_MAX_ROWS`] rows (its Cholesky solves grow as n^3: the selection's
 //!   time stays within seconds below that); the online learner (Alg. 1) above it. The
 //!   record says which and why.
+//! - **Candidates** (when the selection chooses the learner and takes lp-MKL): single
+//!   kernels, hinge-loss SVMs on the Gaussian kernels, the uniform sum and the learned
+//!   combinations, chosen by a one-standard-error rule that prefers the simpler
+//!   ([`super::candidates`]; issue 28). A named learner keeps the grid below.
 //! - **lp-MKL's path**: the kernel matrices are computed once on all training rows (the
 //!   kernels' data-dependent choices, the median heuristic and the trace normalization, are
 //!   made on all rows, without the labels), and every fold takes its rows and columns from

@@ -22,7 +22,7 @@
 //! learner), then the uniform sum, then a learned combination; within that rank the best
 //! mean (ties: the first in candidate order).
 //!
-//! **Successive halving** ([`score`]): every candidate is scored on the first
+//! **Successive halving** (`score`): every candidate is scored on the first
 //! [`FIRST_FOLDS`] folds; one whose best mean there is clearly beaten (below the leader's by
 //! more than [`clear_margin`]) stops; the others are scored on the remaining folds. Only
 //! candidates scored on every fold compete. **Budget**: at most `budget` fits (one fit is one
