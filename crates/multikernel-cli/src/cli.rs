@@ -79,12 +79,14 @@ pub struct ConvertArgs {
 pub struct GenerateArgs {
     /// polynomial (Afkanpour et al. 2013, Sec. 5.2: inputs uniform on [-1, 1]^r, the
     /// target the sum of 10 random monomials of degree <= 3), ringnorm or waveform
-    /// (Breiman 1996; the class labels 1, 2 (, 3) as the target).
+    /// (Breiman 1996; the class labels 1, 2 (, 3) as the target), interactions (r
+    /// Gaussian inputs, the class the sign of x1 * x2, 10 % coin labels) or indicators (180
+    /// binary indicators of 60 letters, 3 classes by a 2-letter motif).
     pub dataset: String,
     /// Number of points.
     #[arg(long)]
     pub n: usize,
-    /// polynomial: number of input variables.
+    /// polynomial, interactions: number of input variables.
     #[arg(long, default_value_t = 20)]
     pub r: usize,
     /// polynomial: seed of the monomials (the points use --seed).
@@ -139,6 +141,12 @@ pub struct TrainArgs {
     /// on the training file; `none` keeps the defaults (C = 1).
     #[arg(long, default_value = "auto")]
     pub select: SelectMode,
+    /// When the selection chooses the learner: at most this many fits (one candidate at
+    /// one C on one fold each), spent simplest candidate first (single kernels, the uniform
+    /// sum, then learned combinations); the record says which were skipped. Counted in
+    /// fits, so the same seed gives the same model on any machine. Default: no limit.
+    #[arg(long, value_name = "FITS")]
+    pub select_budget: Option<usize>,
     /// C: weighs the sum of the losses against 1/2 ||f||^2, the same for every learner
     /// (default: chosen by --select auto on a table, else 1). Give --C or --lambda.
     #[arg(

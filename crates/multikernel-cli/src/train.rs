@@ -206,6 +206,10 @@ pub fn selection_plan(a: &TrainArgs) -> Option<AutoConfig> {
         a.lp.p,
         a.online.eta0.is_none() && !inv,
     )
+    .map(|cfg| AutoConfig {
+        budget: a.select_budget,
+        ..cfg
+    })
 }
 
 /// Fails (naming the flag) when `path`'s directory does not exist, so that a typo in `--out`
@@ -358,8 +362,14 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
                 if let Some(why) = &auto.record.learner_choice {
                     eprintln!("learner: {why}");
                 }
-                for line in auto.record.grid_lines() {
-                    eprintln!("  {line}");
+                if auto.record.candidates.is_empty() {
+                    for line in auto.record.grid_lines() {
+                        eprintln!("  {line}");
+                    }
+                } else {
+                    for line in auto.record.candidate_lines() {
+                        eprintln!("  {line}");
+                    }
                 }
                 eprintln!("selection took {:.2} s", auto.select_seconds);
                 trained_with = auto.learner.name().to_string();

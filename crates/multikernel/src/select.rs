@@ -808,6 +808,40 @@ pub struct SelectionRecord {
     pub grid: Vec<GridScore>,
     /// Index of the chosen point in `grid` (`None`: no selection ran).
     pub chosen: Option<usize>,
+    /// The candidates scored when the selection chose the learner (single kernels, the
+    /// uniform sum, learned combinations; `estimator::candidates`), in candidate order;
+    /// empty in models written before them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<CandidateScore>,
+    /// Why the chosen candidate (the one-standard-error rule's reading).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+/// One candidate of the built-in selection and its cross-validated score at its best C.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CandidateScore {
+    /// `single rbf:norm=trace`, `svm rbf:scale=4,norm=trace`, `uniform sum of 7`,
+    /// `lp-mkl p=2`.
+    pub name: String,
+    /// `single`, `uniform` or `learned`.
+    pub family: String,
+    /// `squared` (lp-MKL, kernel ridge) or `hinge` (C-SVC by SMO).
+    pub loss: String,
+    /// Its best C (`null` when it was not scored on every fold).
+    #[serde(rename = "C")]
+    pub c: Option<f64>,
+    /// Mean validation score at that C over the folds.
+    pub mean: Option<f64>,
+    /// Standard error of that mean (the fold scores' sample standard deviation / sqrt(folds)).
+    pub se: Option<f64>,
+    /// Fold scores at that C (or at its best C on the folds it was scored on).
+    pub folds: Vec<f64>,
+    /// Fits it took (one C on one fold each).
+    pub fits: usize,
+    /// Why it stopped early or was skipped, if it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 impl SelectionRecord {
@@ -829,6 +863,40 @@ impl SelectionRecord {
             ),
             None => format!("no selection: {}", self.method),
         }
+    }
+
+    /// The candidates as lines `name C=.. mean +- se` (the chosen one marked `*`), then the
+    /// reason of the choice; empty when no candidates were scored.
+    pub fn candidate_lines(&self) -> Vec<String> {
+        // The grid holds every candidate's C grid, candidate-major.
+        let per = self.grid.len() / self.candidates.len().max(1);
+        let chosen = self.chosen.filter(|_| per > 0).map(|i| i / per.max(1));
+        let mut out: Vec<String> = self
+            .candidates
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let mark = chosen == Some(i);
+                let score = match (c.mean, c.se) {
+                    (Some(m), Some(se)) => format!("{} {m:.4} +- {se:.4}", self.metric),
+                    _ => format!("{} -", self.metric),
+                };
+                format!(
+                    "{} {:<40} C={:<6} {score}  ({} fits){}",
+                    if mark { "*" } else { " " },
+                    c.name,
+                    c.c.map_or("-".into(), |c| c.to_string()),
+                    c.fits,
+                    c.stopped
+                        .as_ref()
+                        .map_or(String::new(), |s| format!(" {s}"))
+                )
+            })
+            .collect();
+        if let Some(why) = &self.why {
+            out.push(format!("chosen: {why}"));
+        }
+        out
     }
 
     /// The grid as lines `learner setting C=.. mean` (the chosen one marked `*`).

@@ -219,3 +219,45 @@ fn large_ridge_solves_do_not_depend_on_rayon_num_threads() {
     assert!(files[1] == files[0], "2 threads differ from 1");
     assert!(files[2] == files[0], "3 threads differ from 1");
 }
+
+/// Issue 28: the built-in selection among candidates (single kernels, hinge-loss SVMs, the
+/// uniform sum, learned combinations, with successive halving and a budget in fits) gives
+/// the same model file on 1, 2 and 3 threads: its choices are rules of the scores and of
+/// fit counts, never of the clock.
+#[test]
+fn the_built_in_selection_does_not_depend_on_the_thread_count() {
+    use multikernel::estimator::{fit_auto, AutoConfig};
+    let data = multikernel::data::synthetic::interactions(160, 6, 4).unwrap();
+    let spec = LearnerSpec::new(Task::Binary, Learner::Online(OnlineSpec::default())).with_seed(3);
+    for budget in [None, Some(400)] {
+        let cfg = AutoConfig {
+            budget,
+            ..AutoConfig::default()
+        };
+        let bytes = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let auto = fit_auto(data.view(), &spec, &cfg, &()).unwrap();
+                assert!(!auto.record.candidates.is_empty());
+                if budget.is_some() {
+                    assert!(auto
+                        .record
+                        .candidates
+                        .iter()
+                        .any(|c| c.stopped.as_deref().is_some_and(|s| s.contains("budget"))));
+                }
+                auto.fitted.model.to_bytes().unwrap()
+            })
+        };
+        let one = bytes(1);
+        for threads in [2, 3, 2] {
+            assert!(
+                bytes(threads) == one,
+                "budget {budget:?}, {threads} threads"
+            );
+        }
+    }
+}

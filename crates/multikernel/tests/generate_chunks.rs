@@ -24,7 +24,13 @@ fn chunked_csv(name: &str, n: usize, seed: u64, chunk: usize) -> String {
 
 #[test]
 fn chunked_csv_equals_the_in_memory_csv() {
-    for name in ["ringnorm", "waveform", "polynomial"] {
+    for name in [
+        "ringnorm",
+        "waveform",
+        "polynomial",
+        "interactions",
+        "indicators",
+    ] {
         let (ds, _) = generate(name, 3_001, 6, 3, 11).unwrap();
         let whole = to_csv(&ds);
         for chunk in [7, 1_000, 3_001, 5_000] {
@@ -63,6 +69,7 @@ fn bad_arguments_are_errors() {
     assert!(generate_chunks("ringnorm", 0, 6, 3, 5, 7).is_err());
     assert!(generate_chunks("spiral", 10, 6, 3, 5, 7).is_err());
     assert!(generate_chunks("polynomial", 10, 1, 3, 5, 7).is_err());
+    assert!(generate_chunks("interactions", 10, 1, 3, 5, 7).is_err());
 }
 
 /// A sink's error stops the writing and is returned; through an [`AtomicWriter`] the target

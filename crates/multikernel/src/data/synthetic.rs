@@ -1,6 +1,8 @@
 //! Generated data sets (seeded): Breiman's ringnorm and waveform (docs/formulas.md, "Generated
-//! data"; Breiman 1996, as in R's mlbench) and the synthetic polynomial regression problem of
-//! Afkanpour et al. (2013), Sec. 5.2.
+//! data"; Breiman 1996, as in R's mlbench), the synthetic polynomial regression problem of
+//! Afkanpour et al. (2013), Sec. 5.2, and two tables of this project's own that test the
+//! built-in selection (docs/selection.md): an interaction of two features among many, and
+//! binary indicators of a sequence with three classes.
 //!
 //! - [`ringnorm`]: `d = 20`; class 1 ~ `N(0, 4 I)`, class 2 ~ `N(a 1, I)`, `a = 1/sqrt(d)`;
 //!   each point's class is a fair coin.
@@ -11,6 +13,17 @@
 //! - [`MonomialProblem`]: inputs uniform on `[-1, 1]^r`, the output the uniform (unit-weight)
 //!   combination of 10 distinct monomials of degree `<= 3` drawn uniformly among all
 //!   `C(r + 3, 3)` of them (the constant included), noise free.
+//!
+//! - [`interactions`]: `r` variables `N(0, 1)`; the class is "1" when `x1 x2 > 0` (the two
+//!   features interact: neither alone, nor any sum of functions of one feature, says
+//!   anything about it), "2" otherwise; then each label is replaced by a fair coin's with
+//!   probability [`INTERACTIONS_NOISE`]. The other `r - 2` variables are noise.
+//! - [`indicators`]: a sequence of [`INDICATOR_POSITIONS`] letters of {A, C, G, T}, each
+//!   letter as 3 binary indicators (A = 100, C = 010, G = 001, T = 000: 180 columns, as the
+//!   Statlog DNA table encodes its splice junctions). Class "1" (a quarter of the rows) has
+//!   `GT` at positions 31-32, class "2" (a quarter) `AG` at positions 29-30, class "3" has
+//!   neither; the other letters are uniform, drawn again while they would make a motif that
+//!   is not the row's.
 //!
 //! Ringnorm and waveform are classification data ([`Targets::Classes`] with labels "1", "2"
 //! (, "3")); [`class_values`] turns the labels into numbers for least-squares regression.
@@ -83,6 +96,125 @@ fn waveform_from(rng: &mut ChaCha8Rng, n: usize) -> Dataset {
             let e: f64 = StandardNormal.sample(rng);
             let i = i as f64;
             data.push(u * h(p, i) + (1.0 - u) * h(q, i) + e);
+        }
+        y.push(c);
+    }
+    Dataset {
+        x: Matrix::from_vec(n, d, data),
+        targets: Targets::Classes {
+            classes: vec!["1".into(), "2".into(), "3".into()],
+            y,
+        },
+        feature_names: names(d),
+    }
+}
+
+/// The chance that a row of [`interactions`] has a coin's label instead of its own.
+pub const INTERACTIONS_NOISE: f64 = 0.1;
+
+/// `n` points of `r >= 2` variables whose class is the interaction of the first two
+/// (module docs; classes "1" and "2").
+pub fn interactions(n: usize, r: usize, seed: u64) -> Result<Dataset> {
+    check_interactions(r)?;
+    Ok(interactions_from(
+        &mut ChaCha8Rng::seed_from_u64(seed),
+        n,
+        r,
+    ))
+}
+
+fn check_interactions(r: usize) -> Result<()> {
+    if r < 2 {
+        return Err(Error::param(
+            "r",
+            r,
+            "at least 2 variables (the class is the interaction of the first two)",
+        ));
+    }
+    Ok(())
+}
+
+/// `n` interaction points drawn from `rng`, row after row (its `r` values, then the coin
+/// for the noise and, when it comes up, the label), so that consecutive calls continue one
+/// stream.
+fn interactions_from(rng: &mut ChaCha8Rng, n: usize, r: usize) -> Dataset {
+    let mut data = Vec::with_capacity(n * r);
+    let mut y = Vec::with_capacity(n);
+    for _ in 0..n {
+        let start = data.len();
+        for _ in 0..r {
+            let e: f64 = StandardNormal.sample(rng);
+            data.push(e);
+        }
+        let mut c = usize::from(data[start] * data[start + 1] <= 0.0);
+        if rng.gen::<f64>() < INTERACTIONS_NOISE {
+            c = usize::from(rng.gen::<bool>());
+        }
+        y.push(c);
+    }
+    Dataset {
+        x: Matrix::from_vec(n, r, data),
+        targets: Targets::Classes {
+            classes: vec!["1".into(), "2".into()],
+            y,
+        },
+        feature_names: names(r),
+    }
+}
+
+/// Letters per row of [`indicators`] (3 indicator columns each).
+pub const INDICATOR_POSITIONS: usize = 60;
+
+/// `n` rows of [`INDICATOR_POSITIONS`] letters as 180 binary indicators, 3 classes by the
+/// motifs they carry (module docs).
+pub fn indicators(n: usize, seed: u64) -> Dataset {
+    indicators_from(&mut ChaCha8Rng::seed_from_u64(seed), n)
+}
+
+/// The class a letter sequence (0 = A, 1 = C, 2 = G, 3 = T) shows: 0 with `GT` at
+/// positions 31-32 (indices 30, 31), 1 with `AG` at 29-30 (indices 28, 29), 2 with neither;
+/// `None` with both.
+fn motif_class(s: &[u8]) -> Option<usize> {
+    let gt = s[30] == 2 && s[31] == 3;
+    let ag = s[28] == 0 && s[29] == 2;
+    match (gt, ag) {
+        (true, true) => None,
+        (true, false) => Some(0),
+        (false, true) => Some(1),
+        (false, false) => Some(2),
+    }
+}
+
+/// `n` indicator rows drawn from `rng`, row after row (the class, then the letters until
+/// they show it), so that consecutive calls continue one stream.
+fn indicators_from(rng: &mut ChaCha8Rng, n: usize) -> Dataset {
+    let d = 3 * INDICATOR_POSITIONS;
+    let mut data = Vec::with_capacity(n * d);
+    let mut y = Vec::with_capacity(n);
+    let mut s = [0u8; INDICATOR_POSITIONS];
+    for _ in 0..n {
+        let c = match rng.gen_range(0..4u8) {
+            0 => 0,
+            1 => 1,
+            _ => 2,
+        };
+        loop {
+            s.iter_mut().for_each(|l| *l = rng.gen_range(0..4u8));
+            match c {
+                0 => (s[30], s[31]) = (2, 3),
+                1 => (s[28], s[29]) = (0, 2),
+                _ => {}
+            }
+            if motif_class(&s) == Some(c) {
+                break;
+            }
+        }
+        for &l in &s {
+            data.extend_from_slice(&[
+                f64::from(u8::from(l == 0)),
+                f64::from(u8::from(l == 1)),
+                f64::from(u8::from(l == 2)),
+            ]);
         }
         y.push(c);
     }
@@ -186,7 +318,8 @@ impl MonomialProblem {
 
 /// The generated data sets by name, for command-line tools: `polynomial` (alias
 /// `synthetic`; Sec. 5.2 of Afkanpour et al. 2013: `r` inputs, 10 monomials of degree <= 3
-/// drawn with `problem_seed`), `ringnorm` or `waveform`; `n` points drawn with `seed`.
+/// drawn with `problem_seed`), `ringnorm`, `waveform`, `interactions` (`r` inputs) or
+/// `indicators`; `n` points drawn with `seed`.
 /// Returns the data and, for the polynomial problem, its target as text.
 ///
 /// The whole data set is held in memory; [`generate_chunks`] draws the same rows a chunk at
@@ -211,6 +344,8 @@ pub fn generate(
 enum Source {
     Ringnorm,
     Waveform,
+    Interactions(usize),
+    Indicators,
     Polynomial(MonomialProblem),
 }
 
@@ -254,11 +389,22 @@ pub fn generate_chunks(
         }
         "ringnorm" => (Source::Ringnorm, None),
         "waveform" => (Source::Waveform, None),
+        "interactions" => {
+            check_interactions(r)?;
+            (
+                Source::Interactions(r),
+                Some("class 1 when x1 * x2 > 0, 2 otherwise (10 % coin labels)".to_string()),
+            )
+        }
+        "indicators" => (
+            Source::Indicators,
+            Some("class 1: GT at letters 31-32; 2: AG at 29-30; 3: neither".to_string()),
+        ),
         other => {
             return Err(Error::param(
                 "data set",
                 other,
-                "polynomial, ringnorm or waveform",
+                "polynomial, ringnorm, waveform, interactions or indicators",
             ))
         }
     };
@@ -283,6 +429,8 @@ impl Chunks {
         match &self.source {
             Source::Ringnorm => 20,
             Source::Waveform => 21,
+            Source::Interactions(r) => *r,
+            Source::Indicators => 3 * INDICATOR_POSITIONS,
             Source::Polynomial(p) => p.r,
         }
     }
@@ -327,6 +475,8 @@ impl Iterator for Chunks {
         Some(match &self.source {
             Source::Ringnorm => ringnorm_from(&mut self.rng, n),
             Source::Waveform => waveform_from(&mut self.rng, n),
+            Source::Interactions(r) => interactions_from(&mut self.rng, n, *r),
+            Source::Indicators => indicators_from(&mut self.rng, n),
             Source::Polynomial(p) => p.generate_from(&mut self.rng, n),
         })
     }
@@ -423,6 +573,72 @@ mod tests {
         let y = class_values(&ds.targets, &[1.0, 2.0, 3.0]).unwrap();
         assert!(y.iter().all(|v| [1.0, 2.0, 3.0].contains(v)));
         assert!(class_values(&ds.targets, &[1.0, 2.0]).is_err());
+    }
+
+    #[test]
+    fn interactions_label_the_sign_of_the_product_up_to_the_coin() {
+        let ds = interactions(20_000, 6, 3).unwrap();
+        assert_eq!((ds.x.rows, ds.x.cols), (20_000, 6));
+        let Targets::Classes { y, .. } = &ds.targets else {
+            panic!()
+        };
+        // A coin's label differs from the row's own half of the time.
+        let differ = (0..ds.len())
+            .filter(|&i| y[i] != usize::from(ds.x.get(i, 0) * ds.x.get(i, 1) <= 0.0))
+            .count() as f64
+            / 20_000.0;
+        assert!((differ - INTERACTIONS_NOISE / 2.0).abs() < 0.01, "{differ}");
+        // Neither feature alone says anything: class 1 is as often above 0 as below.
+        for j in 0..2 {
+            let above = (0..ds.len())
+                .filter(|&i| y[i] == 0 && ds.x.get(i, j) > 0.0)
+                .count() as f64;
+            let ones = y.iter().filter(|&&c| c == 0).count() as f64;
+            assert!((above / ones - 0.5).abs() < 0.02, "feature {j}");
+        }
+        assert!(interactions(5, 1, 0).is_err());
+        assert_eq!(
+            interactions(5, 3, 1).unwrap(),
+            interactions(5, 3, 1).unwrap()
+        );
+    }
+
+    #[test]
+    fn indicators_carry_their_motif_and_one_letter_per_position() {
+        let ds = indicators(4000, 5);
+        assert_eq!(ds.x.cols, 180);
+        let Targets::Classes { y, .. } = &ds.targets else {
+            panic!()
+        };
+        let mut counts = [0usize; 3];
+        for i in 0..ds.len() {
+            let row = ds.x.row(i);
+            // Decode the letters back (the slow twin of the encoding).
+            let s: Vec<u8> = row
+                .chunks(3)
+                .map(|b| {
+                    assert!(b.iter().all(|v| *v == 0.0 || *v == 1.0));
+                    assert!(b.iter().sum::<f64>() <= 1.0);
+                    b.iter().position(|v| *v == 1.0).map_or(3, |p| p as u8)
+                })
+                .collect();
+            let gt = s[30] == 2 && s[31] == 3;
+            let ag = s[28] == 0 && s[29] == 2;
+            let want = match (gt, ag) {
+                (true, false) => 0,
+                (false, true) => 1,
+                (false, false) => 2,
+                (true, true) => panic!("row {i} has both motifs"),
+            };
+            assert_eq!(y[i], want, "row {i}");
+            counts[y[i]] += 1;
+        }
+        for (c, share) in [(0, 0.25), (1, 0.25), (2, 0.5)] {
+            assert!(
+                (counts[c] as f64 / 4000.0 - share).abs() < 0.03,
+                "{counts:?}"
+            );
+        }
     }
 
     #[test]

@@ -124,6 +124,7 @@
 //! [`Model`]: crate::model::Model
 
 pub mod auto;
+pub mod candidates;
 pub mod fit;
 pub mod precomputed;
 pub mod select;

@@ -280,6 +280,8 @@ fn select(
             learner_choice: None,
             grid: Vec::new(),
             chosen: None,
+            candidates: Vec::new(),
+            why: None,
         };
         return Ok((spec.p.unwrap_or(2.0), 1.0, Some(record)));
     };
@@ -345,6 +347,8 @@ fn select(
             learner_choice: None,
             grid,
             chosen: Some(chosen),
+            candidates: Vec::new(),
+            why: None,
         }),
     ))
 }

@@ -408,6 +408,7 @@ impl Model {
             if let Some(why) = &r.learner_choice {
                 s.notes.push(format!("learner: {why}"));
             }
+            s.notes.extend(r.candidate_lines());
         }
         s
     }

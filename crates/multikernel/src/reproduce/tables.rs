@@ -7,8 +7,10 @@ use crate::task::TaskKind;
 use std::path::Path;
 
 /// The UCI tables of `reproduce uci`: file stem (`DIR/NAME.csv`, or a generated table of
-/// [`GENERATED_ROWS`] rows, seed [`GENERATED_SEED`]) and task.
-pub const UCI_TABLES: [(&str, TaskKind); 8] = [
+/// [`GENERATED_ROWS`] rows, seed [`GENERATED_SEED`]; `interactions`: [`INTERACTIONS_ROWS`]
+/// rows of [`INTERACTIONS_FEATURES`] features, where a learned combination of the default
+/// dictionary loses to one of its kernels, docs/selection.md) and task.
+pub const UCI_TABLES: [(&str, TaskKind); 9] = [
     ("sonar", TaskKind::Binary),
     ("ionosphere", TaskKind::Binary),
     ("breast-cancer", TaskKind::Binary),
@@ -17,7 +19,15 @@ pub const UCI_TABLES: [(&str, TaskKind); 8] = [
     ("ringnorm", TaskKind::Binary),
     ("waveform", TaskKind::Multiclass),
     ("boston-housing", TaskKind::Regression),
+    ("interactions", TaskKind::Binary),
 ];
+
+/// Rows of the generated `interactions` table of `reproduce uci` (as `multikernel generate
+/// interactions --n 600 --r 20 --seed 1`).
+pub const INTERACTIONS_ROWS: usize = 600;
+/// Features of the `interactions` table: the most that still gets per-feature kernels in
+/// the default dictionary ([`crate::kernel::dictionary::PER_FEATURE_MAX`]).
+pub const INTERACTIONS_FEATURES: usize = 20;
 
 /// Rows of the generated tables (ringnorm, waveform; Breiman 1996) of `reproduce uci`.
 pub const GENERATED_ROWS: usize = 1000;
@@ -50,6 +60,11 @@ pub fn load_uci(dir: &Path, names: Option<&str>) -> Result<Vec<UciTable>> {
         let data = match name {
             "ringnorm" => crate::data::synthetic::ringnorm(GENERATED_ROWS, GENERATED_SEED),
             "waveform" => crate::data::synthetic::waveform(GENERATED_ROWS, GENERATED_SEED),
+            "interactions" => crate::data::synthetic::interactions(
+                INTERACTIONS_ROWS,
+                INTERACTIONS_FEATURES,
+                GENERATED_SEED,
+            )?,
             _ => read_table(&dir.join(format!("{name}.csv")), None, target, None, None)?,
         };
         out.push(UciTable {

@@ -1,0 +1,617 @@
+//! The candidates of the built-in selection when it chooses the learner (issue 28): a learned
+//! combination can lose to one of its own kernels (Gonen & Alpaydin 2011, Sec. 5: learned
+//! combinations often do no better than the uniform sum or the best single kernel), so the
+//! selection scores, on the same folds and the same kernel matrices,
+//!
+//! - every **single kernel** of the dictionary with lp-MKL's squared loss (kernel ridge),
+//!   and, for classes, each Gaussian kernel over all features with the **hinge loss** (a
+//!   C-SVC, one-vs-rest for several classes, solved exactly by SMO, `solver::smo`);
+//! - the **uniform sum** of the dictionary (lp-MKL at p = inf);
+//! - the **learned combination** (lp-MKL at each p of the grid), as before;
+//!
+//! each over the C grid, from small to large C, warm-started (lp-MKL: from the previous
+//! kernel weights; SMO: from the previous dual point scaled by the ratio of the Cs, which
+//! stays feasible).
+//!
+//! **The choice** ([`one_se_choice`]): each candidate's best C by mean validation score; the
+//! best candidate `b`; then the *simplest* candidate whose mean is within one standard error
+//! of `b`'s (the standard deviation of `b`'s fold scores over `sqrt(folds)`: the
+//! one-standard-error rule, Hastie, Tibshirani & Friedman, *Elements of Statistical Learning*,
+//! 2nd ed., Sec. 7.10), simplest meaning ([`Candidate::rank`]) a single kernel with the
+//! default learner's squared loss, then a single kernel with the hinge loss (another
+//! learner), then the uniform sum, then a learned combination; within that rank the best
+//! mean (ties: the first in candidate order).
+//!
+//! **Successive halving** (`score`): every candidate is scored on the first
+//! [`FIRST_FOLDS`] folds; one whose best mean there is clearly beaten (below the leader's by
+//! more than [`clear_margin`]) stops; the others are scored on the remaining folds. Only
+//! candidates scored on every fold compete. **Budget**: at most `budget` fits (one fit is one
+//! candidate at one C on one fold), reserved in candidate order, simplest first, a candidate
+//! reserving the fits of all its folds; a candidate whose fits no longer fit is skipped (the
+//! first always runs, so there is always a choice). Both are fixed rules of the scores and counts, so the
+//! same seed gives the same choice on any machine and thread count.
+
+use crate::data::{Matrix, Targets};
+use crate::error::{Error, Result};
+use crate::kernel::KernelMatrix;
+use crate::run::Observer;
+use crate::select::Goal;
+use crate::solver::lp_mkl::{lp_mkl, LpMklParams};
+use crate::solver::smo::{svc_from, SmoParams, SvmFit};
+use crate::task::targets::{decode, prediction_metric};
+use crate::task::TaskKind;
+use rayon::prelude::*;
+use std::ops::Range;
+
+/// Folds every candidate is scored on before the clearly beaten ones stop.
+pub const FIRST_FOLDS: usize = 2;
+/// Accuracy: a candidate is clearly beaten on the first folds when it is below the leader
+/// by more than this (or by more than two of the leader's standard errors, when larger).
+pub const CLEAR_MARGIN_ACCURACY: f64 = 0.03;
+/// MSE: ... when its MSE is above the leader's by more than this fraction (or by two of the
+/// leader's standard errors, when larger).
+pub const CLEAR_MARGIN_MSE: f64 = 0.15;
+
+/// A candidate's family, in the order the tie rule prefers (simplest first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Family {
+    /// One kernel of the dictionary.
+    Single,
+    /// The uniform sum of the dictionary.
+    Uniform,
+    /// lp-MKL's learned combination.
+    Learned,
+}
+
+impl Family {
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Single => "single",
+            Family::Uniform => "uniform",
+            Family::Learned => "learned",
+        }
+    }
+}
+
+/// One candidate: a family, its loss, its kernels (a range of the expanded dictionary) and
+/// lp-MKL's p (2 for one kernel, inf for the uniform sum).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub family: Family,
+    /// The hinge loss (C-SVC by SMO) instead of the squared loss (lp-MKL).
+    pub hinge: bool,
+    pub kernels: Range<usize>,
+    pub p: f64,
+    /// `single rbf:scale=4,norm=trace`, `svm rbf:norm=trace`, `uniform sum of 7`, `lp-mkl p=2`.
+    pub label: String,
+}
+
+impl Candidate {
+    /// The tie rule's order (module docs): 0 a single kernel with lp-MKL's squared loss (the
+    /// default learner), 1 a single kernel with the hinge loss (a second learner), 2 the
+    /// uniform sum, 3 a learned combination.
+    pub fn rank(&self) -> usize {
+        match (self.family, self.hinge) {
+            (Family::Single, false) => 0,
+            (Family::Single, true) => 1,
+            (Family::Uniform, _) => 2,
+            (Family::Learned, _) => 3,
+        }
+    }
+
+    /// `single kernel`, `single kernel, hinge loss`, `uniform sum`, `learned combination`.
+    pub fn kind(&self) -> &'static str {
+        match self.rank() {
+            0 => "single kernel",
+            1 => "single kernel, hinge loss",
+            2 => "uniform sum",
+            _ => "learned combination",
+        }
+    }
+
+    /// The candidate's setting under its learner (`lp-mkl` or `svm`) in the grid: the
+    /// kernel of a single one, `p=inf (uniform sum of 7)`, `p=4/3`.
+    pub fn setting(&self) -> String {
+        match self.family {
+            Family::Single => self
+                .label
+                .split_once(' ')
+                .map_or(self.label.clone(), |(_, k)| k.to_string()),
+            Family::Uniform => format!("p=inf ({})", self.label),
+            Family::Learned => self
+                .label
+                .strip_prefix("lp-mkl ")
+                .unwrap_or(&self.label)
+                .to_string(),
+        }
+    }
+}
+
+/// The candidates for a dictionary of `names.len()` kernels (`gaussian[m]`: kernel `m` is a
+/// Gaussian over all features held as a dense matrix, which gets a hinge-loss candidate when
+/// `classes`), in candidate order: single kernels, hinge singles, the uniform sum, then
+/// lp-MKL at each p of `ps`.
+pub fn candidates(
+    names: &[String],
+    gaussian: &[bool],
+    classes: bool,
+    ps: &[f64],
+) -> Vec<Candidate> {
+    let m = names.len();
+    let mut out: Vec<Candidate> = (0..m)
+        .map(|k| Candidate {
+            family: Family::Single,
+            hinge: false,
+            kernels: k..k + 1,
+            p: 2.0,
+            label: format!("single {}", names[k]),
+        })
+        .collect();
+    if classes {
+        out.extend((0..m).filter(|&k| gaussian[k]).map(|k| Candidate {
+            family: Family::Single,
+            hinge: true,
+            kernels: k..k + 1,
+            p: 2.0,
+            label: format!("svm {}", names[k]),
+        }));
+    }
+    if m > 1 {
+        out.push(Candidate {
+            family: Family::Uniform,
+            hinge: false,
+            kernels: 0..m,
+            p: f64::INFINITY,
+            label: format!("uniform sum of {m}"),
+        });
+        out.extend(ps.iter().map(|&p| Candidate {
+            family: Family::Learned,
+            hinge: false,
+            kernels: 0..m,
+            p,
+            label: format!("lp-mkl p={}", crate::solver::lp_mkl::p_label(p)),
+        }));
+    }
+    out
+}
+
+/// A fold's kernel matrices, cut from those on all rows.
+pub(crate) struct Fold {
+    pub train: Vec<KernelMatrix>,
+    pub test: Vec<KernelMatrix>,
+    /// Encoded targets of the training rows.
+    pub y: Matrix,
+    pub validation: Targets,
+}
+
+/// What the scoring needs besides the candidates.
+pub(crate) struct Problem<'a> {
+    pub folds: &'a [Fold],
+    pub c_grid: &'a [f64],
+    pub task: TaskKind,
+    pub bias: bool,
+    pub goal: Goal,
+    /// lp-MKL's relative tolerance.
+    pub tol: f64,
+    /// At most this many fits (`None`: no limit).
+    pub budget: Option<usize>,
+}
+
+/// Every candidate's scores: `scores[c][fold]` (`None` where it did not run), and why it
+/// stopped early, if it did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scores {
+    pub scores: Vec<Vec<Option<f64>>>,
+    pub stopped: Option<String>,
+}
+
+impl Scores {
+    /// The mean over the folds of each C (`None` unless scored on all `folds`).
+    pub fn means(&self, folds: usize) -> Vec<Option<f64>> {
+        self.scores
+            .iter()
+            .map(|f| {
+                let v: Vec<f64> = f.iter().take(folds).flatten().copied().collect();
+                (v.len() == folds && v.iter().all(|x| x.is_finite()))
+                    .then(|| v.iter().sum::<f64>() / folds as f64)
+            })
+            .collect()
+    }
+}
+
+/// The mean and standard error (`std / sqrt(k)`, the sample standard deviation) of scores.
+pub fn mean_se(v: &[f64]) -> (f64, f64) {
+    let k = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / k;
+    if v.len() < 2 {
+        return (mean, 0.0);
+    }
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k - 1.0);
+    (mean, (var / k).sqrt())
+}
+
+/// How far below (accuracy) or above (MSE) the leader a candidate must be on the first folds
+/// to stop (module docs): `leader` the leader's mean, `se` its standard error.
+pub fn clear_margin(goal: Goal, leader: f64, se: f64) -> f64 {
+    match goal {
+        Goal::Maximize => CLEAR_MARGIN_ACCURACY.max(2.0 * se),
+        Goal::Minimize => (CLEAR_MARGIN_MSE * leader.abs()).max(2.0 * se),
+    }
+}
+
+/// The best C of one candidate by mean (ties to the first in `c_grid` order): its index,
+/// mean.
+fn best_c(means: &[Option<f64>], goal: Goal) -> Option<(usize, f64)> {
+    let mut best: Option<(usize, f64)> = None;
+    for (j, m) in means.iter().enumerate() {
+        let Some(m) = *m else { continue };
+        let better = match (best, goal) {
+            (None, _) => true,
+            (Some((_, b)), Goal::Maximize) => m > b,
+            (Some((_, b)), Goal::Minimize) => m < b,
+        };
+        if better {
+            best = Some((j, m));
+        }
+    }
+    best
+}
+
+/// Scores every candidate on `problem`'s folds with successive halving and the budget
+/// (module docs); `scores[i]` belongs to `cands[i]`. Fits run in parallel over (fold,
+/// candidate); the result does not depend on the thread count.
+pub(crate) fn score(
+    cands: &[Candidate],
+    problem: &Problem<'_>,
+    stop: &(impl Observer + ?Sized),
+) -> Result<Vec<Scores>> {
+    let k = problem.folds.len();
+    let nc = problem.c_grid.len();
+    let mut out: Vec<Scores> = cands
+        .iter()
+        .map(|_| Scores {
+            scores: vec![vec![None; k]; nc],
+            stopped: None,
+        })
+        .collect();
+    let mut spent = 0usize;
+    let first = FIRST_FOLDS.min(k);
+    for round in [0..first, first..k] {
+        if round.is_empty() {
+            continue;
+        }
+        // Who runs this round: not stopped and, on the first round, within the budget
+        // (candidate order; a candidate reserves the fits of every fold, the first one
+        // always runs).
+        let mut run = Vec::new();
+        for (i, s) in out.iter_mut().enumerate() {
+            if s.stopped.is_some() {
+                continue;
+            }
+            if round.start == 0 {
+                let cost = nc * k;
+                if i > 0 && problem.budget.is_some_and(|b| spent + cost > b) {
+                    s.stopped = Some(format!(
+                        "skipped: not within the budget of {} fits ({spent} reserved before it)",
+                        problem.budget.unwrap_or(0)
+                    ));
+                    continue;
+                }
+                spent += cost;
+            }
+            run.push(i);
+        }
+        let jobs: Vec<(usize, usize)> = round
+            .clone()
+            .flat_map(|f| run.iter().map(move |&i| (f, i)))
+            .collect();
+        let results: Vec<Result<Vec<f64>>> = jobs
+            .par_iter()
+            .map(|&(f, i)| {
+                if stop.should_stop() {
+                    // A stopped search scores nothing worth choosing.
+                    return Ok(vec![f64::NAN; nc]);
+                }
+                c_path(&cands[i], &problem.folds[f], problem, stop)
+            })
+            .collect();
+        for (&(f, i), r) in jobs.iter().zip(results) {
+            let v = r?;
+            for (j, s) in v.into_iter().enumerate() {
+                out[i].scores[j][f] = Some(s);
+            }
+        }
+        if round.start == 0 && first < k {
+            halve(&mut out, first, problem.goal);
+        }
+    }
+    Ok(out)
+}
+
+/// After the first folds: stops the candidates clearly beaten there (module docs).
+fn halve(out: &mut [Scores], first: usize, goal: Goal) {
+    let bests: Vec<Option<(usize, f64)>> = out
+        .iter()
+        .map(|s| {
+            if s.stopped.is_some() {
+                None
+            } else {
+                best_c(&s.means(first), goal)
+            }
+        })
+        .collect();
+    let Some(leader) = best_c(
+        &bests.iter().map(|b| b.map(|b| b.1)).collect::<Vec<_>>(),
+        goal,
+    )
+    .map(|(i, _)| i) else {
+        return;
+    };
+    let (lc, lmean) = bests[leader].unwrap_or((0, f64::NAN));
+    let lscores: Vec<f64> = out[leader].scores[lc][..first]
+        .iter()
+        .flatten()
+        .copied()
+        .collect();
+    let (_, se) = mean_se(&lscores);
+    let margin = clear_margin(goal, lmean, se);
+    for (s, b) in out.iter_mut().zip(&bests) {
+        if s.stopped.is_some() {
+            continue;
+        }
+        let beaten = match b {
+            None => true,
+            Some((_, m)) => match goal {
+                Goal::Maximize => *m < lmean - margin,
+                Goal::Minimize => *m > lmean + margin,
+            },
+        };
+        if beaten {
+            s.stopped = Some(match b {
+                Some((_, m)) => format!(
+                    "stopped after {first} folds: {m:.4} against the leader's {lmean:.4} \
+                     (margin {margin:.4})"
+                ),
+                None => format!("stopped after {first} folds: no finite score"),
+            });
+        }
+    }
+}
+
+/// One candidate's C path on one fold: the validation score at each C of the grid (in grid
+/// order), solved from small to large C, each solve warm-started from the previous one.
+fn c_path(
+    cand: &Candidate,
+    fold: &Fold,
+    problem: &Problem<'_>,
+    stop: &(impl Observer + ?Sized),
+) -> Result<Vec<f64>> {
+    let grid = problem.c_grid;
+    let mut order: Vec<usize> = (0..grid.len()).collect();
+    order.sort_by(|&a, &b| grid[a].total_cmp(&grid[b]));
+    let mut out = vec![f64::NAN; grid.len()];
+    let train = &fold.train[cand.kernels.clone()];
+    let test = &fold.test[cand.kernels.clone()];
+    if cand.hinge {
+        let k = train[0].to_dense();
+        let KernelMatrix::Dense(kt) = &test[0] else {
+            return Err(Error::unsupported(
+                "the hinge-loss candidates take dense kernel matrices",
+            ));
+        };
+        let machines = machine_labels(problem.task, &fold.y)?;
+        let mut prev: Option<(f64, Vec<SvmFit>)> = None;
+        let params = SmoParams::default();
+        for &j in &order {
+            let c = grid[j];
+            let fits: Vec<SvmFit> = machines
+                .iter()
+                .enumerate()
+                .map(|(o, y)| {
+                    let start: Option<Vec<f64>> = prev
+                        .as_ref()
+                        .map(|(pc, f)| f[o].solution.alpha.iter().map(|a| a * c / pc).collect());
+                    svc_from(k.view(), y, c, start.as_deref(), &params, stop)
+                })
+                .collect::<Result<_>>()?;
+            let mut f = Matrix::zeros(kt.rows, fits.len());
+            for (o, fit) in fits.iter().enumerate() {
+                for (r, v) in fit.decision(kt.view())?.into_iter().enumerate() {
+                    f.set(r, o, v);
+                }
+            }
+            out[j] = validation_score(problem.task, &f, &fold.validation)?;
+            prev = Some((c, fits));
+        }
+    } else {
+        let mut theta: Option<Vec<f64>> = None;
+        for &j in &order {
+            let params = LpMklParams {
+                p: cand.p,
+                lambda: 1.0 / grid[j],
+                bias: problem.bias,
+                tol: problem.tol,
+                init_theta: theta.as_ref().map(|t| {
+                    let top = t.iter().cloned().fold(0.0, f64::max);
+                    t.iter().map(|v| v.max(1e-6 * top)).collect()
+                }),
+                ..LpMklParams::default()
+            };
+            let (sol, _) = lp_mkl(train, &fold.y, &params, stop)?;
+            let f = sol.decision(train, test)?;
+            out[j] = validation_score(problem.task, &f, &fold.validation)?;
+            theta = Some(sol.theta);
+        }
+    }
+    Ok(out)
+}
+
+/// The +-1 labels of each machine: the one column of a binary task, one per class (the class
+/// against the rest) of a multiclass one.
+fn machine_labels(task: TaskKind, y: &Matrix) -> Result<Vec<Vec<f64>>> {
+    match task {
+        TaskKind::Binary => Ok(vec![(0..y.rows).map(|i| y.get(i, 0)).collect()]),
+        TaskKind::Multiclass => Ok((0..y.cols)
+            .map(|c| {
+                (0..y.rows)
+                    .map(|i| if y.get(i, c) > 0.5 { 1.0 } else { -1.0 })
+                    .collect()
+            })
+            .collect()),
+        TaskKind::Regression => Err(Error::unsupported(
+            "the hinge-loss candidates are for classes",
+        )),
+    }
+}
+
+fn validation_score(task: TaskKind, f: &Matrix, validation: &Targets) -> Result<f64> {
+    let pred = decode(task, f)?;
+    Ok(prediction_metric(&pred, validation).1)
+}
+
+/// The choice among scored candidates (module docs): `(candidate, C index, why)`, or `None`
+/// when no candidate has a finite mean on every fold. `folds` is the number of folds.
+pub fn one_se_choice(
+    cands: &[Candidate],
+    scores: &[Scores],
+    folds: usize,
+    goal: Goal,
+) -> Option<(usize, usize, String)> {
+    let bests: Vec<Option<(usize, f64)>> = scores
+        .iter()
+        .map(|s| best_c(&s.means(folds), goal))
+        .collect();
+    let (b, bmean) = best_c(
+        &bests.iter().map(|x| x.map(|x| x.1)).collect::<Vec<_>>(),
+        goal,
+    )?;
+    let bc = bests[b]?.0;
+    let bscores: Vec<f64> = scores[b].scores[bc].iter().flatten().copied().collect();
+    let (_, se) = mean_se(&bscores);
+    let within = |m: f64| match goal {
+        Goal::Maximize => m >= bmean - se,
+        Goal::Minimize => m <= bmean + se,
+    };
+    let top = cands[b].rank();
+    // The simplest rank with a candidate within one standard error, then its best mean.
+    for rank in 0..=top {
+        let members: Vec<Option<f64>> = (0..cands.len())
+            .map(|i| {
+                bests[i]
+                    .filter(|&(_, m)| cands[i].rank() == rank && within(m))
+                    .map(|x| x.1)
+            })
+            .collect();
+        if let Some((i, m)) = best_c(&members, goal) {
+            let why = if i == b {
+                format!(
+                    "{}: the best mean ({m:.4}, standard error {se:.4})",
+                    cands[i].label
+                )
+            } else {
+                format!(
+                    "{}: mean {m:.4}, within one standard error ({se:.4}) of the best, {} \
+                     ({bmean:.4}), and simpler ({} before {})",
+                    cands[i].label,
+                    cands[b].label,
+                    cands[i].kind(),
+                    cands[b].kind()
+                )
+            };
+            return Some((i, bests[i]?.0, why));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand(family: Family, label: &str) -> Candidate {
+        Candidate {
+            family,
+            hinge: false,
+            kernels: 0..1,
+            p: 2.0,
+            label: label.into(),
+        }
+    }
+
+    fn scored(per_c: &[&[f64]]) -> Scores {
+        Scores {
+            scores: per_c
+                .iter()
+                .map(|f| f.iter().map(|&v| Some(v)).collect())
+                .collect(),
+            stopped: None,
+        }
+    }
+
+    /// The tie rule on constructed fold scores: the learned combination is best by a little
+    /// (within its standard error), so the single kernel wins; far ahead, it wins itself.
+    #[test]
+    fn the_tie_rule_prefers_the_simpler_candidate() {
+        let cands = [
+            cand(Family::Single, "single a"),
+            cand(Family::Uniform, "uniform"),
+            cand(Family::Learned, "learned"),
+        ];
+        // Two Cs, five folds each. Learned best mean 0.85 (C index 1), se = 0.0158.
+        let learned: &[&[f64]] = &[
+            &[0.70, 0.70, 0.70, 0.70, 0.70],
+            &[0.80, 0.85, 0.90, 0.85, 0.85],
+        ];
+        let close = scored(&[&[0.84, 0.84, 0.84, 0.84, 0.84], &[0.5; 5]]);
+        let uniform = scored(&[&[0.845; 5], &[0.845; 5]]);
+        let scores = [close.clone(), uniform.clone(), scored(learned)];
+        let (i, c, why) = one_se_choice(&cands, &scores, 5, Goal::Maximize).unwrap();
+        assert_eq!((i, c), (0, 0), "{why}");
+        assert!(why.contains("within one standard error"), "{why}");
+        // Brute force: the se is the sample standard deviation over sqrt(5).
+        let v = [0.80, 0.85, 0.90, 0.85, 0.85];
+        let m = v.iter().sum::<f64>() / 5.0;
+        let sd = (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / 4.0).sqrt();
+        assert!((mean_se(&v).1 - sd / 5f64.sqrt()).abs() < 1e-15);
+        // The single kernel out of reach (0.83 < 0.85 - 0.0158): the uniform sum is next.
+        let far = scored(&[&[0.83; 5], &[0.5; 5]]);
+        let scores = [far.clone(), uniform, scored(learned)];
+        let (i, _, _) = one_se_choice(&cands, &scores, 5, Goal::Maximize).unwrap();
+        assert_eq!(i, 1);
+        // Both out of reach: the learned combination.
+        let scores = [far, scored(&[&[0.80; 5], &[0.80; 5]]), scored(learned)];
+        let (i, c, why) = one_se_choice(&cands, &scores, 5, Goal::Maximize).unwrap();
+        assert_eq!((i, c), (2, 1));
+        assert!(why.contains("the best mean"), "{why}");
+        // MSE: smaller is better, the same rule mirrored.
+        let mse = [
+            scored(&[&[1.01; 5]]),
+            scored(&[&[2.0; 5]]),
+            scored(&[&[0.9, 1.0, 1.1, 1.0, 1.0]]),
+        ];
+        let (i, _, _) = one_se_choice(&cands, &mse, 5, Goal::Minimize).unwrap();
+        assert_eq!(i, 0);
+        // A candidate not scored on every fold does not compete.
+        let mut partial = scored(&[&[0.99; 5]]);
+        partial.scores[0][4] = None;
+        let scores = [partial, scored(&[&[0.6; 5]]), scored(&[&[0.7; 5]])];
+        let (i, _, _) = one_se_choice(&cands, &scores, 5, Goal::Maximize).unwrap();
+        assert_eq!(i, 2);
+    }
+
+    #[test]
+    fn clearly_beaten_candidates_stop_after_the_first_folds() {
+        let mut out = vec![
+            scored(&[&[0.9, 0.92, 0.0, 0.0, 0.0]]),
+            scored(&[&[0.89, 0.91, 0.0, 0.0, 0.0]]),
+            scored(&[&[0.7, 0.72, 0.0, 0.0, 0.0]]),
+        ];
+        halve(&mut out, 2, Goal::Maximize);
+        assert!(out[0].stopped.is_none() && out[1].stopped.is_none());
+        assert!(out[2]
+            .stopped
+            .as_deref()
+            .unwrap()
+            .starts_with("stopped after 2 folds"));
+    }
+}
