@@ -98,6 +98,15 @@ pub struct MasterStats {
 }
 
 impl BlockNormMaster {
+    /// `1/2 (sum_j n_j^q)^(2/q)` of the template norms `n_j` (mao-tsang eq. (5)).
+    fn block_norm(&self, norms: &[f64]) -> f64 {
+        0.5 * norms
+            .iter()
+            .map(|n| n.powf(self.q))
+            .sum::<f64>()
+            .powf(2.0 / self.q)
+    }
+
     /// A master for block norm `q >= 1` (finite) over the groups of `layout`; `tol` is the
     /// relative duality gap at which the solvers stop, `max_iter` the most gradient steps
     /// (`q > 1`) or mirror steps on the template weights (`q = 1`).
@@ -267,7 +276,7 @@ impl MasterProblem for BlockNormMaster {
                  {dim} parameters"
             )));
         }
-        self.grams.extend(cuts, &self.layout, dim);
+        self.grams.extend(cuts, &self.layout);
         let b: Vec<f64> = cuts.iter().map(|k| k.b).collect();
         self.stats.solves += 1;
         let (alpha, factors, value) = if self.q == 2.0 {
@@ -310,18 +319,9 @@ impl MasterProblem for BlockNormMaster {
                 cuts.len()
             )));
         }
-        let mut w = vec![0.0; dim];
-        for (cut, &a) in cuts.iter().zip(&alpha) {
-            if a != 0.0 {
-                cut.a.add_scaled_to(&mut w, a);
-            }
-        }
-        for (g, f) in factors.iter().enumerate() {
-            for v in &mut w[self.layout.range(g)] {
-                *v *= f;
-            }
-        }
-        // <a_r, w> = sum_j f_j (Q^j alpha)_r, from the Grams (no pass over the features).
+        let w = self.grams.weights(&alpha, &factors, &self.layout);
+        // <a_r, w> = sum_j f_j (Q^j alpha)_r and ||w_j|| = f_j sqrt(alpha^T Q^j alpha), from
+        // the Grams (no pass over the features).
         let mut margins = vec![0.0; b.len()];
         for (qa, f) in self.grams.products(&alpha).iter().zip(&factors) {
             if *f != 0.0 {
@@ -330,14 +330,12 @@ impl MasterProblem for BlockNormMaster {
                 }
             }
         }
-        let norms: Vec<f64> = (0..self.layout.n_groups())
-            .map(|g| {
-                w[self.layout.range(g)]
-                    .iter()
-                    .map(|v| v * v)
-                    .sum::<f64>()
-                    .sqrt()
-            })
+        let norms: Vec<f64> = self
+            .grams
+            .quad_forms(&alpha)
+            .iter()
+            .zip(&factors)
+            .map(|(qf, f)| f.abs() * qf.sqrt())
             .collect();
         let total: f64 = norms.iter().sum();
         self.mu = if self.q == 1.0 {
@@ -353,6 +351,7 @@ impl MasterProblem for BlockNormMaster {
             w,
             value,
             margins: Some(margins),
+            regularizer: Some(self.block_norm(&norms)),
         })
     }
 
@@ -366,17 +365,7 @@ impl MasterProblem for BlockNormMaster {
 
     /// `1/2 (sum_j ||w_j||^q)^(2/q)` (mao-tsang eq. (5); `q = 1`: the squared l2,1 norm).
     fn regularizer(&self, w: &[f64]) -> f64 {
-        let norms = (0..self.layout.n_groups()).map(|g| {
-            w[self.layout.range(g)]
-                .iter()
-                .map(|v| v * v)
-                .sum::<f64>()
-                .sqrt()
-        });
-        0.5 * norms
-            .map(|n| n.powf(self.q))
-            .sum::<f64>()
-            .powf(2.0 / self.q)
+        self.block_norm(&self.layout.group_norms(w))
     }
 
     fn retain(&mut self, keep: &[bool]) {

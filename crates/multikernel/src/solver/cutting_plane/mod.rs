@@ -108,6 +108,9 @@ pub struct MasterSolution {
     /// from its Gram matrices (cheaper than a pass over the cuts' features); the loop
     /// takes the slack `xi = max_r b_r - <a_r, w>` from them.
     pub margins: Option<Vec<f64>>,
+    /// The regularizer `Omega(w)` of the returned `w`, when the master has it from its Gram
+    /// matrices (else the loop computes [`MasterProblem::regularizer`], a pass over `w`).
+    pub regularizer: Option<f64>,
 }
 
 /// Solves the problem restricted to the cuts so far: the seam where the multi-template
@@ -184,7 +187,7 @@ impl MasterProblem for L2Master {
                  {dim} parameters"
             )));
         }
-        self.gram.extend(cuts, &GroupLayout::new(vec![dim]), dim);
+        self.gram.extend(cuts, &GroupLayout::new(vec![dim]));
         let r = cuts.len();
         let g = self.gram.combine(&[1.0]);
         let b: Vec<f64> = cuts.iter().map(|k| k.b).collect();
@@ -194,20 +197,26 @@ impl MasterProblem for L2Master {
                 "the working-set QP over {r} cuts has a non-finite value"
             )));
         }
-        let mut w = vec![0.0; dim];
-        for (cut, &a) in cuts.iter().zip(&sol.alpha) {
-            if a != 0.0 {
-                cut.a.add_scaled_to(&mut w, a);
-            }
-        }
-        let margins = (0..r)
+        // w in contiguous blocks filled in parallel.
+        let blocks = rayon::current_num_threads() * 4;
+        let chunks =
+            GroupLayout::new((0..blocks).map(|k| (k + 1) * dim / blocks - k * dim / blocks));
+        let w = self.gram.weights(&sol.alpha, &vec![1.0; blocks], &chunks);
+        let margins: Vec<f64> = (0..r)
             .map(|i| (0..r).map(|j| g[i * r + j] * sol.alpha[j]).sum())
             .collect();
+        let regularizer = 0.5
+            * margins
+                .iter()
+                .zip(&sol.alpha)
+                .map(|(m, a)| m * a)
+                .sum::<f64>();
         self.alpha = sol.alpha;
         Ok(MasterSolution {
             w,
             value: sol.value,
             margins: Some(margins),
+            regularizer: Some(regularizer.max(0.0)),
         })
     }
 }
@@ -252,10 +261,13 @@ impl CuttingPlaneModel {
 /// Each example's difference `Phi(x_i, y_i) - Phi(x_i, y_hat_i)` is taken in part space
 /// first, where equal parts cancel exactly (a token labelled right adds nothing), and only
 /// then mapped to the parameters and summed; the sum is scaled by `1/n` at the end. So a cut
-/// holds the features of the mistakes only, not round-off residue of every gold feature.
+/// holds the features of the mistakes only, not round-off residue of every gold feature. The
+/// sum is taken in `a`, a dense vector over the parameters that is all zeros on entry and is
+/// left so (the loop keeps it from one cut to the next).
 fn separation<T: StructuredTask + ?Sized>(
     task: &T,
     w: &[f64],
+    a: &mut [f64],
     observer: &(impl Observer + ?Sized),
 ) -> Result<Option<Cut>> {
     let n = task.n_examples();
@@ -281,13 +293,12 @@ fn separation<T: StructuredTask + ?Sized>(
             },
         )
         .collect::<Result<_>>()?;
-    let mut a = vec![0.0; w.len()];
+    let Some(found) = found.into_iter().collect::<Option<Vec<_>>>() else {
+        return Ok(None);
+    };
     let mut touched = Vec::new();
     let mut b = 0.0;
-    for f in found {
-        let Some((phi, cost)) = f else {
-            return Ok(None);
-        };
+    for (phi, cost) in found {
         for (j, v) in phi.iter() {
             if a[j] == 0.0 {
                 touched.push(j);
@@ -301,8 +312,10 @@ fn separation<T: StructuredTask + ?Sized>(
     let inv = 1.0 / n as f64;
     let entries = touched
         .into_iter()
-        .filter(|&j| a[j] != 0.0)
-        .map(|j| (j, a[j] * inv))
+        .filter_map(|j| {
+            let v = std::mem::take(&mut a[j]);
+            (v != 0.0).then_some((j, v * inv))
+        })
         .collect();
     Ok(Some(Cut {
         a: SparseVector::from_sorted(entries).unwrap_or_default(),
@@ -424,15 +437,19 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
     let mut best_lower = f64::NEG_INFINITY;
     // `<a_r, w>` of the working set's cuts at the current `w`, when the master gave them.
     let mut margins: Option<Vec<f64>> = None;
+    // `Omega(w)` of the current `w`, when the master gave it.
+    let mut regularizer: Option<f64> = None;
+    // The separation's dense accumulator, all zeros between iterations.
+    let mut scratch = vec![0.0; dim];
     let status = loop {
         let t = Instant::now();
-        let found = separation(task, &w, observer)?;
+        let found = separation(task, &w, &mut scratch, observer)?;
         decode_seconds += t.elapsed().as_secs_f64();
         let Some(cut) = found else {
             break RunStatus::Cancelled;
         };
         risk = (cut.b - cut.a.dot(&w)).max(0.0);
-        objective = master.regularizer(&w) + c * risk;
+        objective = regularizer.unwrap_or_else(|| master.regularizer(&w)) + c * risk;
         best_objective = best_objective.min(objective);
         let xi = match &margins {
             Some(m) if m.len() == cuts.len() => {
@@ -459,6 +476,7 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
         let solved = master.solve(&cuts, c, dim)?;
         w = solved.w;
         margins = solved.margins;
+        regularizer = solved.regularizer;
         best_lower = best_lower.max(solved.value);
         master_seconds += t.elapsed().as_secs_f64();
         added += 1;

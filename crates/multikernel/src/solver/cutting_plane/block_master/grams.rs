@@ -3,7 +3,8 @@
 //! per cut: nothing is copied or factored when a cut arrives. The working-set solvers read
 //! them through three operations: the combination `sum_j mu_j Q^j` (a dense matrix for the
 //! pairwise QP), the quadratic forms `alpha^T Q^j alpha` over the support of `alpha`, and the
-//! products `Q^j alpha`.
+//! products `Q^j alpha`. The cuts themselves are kept compact for the next rows and for the
+//! weights `w = sum_r alpha_r f_j a_r^(j)`.
 
 use super::super::Cut;
 use crate::features::GroupLayout;
@@ -16,6 +17,10 @@ pub struct PackedGrams {
     n: usize,
     /// The cuts held, compact, for the next rows.
     cuts: Vec<CompactCut>,
+    /// A dense vector over every parameter, all zeros between calls: the new cut is
+    /// scattered into it and the held cuts gathered from it. Kept, so that its pages are
+    /// not allocated and faulted in again at every cut.
+    scratch: Vec<f64>,
 }
 
 /// A cut's entries as 32-bit indices and values in separate arrays, with the offsets where
@@ -57,20 +62,63 @@ impl CompactCut {
         }
     }
 
-    /// `<a^(j), dense^(j)>` for every template `j`.
-    fn dots(&self, dense: &[f64]) -> Vec<f64> {
+    /// `<a^(j), b^(j)>` for every template `j`, `b` given also as a dense vector: gathered
+    /// from `b_dense` over this cut's entries, or, where `b` has far fewer entries, each of
+    /// `b`'s searched among this cut's (the sorted indices).
+    fn dots(&self, other: &CompactCut, other_dense: &[f64]) -> Vec<f64> {
         self.starts
             .windows(2)
-            .map(|w| {
-                let (lo, hi) = (w[0], w[1]);
-                self.index[lo..hi]
-                    .iter()
-                    .zip(&self.value[lo..hi])
-                    .map(|(&i, v)| v * dense[i as usize])
-                    .sum()
+            .zip(other.starts.windows(2))
+            .map(|(a, b)| {
+                let (idx, val) = (&self.index[a[0]..a[1]], &self.value[a[0]..a[1]]);
+                if idx.len() > SEARCH_RATIO * (b[1] - b[0]) {
+                    sorted_dot(idx, val, &other.index[b[0]..b[1]], &other.value[b[0]..b[1]])
+                } else {
+                    idx.iter()
+                        .zip(val)
+                        .map(|(&i, v)| v * other_dense[i as usize])
+                        .sum()
+                }
             })
             .collect()
     }
+
+    /// Adds `scale * a` restricted to the global indices `lo..hi` into `out`, which holds
+    /// `lo..hi` (the cut's entries there found by binary search).
+    fn add_range_to(&self, lo: usize, hi: usize, scale: f64, out: &mut [f64]) {
+        let from = self.index.partition_point(|&i| (i as usize) < lo);
+        let to = from + self.index[from..].partition_point(|&i| (i as usize) < hi);
+        for (&i, v) in self.index[from..to].iter().zip(&self.value[from..to]) {
+            out[i as usize - lo] += scale * v;
+        }
+    }
+}
+
+/// A held cut's template block is gathered from the dense scatter of the new cut unless it
+/// has this many times more entries than the new cut's block; then the new cut's entries are
+/// searched in it (a binary search costs about this many gathers).
+const SEARCH_RATIO: usize = 16;
+
+/// `sum_k a_k b_k` over the indices two sorted sparse vectors share, each entry of the
+/// shorter one searched in the longer one (the searches move forward only).
+fn sorted_dot(ai: &[u32], av: &[f64], bi: &[u32], bv: &[f64]) -> f64 {
+    let (si, sv, li, lv) = if ai.len() <= bi.len() {
+        (ai, av, bi, bv)
+    } else {
+        (bi, bv, ai, av)
+    };
+    let mut sum = 0.0;
+    let mut from = 0;
+    for (i, v) in si.iter().zip(sv) {
+        from += li[from..].partition_point(|x| x < i);
+        if from == li.len() {
+            break;
+        }
+        if li[from] == *i {
+            sum += v * lv[from];
+        }
+    }
+    sum
 }
 
 /// Offset of row `r` in a packed lower triangle.
@@ -85,6 +133,7 @@ impl PackedGrams {
             tri: vec![Vec::new(); groups],
             n: 0,
             cuts: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -110,24 +159,52 @@ impl PackedGrams {
     }
 
     /// Appends the rows of the cuts `self.len()..cuts.len()`: for each new cut `r`, its
-    /// entries scattered into a dense vector, then every cut `s <= r` gathered from it by
-    /// template (cuts in parallel). Feature indices must fit in 32 bits (the master checks).
-    pub fn extend(&mut self, cuts: &[Cut], layout: &GroupLayout, dim: usize) {
-        let ng = self.tri.len();
-        let ends: Vec<usize> = (0..ng).map(|g| layout.range(g).end).collect();
-        let mut dense = vec![0.0; dim];
+    /// product with every cut `s <= r`, template by template (cuts in parallel): the new cut
+    /// scattered into a dense vector, the held cuts gathered from it. Feature
+    /// indices must fit in 32 bits (the master checks).
+    pub fn extend(&mut self, cuts: &[Cut], layout: &GroupLayout) {
+        let ends: Vec<usize> = (0..self.tri.len()).map(|g| layout.range(g).end).collect();
+        self.scratch.resize(layout.total(), 0.0);
         for cut in &cuts[self.n..] {
-            cut.a.add_scaled_to(&mut dense, 1.0);
+            cut.a.add_scaled_to(&mut self.scratch, 1.0);
             self.cuts.push(CompactCut::new(cut, &ends));
-            let rows: Vec<Vec<f64>> = self.cuts.par_iter().map(|s| s.dots(&dense)).collect();
+            let new = &self.cuts[self.cuts.len() - 1];
+            let dense = &self.scratch;
+            let rows: Vec<Vec<f64>> = self.cuts.par_iter().map(|s| s.dots(new, dense)).collect();
             for (g, tri) in self.tri.iter_mut().enumerate() {
                 tri.extend(rows.iter().map(|p| p[g]));
             }
             for (j, _) in cut.a.iter() {
-                dense[j] = 0.0;
+                self.scratch[j] = 0.0;
             }
         }
         self.n = cuts.len();
+    }
+
+    /// `w = sum_r alpha_r f_j a_r^(j)` over the templates `j` of `layout` (`factors[j] =
+    /// f_j`; templates of factor 0 and cuts of multiplier 0 skipped), as a dense vector of
+    /// `layout.total()` parameters: each template's block filled from the held cuts in
+    /// parallel, so no pass over the whole parameter vector beyond its allocation.
+    pub fn weights(&self, alpha: &[f64], factors: &[f64], layout: &GroupLayout) -> Vec<f64> {
+        let mut w = vec![0.0; layout.total()];
+        let mut blocks = Vec::with_capacity(factors.len());
+        let mut rest = w.as_mut_slice();
+        for (g, &f) in factors.iter().enumerate() {
+            let range = layout.range(g);
+            let (block, tail) = rest.split_at_mut(range.len());
+            rest = tail;
+            if f != 0.0 {
+                blocks.push((range, f, block));
+            }
+        }
+        blocks.par_iter_mut().for_each(|(range, f, block)| {
+            for (cut, &a) in self.cuts.iter().zip(alpha) {
+                if a != 0.0 {
+                    cut.add_range_to(range.start, range.end, a * *f, block);
+                }
+            }
+        });
+        w
     }
 
     /// Keeps the cuts `r` with `keep[r]`.
@@ -218,5 +295,105 @@ impl PackedGrams {
         let mut w = vec![0.0; self.tri.len()];
         w[j] = 1.0;
         self.combine(&w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::features::SparseVector;
+    use rand::{Rng, SeedableRng};
+
+    /// A random cut over `dim` parameters with each entry present with probability `p`.
+    fn random_cut(rng: &mut impl Rng, dim: usize, p: f64) -> Cut {
+        let mut pairs = Vec::new();
+        for j in 0..dim {
+            if rng.gen_bool(p) {
+                pairs.push((j, rng.gen_range(-1.0..1.0)));
+            }
+        }
+        Cut {
+            a: SparseVector::from_pairs(pairs),
+            b: 0.5,
+        }
+    }
+
+    fn dense(cut: &Cut, dim: usize) -> Vec<f64> {
+        let mut d = vec![0.0; dim];
+        cut.a.add_scaled_to(&mut d, 1.0);
+        d
+    }
+
+    /// The search against the dense dot product.
+    #[test]
+    fn sorted_dot_is_the_dense_dot_product() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let dim = 2_000;
+        for (p, q) in [
+            (0.3, 0.3),
+            (0.5, 0.01),
+            (0.002, 0.8),
+            (0.0, 0.4),
+            (1.0, 1.0),
+            (0.9, 0.02),
+        ] {
+            let (x, y) = (random_cut(&mut rng, dim, p), random_cut(&mut rng, dim, q));
+            let (cx, cy) = (CompactCut::new(&x, &[dim]), CompactCut::new(&y, &[dim]));
+            let want: f64 = dense(&x, dim)
+                .iter()
+                .zip(dense(&y, dim))
+                .map(|(a, b)| a * b)
+                .sum();
+            let got = sorted_dot(&cx.index, &cx.value, &cy.index, &cy.value);
+            assert!(
+                (got - want).abs() <= 1e-12 * (1.0 + want.abs()),
+                "{p} {q}: {got} vs {want}"
+            );
+        }
+    }
+
+    /// Every `Q^j_rs` equals the dense product of the cuts restricted to template `j`, after
+    /// cuts arrive in two batches and some are dropped; the weights equal
+    /// `sum_r alpha_r f_j a_r^(j)` summed densely.
+    #[test]
+    fn grams_and_weights_match_dense_sums() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(8);
+        let layout = GroupLayout::new([40, 1, 0, 75, 30]);
+        let dim = layout.total();
+        // Densities far apart, so that both the gather and the search paths run.
+        let mut cuts: Vec<Cut> = (0..7)
+            .map(|k| random_cut(&mut rng, dim, [0.5, 0.02, 0.9][k % 3]))
+            .collect();
+        let mut grams = PackedGrams::new(layout.n_groups());
+        grams.extend(&cuts[..3], &layout);
+        grams.extend(&cuts, &layout);
+        let keep = [true, false, true, true, false, true, true];
+        grams.retain(&keep);
+        let mut it = keep.iter();
+        cuts.retain(|_| *it.next().unwrap());
+        assert_eq!(grams.len(), cuts.len());
+        for j in 0..layout.n_groups() {
+            let range = layout.range(j);
+            for r in 0..cuts.len() {
+                for s in 0..cuts.len() {
+                    let (x, y) = (dense(&cuts[r], dim), dense(&cuts[s], dim));
+                    let want: f64 = range.clone().map(|k| x[k] * y[k]).sum();
+                    assert!((grams.get(j, r, s) - want).abs() <= 1e-12 * (1.0 + want.abs()));
+                }
+            }
+        }
+        let alpha = [0.3, 0.0, 1.2, 0.7, 0.05];
+        let factors = [2.0, 0.5, 1.0, 0.0, 0.25];
+        let w = grams.weights(&alpha, &factors, &layout);
+        for (j, f) in factors.iter().enumerate() {
+            for k in layout.range(j) {
+                let want: f64 = cuts
+                    .iter()
+                    .zip(&alpha)
+                    .map(|(c, a)| a * f * dense(c, dim)[k])
+                    .sum();
+                assert!((w[k] - want).abs() <= 1e-12, "{k}: {} vs {want}", w[k]);
+            }
+        }
     }
 }

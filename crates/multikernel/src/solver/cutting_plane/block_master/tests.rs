@@ -1,7 +1,7 @@
 use super::*;
 use crate::features::SparseVector;
 use crate::solver::cutting_plane::block_master::conic;
-use crate::solver::cutting_plane::{qp, L2Master};
+use crate::solver::cutting_plane::{qp, L2Master, MasterProblem};
 use rand::{Rng, SeedableRng};
 
 /// Random cuts over `groups` groups of `width` parameters each.
@@ -296,13 +296,19 @@ fn saddle_solver_matches_the_conic_program() {
     }
 }
 
-/// The margins a master hands the loop are `<a_r, w>` of its own `w`, computed in feature
-/// space here.
+/// The margins and the regularizer a master hands the loop are `<a_r, w>` and `Omega(w)` of
+/// its own `w`, computed in feature space here.
 #[test]
 fn margins_are_the_cuts_inner_products_with_w() {
     let (layout, cuts) = instance(61, 4, 3, 9);
     let dim = layout.total();
-    let check = |sol: &MasterSolution, what: &str| {
+    let check = |sol: &MasterSolution, master: &dyn MasterProblem, what: &str| {
+        let reg = sol.regularizer.expect("regularizer");
+        let want = master.regularizer(&sol.w);
+        assert!(
+            (reg - want).abs() <= 1e-9 * (1.0 + want.abs()),
+            "{what} regularizer: {reg} vs {want}"
+        );
         let m = sol.margins.as_ref().expect("margins");
         assert_eq!(m.len(), cuts.len());
         for (r, (cut, got)) in cuts.iter().zip(m).enumerate() {
@@ -315,10 +321,12 @@ fn margins_are_the_cuts_inner_products_with_w() {
     };
     for q in [1.0, 4.0 / 3.0, 2.0, 4.0] {
         let mut m = BlockNormMaster::new(q, layout.clone(), 1e-10, 10_000).unwrap();
-        check(&m.solve(&cuts, 1.5, dim).unwrap(), &format!("q = {q}"));
+        let sol = m.solve(&cuts, 1.5, dim).unwrap();
+        check(&sol, &m, &format!("q = {q}"));
     }
     let mut l2 = L2Master::new(1e-12, 1_000_000);
-    check(&l2.solve(&cuts, 1.5, dim).unwrap(), "l2 master");
+    let sol = l2.solve(&cuts, 1.5, dim).unwrap();
+    check(&sol, &l2, "l2 master");
 }
 
 /// The projection onto the positive part of the unit l_r ball: feasible, and no random
