@@ -146,6 +146,34 @@ pub struct TagFeaturizer {
     pub min_count: usize,
 }
 
+/// One row per position of `positions`: the kept expansions of `templates` there (value 1),
+/// template `t`'s expansion `k` at column `k` past the kept expansions of the templates
+/// before it (`keys[t]`, sorted).
+fn expansion_rows<'a>(
+    s: &ColumnSentence,
+    positions: std::ops::Range<usize>,
+    templates: impl Iterator<Item = &'a Template>,
+    keys: &[Vec<u64>],
+) -> SparseRows {
+    let templates: Vec<&Template> = templates.collect();
+    let mut rows = SparseRows::new();
+    let mut buf = Vec::new();
+    let mut entries = Vec::with_capacity(keys.len());
+    for pos in positions {
+        entries.clear();
+        let mut start = 0;
+        for (t, keys) in templates.iter().zip(keys) {
+            t.expand(s.len(), pos, |i, c| &s.tokens[i][c], &mut buf);
+            if let Ok(k) = keys.binary_search(&expansion_key(&buf)) {
+                entries.push((start + k, 1.0));
+            }
+            start += keys.len();
+        }
+        rows.push_entries(&entries);
+    }
+    rows
+}
+
 impl TagFeaturizer {
     /// Collects the label set and the expansions of every unigram template over `train`
     /// (labels in the last column), keeping expansions seen at least `min_count` times.
@@ -266,22 +294,12 @@ impl TagFeaturizer {
     /// The bigram feature rows of a sentence: row `i - 1` holds the kept expansions of the
     /// bigram templates with macros at token `i` (`i >= 1`, value 1); `n - 1` rows.
     pub fn bigram_rows(&self, s: &ColumnSentence) -> SparseRows {
-        let mut rows = SparseRows::new();
-        let mut buf = Vec::new();
-        let mut entries = Vec::new();
-        for pos in 1..s.len() {
-            entries.clear();
-            let mut start = 0;
-            for (t, keys) in self.templates.bigram_macros().zip(&self.bigram_keys) {
-                t.expand(s.len(), pos, |i, c| &s.tokens[i][c], &mut buf);
-                if let Ok(k) = keys.binary_search(&expansion_key(&buf)) {
-                    entries.push((start + k, 1.0));
-                }
-                start += keys.len();
-            }
-            rows.push_entries(&entries);
-        }
-        rows
+        expansion_rows(
+            s,
+            1..s.len(),
+            self.templates.bigram_macros(),
+            &self.bigram_keys,
+        )
     }
 
     /// The position-dependent label-pair scores of a sentence (`(n - 1) x L x L`): the
@@ -359,22 +377,7 @@ impl TagFeaturizer {
     /// The feature rows of a sentence: one row per token, its kept expansions (value 1).
     /// Tokens need at least [`TagFeaturizer::n_columns`] columns (checked by the caller).
     pub fn rows(&self, s: &ColumnSentence) -> SparseRows {
-        let mut rows = SparseRows::new();
-        let mut buf = Vec::new();
-        let mut entries = Vec::with_capacity(self.keys.len());
-        for pos in 0..s.len() {
-            entries.clear();
-            let mut start = 0;
-            for (t, keys) in self.templates.unigrams().zip(&self.keys) {
-                t.expand(s.len(), pos, |i, c| &s.tokens[i][c], &mut buf);
-                if let Ok(k) = keys.binary_search(&expansion_key(&buf)) {
-                    entries.push((start + k, 1.0));
-                }
-                start += keys.len();
-            }
-            rows.push_entries(&entries);
-        }
-        rows
+        expansion_rows(s, 0..s.len(), self.templates.unigrams(), &self.keys)
     }
 
     /// The label slot of each token's last column; `None` for a label not seen in training.
