@@ -9,10 +9,10 @@ use crate::solver::gomp::{GompModel, GompModelParams, GompParams, ValidationMetr
 use crate::solver::lp_mkl::{LpMklModel, LpMklModelParams, LpMklParams};
 use crate::solver::mirror_descent::{MirrorDescentParams, PolyMklModel, Sampling};
 use crate::solver::online::parser::{fit_parser, ParserSpec};
-use crate::solver::online::sequence::{fit_sequence, SequenceFitConfig};
 use crate::solver::online::vector::{fit_vector, VectorFitConfig};
 use crate::solver::online::OnlineParams;
-use crate::solver::wrapper::sequence::{fit_sequence_wrapper, SequenceWrapperConfig};
+use crate::solver::sequence::spom::{fit_sequence, SequenceFitConfig};
+use crate::solver::sequence::wrapper::{fit_sequence_wrapper, SequenceWrapperConfig};
 use crate::solver::wrapper::{WrapperMethod, WrapperModel, WrapperParams};
 use crate::task::parse::ParseData;
 use crate::task::structured::StructLoss;
