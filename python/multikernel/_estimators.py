@@ -80,18 +80,43 @@ LEARNERS = (
     "gauss-seidel",
 )
 
-# The kernels of partial_fit (and fit_dask) with kernels="auto": random Fourier features of
-# the Gaussian kernel at the median-heuristic width times 1, 4 and 1/4 (on the standardized
-# first chunk), 1,024 features each. Exact kernels need all the training rows at prediction
-# time, which an incremental fit does not keep.
-INCREMENTAL_KERNELS = (
-    "rbf:scale=1,approx=rff,dim=1024",
-    "rbf:scale=4,approx=rff,dim=1024",
-    "rbf:scale=0.25,approx=rff,dim=1024",
-)
+# The kernels of partial_fit (and fit_dask) with kernels="auto": the library's streaming
+# dictionary (random Fourier features of the Gaussian kernel at the median-heuristic width
+# times 1, 4 and 1/4, on the standardized first chunk, 1,024 features each). Exact kernels
+# need all the training rows at prediction time, which an incremental fit does not keep.
+INCREMENTAL_KERNELS = tuple(_core.streaming_kernels())
+
+# The learner registry of the library (each setting's name, learners, domain, default): the
+# keyword settings below, their constraints and the learners that take them come from it.
+_SETTINGS = tuple(s for s in _core.learner_settings() if s["python"])
+
+
+def _constraint(setting):
+    """The scikit-learn constraint of a registry setting (``None`` always allowed: the
+    learner's default)."""
+    domain = setting["domain"]
+    if domain == "positive_real":
+        c = Interval(numbers.Real, 0, None, closed="neither")
+    elif domain == "non_negative_real":
+        c = Interval(numbers.Real, 0, None, closed="left")
+    elif domain == "norm":
+        c = Interval(numbers.Real, 1, None, closed="left")
+    elif domain == "count":
+        c = Interval(numbers.Integral, 1, None, closed="left")
+    elif domain == "choice":
+        c = StrOptions(set(setting["choices"]))
+    else:
+        c = str
+    return [c, None]
+
+
+def _owners(name):
+    """The learners (registry names) that take the setting ``name``."""
+    return next(s["learners"] for s in _SETTINGS if s["name"] == name)
+
 
 # Settings of learners other than the online one (refused by partial_fit).
-_NOT_ONLINE = ("p", "max_kernels", "degree", "max_iter", "epsilon", "tol", "svm_tol")
+_NOT_ONLINE = tuple(s["name"] for s in _SETTINGS if "online" not in s["learners"])
 
 # The learners of kernels="precomputed" ("auto" is lp-MKL there).
 PRECOMPUTED_LEARNERS = ("auto", "lp-mkl", "simplemkl", "gauss-seidel")
@@ -178,17 +203,7 @@ class _MKLBase(BaseEstimator):
         "learner": [StrOptions(set(LEARNERS))],
         "kernels": [str, list, tuple],
         "C": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "p": [Interval(numbers.Real, 1, None, closed="left"), None],
-        "loss": [StrOptions({"hinge", "logistic", "squared"}), None],
-        "regularizer": [str, None],
-        "eta0": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "epochs": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "max_kernels": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "degree": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "epsilon": [Interval(numbers.Real, 0, None, closed="left"), None],
-        "tol": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "svm_tol": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        **{s["name"]: _constraint(s) for s in _SETTINGS},
         "fit_intercept": ["boolean"],
         "standardize": ["boolean"],
         "memory_limit_gb": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -389,10 +404,8 @@ class _MKLBase(BaseEstimator):
             )
         wrapper = self.learner in ("simplemkl", "gauss-seidel")
         learner = self.learner if wrapper else "lp-mkl"
-        own = ("max_iter", "epsilon", "tol", "svm_tol") if wrapper else ("p",)
-        for name in ("loss", "regularizer", "eta0", "epochs", "max_kernels", "degree", "p",
-                     "max_iter", "epsilon", "tol", "svm_tol"):
-            if name not in own and getattr(self, name) is not None:
+        for name in (s["name"] for s in _SETTINGS):
+            if learner not in _owners(name) and getattr(self, name) is not None:
                 raise ValueError(
                     f"{name} is not a setting of {learner}, the learner of "
                     "kernels='precomputed' here"

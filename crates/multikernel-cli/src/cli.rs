@@ -310,9 +310,11 @@ pub struct MtlArgs {
     #[arg(long, value_parser = parse_p)]
     pub q: Option<f64>,
     /// mtl: cuts at most (default 500); simplemkl, gauss-seidel: outer iterations at most
-    /// (default 100). Reaching it is a status, not an error.
+    /// (default 100); mirror-descent, ucd, poly: train for this many iterations (pilots not
+    /// included) instead of --seconds (reproducible: the same seed gives the same model).
+    /// Reaching it is a status, not an error.
     #[arg(long)]
-    pub max_iter: Option<usize>,
+    pub max_iter: Option<u64>,
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -357,11 +359,11 @@ pub struct PolyArgs {
     #[arg(long, value_delimiter = ',')]
     pub rho2: Option<Vec<f64>>,
     /// Seconds of training (default 10).
-    #[arg(long, conflicts_with = "iterations")]
+    #[arg(long, conflicts_with_all = ["iterations", "max_iter"])]
     pub seconds: Option<f64>,
-    /// Train for this many iterations (pilots not included) instead of --seconds
-    /// (reproducible: the same seed gives the same model).
-    #[arg(long)]
+    /// Deprecated: --max-iter (the same setting, named as for the other learners and in
+    /// Python); still accepted, with a warning.
+    #[arg(long, hide = true, conflicts_with = "max_iter")]
     pub iterations: Option<u64>,
 }
 

@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 use multikernel::data::{
     read_for_model, read_table, Schema, TableRef, TargetKind, TargetSchema, Targets,
 };
+use multikernel::estimator::registry::{self, Setting};
 use multikernel::estimator::{
     fit, fit_with_validation, Budget, Fitted, Learner, LearnerKind, LearnerSpec, LossKind,
     LpMklSpec, Strength, Task,
@@ -19,62 +20,72 @@ use multikernel::run::RunStatus;
 use multikernel::solver::online::StepSchedule;
 use std::time::Instant;
 
-/// Flags that belong to one group of learners: the flag, whether it was given, and the
-/// learners that take it.
-fn learner_flags(a: &TrainArgs) -> Vec<(&'static str, bool, &'static [LearnerKind])> {
-    use LearnerKind::*;
+/// The learner flags given, each with its setting in the library's registry
+/// ([`registry::SETTINGS`] names the learners that take it).
+fn learner_flags(a: &TrainArgs) -> Vec<(&'static str, &'static Setting)> {
     let o = &a.online;
-    let poly: &'static [LearnerKind] = &[MirrorDescent, Ucd, Poly];
-    let wrappers: &'static [LearnerKind] = &[SimpleMkl, GaussSeidel];
-    vec![
-        ("--reg", o.reg.is_some(), &[Online]),
-        (
-            "--loss",
-            o.loss.is_some_and(|l| l != LossKind::Squared),
-            &[Online],
-        ),
-        ("--epochs", o.epochs.is_some(), &[Online]),
-        ("--eta0", o.eta0.is_some(), &[Online]),
-        ("--schedule", o.schedule.is_some(), &[Online]),
-        ("--average", o.average, &[Online]),
-        ("--no-projection", o.no_projection, &[Online]),
-        ("--learn-beta0", o.learn_beta0, &[Online]),
-        ("--max-kernels", a.gomp.max_kernels.is_some(), &[Gomp]),
-        ("--eps", a.gomp.eps.is_some(), &[Gomp, Mtl]),
+    let given = [
+        ("--reg", o.reg.is_some()),
+        ("--loss", o.loss.is_some_and(|l| l != LossKind::Squared)),
+        ("--epochs", o.epochs.is_some()),
+        ("--eta0", o.eta0.is_some()),
+        ("--schedule", o.schedule.is_some()),
+        ("--average", o.average),
+        ("--no-projection", o.no_projection),
+        ("--learn-beta0", o.learn_beta0),
+        ("--max-kernels", a.gomp.max_kernels.is_some()),
+        ("--eps", a.gomp.eps.is_some()),
         (
             "--validation",
             a.gomp.validation.is_some() && a.task != Task::Parsing && a.task != Task::Sequence,
-            &[Gomp],
         ),
-        ("--q", a.mtl.q.is_some(), &[Mtl]),
-        (
-            "--max-iter",
-            a.mtl.max_iter.is_some(),
-            &[Mtl, SimpleMkl, GaussSeidel],
-        ),
-        ("--gap-tol", a.wrapper.gap_tol.is_some(), wrappers),
-        ("--svm-tol", a.wrapper.svm_tol.is_some(), wrappers),
-        ("--svr-epsilon", a.wrapper.svr_epsilon.is_some(), wrappers),
-        ("--first-epochs", a.wrapper.first_epochs.is_some(), wrappers),
-        ("--warm-epochs", a.wrapper.warm_epochs.is_some(), wrappers),
-        ("--subsample", a.gomp.subsample.is_some(), &[Gomp]),
-        ("--p", a.lp.p.is_some(), &[LpMkl]),
-        ("--poly-degree", a.poly.poly_degree.is_some(), poly),
-        ("--rho2", a.poly.rho2.is_some(), poly),
-        ("--seconds", a.poly.seconds.is_some(), poly),
-        ("--iterations", a.poly.iterations.is_some(), poly),
-    ]
+        ("--q", a.mtl.q.is_some()),
+        ("--max-iter", a.mtl.max_iter.is_some()),
+        ("--iterations", a.poly.iterations.is_some()),
+        ("--gap-tol", a.wrapper.gap_tol.is_some()),
+        ("--svm-tol", a.wrapper.svm_tol.is_some()),
+        ("--svr-epsilon", a.wrapper.svr_epsilon.is_some()),
+        ("--first-epochs", a.wrapper.first_epochs.is_some()),
+        ("--warm-epochs", a.wrapper.warm_epochs.is_some()),
+        ("--subsample", a.gomp.subsample.is_some()),
+        ("--p", a.lp.p.is_some()),
+        ("--poly-degree", a.poly.poly_degree.is_some()),
+        ("--rho2", a.poly.rho2.is_some()),
+        ("--seconds", a.poly.seconds.is_some()),
+    ];
+    given
+        .into_iter()
+        .filter(|(_, on)| *on)
+        .map(|(flag, _)| {
+            let s = registry::setting_by_flag(flag).expect("every learner flag is registered");
+            (flag, s)
+        })
+        .collect()
+}
+
+/// `--max-iter` as a count of iterations of the cutting plane or a wrapper.
+fn max_iter(a: &TrainArgs) -> Result<Option<usize>> {
+    a.mtl
+        .max_iter
+        .map(|m| usize::try_from(m).context("--max-iter: too large for this machine"))
+        .transpose()
 }
 
 /// The learner spec the flags describe (the library fills in and checks the rest).
 pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
     let kind = a.learner.unwrap_or(LearnerKind::Online);
-    for (flag, given, owners) in learner_flags(a) {
-        if given && !owners.contains(&kind) {
-            let names: Vec<&str> = owners.iter().map(|k| k.name()).collect();
+    for (flag, setting) in learner_flags(a) {
+        if !setting.learners.contains(&kind) {
+            let names: Vec<&str> = setting.learners.iter().map(|k| k.name()).collect();
             bail!(
                 "{flag} applies to --algo {}, not to --algo {kind}",
                 names.join(" or ")
+            );
+        }
+        if setting.deprecated_flags.contains(&flag) {
+            eprintln!(
+                "warning: {flag} is deprecated; use {} (the same setting)",
+                setting.flag
             );
         }
     }
@@ -133,7 +144,7 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
             let f = &a.poly;
             p.degree = f.poly_degree.unwrap_or(p.degree);
             p.rho2 = f.rho2.clone().unwrap_or_default();
-            p.budget = match (f.iterations, f.seconds) {
+            p.budget = match (a.mtl.max_iter.or(f.iterations), f.seconds) {
                 (Some(n), _) => Budget::Iterations(n),
                 (None, Some(s)) => Budget::Seconds(s),
                 (None, None) => p.budget,
@@ -142,7 +153,7 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
         Learner::Mtl(m) => {
             m.q = a.mtl.q.unwrap_or(m.q);
             m.epsilon = a.gomp.eps.unwrap_or(m.epsilon);
-            m.max_iter = a.mtl.max_iter.unwrap_or(m.max_iter);
+            m.max_iter = max_iter(a)?.unwrap_or(m.max_iter);
         }
         Learner::SimpleMkl(w) | Learner::GaussSeidel(w) => {
             let f = &a.wrapper;
@@ -151,7 +162,7 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
             w.epsilon = f.svr_epsilon.unwrap_or(w.epsilon);
             w.first_epochs = f.first_epochs.unwrap_or(w.first_epochs);
             w.warm_epochs = f.warm_epochs.unwrap_or(w.warm_epochs);
-            w.max_iter = a.mtl.max_iter.unwrap_or(w.max_iter);
+            w.max_iter = max_iter(a)?.unwrap_or(w.max_iter);
         }
         _ => bail!("--algo {kind} is not available from the command line"),
     }
@@ -198,7 +209,7 @@ pub fn selection_plan(a: &TrainArgs) -> Option<AutoConfig> {
     }
     let online_flag = learner_flags(a)
         .iter()
-        .any(|(_, given, owners)| *given && *owners == [LearnerKind::Online]);
+        .any(|(_, s)| s.learners == [LearnerKind::Online]);
     let inv = matches!(a.online.schedule, Some(StepSchedule::Inv { .. }));
     AutoConfig::for_request(
         a.learner,
@@ -535,4 +546,105 @@ fn fit_summary(f: &Fitted) -> String {
         out.push_str(&format!("  {n}\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::{CommandFactory, Parser};
+    use multikernel::estimator::registry::SETTINGS;
+
+    /// Every flag the registry names (current and deprecated) is a flag of `train`, and
+    /// every one of them given on a command line is seen by [`learner_flags`] as its
+    /// registry setting.
+    #[test]
+    fn the_cli_flags_are_the_registry_settings() {
+        let cmd = Cli::command();
+        let train = cmd.find_subcommand("train").expect("a train command");
+        let longs: Vec<String> = train
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .collect();
+        let mut line: Vec<String> = [
+            "multikernel",
+            "train",
+            "--data",
+            "d.csv",
+            "--out",
+            "m.model",
+        ]
+        .map(String::from)
+        .to_vec();
+        for s in SETTINGS {
+            for flag in std::iter::once(s.flag).chain(s.deprecated_flags.iter().copied()) {
+                assert!(
+                    longs.iter().any(|l| l == flag),
+                    "{flag} is not a train flag"
+                );
+            }
+            let value = match (s.name, s.domain) {
+                ("seconds", _) => continue, // conflicts with --max-iter (checked below)
+                (_, registry::Domain::Switch) => None,
+                ("regularizer", _) => Some("l2"),
+                ("loss", _) => Some("hinge"),
+                ("schedule", _) => Some("sqrt"),
+                ("validation", _) => Some("v.csv"),
+                ("rho2", _) => Some("1,1"),
+                _ => Some("2"),
+            };
+            line.push(s.flag.to_string());
+            line.extend(value.map(String::from));
+        }
+        let cli = Cli::try_parse_from(&line).expect("the line parses");
+        let Command::Train(args) = cli.command else {
+            panic!("not train")
+        };
+        let seen: Vec<&str> = learner_flags(&args).iter().map(|(_, s)| s.name).collect();
+        let expected: Vec<&str> = SETTINGS
+            .iter()
+            .filter(|s| s.name != "seconds")
+            .map(|s| s.name)
+            .collect();
+        let mut seen_sorted = seen.clone();
+        seen_sorted.sort_unstable();
+        let mut expected_sorted = expected.clone();
+        expected_sorted.sort_unstable();
+        assert_eq!(seen_sorted, expected_sorted);
+    }
+
+    #[test]
+    fn a_flag_of_another_learner_names_its_learners() {
+        let parse = |extra: &[&str]| {
+            let mut line = vec![
+                "multikernel",
+                "train",
+                "--data",
+                "d.csv",
+                "--out",
+                "m.model",
+            ];
+            line.extend_from_slice(extra);
+            let Command::Train(args) = Cli::try_parse_from(line).unwrap().command else {
+                panic!("not train")
+            };
+            spec_from_flags(&args)
+        };
+        let e = parse(&["--algo", "online", "--max-iter", "5"]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("--max-iter applies to --algo mirror-descent"),
+            "{e}"
+        );
+        let ok = parse(&["--algo", "ucd", "--iterations", "7"]).unwrap();
+        assert_eq!(
+            ok.learner,
+            Learner::Ucd(multikernel::estimator::PolySpec {
+                budget: Budget::Iterations(7),
+                ..Default::default()
+            })
+        );
+        let same = parse(&["--algo", "ucd", "--max-iter", "7"]).unwrap();
+        assert_eq!(same.learner, ok.learner);
+    }
 }

@@ -527,7 +527,7 @@ fn generated_polynomial_data_and_iteration_budget() {
             "3",
             "--lambda",
             "1e-3",
-            "--iterations",
+            "--max-iter",
             "200",
             "--data",
         ];

@@ -7,12 +7,13 @@ use crate::errors::OrPy;
 use crate::interrupt::{self, PyObserver};
 use crate::model::PyModel;
 use multikernel::data::{TableRef, Targets};
+use multikernel::estimator::registry::{self, Domain};
 use multikernel::estimator::{
     fit_auto, fit_checked, fit_precomputed as fit_precomputed_rs, AutoConfig, Budget, Learner,
     LearnerKind, LearnerSpec, LossKind, PrecomputedLearner, PrecomputedSpec, SelectionRecord, Task,
     TrainingData, WrapperSpec,
 };
-use multikernel::kernel::{default_dictionary, KernelSpec, MemoryLimit};
+use multikernel::kernel::{default_dictionary, streaming_dictionary, KernelSpec, MemoryLimit};
 use multikernel::prox::RegSpec;
 use multikernel::run::RunStatus;
 use multikernel::task::TaskKind;
@@ -25,20 +26,6 @@ use pyo3::types::PyDict;
 /// Mirror descent and UCD run this many iterations unless told otherwise: a fixed number
 /// (not the CLI's 10-second budget), so that the same `random_state` gives the same model.
 pub const POLY_ITERATIONS: u64 = 1000;
-
-/// The settings that belong to one learner family, to refuse them with another.
-fn owner(name: &str) -> &'static [LearnerKind] {
-    use LearnerKind::*;
-    match name {
-        "eta0" | "epochs" | "loss" | "regularizer" => &[Online],
-        "p" => &[LpMkl],
-        "max_kernels" => &[Gomp],
-        "degree" => &[MirrorDescent, Ucd, Poly],
-        "max_iter" => &[MirrorDescent, Ucd, Poly, SimpleMkl, GaussSeidel],
-        "epsilon" | "tol" | "svm_tol" => &[SimpleMkl, GaussSeidel],
-        _ => &[],
-    }
-}
 
 /// Keyword arguments of [`fit`] that configure a learner.
 struct LearnerArgs {
@@ -80,7 +67,7 @@ impl LearnerArgs {
     /// The learner of `kind` with these settings; a setting of another family is an error.
     fn learner(&self, kind: LearnerKind) -> PyResult<Learner> {
         for name in self.given() {
-            let owners = owner(name);
+            let owners = registry::owners(name);
             if !owners.contains(&kind) {
                 return Err(PyValueError::new_err(format!(
                     "{name} is a setting of the {} learner, not of {}",
@@ -495,6 +482,52 @@ pub fn dictionary(n_features: usize) -> Vec<String> {
     default_dictionary(n_features)
         .iter()
         .map(|k| k.to_string())
+        .collect()
+}
+
+/// The kernels of an incremental fit with `kernels="auto"` (explicit maps only), as SPEC
+/// strings: the library's streaming dictionary.
+#[pyfunction]
+pub fn streaming_kernels() -> Vec<String> {
+    streaming_dictionary()
+        .iter()
+        .map(|k| k.to_string())
+        .collect()
+}
+
+/// The learner registry (`multikernel::estimator::registry`): one dict per setting with its
+/// `name`, `flag`, `learners`, `domain` (`positive_real`, `non_negative_real`, `norm`,
+/// `count`, `choice`, `text`, `switch`), `choices`, `default`, `doc` and `python` (a keyword
+/// of the estimators). The estimators build their parameter constraints from it.
+#[pyfunction]
+pub fn learner_settings(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    registry::SETTINGS
+        .iter()
+        .map(|s| {
+            let d = PyDict::new(py);
+            d.set_item("name", s.name)?;
+            d.set_item("flag", s.flag)?;
+            d.set_item(
+                "learners",
+                s.learners.iter().map(|k| k.name()).collect::<Vec<_>>(),
+            )?;
+            let (domain, choices): (&str, &[&str]) = match s.domain {
+                Domain::PositiveReal => ("positive_real", &[]),
+                Domain::NonNegativeReal => ("non_negative_real", &[]),
+                Domain::Norm => ("norm", &[]),
+                Domain::Count => ("count", &[]),
+                Domain::Choice(c) => ("choice", c),
+                Domain::Text => ("text", &[]),
+                Domain::Switch => ("switch", &[]),
+                _ => ("text", &[]),
+            };
+            d.set_item("domain", domain)?;
+            d.set_item("choices", choices.to_vec())?;
+            d.set_item("default", s.default)?;
+            d.set_item("doc", s.doc)?;
+            d.set_item("python", s.python)?;
+            Ok(d)
+        })
         .collect()
 }
 

@@ -193,18 +193,9 @@ impl PyIncrementalFit {
                 .or_py()?,
             kernels: checked.kernels_for(xr.cols()),
             params: OnlineParams {
-                lambda: checked.strength.online_lambda(n),
-                reg: o
-                    .reg
-                    .clone()
-                    .ok_or_else(|| PyValueError::new_err("no regularizer"))?,
-                eta0: o.eta0,
-                schedule: o.schedule,
                 epochs: 1,
-                seed,
-                averaging: o.averaging,
-                projection: o.projection,
                 shuffle: false,
+                ..checked.online_params(n).or_py()?
             },
             bias,
             standardize,

@@ -39,6 +39,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit::fit_precomputed, m)?)?;
     m.add_function(wrap_pyfunction!(fit::dictionary, m)?)?;
     m.add_function(wrap_pyfunction!(fit::parse_kernel, m)?)?;
+    m.add_function(wrap_pyfunction!(fit::learner_settings, m)?)?;
+    m.add_function(wrap_pyfunction!(fit::streaming_kernels, m)?)?;
     m.add_function(wrap_pyfunction!(smo::svm_dual, m)?)?;
     Ok(())
 }

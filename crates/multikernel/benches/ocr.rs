@@ -16,9 +16,10 @@ use multikernel::data::SequenceData;
 use multikernel::kernel::binary::{binary_grams, expansion_scores};
 use multikernel::kernel::{FittedKernel, KernelSpec, MemoryLimit};
 use multikernel::prox::RegSpec;
-use multikernel::solver::online::sequence::{fit_with_grams, lambda_from_c, SequenceFitConfig};
-use multikernel::solver::online::sequence_model::KernelGroup;
 use multikernel::solver::online::OnlineParams;
+use multikernel::solver::sequence::grams::lambda_from_c;
+use multikernel::solver::sequence::spom::{fit_with_grams, SequenceFitConfig};
+use multikernel::solver::sequence::KernelGroup;
 use multikernel::task::sequence::SeqLoss;
 use std::path::Path;
 

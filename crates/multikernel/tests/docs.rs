@@ -207,3 +207,39 @@ fn readme_is_a_short_door_with_the_two_commands() {
     let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
     assert!(ci.lines().any(|l| l.trim() == test), ".ci/run: {test}");
 }
+
+/// ARCHITECTURE's recipe for a new learner names files that exist: every backquoted path
+/// (with a `/`) in the section "Adding a learner" (under
+/// `crates/multikernel/src/` unless it starts with `crates/` or `python/`; `solver/NAME/`
+/// stands for the new folder and is checked as `solver/`).
+#[test]
+fn the_learner_recipe_names_existing_files() {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let start = text
+        .find("## Adding a learner")
+        .expect("the recipe's section");
+    let section = &text[start..];
+    let end = section[3..].find("\n## ").map_or(section.len(), |i| i + 3);
+    let section = &section[..end];
+    let mut checked = 0;
+    for (i, piece) in section.split('`').enumerate() {
+        if i % 2 == 0 || piece.contains(' ') || !piece.contains('/') {
+            continue;
+        }
+        let rel = piece.replace("NAME/", "");
+        let path = if rel.starts_with("crates/") || rel.starts_with("python/") {
+            root().join(&rel)
+        } else {
+            root().join("crates/multikernel/src").join(&rel)
+        };
+        assert!(
+            path.exists(),
+            "ARCHITECTURE.md names {piece}, which does not exist"
+        );
+        checked += 1;
+    }
+    assert!(
+        checked >= 10,
+        "the recipe lists its files ({checked} found)"
+    );
+}

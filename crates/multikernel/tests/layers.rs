@@ -1,9 +1,18 @@
 //! The library's modules form layers without cycles (ARCHITECTURE.md): a module may use
-//! modules of lower layers only. This test reads every source file and checks each
-//! `crate::MODULE` path (and `super::` paths that climb out of a top-level module) against
-//! the table below, so a new cycle fails here with the file and line that made it.
+//! modules of lower layers only, and inside `solver` a learner folder may use only the folders
+//! below it (the structured wrappers and SPOM on sequences sit above the online engine and
+//! the wrappers' outer loop; no two learner folders use each other).
+//!
+//! This test tokenizes every source file (comments dropped, strings kept apart) and resolves
+//! every path that leaves its module to an absolute one: `crate::a::b`, grouped imports
+//! (`use crate::{a::b, c::{d, e}}`), `super::` chains (inline `mod` blocks counted), paths
+//! inside macro calls, and string paths in attributes (`#[serde(with = "crate::a::b")]`).
+//! Each is checked against the tables below, so a new cycle fails here with the file and line
+//! that made it.
 
+use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
 /// Layer of each top-level module, lowest first.
 const LAYERS: &[(&str, u32)] = &[
@@ -29,8 +38,37 @@ const LAYERS: &[(&str, u32)] = &[
     ("fuzzing", 10),
 ];
 
-fn layer(module: &str) -> Option<u32> {
-    LAYERS.iter().find(|(m, _)| *m == module).map(|(_, l)| *l)
+/// Layer of each folder (or file) of `solver`, lowest first: shared solvers, then the learner
+/// families, then the learners built on other families' engines.
+const SOLVER_LAYERS: &[(&str, u32)] = &[
+    ("check", 0),
+    ("ridge", 0),
+    ("batch", 0),
+    ("smo", 0),
+    ("cutting_plane", 0),
+    ("online", 1),
+    ("gomp", 1),
+    ("lp_mkl", 1),
+    ("wrapper", 1),
+    ("mirror_descent", 2),
+    ("sequence", 2),
+    ("tagging", 2),
+];
+
+/// Items re-exported at the crate root, usable from every layer.
+const ROOT_ITEMS: &[&str] = &["Error", "Result"];
+
+/// The layer table that orders the children of the module at `parent`, if any.
+fn table(parent: &[String]) -> Option<&'static [(&'static str, u32)]> {
+    match parent {
+        [] => Some(LAYERS),
+        [s] if s == "solver" => Some(SOLVER_LAYERS),
+        _ => None,
+    }
+}
+
+fn layer(table: &[(&str, u32)], module: &str) -> Option<u32> {
+    table.iter().find(|(m, _)| *m == module).map(|(_, l)| *l)
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -44,33 +82,187 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level module a source file belongs to (`src/kernel/gram.rs` -> `kernel`).
-fn owner(src: &Path, file: &Path) -> Option<String> {
-    let rel = file.strip_prefix(src).ok()?;
-    let first = rel.components().next()?.as_os_str().to_str()?;
-    Some(first.trim_end_matches(".rs").to_string())
+/// The module path of a source file (`src/kernel/gram.rs` -> `kernel::gram`,
+/// `src/solver/online/mod.rs` -> `solver::online`, `src/lib.rs` -> the root).
+fn module_path(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).expect("file under src");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop().expect("a file name");
+    let stem = last.trim_end_matches(".rs");
+    if !matches!(stem, "mod" | "lib") {
+        parts.push(stem.to_string());
+    }
+    parts
 }
 
-/// Every `crate::NAME` in a line, outside comments.
-fn crate_refs(line: &str) -> Vec<String> {
-    let code = match line.find("//") {
-        Some(i) => &line[..i],
-        None => line,
-    };
-    let mut out = Vec::new();
-    let mut rest = code;
-    while let Some(i) = rest.find("crate::") {
-        let after = &rest[i + "crate::".len()..];
-        let name: String = after
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        if !name.is_empty() {
-            out.push(name);
+/// A path that leaves its module, resolved from the crate root, with its line.
+#[derive(Debug, PartialEq)]
+struct Use {
+    path: Vec<String>,
+    line: usize,
+}
+
+fn is_path_sep(tokens: &[TokenTree], i: usize) -> bool {
+    matches!(
+        (tokens.get(i), tokens.get(i + 1)),
+        (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
+            if a.as_char() == ':' && a.spacing() == Spacing::Joint && b.as_char() == ':'
+    )
+}
+
+/// Reads the path continuing at `tokens[i]` (just after a `::`) onto `prefix`, expanding
+/// `{a::b, c::{d, e}}` groups; pushes every full path with the line of its last segment.
+fn read_tail(
+    tokens: &[TokenTree],
+    mut i: usize,
+    mut prefix: Vec<String>,
+    mut line: usize,
+    out: &mut Vec<Use>,
+) {
+    loop {
+        match tokens.get(i) {
+            Some(TokenTree::Ident(id)) => {
+                line = id.span().start().line;
+                let name = id.to_string();
+                if name != "self" {
+                    prefix.push(name);
+                }
+                if is_path_sep(tokens, i + 1) {
+                    i += 3;
+                    continue;
+                }
+            }
+            Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => {
+                let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+                for item in inner.split(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ','))
+                {
+                    if !item.is_empty() {
+                        read_tail(item, 0, prefix.clone(), line, out);
+                    }
+                }
+                return;
+            }
+            _ => {}
         }
-        rest = after;
+        out.push(Use { path: prefix, line });
+        return;
     }
+}
+
+/// Every path in `tokens` that starts at `crate::` or climbs with `super::`, resolved against
+/// `module` (the module the tokens are in); inline `mod NAME { .. }` blocks extend it.
+fn collect(tokens: &[TokenTree], module: &[String], out: &mut Vec<Use>) {
+    let mut i = 0;
+    while i < tokens.len() {
+        let preceded_by_sep = i >= 2 && is_path_sep(tokens, i - 2);
+        match &tokens[i] {
+            TokenTree::Ident(id)
+                if *id == "crate" && is_path_sep(tokens, i + 1) && !preceded_by_sep =>
+            {
+                read_tail(tokens, i + 3, Vec::new(), id.span().start().line, out);
+            }
+            TokenTree::Ident(id)
+                if *id == "super" && is_path_sep(tokens, i + 1) && !preceded_by_sep =>
+            {
+                let line = id.span().start().line;
+                let mut base = module.to_vec();
+                let mut j = i;
+                while matches!(&tokens.get(j), Some(TokenTree::Ident(s)) if *s == "super")
+                    && is_path_sep(tokens, j + 1)
+                {
+                    base.pop();
+                    j += 3;
+                }
+                read_tail(tokens, j, base, line, out);
+                i = j;
+                continue;
+            }
+            TokenTree::Ident(id) if *id == "mod" => {
+                if let (Some(TokenTree::Ident(name)), Some(TokenTree::Group(g))) =
+                    (tokens.get(i + 1), tokens.get(i + 2))
+                {
+                    if g.delimiter() == Delimiter::Brace {
+                        let mut inner = module.to_vec();
+                        inner.push(name.to_string());
+                        let body: Vec<TokenTree> = g.stream().into_iter().collect();
+                        collect(&body, &inner, out);
+                        i += 3;
+                        continue;
+                    }
+                }
+            }
+            TokenTree::Group(g) => {
+                let body: Vec<TokenTree> = g.stream().into_iter().collect();
+                collect(&body, module, out);
+            }
+            TokenTree::Literal(lit) => {
+                // A path written as a string (`#[serde(with = "crate::a::b")]`).
+                let text = lit.to_string();
+                if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+                    let is_path = (inner.starts_with("crate::") || inner.starts_with("super::"))
+                        && inner
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':');
+                    if is_path {
+                        let line = lit.span().start().line;
+                        let mut found = Vec::new();
+                        let stream = TokenStream::from_str(inner).expect("a path parses");
+                        collect(&stream.into_iter().collect::<Vec<_>>(), module, &mut found);
+                        out.extend(found.into_iter().map(|u| Use { path: u.path, line }));
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// The paths of a source text that leave their module (see [`collect`]).
+fn uses(text: &str, module: &[String]) -> Vec<Use> {
+    let stream = TokenStream::from_str(text).expect("a source file tokenizes");
+    let tokens: Vec<TokenTree> = stream.into_iter().collect();
+    let mut out = Vec::new();
+    collect(&tokens, module, &mut out);
     out
+}
+
+/// Why `own` may not use `used`, if it may not: the first segment where the two paths part
+/// names two siblings; when their parent has a layer table, the used one must be lower.
+fn violation(own: &[String], used: &[String]) -> Option<String> {
+    let common = own.iter().zip(used).take_while(|(a, b)| a == b).count();
+    if common == own.len() || common == used.len() {
+        return None; // a descendant or an ancestor
+    }
+    let parent = &own[..common];
+    let table = table(parent)?;
+    let (mine, theirs) = (&own[common], &used[common]);
+    if parent.is_empty() && ROOT_ITEMS.contains(&theirs.as_str()) {
+        return None;
+    }
+    let scope = |m: &str| {
+        let mut p = parent.to_vec();
+        p.push(m.to_string());
+        p.join("::")
+    };
+    let Some(l_own) = layer(table, mine) else {
+        return Some(format!("module `{}` has no layer", scope(mine)));
+    };
+    match layer(table, theirs) {
+        Some(l) if l < l_own => None,
+        Some(l) => Some(format!(
+            "`{}` (layer {l_own}) uses `crate::{}` (layer {l})",
+            scope(mine),
+            used.join("::")
+        )),
+        None => Some(format!(
+            "`crate::{}` is not in the layer table",
+            scope(theirs)
+        )),
+    }
 }
 
 #[test]
@@ -81,41 +273,23 @@ fn modules_only_use_lower_layers() {
     files.sort();
     let mut violations = Vec::new();
     for file in &files {
-        let Some(module) = owner(&src, file) else {
-            continue;
-        };
-        if module == "lib" {
-            continue;
-        }
-        let Some(own) = layer(&module) else {
+        let module = module_path(&src, file);
+        if module.first().is_some_and(|m| layer(LAYERS, m).is_none()) {
             violations.push(format!(
-                "{}: module `{module}` has no layer",
-                file.display()
+                "{}: module `{}` has no layer",
+                file.display(),
+                module[0]
             ));
             continue;
-        };
+        }
         let text = std::fs::read_to_string(file).expect("readable source file");
-        for (n, line) in text.lines().enumerate() {
-            for used in crate_refs(line) {
-                if used == module || matches!(used.as_str(), "Error" | "Result") {
-                    continue;
-                }
-                match layer(&used) {
-                    Some(l) if l < own => {}
-                    Some(l) => violations.push(format!(
-                        "{}:{}: `{module}` (layer {own}) uses `crate::{used}` (layer {l})",
-                        file.display(),
-                        n + 1
-                    )),
-                    None => violations.push(format!(
-                        "{}:{}: `crate::{used}` is not in the layer table",
-                        file.display(),
-                        n + 1
-                    )),
-                }
+        for u in uses(&text, &module) {
+            if let Some(why) = violation(&module, &u.path) {
+                violations.push(format!("{}:{}: {why}", file.display(), u.line));
             }
         }
     }
+    violations.dedup();
     assert!(
         violations.is_empty(),
         "layering violations:\n{}",
@@ -123,13 +297,84 @@ fn modules_only_use_lower_layers() {
     );
 }
 
+fn path(p: &str) -> Vec<String> {
+    p.split("::")
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
+}
+
 /// The checker itself sees what it must see.
 #[test]
 fn finds_crate_paths_outside_comments() {
+    let found: Vec<Vec<String>> = uses(
+        "use crate::kernel::{Gram}; let x = crate::data::Matrix::zeros(1, 1);\n// crate::solver",
+        &path("model"),
+    )
+    .into_iter()
+    .map(|u| u.path)
+    .collect();
     assert_eq!(
-        crate_refs("use crate::kernel::{Gram}; let x = crate::data::Matrix::zeros(1, 1);"),
-        vec!["kernel", "data"]
+        found,
+        vec![path("kernel::Gram"), path("data::Matrix::zeros")]
     );
-    assert!(crate_refs("// see crate::solver").is_empty());
-    assert!(layer("kernel") < layer("solver"));
+}
+
+#[test]
+fn expands_grouped_imports_over_lines() {
+    let text = "use crate::{\n    kernel::Gram,\n    solver::{online::X, wrapper::{self, Y}},\n};";
+    let found = uses(text, &path("model"));
+    let paths: Vec<_> = found.iter().map(|u| u.path.join("::")).collect();
+    assert_eq!(
+        paths,
+        [
+            "kernel::Gram",
+            "solver::online::X",
+            "solver::wrapper",
+            "solver::wrapper::Y"
+        ]
+    );
+    assert_eq!(
+        found.iter().map(|u| u.line).collect::<Vec<_>>(),
+        [2, 3, 3, 3]
+    );
+}
+
+#[test]
+fn resolves_super_paths_and_inline_modules() {
+    let module = path("solver::online::engine");
+    let text = "use super::super::wrapper::{Z, W};\npub(super) fn f() {}\n\
+                mod tests { use super::*; use super::super::super::sequence::S; }\n\
+                #[serde(with = \"super::super::smo::as_text\")] struct A;";
+    let paths: Vec<_> = uses(text, &module)
+        .into_iter()
+        .map(|u| (u.path.join("::"), u.line))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            ("solver::wrapper::Z".to_string(), 1),
+            ("solver::wrapper::W".to_string(), 1),
+            ("solver::online::engine".to_string(), 3),
+            ("solver::sequence::S".to_string(), 3),
+            ("solver::smo::as_text".to_string(), 4),
+        ]
+    );
+}
+
+#[test]
+fn orders_top_level_modules_and_learner_folders() {
+    let engine = path("solver::online::engine");
+    assert!(violation(&engine, &path("solver::wrapper::WrapperMethod")).is_some());
+    assert!(violation(&engine, &path("solver::sequence::SequenceModel")).is_some());
+    assert!(violation(&engine, &path("model::Model")).is_some());
+    assert!(violation(&engine, &path("solver::online::params::OnlineParams")).is_none());
+    assert!(violation(&engine, &path("solver::cutting_plane::Cut")).is_none());
+    assert!(violation(&engine, &path("kernel::Gram")).is_none());
+    assert!(violation(&engine, &path("Result")).is_none());
+    let wrapper = path("solver::sequence::wrapper");
+    assert!(violation(&wrapper, &path("solver::online::OnlineLearner")).is_none());
+    assert!(violation(&wrapper, &path("solver::wrapper::simplemkl")).is_none());
+    assert!(violation(&path("solver::wrapper::grams"), &path("solver::online::X")).is_some());
+    assert!(violation(&path("solver::brand_new"), &path("solver::smo::X")).is_some());
 }

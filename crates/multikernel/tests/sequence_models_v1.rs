@@ -5,7 +5,7 @@
 
 use multikernel::data::ocr::read_ocr;
 use multikernel::kernel::MemoryLimit;
-use multikernel::solver::online::sequence_model::SequenceModel;
+use multikernel::solver::sequence::SequenceModel;
 use multikernel::Error;
 use std::path::{Path, PathBuf};
 

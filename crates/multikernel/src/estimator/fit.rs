@@ -9,10 +9,10 @@ use crate::solver::gomp::{GompModel, GompModelParams, GompParams, ValidationMetr
 use crate::solver::lp_mkl::{LpMklModel, LpMklModelParams, LpMklParams};
 use crate::solver::mirror_descent::{MirrorDescentParams, PolyMklModel, Sampling};
 use crate::solver::online::parser::{fit_parser, ParserSpec};
-use crate::solver::online::sequence::{fit_sequence, SequenceFitConfig};
 use crate::solver::online::vector::{fit_vector, VectorFitConfig};
 use crate::solver::online::OnlineParams;
-use crate::solver::wrapper::sequence::{fit_sequence_wrapper, SequenceWrapperConfig};
+use crate::solver::sequence::spom::{fit_sequence, SequenceFitConfig};
+use crate::solver::sequence::wrapper::{fit_sequence_wrapper, SequenceWrapperConfig};
 use crate::solver::wrapper::{WrapperMethod, WrapperModel, WrapperParams};
 use crate::task::parse::ParseData;
 use crate::task::structured::StructLoss;
@@ -235,7 +235,7 @@ fn fit_tagging(
     let n = data.train.len();
     let (learner, lambda) = match &spec.learner {
         Learner::Online(o) => {
-            let mut params = online_params(spec, n);
+            let mut params = spec.online_params(n)?;
             params.averaging = true;
             let lambda = params.lambda;
             let loss = o.loss.expect("check() sets the loss").sequence_loss()?;
@@ -295,24 +295,6 @@ fn fit_tagging(
     })
 }
 
-/// The online learner's parameters from a checked spec with `n` training examples.
-fn online_params(spec: &CheckedSpec, n: usize) -> OnlineParams {
-    let Learner::Online(o) = &spec.learner else {
-        unreachable!("online_params of another learner")
-    };
-    OnlineParams {
-        lambda: spec.strength.online_lambda(n),
-        reg: o.reg.clone().expect("check() sets the regularizer"),
-        eta0: o.eta0,
-        schedule: o.schedule,
-        epochs: o.epochs,
-        seed: spec.seed,
-        averaging: o.averaging,
-        projection: o.projection,
-        shuffle: true,
-    }
-}
-
 fn fit_online(
     table: TableRef<'_>,
     task: TaskKind,
@@ -323,7 +305,7 @@ fn fit_online(
         unreachable!()
     };
     let loss = o.loss.expect("check() sets the loss").vector_loss(task)?;
-    let params = online_params(spec, table.len());
+    let params = spec.online_params(table.len())?;
     let lambda = params.lambda;
     let cfg = VectorFitConfig {
         task,
@@ -374,7 +356,7 @@ fn fit_parsing(
             if let Learner::Online(o) = &spec.learner {
                 loss = o.loss.expect("check() sets the loss").sequence_loss()?;
             }
-            let mut params = online_params(spec, n);
+            let mut params = spec.online_params(n)?;
             params.averaging = true;
             let lambda = params.lambda;
             (params, None, lambda)
@@ -451,7 +433,7 @@ fn fit_sequences(
         notes
             .push("sequence inputs are used as they are; standardize = false has no effect".into());
     }
-    let params = online_params(spec, data.n_sequences());
+    let params = spec.online_params(data.n_sequences())?;
     let lambda = params.lambda;
     let cfg = SequenceFitConfig {
         loss: o.loss.expect("check() sets the loss").sequence_loss()?,

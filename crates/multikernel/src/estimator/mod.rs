@@ -127,6 +127,7 @@ pub mod auto;
 pub mod candidates;
 pub mod fit;
 pub mod precomputed;
+pub mod registry;
 pub mod select;
 pub mod spec;
 pub mod stream;

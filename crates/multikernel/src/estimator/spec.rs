@@ -23,7 +23,7 @@
 use crate::error::{Error, Result};
 use crate::kernel::{KernelSpec, MemoryLimit};
 use crate::prox::RegSpec;
-use crate::solver::online::StepSchedule;
+use crate::solver::online::{OnlineParams, StepSchedule};
 use crate::solver::smo::SmoParams;
 use crate::solver::wrapper::{WrapperMethod, WrapperModelParams, WrapperParams};
 use crate::task::sequence::SeqLoss;
@@ -408,38 +408,11 @@ impl Default for GompSpec {
 /// Settings of lp-norm MKL.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LpMklSpec {
-    /// The kernel-weight norm p >= 1 (`f64::INFINITY`: the plain sum of kernels).
-    #[serde(with = "p_text")]
+    /// The kernel-weight norm p >= 1 (`f64::INFINITY`: the plain sum of kernels). Written
+    /// as a number or `"inf"`; read by [`crate::solver::lp_mkl::parse_p`] (a number, a
+    /// fraction such as `"4/3"`, or `"inf"`), the one grammar of p.
+    #[serde(with = "crate::solver::lp_mkl::p_serde")]
     pub p: f64,
-}
-
-/// JSON has no infinity: p is written as a number, or `"inf"`.
-mod p_text {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(p: &f64, s: S) -> Result<S::Ok, S::Error> {
-        if p.is_infinite() {
-            s.serialize_str("inf")
-        } else {
-            s.serialize_f64(*p)
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum P {
-            Num(f64),
-            Text(String),
-        }
-        match P::deserialize(d)? {
-            P::Num(v) => Ok(v),
-            P::Text(t) if t == "inf" => Ok(f64::INFINITY),
-            P::Text(t) => Err(serde::de::Error::custom(format!(
-                "p = {t}: a number or inf"
-            ))),
-        }
-    }
 }
 
 /// How long mirror descent and UCD run.
@@ -907,6 +880,29 @@ impl CheckedSpec {
         } else {
             self.0.kernels.clone()
         }
+    }
+
+    /// The online learner's parameters (Alg. 1) for `n` training examples: the one
+    /// translation of an [`OnlineSpec`] (with the spec's strength and seed) into the
+    /// engine's [`OnlineParams`]; rounds are shuffled. An error for another learner.
+    pub fn online_params(&self, n: usize) -> Result<OnlineParams> {
+        let Learner::Online(o) = &self.0.learner else {
+            return Err(Error::Unsupported(format!(
+                "the online learner's parameters of the {} learner",
+                self.0.learner.kind()
+            )));
+        };
+        Ok(OnlineParams {
+            lambda: self.0.strength.online_lambda(n),
+            reg: o.reg.clone().expect("check() sets the regularizer"),
+            eta0: o.eta0,
+            schedule: o.schedule,
+            epochs: o.epochs,
+            seed: self.0.seed,
+            averaging: o.averaging,
+            projection: o.projection,
+            shuffle: true,
+        })
     }
 
     /// The kernels when training from a stream: the spec's, or (none given) the streaming

@@ -109,15 +109,8 @@ pub fn fit_stream(
     let n = summary.rows;
     let loss = o.loss.expect("check() sets the loss").vector_loss(task)?;
     let params = OnlineParams {
-        lambda: checked.spec().strength.online_lambda(n),
-        reg: o.reg.clone().expect("check() sets the regularizer"),
-        eta0: o.eta0,
-        schedule: o.schedule,
-        epochs: o.epochs,
-        seed: checked.spec().seed,
-        averaging: o.averaging,
-        projection: o.projection,
         shuffle: opts.shuffle_rows > 1,
+        ..checked.online_params(n)?
     };
     let lambda = params.lambda;
     let epochs = params.epochs;

@@ -25,13 +25,12 @@ use crate::prox::RegSpec;
 use crate::reproduce::{mean_std, median, Report, Row};
 use crate::run::Control;
 use crate::select::{Mean, Search};
-use crate::solver::online::sequence::{
-    base_grams, fit_with_grams, group_gram, lambda_from_c, SequenceFitConfig,
-};
-use crate::solver::online::sequence_model::{
+use crate::solver::online::{OnlineParams, OnlineState, StepSchedule};
+use crate::solver::sequence::grams::{base_grams, group_gram, lambda_from_c};
+use crate::solver::sequence::model::{
     decode_sequences, token_accuracy, KernelGroup, SequenceModel,
 };
-use crate::solver::online::{OnlineParams, OnlineState, StepSchedule};
+use crate::solver::sequence::spom::{fit_with_grams, SequenceFitConfig};
 use crate::task::sequence::SeqLoss;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;

@@ -7,7 +7,7 @@
 //! mkl-lqg row of `reproduce ocr`, beta0 fixed). Methods:
 //! - `spom`: the mkl-lqg online learner (Alg. 3, squared l2,1, `eta0 / sqrt(t)` with the
 //!   row's selected `eta0`), recorded after each epoch;
-//! - `gauss-seidel` and `simplemkl` ([`crate::solver::wrapper::sequence`]): 20 PEGASOS epochs
+//! - `gauss-seidel` and `simplemkl` ([`crate::solver::sequence::wrapper`]): 20 PEGASOS epochs
 //!   in the first SVM call, 3 warm-started epochs in each later one, recorded after each outer
 //!   iteration (the accepted point), with the epochs counted over every inner solve
 //!   (line-search trials included).
@@ -32,13 +32,14 @@ use crate::reproduce::ocr::{curve_sample, kernel_set, methods, state_accuracy, O
 use crate::reproduce::{Report, Row};
 use crate::run::Control;
 use crate::solver::online::compact::cached_norms;
-use crate::solver::online::sequence::{fit_with_grams, lambda_from_c, SequenceFitConfig};
-use crate::solver::online::sequence_model::KernelGroup;
 use crate::solver::online::{OnlineParams, StepSchedule};
-use crate::solver::wrapper::sequence::{
+use crate::solver::sequence::grams::lambda_from_c;
+use crate::solver::sequence::spom::{fit_with_grams, SequenceFitConfig};
+use crate::solver::sequence::wrapper::{
     explicit_sqnorm, fit_wrapper_with_grams, mkl_objective, SequenceWrapperConfig, FIRST_EPOCHS,
     WARM_EPOCHS,
 };
+use crate::solver::sequence::KernelGroup;
 use crate::solver::wrapper::{WrapperMethod, WrapperParams};
 use crate::task::sequence::SeqLoss;
 use serde_json::Value;

@@ -4,6 +4,7 @@
 //! - [`online`]: online proximal MKL (Martins et al. 2011, Alg. 1-3);
 //! - [`gomp`]: MKL-GOMP (Sindhwani & Lozano 2012, Sec. 3);
 //! - [`lp_mkl`]: lp-norm MKL for the squared loss (Kloft et al. 2011);
+//! - [`sequence`]: SPOM and the structured wrappers on sequences, and their model;
 //! - [`mirror_descent`]: randomized mirror descent and UCD over polynomial kernels
 //!   (Afkanpour et al. 2013, Alg. 2-3).
 //!
@@ -17,6 +18,7 @@ pub mod lp_mkl;
 pub mod mirror_descent;
 pub mod online;
 pub mod ridge;
+pub mod sequence;
 pub mod smo;
 pub mod tagging;
 pub mod wrapper;

@@ -96,5 +96,6 @@ mod tests;
 pub use crate::solver::ridge::solve_weighted_sum;
 pub use engine::{lp_mkl, objective, LpMklSolution};
 pub use model::LpMklModel;
+pub(crate) use params::p_serde;
 pub use params::{p_label, parse_p, LpMklModelParams, LpMklParams};
 pub use precomputed::{check_train_kernels, PrecomputedLpModel, SYMMETRY_TOL};

@@ -67,8 +67,10 @@ impl LpMklParams {
     }
 }
 
-/// JSON has no infinity: p is written as a number, or `"inf"`.
-pub(super) mod p_serde {
+/// JSON has no infinity: p is written as a number, or `"inf"`; read as a number or by
+/// [`parse_p`] (the same grammar as the command line's `--p`). The lp-MKL model and the
+/// learner spec (`estimator::LpMklSpec`) both store p this way.
+pub(crate) mod p_serde {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(p: &f64, s: S) -> Result<S::Ok, S::Error> {

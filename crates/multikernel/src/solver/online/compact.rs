@@ -1,5 +1,5 @@
 //! The fit epilogue of the online learner (Alg. 1 / SPOM of martins2011), shared by vector
-//! data ([`super::vector`]) and sequences ([`super::sequence`]): the final state of a run
+//! data ([`super::vector`]) and sequences ([`crate::solver::sequence::spom`]): the final state of a run
 //! turned into the compact kernel expansion a trained model stores.
 //!
 //! 1. The effective parameters: kernel-group coefficients `a_g` (one per training point and

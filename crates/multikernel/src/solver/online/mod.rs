@@ -1,9 +1,9 @@
 //! The online proximal learner (Alg. 1 of Martins et al. 2011; SPOM, Alg. 3, on sequences):
 //! the engine generic over the task ([`engine`]), its hyper-parameters ([`params`]), training
-//! on vector data ([`vector`]), on sequences ([`sequence`]) and on dependency trees
-//! ([`parser`]), the fit epilogue the first two share
-//! ([`compact`]: the final state as a compact kernel expansion) and the trained models
-//! ([`vector_model`], [`sequence_model`]).
+//! on vector data ([`vector`]) and on dependency trees ([`parser`]), the fit epilogue
+//! ([`compact`]: the final state as a compact kernel expansion) and the trained model on
+//! vectors ([`vector_model`]). SPOM on sequences and its model are in
+//! [`crate::solver::sequence`], beside the structured wrappers that share them.
 
 pub mod arc_labels;
 pub mod blocks;
@@ -12,8 +12,6 @@ pub mod engine;
 pub mod incremental;
 pub mod params;
 pub mod parser;
-pub mod sequence;
-pub mod sequence_model;
 pub mod vector;
 pub mod vector_model;
 

@@ -34,19 +34,19 @@
 //! [`SequenceModel`]: one kernel group with the learned weights as its components, so
 //! `predict`, `eval` and `inspect` work as for SPOM's models.
 
-use super::{
-    gauss_seidel, relative_gap, simplemkl, InnerSolve, InnerSolver, OnStep, WrapperMethod,
-    WrapperParams, WrapperResult,
-};
+use super::grams::{base_grams, c_from_lambda, fit_kernels, lambda_from_c};
+use super::model::{KernelGroup, SequenceModel, SequenceTraining};
 use crate::data::SequenceData;
 use crate::error::{Error, Result};
 use crate::kernel::{FittedKernel, Gram, KernelSpec, MemoryLimit};
 use crate::prox::RegSpec;
 use crate::run::{Control, Observer, RunInfo, RunStatus};
 use crate::solver::online::compact::{compact, GroupNorms};
-use crate::solver::online::sequence::{base_grams, c_from_lambda, fit_kernels, lambda_from_c};
-use crate::solver::online::sequence_model::{KernelGroup, SequenceModel, SequenceTraining};
 use crate::solver::online::{OnlineLearner, OnlineParams, OnlineState, StepSchedule};
+use crate::solver::wrapper::{
+    gauss_seidel, relative_gap, simplemkl, InnerSolve, InnerSolver, OnStep, WrapperMethod,
+    WrapperParams, WrapperResult,
+};
 use crate::task::online::GroupRole;
 use crate::task::sequence::{SeqLoss, SequenceTask};
 use crate::task::structured::StructuredOnline;

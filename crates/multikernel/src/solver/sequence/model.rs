@@ -95,9 +95,9 @@ pub struct SequenceTraining {
     #[serde(default)]
     pub folds: Vec<usize>,
     /// Set for a wrapper model (SimpleMKL or Gauss-Seidel around structured PEGASOS,
-    /// [`crate::solver::wrapper::sequence`]); absent for SPOM's.
+    /// [`super::wrapper`]); absent for SPOM's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wrapper: Option<crate::solver::wrapper::sequence::WrapperTraining>,
+    pub wrapper: Option<super::wrapper::WrapperTraining>,
 }
 
 /// The trained sequence model. Its serde shape is that of version-1 model files (fields added

@@ -2,24 +2,23 @@
 //! on labeled sequences (handwritten words in the paper; any label alphabet): kernels fitted on
 //! the training positions, their Gram matrices, the online learner over the chain
 //! ([`SequenceTask`], a structured task seen through [`StructuredOnline`]), and the compact
-//! [`SequenceModel`] ([`super::compact`]).
+//! [`SequenceModel`] ([`crate::solver::online::compact`]).
 //!
 //! Regularization follows the paper: `lambda = 1 / (C N)` with `N` the number of training
 //! sequences; the projection radius is `gamma = sqrt(2 L(0) / lambda)`, which for the
 //! structured hinge (L(0) = average sequence length) is `sqrt(2 C * number of training
 //! positions)` (docs/formulas.md, "Radius of the vacuous projection").
 
+use super::grams::{base_grams, c_from_lambda, fit_kernels, group_gram};
+use super::model::{KernelGroup, SequenceModel, SequenceTraining};
 use crate::data::SequenceData;
 use crate::error::{Error, Result};
-use crate::kernel::binary::binary_grams;
-use crate::kernel::{fit_all, FittedKernel, Gram, KernelSpec, MemoryLimit};
+use crate::kernel::{FittedKernel, Gram, KernelSpec, MemoryLimit};
 use crate::run::{Control, Observer, RunInfo};
 use crate::solver::online::compact::{compact, GroupNorms};
-use crate::solver::online::sequence_model::{KernelGroup, SequenceModel, SequenceTraining};
 use crate::solver::online::{EpochReport, OnlineLearner, OnlineParams, OnlineState};
 use crate::task::sequence::{SeqLoss, SequenceTask};
 use crate::task::structured::StructuredOnline;
-use rayon::prelude::*;
 
 /// Everything that defines a SPOM run on sequences.
 #[derive(Debug, Clone)]
@@ -33,73 +32,9 @@ pub struct SequenceFitConfig {
     /// Learn beta0 (the label-pair group takes part in the MKL regularizer) instead of fixing
     /// it at 1 (plain l2 shrinkage of the label-pair matrix).
     pub learn_beta0: bool,
-    /// Alg. 1 settings; `lambda` is `1 / (C N)` ([`lambda_from_c`]).
+    /// Alg. 1 settings; `lambda` is `1 / (C N)` ([`super::grams::lambda_from_c`]).
     pub params: OnlineParams,
     pub memory: MemoryLimit,
-}
-
-/// `lambda = 1 / (C N)` with `N` training words.
-pub fn lambda_from_c(c: f64, n_words: usize) -> f64 {
-    1.0 / (c * n_words.max(1) as f64)
-}
-
-/// `C = 1 / (lambda N)`.
-pub fn c_from_lambda(lambda: f64, n_words: usize) -> f64 {
-    1.0 / (lambda * n_words.max(1) as f64)
-}
-
-/// Fits the kernels of `specs` on the training characters (seeded heuristics).
-pub fn fit_kernels(
-    specs: &[KernelSpec],
-    x: &crate::data::Matrix,
-    seed: u64,
-) -> Result<Vec<FittedKernel>> {
-    if specs.is_empty() {
-        return Err(Error::param("kernels", "none", "at least one kernel"));
-    }
-    fit_all(specs, x, &[], seed)
-}
-
-/// Training Gram matrices of the base kernels, memory checked first: on 0/1 inputs (OCR
-/// pixels) all at once by popcount and table lookup ([`binary_grams`]), otherwise one by one
-/// through [`FittedKernel::gram_sym`] (in parallel over kernels).
-pub fn base_grams(
-    kernels: &[FittedKernel],
-    x: &crate::data::Matrix,
-    memory: &MemoryLimit,
-) -> Result<Vec<Gram>> {
-    let n = x.rows;
-    let dense = kernels.iter().filter(|k| !k.is_sparse()).count();
-    memory.check(
-        dense.saturating_mul(n).saturating_mul(n).saturating_mul(8),
-        &format!("{dense} dense training Gram matrices of {n} x {n}"),
-    )?;
-    if let Some(g) = binary_grams(kernels, x, None, memory)? {
-        return Ok(g);
-    }
-    kernels.par_iter().map(|k| k.gram_sym(x, memory)).collect()
-}
-
-/// The Gram matrix of a group from the base Grams: `sum_k w_k K_k` (dense unless the group
-/// is a single sparse kernel with factor 1, which is then cloned).
-pub fn group_gram(base: &[Gram], group: &KernelGroup) -> Result<Gram> {
-    let first = group
-        .components
-        .first()
-        .ok_or_else(|| Error::data(format!("kernel group {} is empty", group.name)))?;
-    if group.components.len() == 1 && first.1 == 1.0 {
-        return Ok(base[first.0].clone());
-    }
-    let g0 = &base[first.0];
-    let mut m = crate::data::Matrix::zeros(g0.rows(), g0.cols());
-    for &(k, w) in &group.components {
-        let g = &base[k];
-        m.data
-            .par_chunks_mut(g.cols().max(1))
-            .enumerate()
-            .for_each(|(i, row)| g.for_each_in_row(i, |j, v| row[j] += w * v));
-    }
-    Ok(Gram::Dense(m))
 }
 
 /// Trains on `train` (kernels fitted, Grams computed here); `observer` sees every epoch and
@@ -239,6 +174,7 @@ pub fn fit_with_grams(
 
 #[cfg(test)]
 mod tests {
+    use super::super::grams::lambda_from_c;
     use super::*;
     use crate::data::{Matrix, MatrixRef};
     use crate::prox::RegSpec;

@@ -1,0 +1,20 @@
+//! Learners on labeled sequences (a first-order chain, Martins et al. 2011, Sec. 4.1) and the
+//! model they share:
+//!
+//! - [`spom`]: SPOM (Alg. 3), the online learner of [`crate::solver::online`] over the chain;
+//! - [`wrapper`]: the structured wrappers of Figure 2 (SimpleMKL and Gauss-Seidel from
+//!   [`crate::solver::wrapper`] around structured PEGASOS, the same online learner with an
+//!   l2 regularizer and a `1 / (lambda t)` step);
+//! - [`grams`]: `C` and `lambda`, the kernels fitted on the training positions and their Gram
+//!   matrices, as both learners compute them;
+//! - [`model`]: the trained [`SequenceModel`] both return (Viterbi decoding, eq. 1).
+//!
+//! This folder sits above `online` and `wrapper` (it uses both), and neither of those uses it:
+//! `tests/layers.rs` checks the order of the learner folders.
+
+pub mod grams;
+pub mod model;
+pub mod spom;
+pub mod wrapper;
+
+pub use model::{KernelGroup, SequenceModel, SequenceTraining};
