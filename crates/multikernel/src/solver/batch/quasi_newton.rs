@@ -230,7 +230,11 @@ mod tests {
                 Ok(v)
             };
             let mut x = vec![0.0; n];
-            let p = LbfgsParams { memory, ..params() };
+            let p = LbfgsParams {
+                memory,
+                tol_grad: 1e-8,
+                ..params()
+            };
             let r = minimize(&mut x, &mut f, &p).unwrap();
             assert_eq!(r.stop, Stop::Gradient, "{r:?}");
             for i in 0..n {
