@@ -68,11 +68,21 @@ fn reproduce_mtl(a: &MtlReproArgs) -> Result<()> {
         seed: a.seed,
         out_dir: a.common.out_dir.clone(),
         schedule: a.spom_schedule,
-        eta0: a.spom_eta0,
+        eta0: a.spom_eta0.clone(),
+        calibration_epochs: a.spom_calibration_epochs,
         average_from: a.spom_average_from,
+        lbfgs_redundant: a.crf_lbfgs_redundant,
     };
-    if !(a.spom_eta0.is_finite() && a.spom_eta0 > 0.0) {
-        bail!("--spom-eta0 must be a positive number, got {}", a.spom_eta0);
+    if let Some(e) = a
+        .spom_eta0
+        .iter()
+        .find(|e| !(e.is_finite() && **e > 0.0))
+        .or(a.spom_eta0.is_empty().then_some(&f64::NAN))
+    {
+        bail!("--spom-eta0 must be positive numbers, got {e}");
+    }
+    if a.spom_calibration_epochs == 0 {
+        bail!("--spom-calibration-epochs must be at least 1");
     }
     if let Some(d) = &cfg.out_dir {
         multikernel::io::create_dir(d)?;

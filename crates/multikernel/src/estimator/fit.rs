@@ -258,6 +258,7 @@ fn fit_tagging(
         min_count: data.min_count,
         track_objective: false,
         average_from: 0,
+        calibrate: None,
     };
     let dev = (!data.dev.is_empty()).then_some(data.dev.as_slice());
     let fit = fit_tagger(&data.train, dev, data.templates.clone(), &tagger, observer)?;

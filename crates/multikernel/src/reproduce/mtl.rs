@@ -35,7 +35,7 @@ use crate::solver::batch::{self, LbfgsParams};
 use crate::solver::cutting_plane::CuttingPlaneParams;
 use crate::solver::online::params::{OnlineParams, StepSchedule};
 use crate::solver::online::parser::{fit_parser, ParserSpec, TreeKind};
-use crate::solver::tagging::{fit_tagger, TaggerFit, TaggerLearner, TaggerSpec};
+use crate::solver::tagging::{fit_tagger, Calibration, TaggerFit, TaggerLearner, TaggerSpec};
 use crate::task::parse::{score_parses, ParseSentence, Support, TemplateSet};
 use crate::task::structured::StructLoss;
 use crate::task::tagging::convert::{from_conllu, LabelColumn};
@@ -51,6 +51,12 @@ pub const C_GRID: [f64; 3] = [0.1, 1.0, 10.0];
 /// (`benches/peers/crfsuite`) mapped by `C = 1 / (2 c2)`.
 pub const CRF_C_GRID: [f64; 3] = [0.5, 5.0, 50.0];
 
+/// SPOM's initial step sizes tried on the dev fold by default (2 epochs each).
+pub const ETA0_GRID: [f64; 4] = [0.03, 0.1, 0.3, 1.0];
+
+/// SPOM's running average restarts after this epoch by default.
+pub const AVERAGE_FROM: usize = 5;
+
 /// The tagging rows, in table order.
 pub const TAG_METHODS: [&str; 8] = [
     "mtl",
@@ -64,12 +70,15 @@ pub const TAG_METHODS: [&str; 8] = [
 ];
 
 /// The rows run when no method is named: the table of docs/papers/tagging-mtl.md, which
-/// leaves out `mtl-q4` on the redundant set (q = 4 needs several times the cuts of q = 1, and
-/// each cut there holds 91 templates) and the batch CRF `crf-lbfgs` (minutes a set).
-pub fn default_methods(set: &str) -> Vec<String> {
+/// leaves out, on the redundant set, `mtl-q4` (q = 4 needs several times the cuts of q = 1,
+/// and each cut there holds 91 templates) and, unless `lbfgs_redundant`, the batch CRF
+/// `crf-lbfgs` (about 8 minutes and 1.3 GB on 2 cores). A method named explicitly runs.
+pub fn default_methods(set: &str, lbfgs_redundant: bool) -> Vec<String> {
     TAG_METHODS
         .iter()
-        .filter(|m| **m != "crf-lbfgs" && !(set == "redundant" && **m == "mtl-q4"))
+        .filter(|m| {
+            set != "redundant" || (**m != "mtl-q4" && (**m != "crf-lbfgs" || lbfgs_redundant))
+        })
         .map(|m| m.to_string())
         .collect()
 }
@@ -77,7 +86,8 @@ pub fn default_methods(set: &str) -> Vec<String> {
 /// `C` chosen on the dev fold by `reproduce mtl --cv` (method, small set, redundant set).
 /// The MTL rows of the redundant set and `mtl-q4` were not searched (their grids take
 /// hours on two cores): they use `C = 1`, the middle of the grid (the small set chose 10 for
-/// `mtl` by 0.03 points of dev accuracy over 1, and 1 for the other MTL rows). The CRF rows
+/// `mtl` by 0.03 points of dev accuracy over 1, and 1 for the other MTL rows). `ssvm-l2`
+/// uses `C = 1` on both sets, the `C` of its batch reference `mtl-q2`. The CRF rows
 /// use `C = 50`, CRFsuite's chosen `c2 = 0.01` on both sets (`C = 1 / (2 c2)`; not searched).
 pub const RECORDED_C: [(&str, f64, f64); 8] = [
     ("mtl", 10.0, 1.0),
@@ -85,7 +95,7 @@ pub const RECORDED_C: [(&str, f64, f64); 8] = [
     ("mtl-q2", 1.0, 1.0),
     ("mtl-q4", 1.0, 1.0),
     ("spom-l21sq", 10.0, 1.0),
-    ("ssvm-l2", 1.0, 0.1),
+    ("ssvm-l2", 1.0, 1.0),
     ("crf-l2", 50.0, 50.0),
     ("crf-lbfgs", 50.0, 50.0),
 ];
@@ -114,11 +124,16 @@ pub struct MtlConfig {
     pub seed: u64,
     /// Where the template-weight and objective plots go.
     pub out_dir: Option<PathBuf>,
-    /// SPOM's step-size schedule and initial step.
+    /// SPOM's step-size schedule and initial step; with more than one `eta0`, the one whose
+    /// short runs of `calibration_epochs` epochs tag the dev fold best
+    /// ([`crate::solver::tagging::Calibration`]).
     pub schedule: StepSchedule,
-    pub eta0: f64,
+    pub eta0: Vec<f64>,
+    pub calibration_epochs: usize,
     /// SPOM restarts its average after this epoch (0: averages every round, Alg. 1).
     pub average_from: usize,
+    /// Also the `crf-lbfgs` row of the redundant set (about 8 minutes on 2 cores).
+    pub lbfgs_redundant: bool,
 }
 
 impl Default for MtlConfig {
@@ -136,8 +151,10 @@ impl Default for MtlConfig {
             seed: 1,
             out_dir: None,
             schedule: StepSchedule::Bottou,
-            eta0: 0.1,
-            average_from: 1,
+            eta0: ETA0_GRID.to_vec(),
+            calibration_epochs: 2,
+            average_from: AVERAGE_FROM,
+            lbfgs_redundant: false,
         }
     }
 }
@@ -157,7 +174,7 @@ fn learner(method: &str, c: f64, n: usize, cfg: &MtlConfig) -> TaggerLearner {
         params: OnlineParams {
             lambda: 1.0 / (c * n as f64),
             reg,
-            eta0: cfg.eta0,
+            eta0: cfg.eta0[0],
             schedule: cfg.schedule,
             epochs: cfg.epochs,
             seed: cfg.seed,
@@ -271,7 +288,7 @@ pub fn run(cfg: &MtlConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
         let mut optima: Vec<(StructLoss, f64, f64)> = Vec::new();
         let mut runs: Vec<(String, StructLoss, f64, Vec<f64>)> = Vec::new();
         let methods = if cfg.methods.is_empty() {
-            default_methods(set)
+            default_methods(set, cfg.lbfgs_redundant)
         } else {
             cfg.methods.clone()
         };
@@ -295,13 +312,30 @@ pub fn run(cfg: &MtlConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                         min_count: 1,
                         track_objective: cfg.out_dir.is_some() && spom_loss(method).is_some(),
                         average_from: cfg.average_from,
+                        calibrate: (cfg.eta0.len() > 1).then(|| Calibration {
+                            eta0_grid: cfg.eta0.clone(),
+                            epochs: cfg.calibration_epochs,
+                        }),
                     };
                     let t = Instant::now();
                     let fit = fit_tagger(&train, Some(&dev), templates.clone(), &spec, &())?;
                     let secs = t.elapsed().as_secs_f64();
                     let score = fit.model.dev_score(&dev)?;
-                    let line =
+                    let mut line =
                         format!("{set} {method} C={c}: dev accuracy {score:.2} ({secs:.1} s)");
+                    if !fit.calibration.is_empty() {
+                        let tried: Vec<String> = fit
+                            .calibration
+                            .iter()
+                            .map(|(e, s)| format!("{e}: {s:.2}"))
+                            .collect();
+                        line.push_str(&format!(
+                            "; eta0 {} chosen by dev accuracy after {} epochs ({})",
+                            fit.eta0,
+                            cfg.calibration_epochs,
+                            tried.join(", ")
+                        ));
+                    }
                     Ok((score, (fit, secs), line))
                 },
                 log,
@@ -342,6 +376,9 @@ pub fn run(cfg: &MtlConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
             }
             if method == "crf-lbfgs" {
                 row = row.with("objective", fit.objective);
+            }
+            if fit.eta0.is_finite() {
+                row = row.with("eta0", fit.eta0);
             }
             row.train_seconds = Some(*secs);
             rows.push(row);
@@ -474,6 +511,7 @@ fn reference_optimum(
         min_count: 1,
         track_objective: false,
         average_from: 0,
+        calibrate: None,
     };
     let fit = fit_tagger(train, None, templates.clone(), &spec, &())?;
     let task = TaggingTask::new(&fit.model.featurizer, train)?;

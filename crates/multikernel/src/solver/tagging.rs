@@ -59,6 +59,41 @@ pub struct TaggerSpec {
     /// are those of the later epochs' iterates only (averaged SGD); 0 averages every round
     /// (Alg. 1 as in the paper).
     pub average_from: usize,
+    /// Online: choose the initial step size `eta0` before training ([`Calibration`]);
+    /// `None` trains with the params' `eta0`.
+    pub calibrate: Option<Calibration>,
+}
+
+/// The initial step size chosen from a grid by short runs, before the full run (Bottou 2012,
+/// "Stochastic gradient descent tricks", Sec. 5.2: pick the step that works best on a short
+/// run; crfsgd and CRFsuite's l2sgd do this on a sample of the training set). Each `eta0` of
+/// the grid trains `epochs` epochs from scratch; the one whose weights tag the development
+/// sentences best is kept (without development sentences: the lowest training objective
+/// `lambda Omega + (1/N) sum L`); ties go to the first in the grid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibration {
+    pub eta0_grid: Vec<f64>,
+    pub epochs: usize,
+}
+
+impl Calibration {
+    fn validate(&self) -> Result<()> {
+        if self.eta0_grid.is_empty() || self.epochs == 0 {
+            return Err(Error::param(
+                "calibration",
+                format!("{:?}, {} epochs", self.eta0_grid, self.epochs),
+                "at least one eta0 and one epoch",
+            ));
+        }
+        if let Some(e) = self
+            .eta0_grid
+            .iter()
+            .find(|e| !(e.is_finite() && **e > 0.0))
+        {
+            return Err(Error::param("eta0", e, "a positive number"));
+        }
+        Ok(())
+    }
 }
 
 /// A trained tagger: the featurizer and one weight per (template expansion, label) and per
@@ -322,6 +357,12 @@ pub struct TaggerFit {
     /// Cutting plane: seconds in loss-augmented decoding and in the working-set problem.
     pub decode_seconds: f64,
     pub master_seconds: f64,
+    /// Online: the initial step size trained with (the calibrated one when calibrating);
+    /// NaN for the batch learners.
+    pub eta0: f64,
+    /// Online with [`TaggerSpec::calibrate`]: each `eta0` tried and its score (development
+    /// accuracy, or minus the training objective).
+    pub calibration: Vec<(f64, f64)>,
 }
 
 /// Trains a tagger on `train` (labels in the last column) with `templates`; with `dev`,
@@ -338,7 +379,12 @@ pub fn fit_tagger(
         return Err(Error::data("no training sentences"));
     }
     match &spec.learner {
-        TaggerLearner::Online { params, .. } => params.validate()?,
+        TaggerLearner::Online { params, .. } => {
+            params.validate()?;
+            if let Some(c) = &spec.calibrate {
+                c.validate()?;
+            }
+        }
         TaggerLearner::CuttingPlane { params, q } => {
             params.validate()?;
             if !(q.is_finite() && *q >= 1.0) {
@@ -358,60 +404,41 @@ pub fn fit_tagger(
     let t = Instant::now();
     match &spec.learner {
         TaggerLearner::Online { params, loss } => {
-            let adapter = StructuredOnline::new(&task, *loss)?;
-            let one = OnlineParams {
-                epochs: 1,
-                ..params.clone()
-            };
-            let mut learner = OnlineLearner::new(&adapter, &[], one)?;
-            let mut rec = RunRecorder::new(StepUnit::Epoch, Some(params.epochs as u64));
-            let mut best: Option<(f64, usize, Vec<f64>)> = None;
-            let mut dev_scores = Vec::new();
-            let mut status = RunStatus::Completed;
-            let mut eval_seconds = 0.0;
-            let mut objectives = Vec::new();
-            let mut kept_objective = f64::NAN;
-            for epoch in 1..=params.epochs {
-                if learner.epoch_observed(observer) == Control::Stop {
-                    status = RunStatus::Cancelled;
-                    break;
-                }
-                if epoch == spec.average_from {
-                    learner.restart_average();
-                }
-                let e = Instant::now();
-                let w = learner.state().explicit_values(params.averaging).concat();
-                if spec.track_objective {
-                    objectives.push(online_objective(&task, *loss, params, &w)?);
-                }
-                let score = match dev {
-                    Some(d) => {
-                        let m = TaggerModel {
-                            featurizer: featurizer.clone(),
-                            weights: w.clone(),
-                            learner: String::new(),
-                            template_weights: Vec::new(),
-                            loss: Some(*loss),
-                        };
-                        let s = m.dev_score(d)?;
-                        dev_scores.push(s);
-                        s
+            let mut params = params.clone();
+            let mut calibration = Vec::new();
+            if let Some(cal) = &spec.calibrate {
+                let mut best: Option<(f64, f64)> = None;
+                for &eta0 in &cal.eta0_grid {
+                    let short = OnlineParams {
+                        eta0,
+                        epochs: cal.epochs,
+                        ..params.clone()
+                    };
+                    let track = dev.is_none();
+                    let run =
+                        online_epochs(&task, &featurizer, *loss, &short, spec, track, dev, &())?;
+                    let score = match dev {
+                        Some(_) => run.best_score,
+                        None => -run.kept_objective,
+                    };
+                    calibration.push((eta0, score));
+                    if best.is_none_or(|(b, _)| score > b) {
+                        best = Some((score, eta0));
                     }
-                    None => epoch as f64,
-                };
-                if best.as_ref().is_none_or(|(b, _, _)| score > *b) {
-                    best = Some((score, epoch, w));
-                    kept_objective = objectives.last().copied().unwrap_or(f64::NAN);
                 }
-                eval_seconds += e.elapsed().as_secs_f64();
-                if rec.step(None, observer) == Control::Stop {
-                    if epoch < params.epochs {
-                        status = RunStatus::Cancelled;
-                    }
-                    break;
-                }
+                params.eta0 = best.map_or(params.eta0, |b| b.1);
             }
-            let Some((_, best_epoch, weights)) = best else {
+            let run = online_epochs(
+                &task,
+                &featurizer,
+                *loss,
+                &params,
+                spec,
+                spec.track_objective,
+                dev,
+                observer,
+            )?;
+            let Some((best_epoch, weights)) = run.best else {
                 return Err(Error::data(
                     "training was stopped before the first epoch ended",
                 ));
@@ -423,20 +450,32 @@ pub fn fit_tagger(
                     template_weights: Vec::new(),
                     loss: Some(*loss),
                     learner: format!(
-                        "SPOM, {} loss, reg {}, lambda {:e}, averaged epoch {best_epoch}",
-                        loss, params.reg, params.lambda
+                        "SPOM, {} loss, reg {}, lambda {:e}, {} eta0 {}{}, averaged epoch \
+                         {best_epoch}",
+                        loss,
+                        params.reg,
+                        params.lambda,
+                        params.schedule,
+                        params.eta0,
+                        if calibration.is_empty() {
+                            ""
+                        } else {
+                            " (calibrated)"
+                        },
                     ),
                 },
-                run: rec.finish(status),
+                run: run.info,
                 best_epoch,
-                dev_scores,
+                dev_scores: run.dev_scores,
                 index_seconds,
-                train_seconds: t.elapsed().as_secs_f64() - eval_seconds,
+                train_seconds: t.elapsed().as_secs_f64() - run.eval_seconds,
                 cuts: 0,
-                objective: kept_objective,
-                objectives,
+                objective: run.kept_objective,
+                objectives: run.objectives,
                 decode_seconds: 0.0,
                 master_seconds: 0.0,
+                eta0: params.eta0,
+                calibration,
             })
         }
         TaggerLearner::Lbfgs { params } => {
@@ -473,6 +512,8 @@ pub fn fit_tagger(
                 objectives: vec![fit.objective],
                 decode_seconds: 0.0,
                 master_seconds: 0.0,
+                eta0: f64::NAN,
+                calibration: Vec::new(),
             })
         }
         TaggerLearner::CuttingPlane { params: p, q } => {
@@ -504,9 +545,102 @@ pub fn fit_tagger(
                 objectives: Vec::new(),
                 decode_seconds: cp.decode_seconds,
                 master_seconds: cp.master_seconds,
+                eta0: f64::NAN,
+                calibration: Vec::new(),
             })
         }
     }
+}
+
+/// What [`online_epochs`] found.
+struct OnlineRun {
+    /// The kept epoch and its (averaged) weights; `None` when stopped before the first.
+    best: Option<(usize, Vec<f64>)>,
+    best_score: f64,
+    dev_scores: Vec<f64>,
+    objectives: Vec<f64>,
+    kept_objective: f64,
+    eval_seconds: f64,
+    info: RunInfo,
+}
+
+/// SPOM for `params.epochs` epochs on the tagging task, keeping the epoch whose weights tag
+/// `dev` best (the last without `dev`); with `track`, the training objective of each epoch's
+/// weights.
+#[allow(clippy::too_many_arguments)]
+fn online_epochs(
+    task: &TaggingTask,
+    featurizer: &TagFeaturizer,
+    loss: StructLoss,
+    params: &OnlineParams,
+    spec: &TaggerSpec,
+    track: bool,
+    dev: Option<&[ColumnSentence]>,
+    observer: &(impl Observer + ?Sized),
+) -> Result<OnlineRun> {
+    let adapter = StructuredOnline::new(task, loss)?;
+    let one = OnlineParams {
+        epochs: 1,
+        ..params.clone()
+    };
+    let mut learner = OnlineLearner::new(&adapter, &[], one)?;
+    let mut rec = RunRecorder::new(StepUnit::Epoch, Some(params.epochs as u64));
+    let mut best: Option<(f64, usize, Vec<f64>)> = None;
+    let mut dev_scores = Vec::new();
+    let mut status = RunStatus::Completed;
+    let mut eval_seconds = 0.0;
+    let mut objectives = Vec::new();
+    let mut kept_objective = f64::NAN;
+    for epoch in 1..=params.epochs {
+        if learner.epoch_observed(observer) == Control::Stop {
+            status = RunStatus::Cancelled;
+            break;
+        }
+        if epoch == spec.average_from {
+            learner.restart_average();
+        }
+        let e = Instant::now();
+        let w = learner.state().explicit_values(params.averaging).concat();
+        if track {
+            objectives.push(online_objective(task, loss, params, &w)?);
+        }
+        let score = match dev {
+            Some(d) => {
+                let m = TaggerModel {
+                    featurizer: featurizer.clone(),
+                    weights: w.clone(),
+                    learner: String::new(),
+                    template_weights: Vec::new(),
+                    loss: Some(loss),
+                };
+                let s = m.dev_score(d)?;
+                dev_scores.push(s);
+                s
+            }
+            None => epoch as f64,
+        };
+        if best.as_ref().is_none_or(|(b, _, _)| score > *b) {
+            best = Some((score, epoch, w));
+            kept_objective = objectives.last().copied().unwrap_or(f64::NAN);
+        }
+        eval_seconds += e.elapsed().as_secs_f64();
+        if rec.step(None, observer) == Control::Stop {
+            if epoch < params.epochs {
+                status = RunStatus::Cancelled;
+            }
+            break;
+        }
+    }
+    let best_score = best.as_ref().map_or(f64::NAN, |b| b.0);
+    Ok(OnlineRun {
+        best: best.map(|(_, e, w)| (e, w)),
+        best_score,
+        dev_scores,
+        objectives,
+        kept_objective,
+        eval_seconds,
+        info: rec.finish(status),
+    })
 }
 
 /// The online learner's objective `lambda Omega(w) + (1/N) sum L` at explicit weights `w`
@@ -595,6 +729,7 @@ mod tests {
                 min_count: 1,
                 track_objective: false,
                 average_from: 0,
+                calibrate: None,
             },
             &(),
         )
@@ -676,6 +811,7 @@ mod tests {
                 min_count: 1,
                 track_objective: false,
                 average_from: 0,
+                calibrate: None,
             };
             let fit = fit_tagger(train, Some(test), templates(), &spec, &()).unwrap();
             let (s, unseen) = fit.model.evaluate(test).unwrap();
@@ -791,6 +927,7 @@ mod tests {
             min_count: 1,
             track_objective: true,
             average_from: 0,
+            calibrate: None,
         };
         let restarted = |learner| TaggerSpec {
             average_from: 2,
@@ -856,6 +993,107 @@ mod tests {
         assert_eq!(asgd.objectives.len(), 5);
         for f in &asgd.objectives {
             assert!(*f >= batch.objective - 1e-12, "{f} < {}", batch.objective);
+        }
+    }
+
+    /// The calibration keeps the grid's best `eta0` by the dev score of its short runs (or
+    /// the training objective without dev sentences), and the full run is then the plain
+    /// run at that `eta0`, to the bit. Bad grids are refused.
+    #[test]
+    fn calibration_keeps_the_best_step_and_trains_with_it() {
+        let d = data();
+        let (train, test) = d.split_at(30);
+        let params = OnlineParams {
+            reg: RegSpec::L2,
+            lambda: 1e-2,
+            epochs: 4,
+            averaging: true,
+            schedule: crate::solver::online::StepSchedule::Bottou,
+            ..OnlineParams::default()
+        };
+        let learner = |eta0| TaggerLearner::Online {
+            params: OnlineParams {
+                eta0,
+                ..params.clone()
+            },
+            loss: StructLoss::Crf,
+        };
+        let spec = |eta0, calibrate| TaggerSpec {
+            learner: learner(eta0),
+            min_count: 1,
+            track_objective: false,
+            average_from: 2,
+            calibrate,
+        };
+        let grid = Calibration {
+            eta0_grid: vec![1e-7, 0.5],
+            epochs: 2,
+        };
+        for dev in [Some(test), None] {
+            let cal =
+                fit_tagger(train, dev, templates(), &spec(1.0, Some(grid.clone())), &()).unwrap();
+            assert_eq!(cal.calibration.len(), 2);
+            // The first best score wins (the toy's dev accuracy may tie: decoding ignores
+            // the weights' scale); without dev sentences the objective tells them apart.
+            let (e0, s0) = cal.calibration[0];
+            let (e1, s1) = cal.calibration[1];
+            assert_eq!(cal.eta0, if s1 > s0 { e1 } else { e0 });
+            if dev.is_none() {
+                assert_eq!(cal.eta0, 0.5, "{:?}", cal.calibration);
+            }
+            let plain = fit_tagger(train, dev, templates(), &spec(cal.eta0, None), &()).unwrap();
+            assert_eq!(cal.model.weights, plain.model.weights);
+            assert_eq!(plain.eta0, cal.eta0);
+            assert!(plain.calibration.is_empty());
+            let want = format!("eta0 {} (calibrated)", cal.eta0);
+            assert!(cal.model.learner.contains(&want), "{}", cal.model.learner);
+        }
+        // Without dev sentences the score is minus the training objective of the short run.
+        let short = fit_tagger(
+            train,
+            None,
+            templates(),
+            &TaggerSpec {
+                learner: TaggerLearner::Online {
+                    params: OnlineParams {
+                        eta0: 0.5,
+                        epochs: 2,
+                        ..params.clone()
+                    },
+                    loss: StructLoss::Crf,
+                },
+                track_objective: true,
+                ..spec(0.5, None)
+            },
+            &(),
+        )
+        .unwrap();
+        let cal = fit_tagger(
+            train,
+            None,
+            templates(),
+            &spec(1.0, Some(grid.clone())),
+            &(),
+        )
+        .unwrap();
+        assert_eq!(cal.calibration[1].1, -short.objective);
+        for bad in [
+            Calibration {
+                eta0_grid: vec![],
+                epochs: 2,
+            },
+            Calibration {
+                eta0_grid: vec![0.1, -1.0],
+                epochs: 2,
+            },
+            Calibration {
+                eta0_grid: vec![0.1],
+                epochs: 0,
+            },
+        ] {
+            assert!(
+                fit_tagger(train, Some(test), templates(), &spec(1.0, Some(bad)), &()).is_err()
+            );
         }
     }
 }

@@ -11,14 +11,17 @@
 //! - [`viterbi`]: `argmax_y s(y)` (inference, eq. 1);
 //! - [`loss_augmented_viterbi`]: `argmax_y s(y) + c(y, y*)` with the (scaled) Hamming cost, the
 //!   decoding step of the structured hinge loss (eq. 4; line 6 of Alg. 3);
-//! - [`forward_backward`]: `log Z = log sum_y exp s(y)` and the unigram and bigram marginals,
-//!   in log space, for the CRF loss (eq. 3).
+//! - [`forward_backward`]: `log Z = log sum_y exp s(y)` and the unigram and bigram marginals
+//!   for the CRF loss (eq. 3): scaled recursions in probability space ([`scaled`]), log space
+//!   when they would underflow.
 //!
 //! Ties are broken towards the smaller label, so every decoder is deterministic.
 //!
 //! The `_at` variants take label-pair scores that vary with the position (`T_i`, `(n - 1) x L
 //! x L`, `T_i` between tokens `i - 1` and `i` at `trans[(i - 1) L^2..]`): CRF++'s bigram
 //! templates with macros (`B01:%x[0,0]`) conjoin the label pair with an observation at `i`.
+
+pub mod scaled;
 
 /// Score `s(y)` of a label sequence.
 pub fn sequence_score(unary: &[f64], trans: &[f64], n_labels: usize, y: &[usize]) -> f64 {
@@ -169,11 +172,17 @@ fn log_sum_exp(v: impl Iterator<Item = f64> + Clone) -> f64 {
     m + v.map(|x| (x - m).exp()).sum::<f64>().ln()
 }
 
-/// Forward-backward in log space: `log Z` and the marginals, O(n L^2).
+/// Forward-backward: `log Z` and the marginals, O(n L^2). Runs the scaled recursions in
+/// probability space ([`scaled`]; `n L + L^2` exponentials) and falls back to log space
+/// when scores hundreds apart would underflow them.
 pub fn forward_backward(unary: &[f64], trans: &[f64], n_labels: usize) -> Marginals {
     let l = n_labels;
     let mut edge = vec![0.0; l * l];
-    let (log_z, node) = forward_backward_with(unary, |_| trans, l, |_, k, p| edge[k] += p);
+    let res = scaled::forward_backward_scaled(unary, |_| trans, l, false, |_, k, p| edge[k] += p);
+    let (log_z, node) = res.unwrap_or_else(|| {
+        edge.iter_mut().for_each(|e| *e = 0.0);
+        forward_backward_with(unary, |_| trans, l, |_, k, p| edge[k] += p)
+    });
     Marginals { log_z, node, edge }
 }
 
@@ -182,12 +191,13 @@ pub fn forward_backward(unary: &[f64], trans: &[f64], n_labels: usize) -> Margin
 pub fn forward_backward_at(unary: &[f64], trans: &[f64], n_labels: usize) -> Marginals {
     let l2 = n_labels * n_labels;
     let mut edge = vec![0.0; trans.len()];
-    let (log_z, node) = forward_backward_with(
-        unary,
-        |i| &trans[(i - 1) * l2..i * l2],
-        n_labels,
-        |i, k, p| edge[(i - 1) * l2 + k] = p,
-    );
+    let at = |i: usize| &trans[(i - 1) * l2..i * l2];
+    let res = scaled::forward_backward_scaled(unary, at, n_labels, true, |i, k, p| {
+        edge[(i - 1) * l2 + k] = p
+    });
+    let (log_z, node) = res.unwrap_or_else(|| {
+        forward_backward_with(unary, at, n_labels, |i, k, p| edge[(i - 1) * l2 + k] = p)
+    });
     Marginals { log_z, node, edge }
 }
 

@@ -2,17 +2,14 @@
 //! the l2-regularized CRF of martins2011 eq. 2-3 trained in batch, the optimum SPOM's CRF loss
 //! aims at and the trainer CRFsuite users know (`-a lbfgs`, `c2 = 1 / (2 C)`).
 //!
-//! The iterations are argmin's L-BFGS with the More-Thuente line search; this module only
-//! supplies the objective and its gradient, evaluated together once per point (the line search
-//! asks for the value and the gradient at the same point separately).
+//! The iterations are [`super::quasi_newton::minimize`] (the two-loop recursion with a
+//! backtracking line search, in place on the parameter vector); this module supplies the
+//! objective and its gradient, evaluated together once per point.
 
 use super::objective::objective_grad;
+use super::quasi_newton::{minimize, Stop};
 use crate::error::{Error, Result};
 use crate::task::structured::{explicit_layout, StructLoss, StructuredTask};
-use argmin::core::{CostFunction, Executor, Gradient, State, TerminationReason};
-use argmin::solver::linesearch::MoreThuenteLineSearch;
-use argmin::solver::quasinewton::LBFGS;
-use std::sync::Mutex;
 use std::time::Instant;
 
 /// Settings of [`fit_lbfgs`].
@@ -28,6 +25,10 @@ pub struct LbfgsParams {
     pub tol_grad: f64,
     /// Stop when an iteration changes the objective by less than this (absolute).
     pub tol_cost: f64,
+    /// Stop when the objective decreased by less than this fraction of its value over the
+    /// last [`super::quasi_newton::PAST`] iterations (CRFsuite's `delta`, 1e-5 there;
+    /// 0 turns the test off).
+    pub delta: f64,
 }
 
 impl Default for LbfgsParams {
@@ -38,6 +39,7 @@ impl Default for LbfgsParams {
             memory: 10,
             tol_grad: 1e-5,
             tol_cost: 1e-10,
+            delta: 1e-7,
         }
     }
 }
@@ -58,7 +60,11 @@ impl LbfgsParams {
         if self.memory == 0 {
             return Err(Error::param("memory", 0, "at least 1 correction pair"));
         }
-        for (name, v) in [("tol_grad", self.tol_grad), ("tol_cost", self.tol_cost)] {
+        for (name, v) in [
+            ("tol_grad", self.tol_grad),
+            ("tol_cost", self.tol_cost),
+            ("delta", self.delta),
+        ] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(Error::param(name, v, "a finite number >= 0"));
             }
@@ -83,51 +89,6 @@ pub struct BatchFit {
     pub seconds: f64,
 }
 
-/// A point with its objective value and gradient.
-type Evaluated = (Vec<f64>, f64, Vec<f64>);
-
-/// The objective as argmin sees it, with the last point's value and gradient cached.
-struct Problem<'a, T: StructuredTask + ?Sized> {
-    task: &'a T,
-    loss: StructLoss,
-    lambda: f64,
-    last: Mutex<Option<Evaluated>>,
-    evaluations: Mutex<u64>,
-}
-
-impl<T: StructuredTask + ?Sized> Problem<'_, T> {
-    fn eval(&self, w: &[f64]) -> std::result::Result<(f64, Vec<f64>), argmin::core::Error> {
-        let mut last = self.last.lock().expect("objective cache");
-        if let Some((p, f, g)) = last.as_ref() {
-            if p.as_slice() == w {
-                return Ok((*f, g.clone()));
-            }
-        }
-        let mut g = vec![0.0; w.len()];
-        let f = objective_grad(self.task, self.loss, self.lambda, w, Some(&mut g))
-            .map_err(|e| argmin::core::Error::msg(e.to_string()))?;
-        *self.evaluations.lock().expect("evaluation count") += 1;
-        *last = Some((w.to_vec(), f, g.clone()));
-        Ok((f, g))
-    }
-}
-
-impl<T: StructuredTask + ?Sized> CostFunction for Problem<'_, T> {
-    type Param = Vec<f64>;
-    type Output = f64;
-    fn cost(&self, w: &Vec<f64>) -> std::result::Result<f64, argmin::core::Error> {
-        Ok(self.eval(w)?.0)
-    }
-}
-
-impl<T: StructuredTask + ?Sized> Gradient for Problem<'_, T> {
-    type Param = Vec<f64>;
-    type Gradient = Vec<f64>;
-    fn gradient(&self, w: &Vec<f64>) -> std::result::Result<Vec<f64>, argmin::core::Error> {
-        Ok(self.eval(w)?.1)
-    }
-}
-
 /// Minimizes `lambda/2 ||w||^2 + (1/N) sum_i L(w; x_i, y_i)` by L-BFGS from `w = 0`. The
 /// loss must be smooth for L-BFGS to make sense: [`StructLoss::Crf`] (the hinge is refused).
 pub fn fit_lbfgs<T: StructuredTask + ?Sized>(
@@ -144,54 +105,25 @@ pub fn fit_lbfgs<T: StructuredTask + ?Sized>(
     }
     let start = Instant::now();
     let dim = explicit_layout(task).total();
-    let problem = Problem {
-        task,
-        loss,
-        lambda: params.lambda,
-        last: Mutex::new(None),
-        evaluations: Mutex::new(0),
+    let mut weights = vec![0.0; dim];
+    let mut evaluations = 0u64;
+    let mut eval = |w: &[f64], g: &mut [f64]| -> Result<f64> {
+        evaluations += 1;
+        objective_grad(task, loss, params.lambda, w, Some(g))
     };
-    // Evaluate at 0 first so an error of the task (no marginals, bad parts) is ours, not
-    // argmin's.
-    problem
-        .eval(&vec![0.0; dim])
-        .map_err(|e| Error::Numerical(e.to_string()))?;
-    let numerical = |e: argmin::core::Error| Error::Numerical(format!("L-BFGS: {e}"));
-    let solver = LBFGS::new(MoreThuenteLineSearch::new(), params.memory)
-        .with_tolerance_grad(params.tol_grad)
-        .map_err(numerical)?
-        .with_tolerance_cost(params.tol_cost)
-        .map_err(numerical)?;
-    let res = Executor::new(problem, solver)
-        .configure(|s| s.param(vec![0.0; dim]).max_iters(params.max_iter))
-        .run()
-        .map_err(numerical)?;
-    let state = res.state();
-    let iterations = state.get_iter();
-    let stop = match state.get_termination_reason() {
-        Some(TerminationReason::SolverConverged) => "converged".to_string(),
-        Some(TerminationReason::MaxItersReached) => "iteration limit".to_string(),
-        Some(r) => r.text().to_string(),
-        None => "running".to_string(),
-    };
-    let weights = state
-        .get_best_param()
-        .cloned()
-        .ok_or_else(|| Error::Numerical("L-BFGS returned no parameters".into()))?;
-    let problem = res
-        .problem
-        .problem
-        .ok_or_else(|| Error::Numerical("L-BFGS kept no problem".into()))?;
-    let evaluations = *problem.evaluations.lock().expect("evaluation count");
-    let (objective, grad) = problem
-        .eval(&weights)
-        .map_err(|e| Error::Numerical(e.to_string()))?;
-    let grad_norm = grad.iter().map(|g| g * g).sum::<f64>().sqrt();
+    let run = minimize(&mut weights, &mut eval, params)?;
+    let stop = match run.stop {
+        Stop::Gradient => "converged (gradient norm)",
+        Stop::Cost => "converged (objective change)",
+        Stop::Iterations => "iteration limit",
+        Stop::LineSearch => "line search found no decrease",
+    }
+    .to_string();
     Ok(BatchFit {
         weights,
-        objective,
-        grad_norm,
-        iterations,
+        objective: run.value,
+        grad_norm: run.grad_norm,
+        iterations: run.iterations,
         evaluations,
         stop,
         seconds: start.elapsed().as_secs_f64(),

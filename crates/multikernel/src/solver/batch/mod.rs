@@ -6,7 +6,7 @@
 //! ```
 //!
 //! with `L` the CRF loss (eq. 3) or the structured hinge (eq. 4) ([`mod@objective`]), and its
-//! minimization by L-BFGS for the CRF ([`lbfgs`]). Multiplied by `1/lambda = C N` this is
+//! minimization by L-BFGS for the CRF ([`lbfgs`], iterations in [`quasi_newton`]). Multiplied by `1/lambda = C N` this is
 //! `1/2 ||w||^2 + C sum_i L_i`, the objective of the cutting plane at the same `C` and, divided
 //! by `C`, CRFsuite's `c2 ||w||^2 + sum_i L_i` with `c2 = 1 / (2 C)`.
 //!
@@ -14,6 +14,7 @@
 
 pub mod lbfgs;
 pub mod objective;
+pub mod quasi_newton;
 
 pub use lbfgs::{fit_lbfgs, BatchFit, LbfgsParams};
 pub use objective::{objective, objective_grad};

@@ -4,9 +4,11 @@
 //! tagger), and its (sub)gradient `lambda w + (1/N) sum_i dL_i/dw`.
 //!
 //! The per-example part-space gradient of [`loss_grad`] is mapped back to the parameters by
-//! the chain rule through the part map ([`PartScorer`]). Examples are summed in a fixed
-//! number of contiguous chunks (in parallel), each in order, and the chunks in order, so the
-//! value does not depend on the number of threads.
+//! the chain rule through the part map ([`PartScorer`]). The losses and part gradients are
+//! computed in a fixed number of contiguous chunks of examples (in parallel); the losses are
+//! summed in each chunk in order and the chunks in order, and the part gradients mapped back
+//! example by example in order, so neither depends on the number of threads. No dense
+//! buffer is kept per chunk: the part gradients are `O(tokens x labels)`.
 
 use crate::error::{Error, Result};
 use crate::task::structured::{
@@ -14,7 +16,8 @@ use crate::task::structured::{
 };
 use rayon::prelude::*;
 
-/// Chunks the examples are cut into (each with its own dense gradient buffer).
+/// Chunks the examples are cut into (in parallel; each keeps its examples' part-space
+/// gradients, mapped back to the parameters in example order afterwards).
 const CHUNKS: usize = 8;
 
 /// `F(w)` alone.
@@ -51,15 +54,12 @@ pub fn objective_grad<T: StructuredTask + ?Sized>(
     }
     let want_grad = grad.is_some();
     let chunk = n.div_ceil(CHUNKS);
+    // Per chunk: the loss sum and the part-space gradients of its examples, concatenated.
     let parts: Vec<(f64, Vec<f64>)> = (0..n.div_ceil(chunk))
         .into_par_iter()
         .map(|c| -> Result<(f64, Vec<f64>)> {
-            let mut g = if want_grad {
-                vec![0.0; dim]
-            } else {
-                Vec::new()
-            };
             let (mut scores, mut pg) = (Vec::new(), Vec::new());
+            let mut all = Vec::new();
             let mut sum = 0.0;
             for i in c * chunk..((c + 1) * chunk).min(n) {
                 explicit_scores(task, i, w, &mut scores)?;
@@ -73,10 +73,10 @@ pub fn objective_grad<T: StructuredTask + ?Sized>(
                 }
                 sum += l;
                 if want_grad {
-                    add_part_gradient(task, i, &pg, &mut g);
+                    all.extend_from_slice(&pg);
                 }
             }
-            Ok((sum, g))
+            Ok((sum, all))
         })
         .collect::<Result<_>>()?;
     let inv_n = 1.0 / n as f64;
@@ -87,19 +87,26 @@ pub fn objective_grad<T: StructuredTask + ?Sized>(
     let sq: f64 = w.iter().map(|v| v * v).sum();
     let value = 0.5 * lambda * sq + inv_n * total;
     if let Some(out) = grad {
-        for (o, wj) in out.iter_mut().zip(w) {
-            *o = lambda * wj;
-        }
-        for (_, g) in &parts {
-            for (o, gj) in out.iter_mut().zip(g) {
-                *o += inv_n * gj;
+        out.iter_mut().for_each(|o| *o = 0.0);
+        // Mapped back to the parameters example by example, in order (deterministic).
+        for (c, (_, pg)) in parts.iter().enumerate() {
+            let mut at = 0;
+            for i in c * chunk..((c + 1) * chunk).min(n) {
+                let np = task.n_parts(i);
+                add_part_gradient(task, i, &pg[at..at + np], out);
+                at += np;
             }
+        }
+        for (o, wj) in out.iter_mut().zip(w) {
+            *o = lambda * wj + inv_n * *o;
         }
     }
     Ok(value)
 }
 
-/// `g += sum_r part_grad[r] d s_r / dw` for example `i` (dense `g`, global indices).
+/// `g += sum_r part_grad[r] d s_r / dw` for example `i` (dense `g`, global indices). The
+/// label-conjoined parts are walked row by row: each observation feature adds one
+/// contiguous run of `n_labels` entries.
 fn add_part_gradient<T: StructuredTask + ?Sized>(
     task: &T,
     i: usize,
@@ -107,7 +114,8 @@ fn add_part_gradient<T: StructuredTask + ?Sized>(
     g: &mut [f64],
 ) {
     let map = task.part_map(i);
-    for (r, &d) in part_grad.iter().enumerate() {
+    let head = map.n_kernel_parts() + map.parameters.len() + map.n_explicit_parts();
+    for (r, &d) in part_grad[..head].iter().enumerate() {
         if d == 0.0 {
             continue;
         }
@@ -115,14 +123,18 @@ fn add_part_gradient<T: StructuredTask + ?Sized>(
             PartScorer::Kernel { .. } => {} // rejected by explicit_scores
             PartScorer::Parameter(j) => g[j] += d,
             PartScorer::Explicit(f) => f.iter().for_each(|&(j, v)| g[j] += d * v),
-            PartScorer::Conjoined {
-                row,
-                label,
-                n_labels,
-                offset,
-            } => row
-                .iter()
-                .for_each(|&(j, x)| g[offset + j * n_labels + label] += d * x),
+            PartScorer::Conjoined { .. } => unreachable!("conjoined parts come last"),
+        }
+    }
+    if let Some(c) = map.conjoined {
+        let l = c.n_labels;
+        for (r, d) in part_grad[head..].chunks_exact(l).enumerate() {
+            for &(j, x) in c.rows.row(r) {
+                let at = c.offset + j * l;
+                for (o, dy) in g[at..at + l].iter_mut().zip(d) {
+                    *o += x * dy;
+                }
+            }
         }
     }
 }

@@ -124,6 +124,7 @@ fn lbfgs_reaches_the_minimum_gradient_descent_finds() {
         lambda,
         tol_grad: 1e-9,
         tol_cost: 0.0,
+        delta: 0.0,
         ..LbfgsParams::default()
     };
     let fit = fit_lbfgs(&task, StructLoss::Crf, &params).unwrap();
@@ -178,6 +179,10 @@ fn lbfgs_reaches_the_minimum_gradient_descent_finds() {
         },
         LbfgsParams {
             tol_grad: f64::NAN,
+            ..params.clone()
+        },
+        LbfgsParams {
+            delta: -1.0,
             ..params.clone()
         },
     ] {
