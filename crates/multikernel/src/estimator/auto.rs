@@ -218,7 +218,6 @@ pub fn fit_auto(
     let Some((strategy, mut method)) = fold_rule(table.targets(), cfg.folds, base.seed) else {
         // Too few rows: the defaults stand.
         let spec = spec_for(base, kind, cfg.p.unwrap_or(2.0), None, 1.0);
-        let mut fitted = fit_checked(TrainingData::Table(table), None, &spec.check()?, observer)?;
         let record = SelectionRecord {
             method: format!(
                 "too few rows{} for {}-fold cross-validation: C = 1 and the learner's defaults",
@@ -236,13 +235,8 @@ pub fn fit_auto(
             candidates: Vec::new(),
             why: None,
         };
-        fitted.model.set_selection(record.clone());
-        return Ok(AutoFitted {
-            fitted,
-            learner: kind,
-            record,
-            select_seconds: start.elapsed().as_secs_f64(),
-        });
+        let select_seconds = start.elapsed().as_secs_f64();
+        return refit(table, &spec, kind, record, select_seconds, observer);
     };
     if cfg.learner.is_none() && kind == LearnerKind::LpMkl {
         let sel = SelectionSetup {
@@ -345,12 +339,27 @@ pub fn fit_auto(
         candidates: Vec::new(),
         why: None,
     };
-    let mut fitted = fit_checked(
-        TrainingData::Table(table),
-        None,
-        &specs[chosen].check()?,
+    refit(
+        table,
+        &specs[chosen],
+        kind,
+        record,
+        select_seconds,
         observer,
-    )?;
+    )
+}
+
+/// Refits `spec` (the learner `kind`) on all rows of `table` and stores the selection's
+/// `record` in the model (not in a cancelled one).
+fn refit(
+    table: TableRef<'_>,
+    spec: &LearnerSpec,
+    kind: LearnerKind,
+    record: SelectionRecord,
+    select_seconds: f64,
+    observer: &(impl Observer + ?Sized),
+) -> Result<AutoFitted> {
+    let mut fitted = fit_checked(TrainingData::Table(table), None, &spec.check()?, observer)?;
     if fitted.run.status != RunStatus::Cancelled {
         fitted.model.set_selection(record.clone());
     }
@@ -543,16 +552,7 @@ fn fit_candidates(
         candidates: summary,
         why: Some(why),
     };
-    let mut fitted = fit_checked(TrainingData::Table(table), None, &spec.check()?, observer)?;
-    if fitted.run.status != RunStatus::Cancelled {
-        fitted.model.set_selection(record.clone());
-    }
-    Ok(AutoFitted {
-        fitted,
-        learner: kind,
-        record,
-        select_seconds,
-    })
+    refit(table, &spec, kind, record, select_seconds, observer)
 }
 
 /// The grid point with the best finite mean (ties to the first, [`crate::select::Rule`]).
@@ -845,14 +845,14 @@ pub fn fit_single_best(
         candidates: Vec::new(),
         why: None,
     };
-    let mut fitted = fit_checked(TrainingData::Table(table), None, &spec.check()?, &())?;
-    fitted.model.set_selection(record.clone());
-    Ok(AutoFitted {
-        fitted,
-        learner: LearnerKind::LpMkl,
+    refit(
+        table,
+        &spec,
+        LearnerKind::LpMkl,
         record,
         select_seconds,
-    })
+        &(),
+    )
 }
 
 #[cfg(test)]
