@@ -289,15 +289,18 @@ fn a_budget_in_seconds_is_opt_in_and_says_it_is_not_deterministic() {
     let spec = LearnerSpec::new(Task::Binary, Learner::Online(OnlineSpec::default())).with_seed(3);
     let auto = fit_auto(data.view(), &spec, &cfg, &()).unwrap();
     let c = &auto.record.candidates;
-    assert!(c[0].stopped.is_none() && c[0].mean.is_some());
-    let skipped = c
+    // The first candidates started (halving may still stop them after 2 folds).
+    assert!(c[0].fits > 0, "{:?}", c[0]);
+    let skipped: Vec<_> = c
         .iter()
         .filter(|c| {
             c.stopped
                 .as_deref()
                 .is_some_and(|s| s.contains("budget of 0.000000001 s ran out"))
         })
-        .count();
+        .collect();
+    assert!(skipped.iter().all(|c| c.fits == 0 && c.mean.is_none()));
+    let skipped = skipped.len();
     assert!(skipped > 0 && skipped < c.len(), "{c:?}");
     assert!(
         auto.record.method.contains("not deterministic"),
