@@ -198,6 +198,49 @@ def _kernel_matrices(KL, n_train=None):
     return out
 
 
+
+_KINDS = {
+    ("single", "squared"): "single kernel",
+    ("single", "hinge"): "single kernel, hinge loss",
+    ("uniform", "squared"): "uniform sum",
+    ("learned", "squared"): "learned combination",
+}
+
+
+def _cv_results(selection):
+    """``cv_results_`` (the estimators' docs) from ``selection_``'s candidates."""
+    cands = selection["candidates"]
+    chosen = selection.get("chosen_candidate")
+    minimize = selection.get("metric") == "mse"
+    means = [c["mean"] for c in cands]
+    full = max((len(c["folds"]) for c in cands), default=0)
+    scored = [i for i, c in enumerate(cands) if c["mean"] is not None and len(c["folds"]) == full]
+    order = sorted(scored, key=lambda i: means[i] if minimize else -means[i])
+    rank = [len(cands)] * len(cands)
+    for r, i in enumerate(order):
+        # Equal means share the better rank, as scikit-learn's ranks do.
+        rank[i] = r + 1 if r == 0 or means[i] != means[order[r - 1]] else rank[order[r - 1]]
+
+    def status(i, c):
+        if i == chosen:
+            return "chosen: " + (selection.get("why") or "")
+        return c["stopped"] or "scored"
+
+    return {
+        "candidate": [c["name"] for c in cands],
+        "kind": [_KINDS.get((c["family"], c["loss"]), c["family"]) for c in cands],
+        "param_C": [c["C"] for c in cands],
+        "mean_test_score": [c["mean"] for c in cands],
+        "std_test_score": [float(np.std(c["folds"])) if c["folds"] else None for c in cands],
+        "std_error": [c["se"] for c in cands],
+        "n_folds": [len(c["folds"]) for c in cands],
+        "fold_scores": [list(c["folds"]) for c in cands],
+        "n_fits": [c["fits"] for c in cands],
+        "rank_test_score": rank,
+        "chosen": [i == chosen for i in range(len(cands))],
+        "status": [status(i, c) for i, c in enumerate(cands)],
+    }
+
 class _MKLBase(BaseEstimator):
     _parameter_constraints = {
         "learner": [StrOptions(set(LEARNERS))],
@@ -369,6 +412,10 @@ class _MKLBase(BaseEstimator):
         self.learner_ = info["learner"]
         selection = info["selection"]
         self.selection_ = selection
+        if selection and selection.get("candidates"):
+            self.cv_results_ = _cv_results(selection)
+        else:
+            self.__dict__.pop("cv_results_", None)
         self.C_ = selection["C"] if selection and selection["C"] is not None else (
             1.0 if self.C is None else float(self.C)
         )
@@ -534,7 +581,19 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
         (``p``, ``lambda``, ``C``, ``eta0``, ``reg``, ...).
     selection_ : dict or None
         The built-in selection: ``headline``, ``lines`` (the grid), ``C``, ``setting``,
-        ``learner_choice``, ``seconds``.
+        ``learner_choice``, ``seconds``, and when it chose among candidates ``candidates``,
+        ``chosen_candidate``, ``why``, ``metric``.
+    cv_results_ : dict of lists
+        Only when the selection chose among candidates (no ``C`` and no ``learner``): one
+        entry per candidate, as columns in the manner of scikit-learn's ``GridSearchCV``:
+        ``candidate`` (its name), ``kind`` (single kernel, single kernel with the hinge loss,
+        uniform sum, learned combination), ``param_C`` (its best C), ``mean_test_score``,
+        ``std_test_score`` (over the folds, as scikit-learn computes it), ``std_error``
+        (the fold scores' sample standard deviation over sqrt(folds)), ``n_folds`` (folds
+        it was scored on), ``fold_scores``, ``n_fits``, ``rank_test_score`` (1 is the best
+        mean; MSE ranks smallest first; candidates not scored on every fold rank last),
+        ``chosen`` and ``status`` (``chosen: why``, ``stopped ...``, ``skipped ...`` or
+        ``scored``). Built from the selection record stored in the model.
     n_iter_ : int
         Steps of the final fit (epochs, iterations or kernels).
     fit_status_ : str

@@ -34,6 +34,53 @@ def test_default_classifier_learns_sonar(sonar):
     assert "MKL" in clf.summary_
 
 
+def _check_cv_results(est, minimize):
+    r = est.cv_results_
+    n = len(r["candidate"])
+    assert n > 1
+    assert all(len(col) == n for col in r.values())
+    # Exactly one chosen candidate, the one the model was refitted with.
+    assert sum(r["chosen"]) == 1
+    i = r["chosen"].index(True)
+    assert r["status"][i].startswith("chosen: ")
+    assert r["param_C"][i] == est.C_
+    assert r["candidate"][i] in est.selection_["why"]
+    for k in range(n):
+        folds = r["fold_scores"][k]
+        assert r["n_folds"][k] == len(folds)
+        if r["mean_test_score"][k] is None:
+            assert r["status"][k].startswith(("stopped", "skipped"))
+            continue
+        # Brute force: the mean and scikit-learn's std of the fold scores.
+        assert r["mean_test_score"][k] == pytest.approx(sum(folds) / len(folds))
+        m = sum(folds) / len(folds)
+        sd = (sum((v - m) ** 2 for v in folds) / len(folds)) ** 0.5
+        assert r["std_test_score"][k] == pytest.approx(sd)
+        assert r["n_fits"][k] >= len(folds)
+    # Rank 1 holds the best mean of the candidates scored on every fold.
+    full = [k for k in range(n) if r["n_folds"][k] == 5]
+    best = (min if minimize else max)(r["mean_test_score"][k] for k in full)
+    top = [k for k in range(n) if r["rank_test_score"][k] == 1]
+    assert top and all(r["mean_test_score"][k] == best for k in top)
+    assert all(r["rank_test_score"][k] == n for k in range(n) if k not in full)
+
+
+def test_cv_results_of_the_selection(sonar, boston):
+    X, y = sonar
+    clf = MKLClassifier(random_state=0).fit(X, y)
+    _check_cv_results(clf, minimize=False)
+    kinds = set(clf.cv_results_["kind"])
+    assert {"single kernel", "single kernel, hinge loss", "uniform sum"} <= kinds
+    assert "learned combination" in kinds
+    X, y = boston
+    reg = MKLRegressor(random_state=0).fit(X, y)
+    _check_cv_results(reg, minimize=True)
+    assert "single kernel, hinge loss" not in reg.cv_results_["kind"]
+    # No selection among candidates: no cv_results_.
+    fixed = MKLClassifier(C=1.0, learner="lp-mkl").fit(X[:60], (y[:60] > 20).astype(int))
+    assert not hasattr(fixed, "cv_results_")
+
+
 @pytest.mark.parametrize(
     "labels",
     [

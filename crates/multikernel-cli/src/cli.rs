@@ -144,9 +144,11 @@ pub struct TrainArgs {
     /// When the selection chooses the learner: at most this many fits (one candidate at
     /// one C on one fold each), spent simplest candidate first (single kernels, the uniform
     /// sum, then learned combinations); the record says which were skipped. Counted in
-    /// fits, so the same seed gives the same model on any machine. Default: no limit.
-    #[arg(long, value_name = "FITS")]
-    pub select_budget: Option<usize>,
+    /// fits, so the same seed gives the same model on any machine. `30s` (a number and s)
+    /// is an opt-in budget in seconds: no candidate starts after it, and the model may then
+    /// differ between machines and runs. Default: no limit.
+    #[arg(long, value_name = "FITS|SECONDSs")]
+    pub select_budget: Option<multikernel::estimator::auto::SelectBudget>,
     /// C: weighs the sum of the losses against 1/2 ||f||^2, the same for every learner
     /// (default: chosen by --select auto on a table, else 1). Give --C or --lambda.
     #[arg(

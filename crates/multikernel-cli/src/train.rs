@@ -217,10 +217,7 @@ pub fn selection_plan(a: &TrainArgs) -> Option<AutoConfig> {
         a.lp.p,
         a.online.eta0.is_none() && !inv,
     )
-    .map(|cfg| AutoConfig {
-        budget: a.select_budget,
-        ..cfg
-    })
+    .map(|cfg| cfg.with_budget(a.select_budget))
 }
 
 /// Fails (naming the flag) when `path`'s directory does not exist, so that a typo in `--out`

@@ -21,7 +21,7 @@ use multikernel::Error;
 use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 
 /// Mirror descent and UCD run this many iterations unless told otherwise: a fixed number
 /// (not the CLI's 10-second budget), so that the same `random_state` gives the same model.
@@ -470,6 +470,33 @@ fn set_selection(
             let chosen = record.chosen.and_then(|i| record.grid.get(i));
             s.set_item("C", chosen.map(|g| g.c))?;
             s.set_item("setting", chosen.map(|g| g.setting.clone()))?;
+            // Issue 28: the candidates (name, family, loss, C, mean, se, fold scores, fits,
+            // why stopped), the chosen one's index and why, for `cv_results_`.
+            let cands = PyList::empty(py);
+            for c in &record.candidates {
+                let d = PyDict::new(py);
+                d.set_item("name", &c.name)?;
+                d.set_item("family", &c.family)?;
+                d.set_item("loss", &c.loss)?;
+                d.set_item("C", c.c)?;
+                d.set_item("mean", c.mean)?;
+                d.set_item("se", c.se)?;
+                d.set_item("folds", c.folds.clone())?;
+                d.set_item("fits", c.fits)?;
+                d.set_item("stopped", c.stopped.clone())?;
+                cands.append(d)?;
+            }
+            s.set_item("candidates", cands)?;
+            let per = record.grid.len() / record.candidates.len().max(1);
+            s.set_item(
+                "chosen_candidate",
+                record
+                    .chosen
+                    .filter(|_| !record.candidates.is_empty() && per > 0)
+                    .map(|i| i / per),
+            )?;
+            s.set_item("why", record.why.clone())?;
+            s.set_item("metric", record.metric.clone())?;
             info.set_item("selection", s)
         }
         None => info.set_item("selection", py.None()),

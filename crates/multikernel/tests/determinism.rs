@@ -261,3 +261,53 @@ fn the_built_in_selection_does_not_depend_on_the_thread_count() {
         }
     }
 }
+
+/// Issue 28: the opt-in budget in seconds (`--select-budget 30s`) is parsed beside the
+/// count of fits; when it has run out, no further candidate starts (the first ones always
+/// run, so there is a choice), the skipped ones say so and the record's method says that
+/// the clock decided.
+#[test]
+fn a_budget_in_seconds_is_opt_in_and_says_it_is_not_deterministic() {
+    use multikernel::estimator::auto::SelectBudget;
+    use multikernel::estimator::{fit_auto, AutoConfig};
+    assert_eq!("400".parse::<SelectBudget>(), Ok(SelectBudget::Fits(400)));
+    assert_eq!(
+        "30s".parse::<SelectBudget>(),
+        Ok(SelectBudget::Seconds(30.0))
+    );
+    assert_eq!(
+        "0.5s".parse::<SelectBudget>(),
+        Ok(SelectBudget::Seconds(0.5))
+    );
+    for bad in ["", "0", "-3", "s", "0s", "3 m", "1e999s"] {
+        let e = bad.parse::<SelectBudget>().unwrap_err();
+        assert!(e.contains("expected"), "{bad}: {e}");
+    }
+    let cfg = AutoConfig::default().with_budget(Some(SelectBudget::Seconds(1e-9)));
+    assert_eq!((cfg.budget, cfg.budget_seconds), (None, Some(1e-9)));
+    let data = multikernel::data::synthetic::interactions(160, 6, 4).unwrap();
+    let spec = LearnerSpec::new(Task::Binary, Learner::Online(OnlineSpec::default())).with_seed(3);
+    let auto = fit_auto(data.view(), &spec, &cfg, &()).unwrap();
+    let c = &auto.record.candidates;
+    // The first candidates started (halving may still stop them after 2 folds).
+    assert!(c[0].fits > 0, "{:?}", c[0]);
+    let skipped: Vec<_> = c
+        .iter()
+        .filter(|c| {
+            c.stopped
+                .as_deref()
+                .is_some_and(|s| s.contains("budget of 0.000000001 s ran out"))
+        })
+        .collect();
+    assert!(skipped.iter().all(|c| c.fits == 0 && c.mean.is_none()));
+    let skipped = skipped.len();
+    assert!(skipped > 0 && skipped < c.len(), "{c:?}");
+    assert!(
+        auto.record.method.contains("not deterministic"),
+        "{}",
+        auto.record.method
+    );
+    // The count of fits stays the default's kind of budget.
+    let fits = AutoConfig::default().with_budget(Some(SelectBudget::Fits(50)));
+    assert_eq!((fits.budget, fits.budget_seconds), (Some(50), None));
+}

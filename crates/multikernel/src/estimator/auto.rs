@@ -87,6 +87,55 @@ pub struct AutoConfig {
     /// C on one fold each; [`super::candidates`]), spent simplest candidate first. `None`:
     /// no limit.
     pub budget: Option<usize>,
+    /// When the selection chooses the learner: no candidate starts after this many seconds
+    /// of selection (those started finish). Opt-in and not deterministic: the clock decides
+    /// which candidates run, so the model can differ between machines and thread counts.
+    pub budget_seconds: Option<f64>,
+}
+
+/// A selection budget as `--select-budget` takes it: `400` (fits, deterministic) or `30s`
+/// (seconds of selection, opt-in, not deterministic across machines).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SelectBudget {
+    Fits(usize),
+    Seconds(f64),
+}
+
+impl std::str::FromStr for SelectBudget {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let t = s.trim();
+        if let Some(secs) = t.strip_suffix('s') {
+            return match secs.trim().parse::<f64>() {
+                Ok(v) if v.is_finite() && v > 0.0 => Ok(SelectBudget::Seconds(v)),
+                _ => Err(format!(
+                    "{s:?}: expected a positive number of seconds before the s (e.g. 30s)"
+                )),
+            };
+        }
+        match t.parse::<usize>() {
+            Ok(n) if n > 0 => Ok(SelectBudget::Fits(n)),
+            _ => Err(format!(
+                "{s:?}: expected a positive count of fits (e.g. 400) or seconds (e.g. 30s)"
+            )),
+        }
+    }
+}
+
+impl AutoConfig {
+    /// The same configuration with this budget (fits or seconds; the other kind cleared).
+    pub fn with_budget(self, budget: Option<SelectBudget>) -> AutoConfig {
+        let (fits, seconds) = match budget {
+            None => (None, None),
+            Some(SelectBudget::Fits(n)) => (Some(n), None),
+            Some(SelectBudget::Seconds(t)) => (None, Some(t)),
+        };
+        AutoConfig {
+            budget: fits,
+            budget_seconds: seconds,
+            ..self
+        }
+    }
 }
 
 impl Default for AutoConfig {
@@ -98,6 +147,7 @@ impl Default for AutoConfig {
             folds: FOLDS,
             c_grid: C_GRID.to_vec(),
             budget: None,
+            budget_seconds: None,
         }
     }
 }
@@ -164,7 +214,8 @@ pub fn choose_learner(n: usize, n_kernels: usize, memory: &MemoryLimit) -> (Lear
             LearnerKind::Online,
             format!(
                 "online: {n} rows is above {BATCH_MAX_ROWS}, where lp-MKL's n^3 solves make \
-                 the selection slow"
+                 the selection slow; no candidates (single kernels, hinge-loss SVMs, the \
+                 uniform sum) are scored, only the online learner's grid"
             ),
         )
     } else {
@@ -218,7 +269,6 @@ pub fn fit_auto(
     let Some((strategy, mut method)) = fold_rule(table.targets(), cfg.folds, base.seed) else {
         // Too few rows: the defaults stand.
         let spec = spec_for(base, kind, cfg.p.unwrap_or(2.0), None, 1.0);
-        let mut fitted = fit_checked(TrainingData::Table(table), None, &spec.check()?, observer)?;
         let record = SelectionRecord {
             method: format!(
                 "too few rows{} for {}-fold cross-validation: C = 1 and the learner's defaults",
@@ -236,13 +286,8 @@ pub fn fit_auto(
             candidates: Vec::new(),
             why: None,
         };
-        fitted.model.set_selection(record.clone());
-        return Ok(AutoFitted {
-            fitted,
-            learner: kind,
-            record,
-            select_seconds: start.elapsed().as_secs_f64(),
-        });
+        let select_seconds = start.elapsed().as_secs_f64();
+        return refit(table, &spec, kind, record, select_seconds, observer);
     };
     if cfg.learner.is_none() && kind == LearnerKind::LpMkl {
         let sel = SelectionSetup {
@@ -345,12 +390,27 @@ pub fn fit_auto(
         candidates: Vec::new(),
         why: None,
     };
-    let mut fitted = fit_checked(
-        TrainingData::Table(table),
-        None,
-        &specs[chosen].check()?,
+    refit(
+        table,
+        &specs[chosen],
+        kind,
+        record,
+        select_seconds,
         observer,
-    )?;
+    )
+}
+
+/// Refits `spec` (the learner `kind`) on all rows of `table` and stores the selection's
+/// `record` in the model (not in a cancelled one).
+fn refit(
+    table: TableRef<'_>,
+    spec: &LearnerSpec,
+    kind: LearnerKind,
+    record: SelectionRecord,
+    select_seconds: f64,
+    observer: &(impl Observer + ?Sized),
+) -> Result<AutoFitted> {
+    let mut fitted = fit_checked(TrainingData::Table(table), None, &spec.check()?, observer)?;
     if fitted.run.status != RunStatus::Cancelled {
         fitted.model.set_selection(record.clone());
     }
@@ -405,6 +465,11 @@ fn fit_candidates(
         None => table,
     };
     method.push_str(&sub_note);
+    if let Some(t) = cfg.budget_seconds {
+        method.push_str(&format!(
+            ", a budget of {t} s (clock-bound: not deterministic)"
+        ));
+    }
     let splits = strategy.splits_for(view.targets())?;
     let task = base
         .task
@@ -448,6 +513,9 @@ fn fit_candidates(
         goal,
         tol: SELECT_TOL,
         budget: cfg.budget,
+        deadline: cfg
+            .budget_seconds
+            .map(|t| (start + std::time::Duration::from_secs_f64(t), t)),
     };
     let scores = cs::score(&cands, &problem, &StopOnly(observer))?;
     let k = folds.len();
@@ -543,16 +611,7 @@ fn fit_candidates(
         candidates: summary,
         why: Some(why),
     };
-    let mut fitted = fit_checked(TrainingData::Table(table), None, &spec.check()?, observer)?;
-    if fitted.run.status != RunStatus::Cancelled {
-        fitted.model.set_selection(record.clone());
-    }
-    Ok(AutoFitted {
-        fitted,
-        learner: kind,
-        record,
-        select_seconds,
-    })
+    refit(table, &spec, kind, record, select_seconds, observer)
 }
 
 /// The grid point with the best finite mean (ties to the first, [`crate::select::Rule`]).
@@ -845,14 +904,14 @@ pub fn fit_single_best(
         candidates: Vec::new(),
         why: None,
     };
-    let mut fitted = fit_checked(TrainingData::Table(table), None, &spec.check()?, &())?;
-    fitted.model.set_selection(record.clone());
-    Ok(AutoFitted {
-        fitted,
-        learner: LearnerKind::LpMkl,
+    refit(
+        table,
+        &spec,
+        LearnerKind::LpMkl,
         record,
         select_seconds,
-    })
+        &(),
+    )
 }
 
 #[cfg(test)]
@@ -1150,10 +1209,9 @@ mod tests {
     fn the_learner_follows_size_and_memory() {
         let m = MemoryLimit::default();
         assert_eq!(choose_learner(500, 10, &m).0, LearnerKind::LpMkl);
-        assert_eq!(
-            choose_learner(BATCH_MAX_ROWS + 1, 10, &m).0,
-            LearnerKind::Online
-        );
+        let (k, why) = choose_learner(BATCH_MAX_ROWS + 1, 10, &m);
+        assert_eq!(k, LearnerKind::Online);
+        assert!(why.contains("no candidates"), "{why}");
         let small = MemoryLimit::gib(0.01);
         let (k, why) = choose_learner(2000, 10, &small);
         assert_eq!(k, LearnerKind::Online);

@@ -15,16 +15,18 @@
 //!
 //! **The choice** ([`one_se_choice`]): each candidate's best C by mean validation score; the
 //! best candidate `b`; then the *simplest* candidate whose mean is within one standard error
-//! of `b`'s (the standard deviation of `b`'s fold scores over `sqrt(folds)`: the
-//! one-standard-error rule, Hastie, Tibshirani & Friedman, *Elements of Statistical Learning*,
-//! 2nd ed., Sec. 7.10), simplest meaning ([`Candidate::rank`]) a single kernel with the
+//! of `b`'s (the one-standard-error rule, Hastie, Tibshirani & Friedman, *Elements of
+//! Statistical Learning*, 2nd ed., Sec. 7.10; the standard error is the standard deviation of
+//! `b`'s fold scores over `sqrt(folds)`, times [`overlap_correction`] for the folds'
+//! shared training rows, 1.5 at 5 folds), simplest meaning ([`Candidate::rank`]) a single kernel with the
 //! default learner's squared loss, then a single kernel with the hinge loss (another
 //! learner), then the uniform sum, then a learned combination; within that rank the best
 //! mean (ties: the first in candidate order).
 //!
 //! **Successive halving** (`score`): every candidate is scored on the first
 //! [`FIRST_FOLDS`] folds; one whose best mean there is clearly beaten (below the leader's by
-//! more than [`clear_margin`]) stops; the others are scored on the remaining folds. Only
+//! more than [`clear_margin`], which on small folds is at least two binomial standard errors)
+//! stops; the others are scored on the remaining folds. Only
 //! candidates scored on every fold compete. **Budget**: at most `budget` fits (one fit is one
 //! candidate at one C on one fold), reserved in candidate order, simplest first, a candidate
 //! reserving the fits of all its folds; a candidate whose fits no longer fit is skipped (the
@@ -195,6 +197,9 @@ pub(crate) struct Problem<'a> {
     pub tol: f64,
     /// At most this many fits (`None`: no limit).
     pub budget: Option<usize>,
+    /// The opt-in budget in seconds: no candidate starts after this instant (the seconds,
+    /// for the record). Not deterministic.
+    pub deadline: Option<(std::time::Instant, f64)>,
 }
 
 /// Every candidate's scores: `scores[c][fold]` (`None` where it did not run), and why it
@@ -230,11 +235,34 @@ pub fn mean_se(v: &[f64]) -> (f64, f64) {
     (mean, (var / k).sqrt())
 }
 
+/// The factor on the standard error of a k-fold mean that accounts for the folds' overlapping
+/// training rows: the fold scores are correlated, so `std / sqrt(k)` understates the
+/// mean's spread. Nadeau & Bengio (2003, *Inference for the Generalization Error*, Machine
+/// Learning 52, eq. 6) correct the variance from `1/k` to `1/k + n_val/n_train` times the
+/// fold scores' variance; with k folds `n_val/n_train = 1/(k - 1)`, so the standard error
+/// grows by `sqrt(1 + k/(k - 1))` (1.5 at 5 folds).
+pub fn overlap_correction(folds: usize) -> f64 {
+    if folds < 2 {
+        return 1.0;
+    }
+    let k = folds as f64;
+    (1.0 + k / (k - 1.0)).sqrt()
+}
+
 /// How far below (accuracy) or above (MSE) the leader a candidate must be on the first folds
-/// to stop (module docs): `leader` the leader's mean, `se` its standard error.
-pub fn clear_margin(goal: Goal, leader: f64, se: f64) -> f64 {
+/// to stop (module docs): `leader` the leader's mean, `se` its standard error over those
+/// folds, `rows` the validation rows they hold. An accuracy's standard error is also at
+/// least the binomial one, `sqrt(a (1 - a) / rows)`: two fold scores estimate their spread
+/// poorly (two close scores give a standard error near 0), and on small folds a few rows
+/// move the mean by more than [`CLEAR_MARGIN_ACCURACY`] (glass: 60 validation rows in two
+/// folds, a binomial standard error of 6 points at 70 %).
+pub fn clear_margin(goal: Goal, leader: f64, se: f64, rows: usize) -> f64 {
     match goal {
-        Goal::Maximize => CLEAR_MARGIN_ACCURACY.max(2.0 * se),
+        Goal::Maximize => {
+            let a = leader.clamp(0.0, 1.0);
+            let binomial = (a * (1.0 - a) / rows.max(1) as f64).sqrt();
+            CLEAR_MARGIN_ACCURACY.max(2.0 * se.max(binomial))
+        }
         Goal::Minimize => (CLEAR_MARGIN_MSE * leader.abs()).max(2.0 * se),
     }
 }
@@ -301,35 +329,58 @@ pub(crate) fn score(
             }
             run.push(i);
         }
-        let jobs: Vec<(usize, usize)> = round
-            .clone()
-            .flat_map(|f| run.iter().map(move |&i| (f, i)))
-            .collect();
-        let results: Vec<Result<Vec<f64>>> = jobs
-            .par_iter()
-            .map(|&(f, i)| {
-                if stop.should_stop() {
-                    // A stopped search scores nothing worth choosing.
-                    return Ok(vec![f64::NAN; nc]);
+        // With a budget in seconds, the first round starts candidates a few at a time, in
+        // candidate order, while time remains (started ones finish).
+        let chunk = match (problem.deadline, round.start) {
+            (Some(_), 0) => rayon::current_num_threads().max(1),
+            _ => run.len().max(1),
+        };
+        for (g, group) in run.chunks(chunk).enumerate() {
+            if let Some((deadline, secs)) = problem.deadline.filter(|_| round.start == 0) {
+                if g > 0 && std::time::Instant::now() >= deadline {
+                    for &i in group {
+                        out[i].stopped = Some(format!(
+                            "skipped: the budget of {secs} s ran out before it started"
+                        ));
+                    }
+                    continue;
                 }
-                c_path(&cands[i], &problem.folds[f], problem, stop)
-            })
-            .collect();
-        for (&(f, i), r) in jobs.iter().zip(results) {
-            let v = r?;
-            for (j, s) in v.into_iter().enumerate() {
-                out[i].scores[j][f] = Some(s);
+            }
+            let jobs: Vec<(usize, usize)> = round
+                .clone()
+                .flat_map(|f| group.iter().map(move |&i| (f, i)))
+                .collect();
+            let results: Vec<Result<Vec<f64>>> = jobs
+                .par_iter()
+                .map(|&(f, i)| {
+                    if stop.should_stop() {
+                        // A stopped search scores nothing worth choosing.
+                        return Ok(vec![f64::NAN; nc]);
+                    }
+                    c_path(&cands[i], &problem.folds[f], problem, stop)
+                })
+                .collect();
+            for (&(f, i), r) in jobs.iter().zip(results) {
+                let v = r?;
+                for (j, s) in v.into_iter().enumerate() {
+                    out[i].scores[j][f] = Some(s);
+                }
             }
         }
         if round.start == 0 && first < k {
-            halve(&mut out, first, problem.goal);
+            let rows = problem.folds[..first]
+                .iter()
+                .map(|f| f.validation.len())
+                .sum();
+            halve(&mut out, first, rows, problem.goal);
         }
     }
     Ok(out)
 }
 
-/// After the first folds: stops the candidates clearly beaten there (module docs).
-fn halve(out: &mut [Scores], first: usize, goal: Goal) {
+/// After the first folds (holding `rows` validation rows): stops the candidates clearly
+/// beaten there (module docs).
+fn halve(out: &mut [Scores], first: usize, rows: usize, goal: Goal) {
     let bests: Vec<Option<(usize, f64)>> = out
         .iter()
         .map(|s| {
@@ -354,7 +405,7 @@ fn halve(out: &mut [Scores], first: usize, goal: Goal) {
         .copied()
         .collect();
     let (_, se) = mean_se(&lscores);
-    let margin = clear_margin(goal, lmean, se);
+    let margin = clear_margin(goal, lmean, se, rows);
     for (s, b) in out.iter_mut().zip(&bests) {
         if s.stopped.is_some() {
             continue;
@@ -487,7 +538,7 @@ pub fn one_se_choice(
     )?;
     let bc = bests[b]?.0;
     let bscores: Vec<f64> = scores[b].scores[bc].iter().flatten().copied().collect();
-    let (_, se) = mean_se(&bscores);
+    let se = mean_se(&bscores).1 * overlap_correction(folds);
     let within = |m: f64| match goal {
         Goal::Maximize => m >= bmean - se,
         Goal::Minimize => m <= bmean + se,
@@ -557,7 +608,8 @@ mod tests {
             cand(Family::Uniform, "uniform"),
             cand(Family::Learned, "learned"),
         ];
-        // Two Cs, five folds each. Learned best mean 0.85 (C index 1), se = 0.0158.
+        // Two Cs, five folds each. Learned best mean 0.85 (C index 1), se = 0.0158, times 1.5
+        // for the folds' overlap: 0.0237.
         let learned: &[&[f64]] = &[
             &[0.70, 0.70, 0.70, 0.70, 0.70],
             &[0.80, 0.85, 0.90, 0.85, 0.85],
@@ -573,8 +625,9 @@ mod tests {
         let m = v.iter().sum::<f64>() / 5.0;
         let sd = (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / 4.0).sqrt();
         assert!((mean_se(&v).1 - sd / 5f64.sqrt()).abs() < 1e-15);
-        // The single kernel out of reach (0.83 < 0.85 - 0.0158): the uniform sum is next.
-        let far = scored(&[&[0.83; 5], &[0.5; 5]]);
+        assert!((overlap_correction(5) - 1.5).abs() < 1e-15);
+        // The single kernel out of reach (0.82 < 0.85 - 0.0237): the uniform sum is next.
+        let far = scored(&[&[0.82; 5], &[0.5; 5]]);
         let scores = [far.clone(), uniform, scored(learned)];
         let (i, _, _) = one_se_choice(&cands, &scores, 5, Goal::Maximize).unwrap();
         assert_eq!(i, 1);
@@ -606,8 +659,22 @@ mod tests {
             scored(&[&[0.89, 0.91, 0.0, 0.0, 0.0]]),
             scored(&[&[0.7, 0.72, 0.0, 0.0, 0.0]]),
         ];
-        halve(&mut out, 2, Goal::Maximize);
+        let fresh = out.clone();
+        halve(&mut out, 2, 1000, Goal::Maximize);
         assert!(out[0].stopped.is_none() && out[1].stopped.is_none());
+        // 0.86 is 5 points below the leader's 0.91: beaten on 1,000 validation rows (the
+        // margin is 3 points), not on 60, where the binomial standard error of 0.91 is 3.7
+        // points (margin 7.4).
+        let mut more = fresh;
+        more.push(scored(&[&[0.85, 0.87, 0.0, 0.0, 0.0]]));
+        let mut small = more.clone();
+        halve(&mut more, 2, 1000, Goal::Maximize);
+        assert!(more[3].stopped.is_some());
+        halve(&mut small, 2, 60, Goal::Maximize);
+        assert!(small[3].stopped.is_none(), "{:?}", small[3].stopped);
+        assert!(small[2].stopped.is_some());
+        let binomial = (0.91f64 * 0.09 / 60.0).sqrt();
+        assert!((clear_margin(Goal::Maximize, 0.91, 0.01, 60) - 2.0 * binomial).abs() < 1e-12);
         assert!(out[2]
             .stopped
             .as_deref()
