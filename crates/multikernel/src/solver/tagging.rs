@@ -702,6 +702,26 @@ mod tests {
     /// Bigram templates with macros through the model: a CRF tagger trained with them (its
     /// model file round-trips) decodes and gives marginals equal to enumerating every label
     /// sequence of short sentences with `s(y) = <w, Phi(x, y)>` (Phi from the task's parts).
+    /// Token marginals `P(y_k = l)` by enumeration: every labelling `all[m]` of `n` tokens
+    /// with its score `scores[m]`, normalized by softmax (row-major `n x l`); also the
+    /// largest score and `z = sum_m exp(scores[m] - max)`.
+    fn token_marginals(
+        all: &[Vec<usize>],
+        scores: &[f64],
+        n: usize,
+        l: usize,
+    ) -> (Vec<f64>, f64, f64) {
+        let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let z: f64 = scores.iter().map(|v| (v - max).exp()).sum();
+        let mut token = vec![0.0; n * l];
+        for (y, v) in all.iter().zip(scores) {
+            for (k, &yk) in y.iter().enumerate() {
+                token[k * l + yk] += (v - max).exp() / z;
+            }
+        }
+        (token, max, z)
+    }
+
     #[test]
     fn bigram_macro_models_match_enumeration_and_round_trip() {
         use crate::task::structured::{explicit_feature, StructuredTask};
@@ -756,14 +776,7 @@ mod tests {
                 .iter()
                 .map(|y| explicit_feature(&task, i, &task.joint_feature(i, y)).dot(&m.weights))
                 .collect();
-            let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            let z: f64 = scores.iter().map(|v| (v - max).exp()).sum();
-            let mut token = vec![0.0; n * l];
-            for (y, v) in all.iter().zip(&scores) {
-                for (k, &yk) in y.iter().enumerate() {
-                    token[k * l + yk] += (v - max).exp() / z;
-                }
-            }
+            let (token, max, z) = token_marginals(&all, &scores, n, l);
             let g = &got[i];
             for (a, b) in g.token.iter().zip(&token) {
                 assert!((a - b).abs() < 1e-9, "{a} vs {b}");
@@ -876,14 +889,7 @@ mod tests {
                     v
                 })
                 .collect();
-            let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            let z: f64 = scores.iter().map(|v| (v - max).exp()).sum();
-            let mut token = vec![0.0; n * l];
-            for (y, v) in all.iter().zip(&scores) {
-                for (k, &yk) in y.iter().enumerate() {
-                    token[k * l + yk] += (v - max).exp() / z;
-                }
-            }
+            let (token, max, z) = token_marginals(&all, &scores, n, l);
             for (a, b) in g.token.iter().zip(&token) {
                 assert!((a - b).abs() < 1e-9, "{a} vs {b}");
             }

@@ -279,12 +279,18 @@ impl MasterProblem for BlockNormMaster {
         self.grams.extend(cuts, &self.layout);
         let b: Vec<f64> = cuts.iter().map(|k| k.b).collect();
         self.stats.solves += 1;
-        let (alpha, factors, value) = if self.q == 2.0 {
+        let (alpha, factors, value, quad_forms) = if self.q == 2.0 {
             // No template weights: the l2 dual with the Gram sum_j Q^j, warm-started.
             let k = self.grams.combine(&vec![1.0; self.layout.n_groups()]);
             let sol = super::qp::solve(&k, &b, c, &self.alpha, 1e-12, 10_000_000);
             self.stats.qp_solves += 1;
-            (sol.alpha, vec![1.0; self.layout.n_groups()], sol.value)
+            let quad_forms = self.grams.quad_forms(&sol.alpha);
+            (
+                sol.alpha,
+                vec![1.0; self.layout.n_groups()],
+                sol.value,
+                quad_forms,
+            )
         } else {
             let geometry = saddle::Geometry::new(self.q);
             let sol = saddle::solve(
@@ -311,7 +317,7 @@ impl MasterProblem for BlockNormMaster {
             self.stats.unconverged += usize::from(!sol.converged);
             let factors = geometry.factors(&sol.mu);
             self.theta = sol.mu;
-            (sol.alpha, factors, sol.lower)
+            (sol.alpha, factors, sol.lower, sol.quad_forms)
         };
         if !value.is_finite() || alpha.iter().any(|a| !a.is_finite()) {
             return Err(Error::Numerical(format!(
@@ -330,9 +336,7 @@ impl MasterProblem for BlockNormMaster {
                 }
             }
         }
-        let norms: Vec<f64> = self
-            .grams
-            .quad_forms(&alpha)
+        let norms: Vec<f64> = quad_forms
             .iter()
             .zip(&factors)
             .map(|(qf, f)| f.abs() * qf.sqrt())

@@ -194,6 +194,8 @@ pub struct SaddleSolution {
     pub alpha: Vec<f64>,
     /// The template weights (a point of the simplex).
     pub mu: Vec<f64>,
+    /// `alpha^T Q^j alpha` for every template at the returned `alpha`.
+    pub quad_forms: Vec<f64>,
     /// `J(mu)`, an upper bound of the problem's value (the QP's gap added).
     pub upper: f64,
     /// `D(alpha)`, a lower bound of the problem's value.
@@ -213,6 +215,8 @@ pub struct SaddleSolution {
 struct Point {
     theta: Vec<f64>,
     alpha: Vec<f64>,
+    /// `1/2 alpha^T Q^j alpha` for every template.
+    h: Vec<f64>,
     /// `-grad phi`: `h_j`, or `h_j / theta_j^2` for `q > 2`.
     descent: Vec<f64>,
     phi: f64,
@@ -263,11 +267,12 @@ impl Problem<'_> {
             let descent = h.iter().zip(&theta).map(|(hj, t)| hj / (t * t)).collect();
             (-qp_value, upper, dual.max(qp_value), descent)
         } else {
-            (qp_value + qp_gap, qp_value + qp_gap, dual, h)
+            (qp_value + qp_gap, qp_value + qp_gap, dual, h.clone())
         };
         Point {
             theta,
             alpha: sol.alpha,
+            h,
             descent,
             phi,
             upper,
@@ -400,6 +405,7 @@ pub fn solve(
         lower: point.lower,
         alpha: point.alpha,
         mu: point.theta,
+        quad_forms: point.h.iter().map(|v| 2.0 * v).collect(),
         steps,
         qp_solves,
         eta,
