@@ -2,10 +2,10 @@
 //! a flag accepts exactly what the library does.
 
 use clap::{Args, Parser, Subcommand};
+use multikernel::estimator::StepSchedule;
 use multikernel::estimator::{LearnerKind, LossKind, Task};
 use multikernel::kernel::KernelSpec;
 use multikernel::prox::RegSpec;
-use multikernel::solver::online::StepSchedule;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -348,7 +348,7 @@ pub struct LpArgs {
 }
 
 fn parse_p(s: &str) -> Result<f64, multikernel::Error> {
-    multikernel::solver::lp_mkl::parse_p(s)
+    multikernel::estimator::parse_p(s)
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -541,7 +541,7 @@ pub struct MtlReproArgs {
     /// const, inv (1/(lambda t)).
     /// (docs/spom-convergence.md; the paper's run: sqrt, --spom-eta0 1, --spom-average-from 0).
     #[arg(long, default_value = "bottou")]
-    pub spom_schedule: multikernel::solver::online::StepSchedule,
+    pub spom_schedule: StepSchedule,
     /// SPOM's initial step size eta0; several (comma separated): each trains
     /// --spom-calibration-epochs epochs and the one that tags the dev fold best is kept.
     #[arg(long, default_value = "0.03,0.1,0.3,1", value_delimiter = ',')]

@@ -18,30 +18,49 @@ pub fn flag_of(name: &str) -> String {
     }
 }
 
+/// One library error in flag terms.
+fn error_text(e: &Error) -> String {
+    match e {
+        Error::InvalidParameter {
+            name,
+            value,
+            expected,
+        } => format!("{} {value}: expected {expected}", flag_of(name)),
+        Error::Memory { needed, .. } => {
+            format!("{e} (--memory-limit-gb {})", suggest_gib(*needed))
+        }
+        Error::Input { name, source } => format!("{}: {}", flag_of(name), error_text(source)),
+        _ => e.to_string(),
+    }
+}
+
 /// The message of an error chain: the library's typed errors in flag terms, causes joined
 /// by ": " (a cause whose text the message already contains is left out).
 pub fn message(e: &anyhow::Error) -> String {
     let mut out = String::new();
     for cause in e.chain() {
         let text = match cause.downcast_ref::<Error>() {
-            Some(Error::InvalidParameter {
-                name,
-                value,
-                expected,
-            }) => format!("{} {value}: expected {expected}", flag_of(name)),
-            Some(m @ Error::Memory { needed, .. }) => {
-                format!("{m} (--memory-limit-gb {})", suggest_gib(*needed))
+            Some(inner @ Error::Input { .. }) => {
+                // The rest of the chain is inside it.
+                push_cause(&mut out, error_text(inner));
+                break;
             }
-            _ => cause.to_string(),
+            Some(e) => error_text(e),
+            None => cause.to_string(),
         };
-        if !out.contains(&text) {
-            if !out.is_empty() {
-                out.push_str(": ");
-            }
-            out.push_str(&text);
-        }
+        push_cause(&mut out, text);
     }
     out
+}
+
+/// Appends a cause unless the message already says it.
+fn push_cause(out: &mut String, text: String) {
+    if !out.contains(&text) {
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,13 @@ pub mod summary;
 pub use batch_model::{BatchModel, DecisionFunction};
 pub use score::ScoreAccumulator;
 pub use summary::{KernelRow, Summary};
+/// The trained models of the structured learners, as a [`Model`] holds them (the shells
+/// use them from here, never from `solver`).
+pub mod structured {
+    pub use crate::solver::online::parser::ParserModel;
+    pub use crate::solver::sequence::SequenceModel;
+    pub use crate::solver::tagging::{SentenceMarginals, TaggerModel};
+}
 
 use crate::data::read::{Schema, TargetSchema};
 use crate::data::{Matrix, MatrixRef, Targets};
