@@ -324,6 +324,9 @@ pub struct WrapperArgs {
     /// Stop when the relative MKL duality gap (max_m S_m - sum_m d_m S_m) / (2 J) is at most
     /// this (default 0.01, SimpleMKL's).
     #[arg(long)]
+    pub tol: Option<f64>,
+    /// Deprecated: --tol (the same setting, its name in Python and in model summaries).
+    #[arg(long, hide = true, conflicts_with = "tol")]
     pub gap_tol: Option<f64>,
     /// Tables: the inner SMO solver's tolerance on the maximal KKT violation (libsvm's -e;
     /// default 1e-3).
@@ -331,6 +334,9 @@ pub struct WrapperArgs {
     pub svm_tol: Option<f64>,
     /// Regression: the epsilon-insensitive zone of the SVR loss (libsvm's -p; default 0.1).
     #[arg(long)]
+    pub epsilon: Option<f64>,
+    /// Deprecated: --epsilon (the same setting).
+    #[arg(long, hide = true, conflicts_with = "epsilon")]
     pub svr_epsilon: Option<f64>,
     /// Sequences: structured PEGASOS epochs of the first inner solve (default 20).
     #[arg(long)]
@@ -355,6 +361,9 @@ fn parse_p(s: &str) -> Result<f64, multikernel::Error> {
 pub struct PolyArgs {
     /// Degree D of the learned polynomial kernel (default 3).
     #[arg(long)]
+    pub degree: Option<usize>,
+    /// Deprecated: --degree (the same setting).
+    #[arg(long, hide = true, conflicts_with = "degree")]
     pub poly_degree: Option<usize>,
     /// rho_d^2 for d = 0..=D, comma separated (default all 1); a product kernel of degree
     /// d enters K_theta as theta / rho_d^2.

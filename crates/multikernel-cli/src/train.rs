@@ -40,13 +40,16 @@ fn learner_flags(a: &TrainArgs) -> Vec<(&'static str, &'static Setting)> {
         ("--q", a.mtl.q.is_some()),
         ("--max-iter", a.mtl.max_iter.is_some()),
         ("--iterations", a.poly.iterations.is_some()),
+        ("--tol", a.wrapper.tol.is_some()),
         ("--gap-tol", a.wrapper.gap_tol.is_some()),
         ("--svm-tol", a.wrapper.svm_tol.is_some()),
+        ("--epsilon", a.wrapper.epsilon.is_some()),
         ("--svr-epsilon", a.wrapper.svr_epsilon.is_some()),
         ("--first-epochs", a.wrapper.first_epochs.is_some()),
         ("--warm-epochs", a.wrapper.warm_epochs.is_some()),
         ("--subsample", a.gomp.subsample.is_some()),
         ("--p", a.lp.p.is_some()),
+        ("--degree", a.poly.degree.is_some()),
         ("--poly-degree", a.poly.poly_degree.is_some()),
         ("--rho2", a.poly.rho2.is_some()),
         ("--seconds", a.poly.seconds.is_some()),
@@ -140,7 +143,7 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
         }
         Learner::MirrorDescent(p) | Learner::Ucd(p) | Learner::Poly(p) => {
             let f = &a.poly;
-            p.degree = f.poly_degree.unwrap_or(p.degree);
+            p.degree = f.degree.or(f.poly_degree).unwrap_or(p.degree);
             p.rho2 = f.rho2.clone().unwrap_or_default();
             p.budget = match (a.mtl.max_iter.or(f.iterations), f.seconds) {
                 (Some(n), _) => Budget::Iterations(n),
@@ -155,9 +158,9 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
         }
         Learner::SimpleMkl(w) | Learner::GaussSeidel(w) => {
             let f = &a.wrapper;
-            w.tol = f.gap_tol.unwrap_or(w.tol);
+            w.tol = f.tol.or(f.gap_tol).unwrap_or(w.tol);
             w.svm_tol = f.svm_tol.unwrap_or(w.svm_tol);
-            w.epsilon = f.svr_epsilon.unwrap_or(w.epsilon);
+            w.epsilon = f.epsilon.or(f.svr_epsilon).unwrap_or(w.epsilon);
             w.first_epochs = f.first_epochs.unwrap_or(w.first_epochs);
             w.warm_epochs = f.warm_epochs.unwrap_or(w.warm_epochs);
             w.max_iter = max_iter(a)?.unwrap_or(w.max_iter);
