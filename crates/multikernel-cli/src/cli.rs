@@ -2,10 +2,10 @@
 //! a flag accepts exactly what the library does.
 
 use clap::{Args, Parser, Subcommand};
+use multikernel::estimator::StepSchedule;
 use multikernel::estimator::{LearnerKind, LossKind, Task};
 use multikernel::kernel::KernelSpec;
 use multikernel::prox::RegSpec;
-use multikernel::solver::online::StepSchedule;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -324,6 +324,9 @@ pub struct WrapperArgs {
     /// Stop when the relative MKL duality gap (max_m S_m - sum_m d_m S_m) / (2 J) is at most
     /// this (default 0.01, SimpleMKL's).
     #[arg(long)]
+    pub tol: Option<f64>,
+    /// Deprecated: --tol (the same setting, its name in Python and in model summaries).
+    #[arg(long, hide = true, conflicts_with = "tol")]
     pub gap_tol: Option<f64>,
     /// Tables: the inner SMO solver's tolerance on the maximal KKT violation (libsvm's -e;
     /// default 1e-3).
@@ -331,6 +334,9 @@ pub struct WrapperArgs {
     pub svm_tol: Option<f64>,
     /// Regression: the epsilon-insensitive zone of the SVR loss (libsvm's -p; default 0.1).
     #[arg(long)]
+    pub epsilon: Option<f64>,
+    /// Deprecated: --epsilon (the same setting).
+    #[arg(long, hide = true, conflicts_with = "epsilon")]
     pub svr_epsilon: Option<f64>,
     /// Sequences: structured PEGASOS epochs of the first inner solve (default 20).
     #[arg(long)]
@@ -348,13 +354,16 @@ pub struct LpArgs {
 }
 
 fn parse_p(s: &str) -> Result<f64, multikernel::Error> {
-    multikernel::solver::lp_mkl::parse_p(s)
+    multikernel::estimator::parse_p(s)
 }
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct PolyArgs {
     /// Degree D of the learned polynomial kernel (default 3).
     #[arg(long)]
+    pub degree: Option<usize>,
+    /// Deprecated: --degree (the same setting).
+    #[arg(long, hide = true, conflicts_with = "degree")]
     pub poly_degree: Option<usize>,
     /// rho_d^2 for d = 0..=D, comma separated (default all 1); a product kernel of degree
     /// d enters K_theta as theta / rho_d^2.
@@ -541,7 +550,7 @@ pub struct MtlReproArgs {
     /// const, inv (1/(lambda t)).
     /// (docs/spom-convergence.md; the paper's run: sqrt, --spom-eta0 1, --spom-average-from 0).
     #[arg(long, default_value = "bottou")]
-    pub spom_schedule: multikernel::solver::online::StepSchedule,
+    pub spom_schedule: StepSchedule,
     /// SPOM's initial step size eta0; several (comma separated): each trains
     /// --spom-calibration-epochs epochs and the one that tags the dev fold best is kept.
     #[arg(long, default_value = "0.03,0.1,0.3,1", value_delimiter = ',')]

@@ -1,65 +1,6 @@
-//! Which reader a command uses: tables (CSV, LIBSVM), OCR sequences or CoNLL-U treebanks,
-//! and their folds.
+//! The encoding of the column files `convert` writes.
 
-use crate::cli::DataArgs;
 use anyhow::{bail, Result};
-use multikernel::data::ocr::{parse_folds, read_ocr};
-use multikernel::data::Format;
-use multikernel::data::SequenceData;
-
-/// `--format` of a table: csv or libsvm (`None`: from the file name or its first line).
-pub fn table_format(f: &Option<String>) -> Result<Option<Format>> {
-    match f.as_deref() {
-        None => Ok(None),
-        Some("ocr") => bail!("--format ocr is sequence data: use --task sequence"),
-        Some("conllu") => bail!("--format conllu is a treebank: use --task parsing"),
-        Some(s) => Ok(Some(s.parse()?)),
-    }
-}
-
-/// OCR sequences (`--format ocr`), the given folds or all of them.
-pub fn read_sequences(data: &DataArgs, folds: Option<&str>) -> Result<SequenceData> {
-    match data.format.as_deref() {
-        None | Some("ocr") => {}
-        Some(f) => bail!("--task sequence reads --format ocr (Taskar's letter.data), not '{f}'"),
-    }
-    let all = read_ocr(&data.data)?;
-    Ok(match folds {
-        Some(list) => {
-            let d = all.select_folds(&parse_folds(list)?);
-            if d.n_sequences() == 0 {
-                bail!("{}: no sequences in folds {list}", data.data.display());
-            }
-            d
-        }
-        None => all,
-    })
-}
-
-/// Sentences of a CoNLL-U file (`--format conllu`), the given folds (sentence index mod 10) or
-/// all of them; `heads` says whether every sentence must carry its tree.
-pub fn read_treebank(
-    data: &DataArgs,
-    folds: Option<&str>,
-    heads: multikernel::data::conllu::Heads,
-) -> Result<Vec<multikernel::data::conllu::ConlluSentence>> {
-    use multikernel::data::conllu::{read_conllu, select_folds};
-    match data.format.as_deref() {
-        None | Some("conllu") => {}
-        Some(f) => bail!("--task parsing reads --format conllu, not '{f}'"),
-    }
-    let all = read_conllu(&data.data, heads)?;
-    Ok(match folds {
-        Some(list) => {
-            let s = select_folds(&all, &parse_folds(list)?);
-            if s.is_empty() {
-                bail!("{}: no sentences in folds {list}", data.data.display());
-            }
-            s
-        }
-        None => all,
-    })
-}
 
 /// The encoding named `name` (a WHATWG label: utf-8, euc-jp, shift_jis, gbk, big5,
 /// windows-1252, ...), refused unless ASCII-compatible: column files are split at ASCII

@@ -4,17 +4,62 @@
 use multikernel::error::suggest_gib;
 use multikernel::Error;
 
-/// The flag that sets a library parameter.
+/// Library parameter names whose flag is not `--NAME` (underscores as dashes).
+const RENAMED: &[(&str, &str)] = &[
+    ("learner", "--algo"),
+    ("kernels", "--kernel"),
+    ("regularizer", "--reg"),
+    ("sigma", "--schedule"),
+    ("averaging", "--average"),
+];
+
+/// Every long flag of every command.
+fn long_flags() -> Vec<String> {
+    fn walk(cmd: &clap::Command, out: &mut Vec<String>) {
+        out.extend(
+            cmd.get_arguments()
+                .filter_map(|a| a.get_long())
+                .map(|l| format!("--{l}")),
+        );
+        for sub in cmd.get_subcommands() {
+            walk(sub, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(
+        &<crate::cli::Cli as clap::CommandFactory>::command(),
+        &mut out,
+    );
+    out
+}
+
+/// The flag that sets a library parameter, or the name itself when no flag sets it (a
+/// setting of the Python package or of a kernel spec).
 pub fn flag_of(name: &str) -> String {
-    match name {
-        "learner" => "--algo".to_string(),
-        "degree" => "--poly-degree".to_string(),
-        "kernels" => "--kernel".to_string(),
-        "sigma" => "--schedule".to_string(),
-        "averaging" => "--average".to_string(),
-        "data set" => "data set".to_string(),
-        "n" => "--n".to_string(),
-        other => format!("--{}", other.replace('_', "-")),
+    let flag = match RENAMED.iter().find(|(n, _)| *n == name) {
+        Some((_, f)) => f.to_string(),
+        None => format!("--{}", name.replace('_', "-")),
+    };
+    if long_flags().contains(&flag) {
+        flag
+    } else {
+        name.to_string()
+    }
+}
+
+/// One library error in flag terms.
+fn error_text(e: &Error) -> String {
+    match e {
+        Error::InvalidParameter {
+            name,
+            value,
+            expected,
+        } => format!("{} {value}: expected {expected}", flag_of(name)),
+        Error::Memory { needed, .. } => {
+            format!("{e} (--memory-limit-gb {})", suggest_gib(*needed))
+        }
+        Error::Input { name, source } => format!("{}: {}", flag_of(name), error_text(source)),
+        _ => e.to_string(),
     }
 }
 
@@ -24,24 +69,27 @@ pub fn message(e: &anyhow::Error) -> String {
     let mut out = String::new();
     for cause in e.chain() {
         let text = match cause.downcast_ref::<Error>() {
-            Some(Error::InvalidParameter {
-                name,
-                value,
-                expected,
-            }) => format!("{} {value}: expected {expected}", flag_of(name)),
-            Some(m @ Error::Memory { needed, .. }) => {
-                format!("{m} (--memory-limit-gb {})", suggest_gib(*needed))
+            Some(inner @ Error::Input { .. }) => {
+                // The rest of the chain is inside it.
+                push_cause(&mut out, error_text(inner));
+                break;
             }
-            _ => cause.to_string(),
+            Some(e) => error_text(e),
+            None => cause.to_string(),
         };
-        if !out.contains(&text) {
-            if !out.is_empty() {
-                out.push_str(": ");
-            }
-            out.push_str(&text);
-        }
+        push_cause(&mut out, text);
     }
     out
+}
+
+/// Appends a cause unless the message already says it.
+fn push_cause(out: &mut String, text: String) {
+    if !out.contains(&text) {
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
 }
 
 #[cfg(test)]
@@ -64,6 +112,22 @@ mod tests {
             "{}",
             message(&e)
         );
-        assert_eq!(flag_of("degree"), "--poly-degree");
+        assert_eq!(flag_of("degree"), "--degree");
+        assert_eq!(flag_of("data set"), "data set");
+        assert_eq!(flag_of("weight_tol"), "weight_tol");
+    }
+
+    /// Every flag the table maps to is a flag of the command line, and every registry
+    /// setting's name is mapped to its registry flag.
+    #[test]
+    fn mapped_flags_are_real_flags() {
+        let flags = long_flags();
+        for (name, flag) in RENAMED {
+            assert!(flags.iter().any(|f| f == flag), "{name} -> {flag}");
+            assert_eq!(flag_of(name), *flag);
+        }
+        for s in multikernel::estimator::registry::SETTINGS {
+            assert_eq!(flag_of(s.name), s.flag, "{}", s.name);
+        }
     }
 }

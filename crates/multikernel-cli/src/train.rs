@@ -1,23 +1,21 @@
-//! `multikernel train`: flags -> [`LearnerSpec`], read the data, fit, write the model, print.
+//! `multikernel train`: flags -> [`LearnerSpec`] and a [`TrainSource`]; the library reads
+//! the data and picks the fit ([`multikernel::estimator::source`]); this writes the model
+//! and prints.
 
-use crate::cli::{DataArgs, TrainArgs};
+use crate::cli::TrainArgs;
 use crate::cli::{KernelArg, SelectMode};
-use crate::data::{read_sequences, read_treebank, table_format};
 use crate::observe::{catch_interrupt, Bar};
 use crate::Outcome;
 use anyhow::{bail, Context, Result};
-use multikernel::data::{
-    read_for_model, read_table, Schema, TableRef, TargetKind, TargetSchema, Targets,
-};
 use multikernel::estimator::registry::{self, Setting};
+use multikernel::estimator::stream::StreamOptions;
+use multikernel::estimator::AutoConfig;
 use multikernel::estimator::{
-    fit, fit_with_validation, Budget, Fitted, Learner, LearnerKind, LearnerSpec, LossKind,
-    LpMklSpec, Strength, Task,
+    Budget, FileSource, Fitted, Learner, LearnerKind, LearnerSpec, LossKind, LpMklSpec, Source,
+    StepSchedule, Strength, Task, TrainSource,
 };
-use multikernel::estimator::{fit_auto, AutoConfig};
 use multikernel::kernel::MemoryLimit;
 use multikernel::run::RunStatus;
-use multikernel::solver::online::StepSchedule;
 use std::time::Instant;
 
 /// The learner flags given, each with its setting in the library's registry
@@ -42,13 +40,16 @@ fn learner_flags(a: &TrainArgs) -> Vec<(&'static str, &'static Setting)> {
         ("--q", a.mtl.q.is_some()),
         ("--max-iter", a.mtl.max_iter.is_some()),
         ("--iterations", a.poly.iterations.is_some()),
+        ("--tol", a.wrapper.tol.is_some()),
         ("--gap-tol", a.wrapper.gap_tol.is_some()),
         ("--svm-tol", a.wrapper.svm_tol.is_some()),
+        ("--epsilon", a.wrapper.epsilon.is_some()),
         ("--svr-epsilon", a.wrapper.svr_epsilon.is_some()),
         ("--first-epochs", a.wrapper.first_epochs.is_some()),
         ("--warm-epochs", a.wrapper.warm_epochs.is_some()),
         ("--subsample", a.gomp.subsample.is_some()),
         ("--p", a.lp.p.is_some()),
+        ("--degree", a.poly.degree.is_some()),
         ("--poly-degree", a.poly.poly_degree.is_some()),
         ("--rho2", a.poly.rho2.is_some()),
         ("--seconds", a.poly.seconds.is_some()),
@@ -142,7 +143,7 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
         }
         Learner::MirrorDescent(p) | Learner::Ucd(p) | Learner::Poly(p) => {
             let f = &a.poly;
-            p.degree = f.poly_degree.unwrap_or(p.degree);
+            p.degree = f.degree.or(f.poly_degree).unwrap_or(p.degree);
             p.rho2 = f.rho2.clone().unwrap_or_default();
             p.budget = match (a.mtl.max_iter.or(f.iterations), f.seconds) {
                 (Some(n), _) => Budget::Iterations(n),
@@ -157,9 +158,9 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
         }
         Learner::SimpleMkl(w) | Learner::GaussSeidel(w) => {
             let f = &a.wrapper;
-            w.tol = f.gap_tol.unwrap_or(w.tol);
+            w.tol = f.tol.or(f.gap_tol).unwrap_or(w.tol);
             w.svm_tol = f.svm_tol.unwrap_or(w.svm_tol);
-            w.epsilon = f.svr_epsilon.unwrap_or(w.epsilon);
+            w.epsilon = f.epsilon.or(f.svr_epsilon).unwrap_or(w.epsilon);
             w.first_epochs = f.first_epochs.unwrap_or(w.first_epochs);
             w.warm_epochs = f.warm_epochs.unwrap_or(w.warm_epochs);
             w.max_iter = max_iter(a)?.unwrap_or(w.max_iter);
@@ -246,25 +247,6 @@ fn check_output_dir(path: &std::path::Path, flag: &str) -> Result<()> {
     Ok(())
 }
 
-/// Reads labelled rows of a validation file with the training table's columns and classes.
-fn read_validation(
-    data: &DataArgs,
-    train: TableRef<'_>,
-) -> Result<(multikernel::data::Matrix, Targets)> {
-    let schema = Schema {
-        feature_names: train.feature_names().to_vec(),
-        target: match train.targets() {
-            Targets::Classes { classes, .. } => TargetSchema::Classes(classes.clone()),
-            Targets::Real(_) => TargetSchema::Real,
-        },
-    };
-    let rows = read_for_model(&data.data, table_format(&data.format)?, &schema)?;
-    let Some(t) = rows.targets else {
-        bail!("{}: no target column", data.data.display());
-    };
-    Ok((rows.x, t))
-}
-
 pub fn train(a: &TrainArgs) -> Result<Outcome> {
     let spec = spec_from_flags(a)?;
     // Check every setting before reading any data.
@@ -273,6 +255,9 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
     check_output_dir(&a.out, "--out")?;
     if let Some(p) = &a.run_json {
         check_output_dir(p, "--run-json")?;
+    }
+    if a.stream && !matches!(a.learner, None | Some(LearnerKind::Online)) {
+        bail!("--stream trains the online learner (--algo online)");
     }
     let start = Instant::now();
     let bar = Bar::new();
@@ -283,118 +268,44 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
         (None, Some(_)) => "the learner the selection picks".into(),
         (None, None) => LearnerKind::Online.name().into(),
     };
-    let training = |what: String| {
-        eprintln!("training {learner_name} on {what} (Ctrl-C stops it)");
-    };
-    let mut trained_with = learner_name.clone();
-    let fitted: Fitted = if a.task == Task::Parsing {
-        let data = parse_data(a)?;
-        training(format!(
-            "{} sentences ({} for choosing the epoch), {} templates",
-            data.train.len(),
-            data.dev.len(),
-            data.templates.templates.len()
-        ));
-        fit(&data, &spec, &bar)?
-    } else if is_columns(a) {
-        let data = tag_data(a)?;
-        training(format!(
-            "{} sentences, {} tokens ({} sentences for choosing the epoch), {} templates",
-            data.train.len(),
-            data.train.iter().map(|s| s.len()).sum::<usize>(),
-            data.dev.len(),
-            data.templates.templates.len()
-        ));
-        fit(&data, &spec, &bar)?
-    } else if a.stream {
-        if !matches!(a.learner, None | Some(LearnerKind::Online)) {
-            bail!("--stream trains the online learner (--algo online)");
-        }
-        let opts = multikernel::estimator::stream::StreamOptions {
-            chunk_rows: a.chunk_rows,
-            shuffle_rows: a.shuffle_rows,
-        };
-        training(format!(
-            "{} read in chunks of {} rows (shuffle buffer {} rows)",
-            a.data.data.display(),
-            opts.chunk_rows,
-            opts.shuffle_rows
-        ));
-        let (fitted, report) = multikernel::estimator::stream::fit_stream(
-            &a.data.data,
-            table_format(&a.data.format)?,
-            &spec,
-            &opts,
-            &bar,
-        )?;
-        bar.finish();
+    let loaded = train_source(a)?.load(a.task)?;
+    eprintln!(
+        "training {learner_name} on {} (Ctrl-C stops it)",
+        loaded.describe()
+    );
+    let out = loaded.fit(&spec, plan.as_ref(), &bar)?;
+    bar.finish();
+    if let Some(report) = &out.stream {
+        let losses: Vec<String> = report
+            .epoch_losses
+            .iter()
+            .map(|l| format!("{l:.4}"))
+            .collect();
         eprintln!(
             "{} rows (first pass {:.2} s); progressive loss by epoch: {}",
             report.rows,
             report.scan_seconds,
-            report
-                .epoch_losses
-                .iter()
-                .map(|l| format!("{l:.4}"))
-                .collect::<Vec<_>>()
-                .join(" ")
+            losses.join(" ")
         );
-        fitted
-    } else if a.task == Task::Sequence {
-        let data = read_sequences(&a.data, a.online.train_folds.as_deref())?;
-        training(format!("{} sequences", data.n_sequences()));
-        fit(&data, &spec, &bar)?
-    } else {
-        let target = if a.task == Task::Regression {
-            TargetKind::Real
-        } else {
-            TargetKind::Classes
-        };
-        let data = read_table(
-            &a.data.data,
-            table_format(&a.data.format)?,
-            target,
-            None,
-            None,
-        )?;
-        training(format!(
-            "{} rows x {} features",
-            data.len(),
-            data.n_features()
-        ));
-        match (&a.gomp.validation, &plan) {
-            (None, Some(cfg)) => {
-                let auto = fit_auto(data.view(), &spec, cfg, &bar)?;
-                bar.finish();
-                eprintln!("{}", auto.record.headline());
-                if let Some(why) = &auto.record.learner_choice {
-                    eprintln!("learner: {why}");
-                }
-                if auto.record.candidates.is_empty() {
-                    for line in auto.record.grid_lines() {
-                        eprintln!("  {line}");
-                    }
-                } else {
-                    for line in auto.record.candidate_lines() {
-                        eprintln!("  {line}");
-                    }
-                }
-                eprintln!("selection took {:.2} s", auto.select_seconds);
-                trained_with = auto.learner.name().to_string();
-                auto.fitted
-            }
-            (Some(path), _) => {
-                let args = DataArgs {
-                    data: path.clone(),
-                    format: a.data.format.clone(),
-                };
-                let (xv, yv) = read_validation(&args, data.view()).context("--validation")?;
-                let v = TableRef::new(xv.view(), &yv, &data.feature_names)?;
-                fit_with_validation(&data, v, &spec, &bar)?
-            }
-            (None, None) => fit(&data, &spec, &bar)?,
+    }
+    let mut trained_with = learner_name;
+    if let Some((record, seconds, learner)) = &out.selection {
+        eprintln!("{}", record.headline());
+        if let Some(why) = &record.learner_choice {
+            eprintln!("learner: {why}");
         }
-    };
+        let lines = if record.candidates.is_empty() {
+            record.grid_lines()
+        } else {
+            record.candidate_lines()
+        };
+        for line in lines {
+            eprintln!("  {line}");
+        }
+        eprintln!("selection took {seconds:.2} s");
+        trained_with = learner.name().to_string();
+    }
+    let fitted = out.fitted;
     bar.finish();
     if fitted.run.status == RunStatus::Cancelled {
         eprintln!(
@@ -450,71 +361,31 @@ fn is_columns(a: &TrainArgs) -> bool {
             || (a.data.format.is_none() && a.online.templates.is_some()))
 }
 
-/// The tagger's training data from the flags: `--data`, `--validation FILE`, `--templates`,
-/// `--min-count`.
-fn tag_data(a: &TrainArgs) -> Result<multikernel::task::tagging::TagData> {
-    use multikernel::data::columns::read_columns;
-    use multikernel::task::tagging::{TagData, TemplateFile};
-    if a.online.train_folds.is_some() {
-        bail!(
-            "--train-folds selects folds of OCR data or a treebank; split column files beforehand"
-        );
-    }
-    let Some(tpl) = &a.online.templates else {
-        bail!(
-            "--format columns needs --templates FILE, a CRF++ template file (lines like \
-             U00:%x[0,0] and B)"
-        );
-    };
-    let templates = TemplateFile::read(tpl)?;
-    let train = read_columns(&a.data.data)?.sentences;
-    let mut data = TagData::new(train, templates);
-    if let Some(path) = &a.gomp.validation {
-        data.dev = read_columns(path).context("--validation")?.sentences;
-    }
-    if let Some(m) = a.online.min_count {
-        if m == 0 {
-            bail!("--min-count must be at least 1");
-        }
-        data.min_count = m;
-    }
-    Ok(data)
-}
-
-/// The parser's training data from the flags: `--data` (its `--train-folds`), the
-/// development sentences (`--validation FILE` or `--validation-folds`), the templates.
-fn parse_data(a: &TrainArgs) -> Result<multikernel::task::parse::ParseData> {
-    use multikernel::data::conllu::Heads;
-    use multikernel::task::parse::{ParseData, ParseSentence, TemplateSet, TreeKind};
+/// The data, validation and templates the flags name.
+fn train_source(a: &TrainArgs) -> Result<TrainSource<'static>> {
     let o = &a.online;
-    let conv = |s: Vec<multikernel::data::conllu::ConlluSentence>| -> Vec<ParseSentence> {
-        s.iter().map(ParseSentence::from).collect()
+    let file = crate::use_model::file_source(&a.data, &o.train_folds)?;
+    let validation = match (&a.gomp.validation, &o.validation_folds) {
+        (Some(path), _) => Some(FileSource::new(path).with_format(file.format)),
+        (None, Some(folds)) => Some(file.clone().with_folds(Some(folds.clone()))),
+        (None, None) => None,
     };
-    let train = conv(read_treebank(
-        &a.data,
-        o.train_folds.as_deref(),
-        Heads::Required,
-    )?);
-    let dev = match (&a.gomp.validation, &o.validation_folds) {
-        (Some(path), _) => {
-            let args = DataArgs {
-                data: path.clone(),
-                format: a.data.format.clone(),
-            };
-            conv(read_treebank(&args, None, Heads::Required).context("--validation")?)
-        }
-        (None, Some(folds)) => conv(read_treebank(&a.data, Some(folds), Heads::Required)?),
-        (None, None) => Vec::new(),
+    let data = if a.stream {
+        let opts = StreamOptions {
+            chunk_rows: a.chunk_rows,
+            shuffle_rows: a.shuffle_rows,
+        };
+        Source::Stream(file, opts)
+    } else {
+        Source::File(file)
     };
-    let mut data = ParseData::new(train);
-    data.dev = dev;
-    if let Some(path) = &o.templates {
-        data.templates = TemplateSet::read(path)?;
-    }
-    if o.projective {
-        data.trees = TreeKind::Projective;
-    }
-    Ok(data)
+    Ok(TrainSource {
+        data,
+        validation,
+        templates: o.templates.clone(),
+        min_count: o.min_count,
+        projective: o.projective,
+    })
 }
 
 /// What `train` prints: the model's headline, the validation choice, the kernel table.

@@ -4,7 +4,7 @@
 
 use crate::arrays::rows;
 use crate::errors::OrPy;
-use multikernel::solver::smo::{svc, svr, SmoParams};
+use multikernel::estimator::smo::{svc, svr, SmoParams};
 use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

@@ -74,6 +74,16 @@ pub enum Error {
     /// A numerical routine failed (e.g. a matrix that should be positive definite is not).
     #[error("numerical failure: {0}")]
     Numerical(String),
+    /// An error in one named input of a call (`validation`: the validation file of
+    /// [`crate::estimator::source`]), so a shell can name its own flag for it.
+    #[error("{name}: {source}")]
+    Input {
+        /// The library's name of the input (a setting name, as in
+        /// [`Error::InvalidParameter`]).
+        name: &'static str,
+        #[source]
+        source: Box<Error>,
+    },
 }
 
 /// Result with the library's [`Error`].
@@ -110,6 +120,14 @@ impl Error {
     /// [`Error::Unsupported`].
     pub fn unsupported(msg: impl Into<String>) -> Self {
         Error::Unsupported(msg.into())
+    }
+
+    /// [`Error::Input`]: this error, in the input named `name`.
+    pub fn within(self, name: &'static str) -> Self {
+        Error::Input {
+            name,
+            source: Box::new(self),
+        }
     }
 
     /// [`Error::Model`] for a model file or `<bytes>`.

@@ -243,3 +243,97 @@ fn the_learner_recipe_names_existing_files() {
         "the recipe lists its files ({checked} found)"
     );
 }
+
+/// The recipe is complete: a source file that names every learner family (its
+/// `LearnerKind`) or every `Model` variant enumerates them, so a new learner touches it,
+/// and the recipe must list it.
+#[test]
+fn the_learner_recipe_lists_every_file_that_enumerates_the_learners() {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let start = text.find("## Adding a learner").unwrap();
+    let section = &text[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+    let listed: Vec<String> = section
+        .split('`')
+        .enumerate()
+        .filter(|(i, p)| i % 2 == 1 && !p.contains(' ') && p.contains('/'))
+        .map(|(_, p)| {
+            if p.starts_with("crates/") || p.starts_with("python/") {
+                p.to_string()
+            } else {
+                format!("crates/multikernel/src/{p}")
+            }
+        })
+        .collect();
+    let kinds = [
+        "Gomp",
+        "LpMkl",
+        "MirrorDescent",
+        "Ucd",
+        "Mtl",
+        "SimpleMkl",
+        "GaussSeidel",
+    ];
+    let models = [
+        "KernelMachine",
+        "Gomp",
+        "LpMkl",
+        "PolyMkl",
+        "Parser",
+        "Tagger",
+        "Wrapper",
+    ];
+    let word = |text: &str, w: &str| {
+        text.match_indices(w).any(|(i, _)| {
+            let before = text[..i].chars().next_back();
+            let after = text[i + w.len()..].chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    };
+    let mut files = Vec::new();
+    for dir in [
+        "crates/multikernel/src",
+        "crates/multikernel-cli/src",
+        "crates/multikernel-py/src",
+    ] {
+        collect_files(&root().join(dir), &mut files);
+    }
+    let mut missing = Vec::new();
+    let mut found = 0;
+    for f in files {
+        let rel = f
+            .strip_prefix(root())
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if rel.contains("/reproduce/") || rel.contains("/fuzzing/") {
+            continue; // experiments and fuzz bodies name learners, they do not dispatch
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        let all_kinds = kinds.iter().all(|k| word(&text, k));
+        let all_models = models.iter().all(|m| text.contains(&format!("Model::{m}")));
+        if all_kinds || all_models {
+            found += 1;
+            if !listed.contains(&rel) {
+                missing.push(rel);
+            }
+        }
+    }
+    assert!(found >= 4, "{found} files enumerate the learners");
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE's recipe for a new learner misses {missing:?}"
+    );
+}
+
+fn collect_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            collect_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}

@@ -378,3 +378,86 @@ fn orders_top_level_modules_and_learner_folders() {
     assert!(violation(&path("solver::wrapper::grams"), &path("solver::online::X")).is_some());
     assert!(violation(&path("solver::brand_new"), &path("solver::smo::X")).is_some());
 }
+
+/// Every path of `tokens` that starts at the crate `root` (`multikernel::a::b`, grouped
+/// imports expanded), as the shells write them.
+fn crate_paths(tokens: &[TokenTree], root: &str, out: &mut Vec<Use>) {
+    for (i, t) in tokens.iter().enumerate() {
+        match t {
+            TokenTree::Ident(id)
+                if *id == root
+                    && is_path_sep(tokens, i + 1)
+                    && !(i >= 2 && is_path_sep(tokens, i - 2)) =>
+            {
+                read_tail(tokens, i + 3, Vec::new(), id.span().start().line, out);
+            }
+            TokenTree::Group(g) => {
+                let body: Vec<TokenTree> = g.stream().into_iter().collect();
+                crate_paths(&body, root, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The modules of the library a shell may not use: the solvers are reached through
+/// `estimator` (specs, fits, the re-exported settings types) and `model`.
+const SHELL_FORBIDDEN: &[&str] = &["solver"];
+
+/// Why the shell source `text` breaks the rule above, one line per path.
+fn shell_violations(text: &str) -> Vec<String> {
+    let stream = TokenStream::from_str(text).expect("a source file tokenizes");
+    let tokens: Vec<TokenTree> = stream.into_iter().collect();
+    let mut found = Vec::new();
+    crate_paths(&tokens, "multikernel", &mut found);
+    found
+        .into_iter()
+        .filter(|u| {
+            u.path
+                .first()
+                .is_some_and(|m| SHELL_FORBIDDEN.contains(&m.as_str()))
+        })
+        .map(|u| format!("{}: multikernel::{}", u.line, u.path.join("::")))
+        .collect()
+}
+
+/// The command-line tool and the Python binding use the library's front door
+/// (`estimator`, `model`, `data`, ...), never `multikernel::solver` (ARCHITECTURE.md).
+#[test]
+fn the_shells_do_not_import_the_solvers() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut violations = Vec::new();
+    for shell in ["multikernel-cli", "multikernel-py"] {
+        let src = crates.join(shell).join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        assert!(!files.is_empty(), "{} has no sources", src.display());
+        for file in files {
+            let text = std::fs::read_to_string(&file).expect("readable source file");
+            for v in shell_violations(&text) {
+                violations.push(format!("{}:{v}", file.display()));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "a shell imports the solvers:\n{}",
+        violations.join("\n")
+    );
+}
+
+#[test]
+fn finds_solver_imports_in_shell_code() {
+    let text = "use multikernel::{estimator::fit, solver::{online::X, smo}};\n\
+                let p = multikernel::solver::lp_mkl::parse_p(s);\n\
+                // multikernel::solver::in_a_comment\n\
+                use multikernel::estimator::smo::svc; let s = \"multikernel::solver\";";
+    assert_eq!(
+        shell_violations(text),
+        [
+            "1: multikernel::solver::online::X",
+            "1: multikernel::solver::smo",
+            "2: multikernel::solver::lp_mkl::parse_p",
+        ]
+    );
+}

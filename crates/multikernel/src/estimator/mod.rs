@@ -123,14 +123,38 @@
 //!
 //! [`Model`]: crate::model::Model
 
+pub mod apply;
 pub mod auto;
 pub mod candidates;
 pub mod fit;
 pub mod precomputed;
 pub mod registry;
 pub mod select;
+pub mod source;
 pub mod spec;
 pub mod stream;
+
+/// lp-MKL's `p` from text (`2`, `4/3`, `inf`): the one grammar of [`LpMklSpec::p`].
+pub use crate::solver::lp_mkl::parse_p;
+/// The step rules of the online learner ([`OnlineSpec::schedule`]).
+pub use crate::solver::online::StepSchedule;
+pub use apply::{evaluate, predict, score_columns, ApplyOptions, Evaluation};
+pub use source::{fit_source, DataFormat, FileSource, Loaded, Source, SourceFitted, TrainSource};
+
+/// The online learner trained chunk by chunk by the caller (the Python package's
+/// `partial_fit`): [`IncrementalFit`](crate::solver::online::incremental::IncrementalFit)
+/// and its settings.
+pub mod incremental {
+    pub use crate::solver::online::incremental::{Given, IncrementalFit};
+    pub use crate::solver::online::vector::VectorFitConfig;
+    pub use crate::solver::online::OnlineParams;
+}
+
+/// The exact SVM dual by SMO on a kernel matrix (C-SVC and epsilon-SVR, Fan et al. 2005),
+/// for programs that bring their own kernel.
+pub mod smo {
+    pub use crate::solver::smo::{svc, svr, SmoParams};
+}
 
 pub use auto::{fit_auto, fit_single_best, AutoConfig, AutoFitted, SelectionRecord};
 pub use fit::{fit, fit_checked, fit_with_validation, Fitted, PathChoice, TrainingData};

@@ -244,8 +244,8 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         name: "degree",
-        flag: "--poly-degree",
-        deprecated_flags: &[],
+        flag: "--degree",
+        deprecated_flags: &["--poly-degree"],
         domain: Domain::Count,
         default: "3",
         doc: "the degree D of the learned polynomial kernel",
@@ -295,8 +295,8 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         name: "tol",
-        flag: "--gap-tol",
-        deprecated_flags: &[],
+        flag: "--tol",
+        deprecated_flags: &["--gap-tol"],
         domain: Domain::PositiveReal,
         default: "0.01",
         doc: "stop when the relative MKL duality gap is at most this",
@@ -315,8 +315,8 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         name: "epsilon",
-        flag: "--svr-epsilon",
-        deprecated_flags: &[],
+        flag: "--epsilon",
+        deprecated_flags: &["--svr-epsilon"],
         domain: Domain::NonNegativeReal,
         default: "0.1",
         doc: "the epsilon-insensitive zone of the regression loss (libsvm's -p)",
@@ -415,6 +415,22 @@ mod tests {
             assert_eq!(owners(s.name), s.learners);
         }
         assert!(owners("no_such_setting").is_empty());
+    }
+
+    /// One name per setting: the flag is the name (dashes for underscores) everywhere but
+    /// the regularizer's short `--reg`; older flags live on as deprecated aliases.
+    #[test]
+    fn a_flag_is_its_setting_name() {
+        for s in SETTINGS {
+            let want = match s.name {
+                "regularizer" => "--reg".to_string(),
+                n => format!("--{}", n.replace('_', "-")),
+            };
+            assert_eq!(s.flag, want, "{}", s.name);
+        }
+        assert_eq!(setting_by_flag("--gap-tol").unwrap().name, "tol");
+        assert_eq!(setting_by_flag("--svr-epsilon").unwrap().name, "epsilon");
+        assert_eq!(setting_by_flag("--poly-degree").unwrap().name, "degree");
     }
 
     #[test]

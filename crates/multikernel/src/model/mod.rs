@@ -14,6 +14,13 @@ pub mod summary;
 pub use batch_model::{BatchModel, DecisionFunction};
 pub use score::ScoreAccumulator;
 pub use summary::{KernelRow, Summary};
+/// The trained models of the structured learners, as a [`Model`] holds them (the shells
+/// use them from here, never from `solver`).
+pub mod structured {
+    pub use crate::solver::online::parser::ParserModel;
+    pub use crate::solver::sequence::SequenceModel;
+    pub use crate::solver::tagging::{SentenceMarginals, TaggerModel};
+}
 
 use crate::data::read::{Schema, TargetSchema};
 use crate::data::{Matrix, MatrixRef, Targets};
@@ -551,14 +558,14 @@ fn online_summary(m: &KernelMachine) -> Summary {
     let t = &m.training;
     let mut settings = vec![
         ("loss".to_string(), m.loss.to_string()),
-        ("reg".to_string(), t.reg.to_string()),
+        ("regularizer".to_string(), t.reg.to_string()),
         ("lambda".to_string(), num(t.lambda)),
         ("C".to_string(), num(t.c)),
         ("eta0".to_string(), format!("{}", t.eta0)),
         ("schedule".to_string(), t.schedule.to_string()),
         ("epochs".to_string(), t.epochs.to_string()),
         ("seed".to_string(), t.seed.to_string()),
-        ("averaging".to_string(), yes_no(t.averaging)),
+        ("average".to_string(), yes_no(t.averaging)),
         ("bias".to_string(), yes_no(t.bias)),
         ("standardize".to_string(), yes_no(m.standardizer.is_some())),
     ];
@@ -619,14 +626,14 @@ fn sequence_summary(m: &SequenceModel) -> Summary {
     let t = &m.training;
     let mut settings = vec![
         ("loss".to_string(), m.loss.to_string()),
-        ("reg".to_string(), t.reg.to_string()),
+        ("regularizer".to_string(), t.reg.to_string()),
         ("lambda".to_string(), num(t.lambda)),
         ("C".to_string(), num(t.c)),
         ("eta0".to_string(), format!("{}", t.eta0)),
         ("schedule".to_string(), t.schedule.to_string()),
         ("epochs".to_string(), t.epochs.to_string()),
         ("seed".to_string(), t.seed.to_string()),
-        ("averaging".to_string(), yes_no(t.averaging)),
+        ("average".to_string(), yes_no(t.averaging)),
         ("learn_beta0".to_string(), yes_no(t.learn_beta0)),
     ];
     if let Some(r) = t.projection_radius {

@@ -1,0 +1,521 @@
+//! One fit over a data source: the library picks the reader and the entry point, so a
+//! program that wants what `multikernel train FILE` does calls [`fit_source`] (or
+//! [`TrainSource::load`], then [`Loaded::fit`], to say what was read before a long run).
+//!
+//! Which reader, from the task, the format and the templates:
+//!
+//! | task | format | reader | entry point |
+//! |---|---|---|---|
+//! | parsing | `conllu` (or none) | CoNLL-U, [`crate::data::conllu`] | [`fit()`](super::fit()) on a [`ParseData`] |
+//! | sequence | `columns`, or none with templates | CRF++ columns, [`crate::data::columns`] | [`fit()`](super::fit()) on a [`TagData`] |
+//! | sequence | `ocr` (or none) | Taskar's OCR format, [`crate::data::ocr`] | [`fit()`](super::fit()) on [`SequenceData`] |
+//! | binary, multiclass, regression | `csv`, `libsvm` (or none: from the file) | [`read_table`] | [`fit()`](super::fit()), [`fit_with_validation`], [`fit_auto`] |
+//! | binary, multiclass, regression, streamed | `csv`, `libsvm` | [`crate::data::stream`] | [`fit_stream`] |
+//!
+//! A validation source chooses MKL-GOMP's path length (table rows with the training
+//! table's columns and classes) or the epoch of a parser or a tagger (sentences). Folds
+//! select OCR sequences (their fold column) or treebank sentences (index mod 10).
+
+use super::auto::{fit_auto, AutoConfig};
+use super::fit::{fit, fit_with_validation, Fitted, TrainingData};
+use super::spec::{LearnerSpec, Task};
+use super::stream::{fit_stream, StreamOptions, StreamReport};
+use crate::data::columns::{read_columns, ColumnSentence};
+use crate::data::conllu::{read_conllu, ConlluSentence, Heads};
+use crate::data::ocr::{parse_folds, read_ocr};
+use crate::data::{
+    read_for_model, read_table, Dataset, Format, Schema, SequenceData, TargetKind, TargetSchema,
+    Targets,
+};
+use crate::error::{Error, Result};
+use crate::run::Observer;
+use crate::select::SelectionRecord;
+use crate::task::parse::{ParseData, ParseSentence, TemplateSet, TreeKind};
+use crate::task::tagging::{TagData, TemplateFile};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// The format of a data file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataFormat {
+    /// A table: comma-separated values with a header, the target last.
+    Csv,
+    /// A table: libsvm / svmlight sparse rows.
+    Libsvm,
+    /// Sequences: Taskar's OCR `letter.data`.
+    Ocr,
+    /// Sentences in CRF++'s column format.
+    Columns,
+    /// Treebank sentences in CoNLL-U.
+    Conllu,
+}
+
+impl FromStr for DataFormat {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<DataFormat> {
+        Ok(match s.trim().to_ascii_lowercase().as_str() {
+            "ocr" => DataFormat::Ocr,
+            "columns" => DataFormat::Columns,
+            "conllu" => DataFormat::Conllu,
+            other => match other.parse::<Format>() {
+                Ok(Format::Csv) => DataFormat::Csv,
+                Ok(Format::Libsvm) => DataFormat::Libsvm,
+                Err(_) => {
+                    return Err(Error::param(
+                        "format",
+                        s,
+                        "csv, libsvm, ocr, columns or conllu",
+                    ))
+                }
+            },
+        })
+    }
+}
+
+impl fmt::Display for DataFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DataFormat::Csv => "csv",
+            DataFormat::Libsvm => "libsvm",
+            DataFormat::Ocr => "ocr",
+            DataFormat::Columns => "columns",
+            DataFormat::Conllu => "conllu",
+        })
+    }
+}
+
+/// A data file: its path, its format (`None`: from the task, the file name or its first
+/// line) and the folds to keep (a list such as `0`, `0,3` or `1-9`; OCR sequences and
+/// treebank sentences only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSource {
+    pub path: PathBuf,
+    pub format: Option<DataFormat>,
+    pub folds: Option<String>,
+}
+
+impl FileSource {
+    /// The whole file, its format from the task or the file.
+    pub fn new(path: impl Into<PathBuf>) -> FileSource {
+        FileSource {
+            path: path.into(),
+            format: None,
+            folds: None,
+        }
+    }
+
+    /// The same file with `format`.
+    pub fn with_format(mut self, format: Option<DataFormat>) -> FileSource {
+        self.format = format;
+        self
+    }
+
+    /// The same file, only the folds `list`.
+    pub fn with_folds(mut self, list: Option<String>) -> FileSource {
+        self.folds = list;
+        self
+    }
+
+    /// The table format (`None`: from the file name or its first line); an error for the
+    /// formats of sequences and sentences.
+    pub fn table_format(&self) -> Result<Option<Format>> {
+        match self.format {
+            None => Ok(None),
+            Some(DataFormat::Csv) => Ok(Some(Format::Csv)),
+            Some(DataFormat::Libsvm) => Ok(Some(Format::Libsvm)),
+            Some(f) => Err(Error::param(
+                "format",
+                f,
+                "csv or libsvm for a table (ocr and columns are sequence data: the sequence \
+                 task; conllu is a treebank: the parsing task)",
+            )),
+        }
+    }
+
+    fn no_folds(&self) -> Result<()> {
+        match &self.folds {
+            None => Ok(()),
+            Some(_) => Err(Error::unsupported(
+                "folds select OCR sequences or treebank sentences; a column file or a table \
+                 is used whole (split it beforehand)",
+            )),
+        }
+    }
+
+    fn expect(&self, want: DataFormat, what: &str) -> Result<()> {
+        match self.format {
+            None => Ok(()),
+            Some(f) if f == want => Ok(()),
+            Some(f) => Err(Error::param("format", f, format!("{want} for {what}"))),
+        }
+    }
+
+    /// OCR sequences, the folds asked for or all of them.
+    pub fn read_sequences(&self) -> Result<SequenceData> {
+        self.expect(DataFormat::Ocr, "sequences (Taskar's letter.data)")?;
+        let all = read_ocr(&self.path)?;
+        let Some(list) = &self.folds else {
+            return Ok(all);
+        };
+        let d = all.select_folds(&parse_folds(list)?);
+        if d.n_sequences() == 0 {
+            return Err(Error::data(format!(
+                "{}: no sequences in folds {list}",
+                self.path.display()
+            )));
+        }
+        Ok(d)
+    }
+
+    /// CoNLL-U sentences, the folds asked for (sentence index mod 10) or all of them;
+    /// `heads` says whether every sentence must carry its tree.
+    pub fn read_treebank(&self, heads: Heads) -> Result<Vec<ConlluSentence>> {
+        use crate::data::conllu::select_folds;
+        self.expect(DataFormat::Conllu, "a treebank")?;
+        let all = read_conllu(&self.path, heads)?;
+        let Some(list) = &self.folds else {
+            return Ok(all);
+        };
+        let s = select_folds(&all, &parse_folds(list)?);
+        if s.is_empty() {
+            return Err(Error::data(format!(
+                "{}: no sentences in folds {list}",
+                self.path.display()
+            )));
+        }
+        Ok(s)
+    }
+
+    /// Sentences in the column format (used whole).
+    pub fn read_columns(&self) -> Result<Vec<ColumnSentence>> {
+        self.expect(DataFormat::Columns, "a template tagger")?;
+        self.no_folds()?;
+        Ok(read_columns(&self.path)?.sentences)
+    }
+
+    /// Whether the data are sentences in columns for a template tagger: the sequence task
+    /// with the columns format, or no format and templates.
+    fn is_columns(&self, task: Task, templates: bool) -> bool {
+        task == Task::Sequence
+            && (self.format == Some(DataFormat::Columns) || (self.format.is_none() && templates))
+    }
+}
+
+/// Where the training data come from.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Source<'a> {
+    /// A file read whole.
+    File(FileSource),
+    /// A table file read chunk by chunk, never whole in memory (the online learner:
+    /// [`fit_stream`]).
+    Stream(FileSource, StreamOptions),
+    /// Data already in memory.
+    Memory(TrainingData<'a>),
+}
+
+/// Everything [`fit_source`] trains on: the data, a validation source, and for sentences
+/// the template file, the count cutoff and the trees decoded.
+#[derive(Debug, Clone)]
+pub struct TrainSource<'a> {
+    pub data: Source<'a>,
+    /// Rows that choose MKL-GOMP's path length, or sentences that choose a parser's or a
+    /// tagger's epoch.
+    pub validation: Option<FileSource>,
+    /// Arc templates of a parser (default: the built-in set) or CRF++ templates of a
+    /// tagger (required for sentences in columns).
+    pub templates: Option<PathBuf>,
+    /// A tagger keeps template expansions seen at least this often (CRF++ `-f`).
+    pub min_count: Option<usize>,
+    /// A parser decodes projective trees (Eisner) instead of any tree.
+    pub projective: bool,
+}
+
+impl<'a> TrainSource<'a> {
+    /// The data alone, with no validation and the default templates.
+    pub fn new(data: Source<'a>) -> TrainSource<'a> {
+        TrainSource {
+            data,
+            validation: None,
+            templates: None,
+            min_count: None,
+            projective: false,
+        }
+    }
+
+    /// Reads the data for `task` (module docs: which reader). A streamed table is only
+    /// checked here and read by [`Loaded::fit`].
+    pub fn load(&self, task: Task) -> Result<Loaded<'a>> {
+        let file = match &self.data {
+            Source::Memory(d) => {
+                if self.validation.is_some() || self.templates.is_some() {
+                    return Err(Error::unsupported(
+                        "data in memory carry their own validation rows and templates",
+                    ));
+                }
+                return Ok(Loaded::new(Data::Memory(*d)));
+            }
+            Source::Stream(f, opts) => {
+                if matches!(task, Task::Sequence | Task::Parsing) {
+                    return Err(Error::unsupported(
+                        "training from a stream takes a table task",
+                    ));
+                }
+                f.no_folds()?;
+                f.table_format()?;
+                return Ok(Loaded::new(Data::Stream(f.clone(), *opts)));
+            }
+            Source::File(f) => f,
+        };
+        if self.templates.is_some() && !matches!(task, Task::Sequence | Task::Parsing) {
+            return Err(Error::unsupported(
+                "templates are the groups of a parser or a tagger (the parsing task, or the \
+                 sequence task on sentences in columns)",
+            ));
+        }
+        if task == Task::Parsing {
+            return self
+                .parse_data(file)
+                .map(|d| Loaded::new(Data::Treebank(d)));
+        }
+        if file.is_columns(task, self.templates.is_some()) {
+            return self.tag_data(file).map(|d| Loaded::new(Data::Tagged(d)));
+        }
+        if self.min_count.is_some() {
+            return Err(Error::unsupported(
+                "the count cutoff applies to a tagger on sentences in columns",
+            ));
+        }
+        if task == Task::Sequence {
+            if self.validation.is_some() {
+                return Err(Error::unsupported(
+                    "validation sentences choose the epoch of a parser or a tagger in \
+                     columns; OCR sequences take none",
+                ));
+            }
+            return Ok(Loaded::new(Data::Sequences(file.read_sequences()?)));
+        }
+        file.no_folds()?;
+        let target = if task == Task::Regression {
+            TargetKind::Real
+        } else {
+            TargetKind::Classes
+        };
+        let data = read_table(&file.path, file.table_format()?, target, None, None)?;
+        let validation = match &self.validation {
+            Some(v) => Some(read_validation(v, &data).map_err(|e| e.within("validation"))?),
+            None => None,
+        };
+        Ok(Loaded {
+            data: Data::Table(data),
+            validation,
+        })
+    }
+
+    /// A parser's data: the training sentences, the development sentences, the templates.
+    fn parse_data(&self, file: &FileSource) -> Result<ParseData> {
+        let conv = |s: Vec<ConlluSentence>| -> Vec<ParseSentence> {
+            s.iter().map(ParseSentence::from).collect()
+        };
+        let mut data = ParseData::new(conv(file.read_treebank(Heads::Required)?));
+        if let Some(v) = &self.validation {
+            data.dev = conv(
+                v.read_treebank(Heads::Required)
+                    .map_err(|e| e.within("validation"))?,
+            );
+        }
+        if let Some(path) = &self.templates {
+            data.templates = TemplateSet::read(path)?;
+        }
+        if self.projective {
+            data.trees = TreeKind::Projective;
+        }
+        Ok(data)
+    }
+
+    /// A tagger's data: sentences in columns, the development sentences, the templates.
+    fn tag_data(&self, file: &FileSource) -> Result<TagData> {
+        let Some(tpl) = &self.templates else {
+            return Err(Error::param(
+                "templates",
+                "none",
+                "a CRF++ template file (lines like U00:%x[0,0] and B) for sentences in columns",
+            ));
+        };
+        let templates = TemplateFile::read(tpl)?;
+        let mut data = TagData::new(file.read_columns()?, templates);
+        if let Some(v) = &self.validation {
+            data.dev = v.read_columns().map_err(|e| e.within("validation"))?;
+        }
+        if let Some(m) = self.min_count {
+            if m == 0 {
+                return Err(Error::param("min_count", 0, "at least 1"));
+            }
+            data.min_count = m;
+        }
+        Ok(data)
+    }
+}
+
+/// Labelled rows of a validation file with the training table's columns and classes.
+fn read_validation(v: &FileSource, train: &Dataset) -> Result<Dataset> {
+    v.no_folds()?;
+    let schema = Schema {
+        feature_names: train.feature_names.clone(),
+        target: match &train.targets {
+            Targets::Classes { classes, .. } => TargetSchema::Classes(classes.clone()),
+            Targets::Real(_) => TargetSchema::Real,
+        },
+    };
+    let rows = read_for_model(&v.path, v.table_format()?, &schema)?;
+    let Some(targets) = rows.targets else {
+        return Err(Error::data(format!(
+            "{}: no target column",
+            v.path.display()
+        )));
+    };
+    Ok(Dataset {
+        x: rows.x,
+        targets,
+        feature_names: train.feature_names.clone(),
+    })
+}
+
+/// The data as read.
+#[derive(Debug)]
+enum Data<'a> {
+    Memory(TrainingData<'a>),
+    Table(Dataset),
+    Sequences(SequenceData),
+    Treebank(ParseData),
+    Tagged(TagData),
+    Stream(FileSource, StreamOptions),
+}
+
+/// Training data read by [`TrainSource::load`], ready for [`Loaded::fit`].
+#[derive(Debug)]
+pub struct Loaded<'a> {
+    data: Data<'a>,
+    validation: Option<Dataset>,
+}
+
+/// What [`fit_source`] returns: the fit, and what the path it took reports besides.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SourceFitted {
+    pub fitted: Fitted,
+    /// The built-in selection's record, its seconds and the learner it fitted, when it ran.
+    pub selection: Option<(SelectionRecord, f64, super::spec::LearnerKind)>,
+    /// A streamed fit's rows, first pass and losses by epoch.
+    pub stream: Option<StreamReport>,
+}
+
+impl<'a> Loaded<'a> {
+    fn new(data: Data<'a>) -> Loaded<'a> {
+        Loaded {
+            data,
+            validation: None,
+        }
+    }
+
+    fn training(&self) -> Option<TrainingData<'_>> {
+        Some(match &self.data {
+            Data::Memory(d) => *d,
+            Data::Table(d) => TrainingData::Table(d.view()),
+            Data::Sequences(d) => TrainingData::Sequences(d),
+            Data::Treebank(d) => TrainingData::Treebank(d),
+            Data::Tagged(d) => TrainingData::Tagged(d),
+            Data::Stream(..) => return None,
+        })
+    }
+
+    /// What was read, in a few words ("208 rows x 60 features", "40 sentences (10 for
+    /// choosing the epoch), 50 templates", ...).
+    pub fn describe(&self) -> String {
+        match &self.data {
+            Data::Stream(f, o) => format!(
+                "{} read in chunks of {} rows (shuffle buffer {} rows)",
+                f.path.display(),
+                o.chunk_rows,
+                o.shuffle_rows
+            ),
+            _ => match self.training() {
+                Some(TrainingData::Table(t)) => {
+                    format!("{} rows x {} features", t.len(), t.n_features())
+                }
+                Some(TrainingData::Sequences(d)) => format!("{} sequences", d.n_sequences()),
+                Some(TrainingData::Treebank(d)) => format!(
+                    "{} sentences ({} for choosing the epoch), {} templates",
+                    d.train.len(),
+                    d.dev.len(),
+                    d.templates.templates.len()
+                ),
+                Some(TrainingData::Tagged(d)) => format!(
+                    "{} sentences, {} tokens ({} sentences for choosing the epoch), {} templates",
+                    d.train.len(),
+                    d.train.iter().map(|s| s.len()).sum::<usize>(),
+                    d.dev.len(),
+                    d.templates.templates.len()
+                ),
+                _ => "the data".to_string(),
+            },
+        }
+    }
+
+    /// Trains `spec` on the data: [`fit_stream`] on a stream; on a table, with validation
+    /// rows [`fit_with_validation`], else with `select` the built-in selection
+    /// ([`fit_auto`]), else [`fit()`](super::fit()); on sequences and sentences
+    /// [`fit()`](super::fit()) (their validation sentences are in the data).
+    pub fn fit(
+        &self,
+        spec: &LearnerSpec,
+        select: Option<&AutoConfig>,
+        observer: &(impl Observer + ?Sized),
+    ) -> Result<SourceFitted> {
+        let done = |fitted| SourceFitted {
+            fitted,
+            selection: None,
+            stream: None,
+        };
+        if let Data::Stream(f, opts) = &self.data {
+            let (fitted, report) = fit_stream(&f.path, f.table_format()?, spec, opts, observer)?;
+            return Ok(SourceFitted {
+                stream: Some(report),
+                ..done(fitted)
+            });
+        }
+        let data = self.training().expect("not a stream");
+        if let Some(v) = &self.validation {
+            return Ok(done(fit_with_validation(data, v.view(), spec, observer)?));
+        }
+        match (data, select) {
+            (TrainingData::Table(t), Some(cfg)) => {
+                let auto = fit_auto(t, spec, cfg, observer)?;
+                Ok(SourceFitted {
+                    selection: Some((auto.record, auto.select_seconds, auto.learner)),
+                    ..done(auto.fitted)
+                })
+            }
+            _ => Ok(done(fit(data, spec, observer)?)),
+        }
+    }
+}
+
+/// Reads `source` for the spec's task and trains it ([`TrainSource::load`], then
+/// [`Loaded::fit`]).
+pub fn fit_source(
+    source: &TrainSource<'_>,
+    spec: &LearnerSpec,
+    select: Option<&AutoConfig>,
+    observer: &(impl Observer + ?Sized),
+) -> Result<SourceFitted> {
+    source.load(spec.task)?.fit(spec, select, observer)
+}
+
+/// `path` as a whole file of unknown format (a convenience for programs).
+impl From<&Path> for FileSource {
+    fn from(path: &Path) -> FileSource {
+        FileSource::new(path)
+    }
+}
