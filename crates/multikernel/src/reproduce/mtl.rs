@@ -425,7 +425,7 @@ pub fn run(cfg: &MtlConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
             }
         }
         if let Some(dir) = &cfg.out_dir {
-            write_weights(dir, set, &templates, curves)?;
+            write_weights(dir, set, templates, curves)?;
             if !runs.is_empty() {
                 let mut lines = Vec::new();
                 for (method, loss, c, objectives) in &runs {
@@ -436,7 +436,7 @@ pub fn run(cfg: &MtlConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                     let opt = match known {
                         Some(f) => f,
                         None => {
-                            let f = reference_optimum(&train, &templates, *loss, *c, cfg)?;
+                            let f = reference_optimum(&train, templates, *loss, *c, cfg)?;
                             optima.push((*loss, *c, f));
                             f
                         }

@@ -275,6 +275,9 @@ struct RowFit {
     parse_seconds: f64,
 }
 
+/// A learned row's chosen setting: `(method, dev UAS, lambda, eta0, its fit)`.
+type Chosen = (String, f64, f64, f64, RowFit);
+
 /// Runs the experiment; `log` sees progress lines. The fits are independent jobs
 /// ([`super::jobs`]), as many at once as the pool has threads: first every learned row's
 /// settings on every data set, then the retraining points (they rank the templates by the
@@ -385,8 +388,7 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
         }))
     })?;
     // Per data set and learned row, the best setting on dev (ties: the first).
-    let mut chosen: Vec<Vec<(String, f64, f64, f64, RowFit)>> =
-        (0..cfg.datasets.len()).map(|_| Vec::new()).collect();
+    let mut chosen: Vec<Vec<Chosen>> = (0..cfg.datasets.len()).map(|_| Vec::new()).collect();
     {
         let mut k = 0;
         while k < fit_jobs.len() {
