@@ -98,6 +98,7 @@ impl Report {
 }
 pub mod demo;
 pub mod gomp;
+pub mod jobs;
 pub mod mirror_descent;
 pub mod mtl;
 pub mod ocr;

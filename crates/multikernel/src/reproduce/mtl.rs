@@ -275,74 +275,91 @@ pub fn run(cfg: &MtlConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
     let dev = split_of(&all, &[8]);
     let test = split_of(&all, &[9]);
     let n = train.len();
+    let wall = Instant::now();
     let mut rows = Vec::new();
     let mut table = String::from(
         "| templates | method | test acc. | dev acc. | templates kept | C | iterations | epsilon | train s | decode s | QCQP s |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
-    for set in sets {
-        let templates =
-            TemplateFile::read(&cfg.template_dir.join(format!("twt-upos-{set}.templates")))?;
-        let total = templates.templates.len();
-        let mut curves = Vec::new();
-        // Batch optima (loss, C, objective) and SPOM's objectives (method, loss, C, per epoch).
-        let mut optima: Vec<(StructLoss, f64, f64)> = Vec::new();
-        let mut runs: Vec<(String, StructLoss, f64, Vec<f64>)> = Vec::new();
+    let template_files: Vec<TemplateFile> = sets
+        .iter()
+        .map(|set| TemplateFile::read(&cfg.template_dir.join(format!("twt-upos-{set}.templates"))))
+        .collect::<Result<_>>()?;
+    // Every (set, row) is an independent job: its choice of C and its test accuracy.
+    let mut jobs: Vec<(usize, String)> = Vec::new();
+    for (si, set) in sets.iter().enumerate() {
         let methods = if cfg.methods.is_empty() {
             default_methods(set, cfg.lbfgs_redundant)
         } else {
             cfg.methods.clone()
         };
-        for method in &methods {
-            let grid: Vec<f64> = if cfg.cv && method.starts_with("crf") {
-                CRF_C_GRID.to_vec()
-            } else if cfg.cv {
-                C_GRID.to_vec()
-            } else {
-                let r = RECORDED_C
-                    .iter()
-                    .find(|r| r.0 == method)
-                    .expect("every method has a recorded C");
-                vec![if *set == "small" { r.1 } else { r.2 }]
-            };
-            let (c, dev_acc, (fit, secs)) = choose_c(
-                &grid,
-                |c| {
-                    let spec = TaggerSpec {
-                        learner: learner(method, c, n, cfg),
-                        min_count: 1,
-                        track_objective: cfg.out_dir.is_some() && spom_loss(method).is_some(),
-                        average_from: cfg.average_from,
-                        calibrate: (cfg.eta0.len() > 1).then(|| Calibration {
-                            eta0_grid: cfg.eta0.clone(),
-                            epochs: cfg.calibration_epochs,
-                        }),
-                    };
-                    let t = Instant::now();
-                    let fit = fit_tagger(&train, Some(&dev), templates.clone(), &spec, &())?;
-                    let secs = t.elapsed().as_secs_f64();
-                    let score = fit.model.dev_score(&dev)?;
-                    let mut line =
-                        format!("{set} {method} C={c}: dev accuracy {score:.2} ({secs:.1} s)");
-                    if !fit.calibration.is_empty() {
-                        let tried: Vec<String> = fit
-                            .calibration
-                            .iter()
-                            .map(|(e, s)| format!("{e}: {s:.2}"))
-                            .collect();
-                        line.push_str(&format!(
-                            "; eta0 {} chosen by dev accuracy after {} epochs ({})",
-                            fit.eta0,
-                            cfg.calibration_epochs,
-                            tried.join(", ")
-                        ));
-                    }
-                    Ok((score, (fit, secs), line))
-                },
-                log,
-            )?;
+        jobs.extend(methods.into_iter().map(|m| (si, m)));
+    }
+    let lanes = super::jobs::lanes(jobs.len(), 0, &crate::kernel::MemoryLimit::default());
+    let fits = super::jobs::run_jobs(&jobs, lanes, log, |(si, method), ctx| {
+        let (set, templates) = (sets[*si].as_str(), &template_files[*si]);
+        let grid: Vec<f64> = if cfg.cv && method.starts_with("crf") {
+            CRF_C_GRID.to_vec()
+        } else if cfg.cv {
+            C_GRID.to_vec()
+        } else {
+            let r = RECORDED_C
+                .iter()
+                .find(|r| r.0 == method)
+                .expect("every method has a recorded C");
+            vec![if set == "small" { r.1 } else { r.2 }]
+        };
+        let (c, dev_acc, (fit, secs)) = choose_c(
+            &grid,
+            |c| {
+                let spec = TaggerSpec {
+                    learner: learner(method, c, n, cfg),
+                    min_count: 1,
+                    track_objective: cfg.out_dir.is_some() && spom_loss(method).is_some(),
+                    average_from: cfg.average_from,
+                    calibrate: (cfg.eta0.len() > 1).then(|| Calibration {
+                        eta0_grid: cfg.eta0.clone(),
+                        epochs: cfg.calibration_epochs,
+                    }),
+                };
+                let t = Instant::now();
+                let fit = fit_tagger(&train, Some(&dev), templates.clone(), &spec, &())?;
+                let secs = t.elapsed().as_secs_f64();
+                let score = fit.model.dev_score(&dev)?;
+                let mut line =
+                    format!("{set} {method} C={c}: dev accuracy {score:.2} ({secs:.1} s)");
+                if !fit.calibration.is_empty() {
+                    let tried: Vec<String> = fit
+                        .calibration
+                        .iter()
+                        .map(|(e, s)| format!("{e}: {s:.2}"))
+                        .collect();
+                    line.push_str(&format!(
+                        "; eta0 {} chosen by dev accuracy after {} epochs ({})",
+                        fit.eta0,
+                        cfg.calibration_epochs,
+                        tried.join(", ")
+                    ));
+                }
+                Ok((score, (fit, secs), line))
+            },
+            &mut |l| ctx.log(l),
+        )?;
+        let (scores, _) = fit.model.evaluate(&test)?;
+        let acc = 100.0 * scores.accuracy();
+        Ok((grid, c, dev_acc, fit, secs, acc))
+    })?;
+    let mut fits = fits.into_iter();
+    for (si, set) in sets.iter().enumerate() {
+        let templates = &template_files[si];
+        let total = templates.templates.len();
+        let mut curves = Vec::new();
+        // Batch optima (loss, C, objective) and SPOM's objectives (method, loss, C, per epoch).
+        let mut optima: Vec<(StructLoss, f64, f64)> = Vec::new();
+        let mut runs: Vec<(String, StructLoss, f64, Vec<f64>)> = Vec::new();
+        for (_, method) in jobs.iter().filter(|(s, _)| *s == si) {
+            let (grid, c, dev_acc, fit, secs, acc) =
+                fits.next().expect("one fit per job, in job order");
             let (fit, secs) = (&fit, &secs);
-            let (scores, _) = fit.model.evaluate(&test)?;
-            let acc = 100.0 * scores.accuracy();
             let kept = fit.model.templates_kept();
             let is_mtl = method.starts_with("mtl");
             let iterations = if is_mtl {
@@ -408,7 +425,7 @@ pub fn run(cfg: &MtlConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
             }
         }
         if let Some(dir) = &cfg.out_dir {
-            write_weights(dir, set, &templates, curves)?;
+            write_weights(dir, set, templates, curves)?;
             if !runs.is_empty() {
                 let mut lines = Vec::new();
                 for (method, loss, c, objectives) in &runs {
@@ -419,7 +436,7 @@ pub fn run(cfg: &MtlConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                     let opt = match known {
                         Some(f) => f,
                         None => {
-                            let f = reference_optimum(&train, &templates, *loss, *c, cfg)?;
+                            let f = reference_optimum(&train, templates, *loss, *c, cfg)?;
                             optima.push((*loss, *c, f));
                             f
                         }
@@ -441,6 +458,14 @@ pub fn run(cfg: &MtlConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
     if cfg.parsing {
         parsing_rows(cfg, &all, &mut rows, &mut table, log)?;
     }
+    let line = format!(
+        "whole run: {:.1} s wall, rows {lanes} at once on {} threads (train s: wall time of \
+         the row's fits, shared with the other rows)",
+        wall.elapsed().as_secs_f64(),
+        rayon::current_num_threads()
+    );
+    log(&line);
+    table.push_str(&format!("\n{line}\n"));
     Ok(Report {
         experiment: "mtl".into(),
         rows,
@@ -583,7 +608,10 @@ fn parsing_rows(
     let n = train.len();
     let templates = TemplateSet::default_set();
     let total = templates.templates.len();
-    for (k, (method, q)) in [("mtl", 1.0), ("mtl-q2", 2.0)].into_iter().enumerate() {
+    // The two rows are independent jobs.
+    let jobs = [(0usize, "mtl", 1.0), (1, "mtl-q2", 2.0)];
+    let lanes = super::jobs::lanes(jobs.len(), 0, &crate::kernel::MemoryLimit::default());
+    let fits = super::jobs::run_jobs(&jobs, lanes, log, |&(k, method, q), ctx| {
         let grid: Vec<f64> = if cfg.cv {
             C_GRID.to_vec()
         } else {
@@ -618,8 +646,11 @@ fn parsing_rows(
                 let line = format!("parsing {method} C={c}: dev UAS {uas:.2} ({secs:.1} s)");
                 Ok((uas, (fit, secs), line))
             },
-            log,
+            &mut |l| ctx.log(l),
         )?;
+        Ok((grid, c, dev_uas, fit, secs))
+    })?;
+    for ((_, method, _), (grid, c, dev_uas, fit, secs)) in jobs.into_iter().zip(fits) {
         let (fit, secs) = (&fit, &secs);
         let heads = fit.model.parse(&test)?;
         let s = score_parses(&test, &heads, None).scores(false);
@@ -648,4 +679,60 @@ fn parsing_rows(
         rows.push(row);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reproduce::jobs::testing::{in_pool, untimed};
+
+    /// The rows as parallel jobs (and the two parsing rows) give the rows of the plain loop
+    /// (one thread) with two and three threads.
+    #[test]
+    fn parallel_rows_give_the_sequential_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../data/treebank/tr-web.conllu.gz");
+        let text = String::from_utf8(crate::data::read::read_bytes(&path).unwrap()).unwrap();
+        let blocks: Vec<&str> = text
+            .split("\n\n")
+            .filter(|b| !b.trim().is_empty())
+            .take(80)
+            .collect();
+        std::fs::write(
+            dir.path().join("tr-web.conllu.gz"),
+            blocks.join("\n\n") + "\n\n",
+        )
+        .unwrap();
+        let cfg = MtlConfig {
+            data_dir: dir.path().to_path_buf(),
+            template_dir: std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../data/tagging"),
+            template_sets: vec!["small".into()],
+            methods: ["mtl", "mtl-q2", "ssvm-l2", "crf-l2"]
+                .iter()
+                .map(|m| m.to_string())
+                .collect(),
+            parsing: true,
+            max_iter: 15,
+            epochs: 2,
+            eta0: vec![0.1, 0.3],
+            calibration_epochs: 1,
+            ..MtlConfig::default()
+        };
+        let run = |threads| {
+            in_pool(threads, || {
+                let mut lines = Vec::new();
+                let rep = run(&cfg, &mut |l| lines.push(l.to_string())).unwrap();
+                (untimed(&rep), lines.len())
+            })
+        };
+        let (one, one_lines) = run(1);
+        assert_eq!(one.len(), 4 + 2);
+        for threads in [2, 3] {
+            let (other, lines) = run(threads);
+            assert_eq!(other, one, "{threads} threads");
+            assert_eq!(lines, one_lines, "{threads} threads");
+        }
+    }
 }

@@ -22,6 +22,7 @@ use crate::kernel::binary::expansion_scores;
 use crate::kernel::{FittedKernel, Gram, KernelSpec, MemoryLimit};
 use crate::plot::{LinePlot, Series};
 use crate::prox::RegSpec;
+use crate::reproduce::jobs::{JobClock, JobCtx};
 use crate::reproduce::{mean_std, median, Report, Row};
 use crate::run::Control;
 use crate::select::{Mean, Search};
@@ -285,17 +286,29 @@ pub(crate) fn kernel_set(
     seed: u64,
     memory: &MemoryLimit,
 ) -> Result<KernelSet> {
+    kernel_set_timed(bases, x, seed, memory, JobClock::start(false))
+}
+
+/// [`kernel_set`] with the Grams timed by `clock` (started just before; see
+/// [`JobCtx::clock`]).
+pub(crate) fn kernel_set_timed(
+    bases: &'static [Base],
+    x: &Matrix,
+    seed: u64,
+    memory: &MemoryLimit,
+    clock: JobClock,
+) -> Result<KernelSet> {
     let kernels: Vec<FittedKernel> = bases
         .iter()
         .map(|b| FittedKernel::fit(&b.spec().parse::<KernelSpec>()?, x, &[], seed))
         .collect::<Result<_>>()?;
-    let t = Instant::now();
+    let fit_seconds = clock.elapsed();
     let grams = base_grams(&kernels, x, memory)?;
     Ok(KernelSet {
         bases,
         kernels,
         grams,
-        gram_seconds: t.elapsed().as_secs_f64(),
+        gram_seconds: clock.elapsed() - fit_seconds,
     })
 }
 
@@ -303,12 +316,12 @@ pub(crate) fn kernel_set(
 fn method_grams(
     method: &OcrMethod,
     set: &KernelSet,
+    clock: JobClock,
 ) -> Result<(Vec<KernelGroup>, Option<Gram>, f64)> {
     if method.average {
         let groups = KernelGroup::average(&set.kernels);
-        let t = Instant::now();
         let g = group_gram(&set.grams, &groups[0])?;
-        Ok((groups, Some(g), t.elapsed().as_secs_f64()))
+        Ok((groups, Some(g), clock.elapsed()))
     } else {
         Ok((KernelGroup::separate(&set.kernels), None, 0.0))
     }
@@ -442,7 +455,10 @@ pub fn select(
                     let set = kernel_set(bases, &train.x, cfg.seed, &cfg.memory)?;
                     let groups = rows
                         .iter()
-                        .map(|m| method_grams(m, &set).map(|(g, avg, _)| (g, avg)))
+                        .map(|m| {
+                            method_grams(m, &set, JobClock::start(false))
+                                .map(|(g, avg, _)| (g, avg))
+                        })
                         .collect::<Result<_>>()?;
                     Ok(PartContext {
                         train,
@@ -576,58 +592,110 @@ pub fn run_on(
     if let Some(dir) = &cfg.out_dir {
         crate::io::create_dir(dir)?;
     }
-    let mut results: Vec<Vec<FoldResult>> = vec![Vec::new(); ms.len()];
-    for (fi, &fold) in cfg.folds.iter().enumerate() {
-        let train = data.select_folds(&[fold]);
-        let test = data.exclude_folds(&[fold]);
-        let curve_set = (fi == 0 && cfg.out_dir.is_some()).then(|| curve_sample(&test, cfg));
-        let chosen: Vec<(f64, f64)> = if cfg.cv {
-            select(data, fold, &ms, cfg, progress)?
-                .iter()
-                .map(|s| (s.eta0, s.c))
-                .collect()
-        } else {
-            ms.iter().map(|m| (m.eta0, m.c)).collect()
-        };
+    let wall = Instant::now();
+    // The folds are independent jobs; each holds at its peak the dense Grams of its largest
+    // kernel set and an average's combined Gram.
+    let set_len = ms.iter().map(|m| m.kernels.len()).max().unwrap_or(1) + 1;
+    let peak = cfg
+        .folds
+        .iter()
+        .map(|&f| {
+            let n = data.select_folds(&[f]).n_positions();
+            n.saturating_mul(n).saturating_mul(8 * set_len)
+        })
+        .max()
+        .unwrap_or(0);
+    let jobs: Vec<(usize, usize)> = cfg.folds.iter().copied().enumerate().collect();
+    let lanes = super::jobs::lanes(jobs.len(), peak, &cfg.memory);
+    if lanes > 1 {
         progress(&format!(
-            "fold {fold}: {} training words ({} characters), {} test words ({} characters)",
-            train.n_sequences(),
-            train.n_positions(),
-            test.n_sequences(),
-            test.n_positions()
+            "{} folds, {lanes} at once (each up to {:.2} GB of Grams; memory limit {:.1} GB)",
+            jobs.len(),
+            peak as f64 / 1e9,
+            cfg.memory.bytes as f64 / 1e9
         ));
-        let mut current: Option<KernelSet> = None;
-        for (mi, m) in ms.iter().enumerate() {
-            if current.as_ref().map(|s| s.bases) != Some(m.kernels) {
-                drop(current.take()); // free the previous set's Grams first
-                let set = kernel_set(m.kernels, &train.x, cfg.seed, &cfg.memory)?;
-                progress(&format!(
-                    "fold {fold}: training Grams of {} in {:.2} s",
-                    m.kernels
-                        .iter()
-                        .map(|k| k.short())
-                        .collect::<Vec<_>>()
-                        .join(","),
-                    set.gram_seconds
-                ));
-                current = Some(set);
-            }
-            let set = current
-                .as_ref()
-                .ok_or_else(|| Error::data("internal: no kernel set"))?;
-            let (eta0, c) = chosen[mi];
-            let r = run_method(m, set, &train, &test, curve_set.as_ref(), eta0, c, cfg)?;
-            progress(&format!(
-                "fold {fold} {}: char accuracy {:.4} (train {:.2} s incl. Grams {:.2} s; eta0 {eta0}, C {c})",
-                m.name, r.accuracy, r.train_seconds, r.gram_seconds
-            ));
+    }
+    let per_fold = super::jobs::run_jobs(&jobs, lanes, progress, |&(fi, fold), ctx| {
+        run_fold(data, fi, fold, &ms, cfg, ctx)
+    })?;
+    let mut results: Vec<Vec<FoldResult>> = vec![Vec::new(); ms.len()];
+    for fold_results in per_fold {
+        for (mi, r) in fold_results.into_iter().enumerate() {
             results[mi].push(r);
         }
     }
     if let Some(dir) = &cfg.out_dir {
         write_curves(dir, &ms, &results)?;
     }
-    Ok(report(&ms, &results, cfg))
+    let mut rep = report(&ms, &results, cfg);
+    let line = format!(
+        "whole run: {:.1} s wall, {} folds {lanes} at once on {} threads",
+        wall.elapsed().as_secs_f64(),
+        jobs.len(),
+        rayon::current_num_threads()
+    );
+    progress(&line);
+    rep.table.push_str(&format!("\n{line}\n"));
+    Ok(rep)
+}
+
+/// Every row of `ms` on training fold `fold` (the `fi`-th of the list; the first draws the
+/// curves): one job of [`run_on`].
+fn run_fold(
+    data: &SequenceData,
+    fi: usize,
+    fold: usize,
+    ms: &[OcrMethod],
+    cfg: &OcrConfig,
+    ctx: &mut JobCtx,
+) -> Result<Vec<FoldResult>> {
+    let train = data.select_folds(&[fold]);
+    let test = data.exclude_folds(&[fold]);
+    let curve_set = (fi == 0 && cfg.out_dir.is_some()).then(|| curve_sample(&test, cfg));
+    let chosen: Vec<(f64, f64)> = if cfg.cv {
+        select(data, fold, ms, cfg, &mut |l| ctx.log(l))?
+            .iter()
+            .map(|s| (s.eta0, s.c))
+            .collect()
+    } else {
+        ms.iter().map(|m| (m.eta0, m.c)).collect()
+    };
+    ctx.log(&format!(
+        "fold {fold}: {} training words ({} characters), {} test words ({} characters)",
+        train.n_sequences(),
+        train.n_positions(),
+        test.n_sequences(),
+        test.n_positions()
+    ));
+    let mut out = Vec::with_capacity(ms.len());
+    let mut current: Option<KernelSet> = None;
+    for (mi, m) in ms.iter().enumerate() {
+        if current.as_ref().map(|s| s.bases) != Some(m.kernels) {
+            drop(current.take()); // free the previous set's Grams first
+            let set = kernel_set_timed(m.kernels, &train.x, cfg.seed, &cfg.memory, ctx.clock())?;
+            ctx.log(&format!(
+                "fold {fold}: training Grams of {} in {:.2} s",
+                m.kernels
+                    .iter()
+                    .map(|k| k.short())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                set.gram_seconds
+            ));
+            current = Some(set);
+        }
+        let set = current
+            .as_ref()
+            .ok_or_else(|| Error::data("internal: no kernel set"))?;
+        let (eta0, c) = chosen[mi];
+        let r = run_method(m, set, &train, &test, curve_set.as_ref(), eta0, c, cfg, ctx)?;
+        ctx.log(&format!(
+            "fold {fold} {}: char accuracy {:.4} (train {:.2} s incl. Grams {:.2} s; eta0 {eta0}, C {c})",
+            m.name, r.accuracy, r.train_seconds, r.gram_seconds
+        ));
+        out.push(r);
+    }
+    Ok(out)
 }
 
 /// Seeded sample of `cfg.curve_words` test words (all when 0 or more than there are).
@@ -655,8 +723,9 @@ fn run_method(
     eta0: f64,
     c: f64,
     cfg: &OcrConfig,
+    ctx: &JobCtx,
 ) -> Result<FoldResult> {
-    let (groups, avg, combine_seconds) = method_grams(m, set)?;
+    let (groups, avg, combine_seconds) = method_grams(m, set, ctx.clock())?;
     let gram_seconds = set.gram_seconds + combine_seconds;
     let grams: &[Gram] = match &avg {
         Some(g) => std::slice::from_ref(g),
@@ -667,7 +736,7 @@ fn run_method(
     let mut curve = Vec::new();
     let mut eval_seconds = 0.0;
     let mut eval_error: Option<Error> = None;
-    let start = Instant::now();
+    let start = ctx.clock();
     let (model, _): (SequenceModel, _) = fit_with_grams(
         train,
         set.kernels.clone(),
@@ -679,11 +748,12 @@ fn run_method(
             let Some(cs) = curve_set else {
                 return Control::Continue;
             };
-            let t = Instant::now();
+            let t = ctx.clock();
+            let seconds = gram_seconds + start.elapsed() - eval_seconds;
             match state_accuracy(st, &set.kernels, &groups, &train.x, cs, &cfg.memory) {
                 Ok(acc) => curve.push(CurvePoint {
                     epoch: rep.epoch,
-                    seconds: gram_seconds + rep.seconds - eval_seconds,
+                    seconds,
                     accuracy: acc,
                     objective: rep.objective,
                     average_loss: rep.average_loss,
@@ -694,14 +764,14 @@ fn run_method(
                     return Control::Stop;
                 }
             }
-            eval_seconds += t.elapsed().as_secs_f64();
+            eval_seconds += t.elapsed();
             Control::Continue
         },
     )?;
     if let Some(e) = eval_error {
         return Err(e);
     }
-    let train_seconds = gram_seconds + start.elapsed().as_secs_f64() - eval_seconds;
+    let train_seconds = gram_seconds + start.elapsed() - eval_seconds;
     let accuracy = model.token_accuracy(test, &cfg.memory)?;
     let mut names: Vec<String> = if m.average {
         Vec::new()
@@ -972,6 +1042,54 @@ mod tests {
         assert!(rep.to_json().contains("\"paper_mean\""));
     }
 
+    /// The folds as parallel jobs give the rows of the plain loop: one thread (one lane,
+    /// the loop) against two and three, with the fixed hyper-parameters and with the
+    /// selection rerun on each fold (`cv`, itself parallel inside each fold's job).
+    #[test]
+    fn parallel_folds_give_the_sequential_rows() {
+        use crate::reproduce::jobs::testing::{in_pool, untimed};
+        let data = synthetic();
+        for cv in [false, true] {
+            let cfg = OcrConfig {
+                folds: vec![0, 1, 2],
+                epochs: 2,
+                cv,
+                select_splits: 1,
+                methods: Some(if cv {
+                    vec!["mkl-lb".into()]
+                } else {
+                    vec!["linear".into(), "average-lqg".into(), "mkl-lqg".into()]
+                }),
+                ..OcrConfig::default()
+            };
+            let run = |threads| {
+                in_pool(threads, || {
+                    let mut lines = Vec::new();
+                    let rep = run_on(&data, &cfg, &mut |l| lines.push(l.to_string())).unwrap();
+                    (untimed(&rep), lines)
+                })
+            };
+            let (one, one_lines) = run(1);
+            assert_eq!(one.len(), cfg.methods.as_ref().unwrap().len());
+            let accuracy_lines = |ls: &[String]| {
+                let mut v: Vec<String> = ls
+                    .iter()
+                    .filter(|l| l.contains("char accuracy"))
+                    .map(|l| l.split(" (").next().unwrap_or("").to_string())
+                    .collect();
+                v.sort();
+                v
+            };
+            assert_eq!(accuracy_lines(&one_lines).len(), 3 * one.len());
+            for threads in [2, 3] {
+                let (other, lines) = run(threads);
+                assert_eq!(other, one, "cv {cv}, {threads} threads");
+                // The same accuracy lines, in some order.
+                assert_eq!(accuracy_lines(&lines), accuracy_lines(&one_lines));
+            }
+        }
+    }
+
     /// The held-out parts as they were made before [`held_out_parts`] (commit 3b69a82).
     fn held_out_splits_as_before(
         data: &SequenceData,
@@ -1021,7 +1139,7 @@ mod tests {
                     current = Some(kernel_set(m.kernels, &train.x, cfg.seed, &cfg.memory).unwrap());
                 }
                 let set = current.as_ref().unwrap();
-                let (groups, avg, _) = method_grams(m, set).unwrap();
+                let (groups, avg, _) = method_grams(m, set, JobClock::start(false)).unwrap();
                 let grams: &[Gram] = match &avg {
                     Some(g) => std::slice::from_ref(g),
                     None => &set.grams,

@@ -193,8 +193,97 @@ fn write_curves(dir: &std::path::Path, name: &str, curves: Vec<Series>) -> Resul
     )
 }
 
-/// Runs the experiment; `log` sees progress lines.
+/// A learned row's setting on one data set: one job of [`run`].
+struct FitJob {
+    d: usize,
+    method: String,
+    reg: RegSpec,
+    lambda: f64,
+    eta0: f64,
+    loss: StructLoss,
+}
+
+/// The regularizer, constants and loss of a learned row: `(reg, grid, default, eta0s, loss)`.
+fn row_settings(method: &str) -> (RegSpec, [f64; 3], [f64; 2], [f64; 2], StructLoss) {
+    let hinge = [1.0, 1.0];
+    match method {
+        "l2" => (RegSpec::L2, L2_GRID, L2_DEFAULT, hinge, StructLoss::Hinge),
+        "mkl-l21" => (
+            RegSpec::L21,
+            L21_GRID,
+            L21_DEFAULT,
+            hinge,
+            StructLoss::Hinge,
+        ),
+        "crf-l2" => (
+            RegSpec::L2,
+            CRF_L2_GRID,
+            CRF_L2_DEFAULT,
+            CRF_L2_ETA0,
+            StructLoss::Crf,
+        ),
+        _ => (
+            RegSpec::L21,
+            CRF_L21_GRID,
+            CRF_L21_DEFAULT,
+            CRF_L21_ETA0,
+            StructLoss::Crf,
+        ),
+    }
+}
+
+/// The `(lambda, eta0)` settings a learned row tries on data set `d` (its dev-chosen
+/// constants without `--cv`).
+fn settings_of(method: &str, d: usize, cfg: &ParsingConfig) -> Vec<(f64, f64)> {
+    let (_, grid, default, eta0s, loss) = row_settings(method);
+    if cfg.cv {
+        let eta0_grid: &[f64] = match loss {
+            StructLoss::Crf => &CRF_ETA0_GRID,
+            StructLoss::Hinge => &[1.0],
+        };
+        eta0_grid
+            .iter()
+            .flat_map(|&e| grid.iter().map(move |&l| (l, e)))
+            .collect()
+    } else {
+        vec![(default[d.min(1)], eta0s[d.min(1)])]
+    }
+}
+
+/// A retraining point: the l2 parser on the top `k` templates by one ranking.
+struct RetrainJob {
+    d: usize,
+    ranking: &'static str,
+    pct: usize,
+    k: usize,
+    set: TemplateSet,
+}
+
+/// What the table needs of one learned setting: its test parse counted, its group norms (the
+/// retraining ranks templates by them) and its times; the fit itself is dropped in its job.
+struct RowFit {
+    dev: f64,
+    best_epoch: usize,
+    counts: AttachmentCounts,
+    labeled: bool,
+    kept: usize,
+    features: usize,
+    norms: Vec<f64>,
+    epoch_seconds: Vec<f64>,
+    index_seconds: f64,
+    labeler_seconds: f64,
+    parse_seconds: f64,
+}
+
+/// A learned row's chosen setting: `(method, dev UAS, lambda, eta0, its fit)`.
+type Chosen = (String, f64, f64, f64, RowFit);
+
+/// Runs the experiment; `log` sees progress lines. The fits are independent jobs
+/// ([`super::jobs`]), as many at once as the pool has threads: first every learned row's
+/// settings on every data set, then the retraining points (they rank the templates by the
+/// chosen l2 and mkl-l21 models); the rows and the table keep the order of a plain loop.
 pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
+    let wall = Instant::now();
     let mut all_rows = Vec::new();
     let mut table = String::from(
         "| data | method | UAS | LAS | UAS w/o ig | templates kept | C (lambda) | epoch | epoch s | index s | parse s |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
@@ -214,10 +303,167 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
             "right-attach, l2, mkl-l21, crf-l2, crf-l21 or retrain",
         ));
     }
+    if let Some((i, m)) = cfg
+        .methods
+        .iter()
+        .enumerate()
+        .find(|(i, m)| cfg.methods[..*i].contains(m))
+    {
+        return Err(crate::error::Error::param(
+            "methods",
+            m,
+            format!(
+                "each row once (it is also row {} of the list)",
+                1 + cfg.methods[..i].iter().position(|o| o == m).unwrap_or(0)
+            ),
+        ));
+    }
+    let learned = |m: &str| ["l2", "mkl-l21", "crf-l2", "crf-l21"].contains(&m);
+    if let Some(r) = cfg.methods.iter().position(|m| m == "retrain") {
+        let before = &cfg.methods[..r];
+        if !(before.iter().any(|m| m == "l2") && before.iter().any(|m| m == "mkl-l21")) {
+            return Err(crate::error::Error::param(
+                "methods",
+                "retrain",
+                "after l2 and mkl-l21 (it ranks templates by their group norms)",
+            ));
+        }
+    }
+    let splits: Vec<Split> = cfg
+        .datasets
+        .iter()
+        .map(|name| load(cfg, name))
+        .collect::<Result<_>>()?;
+    let total_templates = cfg.templates.templates.len();
+    // Every learned row's settings on every data set, in loop order.
+    let mut fit_jobs = Vec::new();
+    for d in 0..cfg.datasets.len() {
+        for method in cfg.methods.iter().filter(|m| learned(m)) {
+            let (reg, _, _, _, loss) = row_settings(method);
+            for (lambda, eta0) in settings_of(method, d, cfg) {
+                fit_jobs.push(FitJob {
+                    d,
+                    method: method.clone(),
+                    reg: reg.clone(),
+                    lambda,
+                    eta0,
+                    loss,
+                });
+            }
+        }
+    }
+    let memory = crate::kernel::MemoryLimit::default();
+    let lanes = super::jobs::lanes(fit_jobs.len(), 0, &memory);
+    let mut fits = super::jobs::run_jobs(&fit_jobs, lanes, log, |j, ctx| {
+        let split = &splits[j.d];
+        let fit = fit_parser(
+            &split.train,
+            Some(&split.dev),
+            cfg.templates.clone(),
+            &spec(j.reg.clone(), j.lambda, j.eta0, j.loss, cfg),
+            &(),
+        )?;
+        let dev = best_dev(&fit);
+        ctx.log(&format!(
+            "{} {} lambda={:e} eta0={}: dev UAS {dev:.2} (epoch {})",
+            cfg.datasets[j.d], j.method, j.lambda, j.eta0, fit.best_epoch
+        ));
+        // The test fold is parsed here, for each setting, so that the fit can be dropped.
+        let t = ctx.clock();
+        let heads = fit.model.parse(&split.test)?;
+        let rels = fit.model.label(&split.test, &heads);
+        let parse_seconds = t.elapsed();
+        Ok(Some(RowFit {
+            dev,
+            best_epoch: fit.best_epoch,
+            counts: score_parses(&split.test, &heads, rels.as_deref()),
+            labeled: rels.is_some(),
+            kept: fit.model.templates_kept(),
+            features: fit.model.weights.len(),
+            norms: fit.model.group_norms(),
+            epoch_seconds: fit.epoch_seconds,
+            index_seconds: fit.index_seconds,
+            labeler_seconds: fit.labeler_seconds,
+            parse_seconds,
+        }))
+    })?;
+    // Per data set and learned row, the best setting on dev (ties: the first).
+    let mut chosen: Vec<Vec<Chosen>> = (0..cfg.datasets.len()).map(|_| Vec::new()).collect();
+    {
+        let mut k = 0;
+        while k < fit_jobs.len() {
+            let j = &fit_jobs[k];
+            let end = k + fit_jobs[k..]
+                .iter()
+                .take_while(|o| o.d == j.d && o.method == j.method)
+                .count();
+            let mut best: Option<(f64, f64, f64, RowFit)> = None;
+            for i in k..end {
+                let fit = fits[i].take().expect("each fit is taken once");
+                let dev = fit.dev;
+                if best.as_ref().is_none_or(|(b, _, _, _)| dev > *b) {
+                    best = Some((dev, fit_jobs[i].lambda, fit_jobs[i].eta0, fit));
+                }
+            }
+            if let Some((dev, lambda, eta0, fit)) = best {
+                chosen[j.d].push((j.method.clone(), dev, lambda, eta0, fit));
+            }
+            k = end;
+        }
+    }
+    // The retraining points, ranked by the chosen l2 and mkl-l21 models.
+    let mut retrain_jobs = Vec::new();
+    if cfg.methods.iter().any(|m| m == "retrain") {
+        for (d, rows) in chosen.iter().enumerate() {
+            let norms = |m: &str| {
+                rows.iter()
+                    .find(|r| r.0 == m)
+                    .map(|r| r.4.norms.clone())
+                    .expect("retrain checked to follow l2 and mkl-l21")
+            };
+            let (svm, mkl) = (norms("l2"), norms("mkl-l21"));
+            for (ranking, by) in [("mkl", &mkl), ("svm", &svm)] {
+                for &pct in &RETRAIN_PERCENT {
+                    let k = (total_templates * pct).div_ceil(100).max(1);
+                    retrain_jobs.push(RetrainJob {
+                        d,
+                        ranking,
+                        pct,
+                        k,
+                        set: top_templates(&cfg.templates, by, k)?,
+                    });
+                }
+            }
+        }
+    }
+    let lanes = super::jobs::lanes(retrain_jobs.len(), 0, &memory);
+    let retrained = super::jobs::run_jobs(&retrain_jobs, lanes, log, |j, ctx| {
+        let split = &splits[j.d];
+        let lambda = L2_DEFAULT[j.d.min(1)];
+        let fit = fit_parser(
+            &split.train,
+            Some(&split.dev),
+            j.set.clone(),
+            &spec(RegSpec::L2, lambda, 1.0, StructLoss::Hinge, cfg),
+            &(),
+        )?;
+        let heads = fit.model.parse(&split.test)?;
+        let c = score_parses(&split.test, &heads, None);
+        ctx.log(&format!(
+            "{} retrain on the top {} templates by {}: test UAS {:.2}",
+            cfg.datasets[j.d],
+            j.k,
+            j.ranking,
+            c.scores(false).uas
+        ));
+        let epoch_s = super::median(&fit.epoch_seconds).unwrap_or(0.0);
+        Ok((fit.best_epoch, epoch_s, fit.index_seconds, c))
+    })?;
+    // The rows and the table in loop order.
+    let mut retrained = retrain_jobs.iter().zip(retrained);
     for (d, name) in cfg.datasets.iter().enumerate() {
-        let split = load(cfg, name)?;
-        let total_templates = cfg.templates.templates.len();
-        let mut norms: Vec<(String, Vec<f64>)> = Vec::new();
+        let split = &splits[d];
+        let mut learned_rows = std::mem::take(&mut chosen[d]).into_iter();
         for method in &cfg.methods {
             match method.as_str() {
                 "right-attach" => {
@@ -232,75 +478,12 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                     all_rows.extend(rows(name, "right-attach", &c, false));
                 }
                 "l2" | "mkl-l21" | "crf-l2" | "crf-l21" => {
-                    let hinge = [1.0, 1.0];
-                    let (reg, grid, default, eta0s, loss) = match method.as_str() {
-                        "l2" => (RegSpec::L2, L2_GRID, L2_DEFAULT, hinge, StructLoss::Hinge),
-                        "mkl-l21" => (
-                            RegSpec::L21,
-                            L21_GRID,
-                            L21_DEFAULT,
-                            hinge,
-                            StructLoss::Hinge,
-                        ),
-                        "crf-l2" => (
-                            RegSpec::L2,
-                            CRF_L2_GRID,
-                            CRF_L2_DEFAULT,
-                            CRF_L2_ETA0,
-                            StructLoss::Crf,
-                        ),
-                        _ => (
-                            RegSpec::L21,
-                            CRF_L21_GRID,
-                            CRF_L21_DEFAULT,
-                            CRF_L21_ETA0,
-                            StructLoss::Crf,
-                        ),
-                    };
-                    let settings: Vec<(f64, f64)> = if cfg.cv {
-                        let eta0_grid: &[f64] = match loss {
-                            StructLoss::Crf => &CRF_ETA0_GRID,
-                            StructLoss::Hinge => &[1.0],
-                        };
-                        eta0_grid
-                            .iter()
-                            .flat_map(|&e| grid.iter().map(move |&l| (l, e)))
-                            .collect()
-                    } else {
-                        vec![(default[d.min(1)], eta0s[d.min(1)])]
-                    };
-                    let mut best: Option<(f64, f64, f64, ParserFit)> = None;
-                    for &(lambda, eta0) in &settings {
-                        let fit = fit_parser(
-                            &split.train,
-                            Some(&split.dev),
-                            cfg.templates.clone(),
-                            &spec(reg.clone(), lambda, eta0, loss, cfg),
-                            &(),
-                        )?;
-                        let dev = fit
-                            .dev_uas
-                            .iter()
-                            .cloned()
-                            .fold(f64::NEG_INFINITY, f64::max);
-                        log(&format!(
-                            "{name} {method} lambda={lambda:e} eta0={eta0}: dev UAS {dev:.2} (epoch {})",
-                            fit.best_epoch
-                        ));
-                        if best.as_ref().is_none_or(|(b, _, _, _)| dev > *b) {
-                            best = Some((dev, lambda, eta0, fit));
-                        }
-                    }
-                    let Some((dev, lambda, eta0, fit)) = best else {
+                    let Some((m, dev, lambda, eta0, fit)) = learned_rows.next() else {
                         continue;
                     };
-                    let t = Instant::now();
-                    let heads = fit.model.parse(&split.test)?;
-                    let rels = fit.model.label(&split.test, &heads);
-                    let parse_seconds = t.elapsed().as_secs_f64();
-                    let c = score_parses(&split.test, &heads, rels.as_deref());
-                    let s = c.scores(rels.is_some());
-                    let kept = fit.model.templates_kept();
+                    debug_assert_eq!(&m, method);
+                    let (c, parse_seconds, kept) = (fit.counts, fit.parse_seconds, fit.kept);
+                    let s = c.scores(fit.labeled);
                     let epoch_s = super::median(&fit.epoch_seconds).unwrap_or(0.0);
                     let train_s: f64 = fit.epoch_seconds.iter().sum();
                     table.push_str(&format!(
@@ -311,8 +494,7 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                         fit.best_epoch,
                         fit.index_seconds
                     ));
-                    norms.push((method.clone(), fit.model.group_norms()));
-                    for r in rows(name, method, &c, rels.is_some()) {
+                    for r in rows(name, method, &c, fit.labeled) {
                         let mut r = r
                             .with("templates_kept", kept)
                             .with("templates_total", total_templates)
@@ -324,48 +506,30 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                             .with("index_seconds", fit.index_seconds)
                             .with("parse_seconds", parse_seconds)
                             .with("labeler_seconds", fit.labeler_seconds)
-                            .with("features", fit.model.weights.len());
+                            .with("features", fit.features);
                         r.train_seconds = Some(train_s);
                         all_rows.push(r);
                     }
                 }
                 "retrain" => {
-                    let get = |m: &str| norms.iter().find(|(k, _)| k == m).map(|(_, n)| n.clone());
-                    let (Some(svm), Some(mkl)) = (get("l2"), get("mkl-l21")) else {
-                        return Err(crate::error::Error::param(
-                            "methods",
-                            "retrain",
-                            "after l2 and mkl-l21 (it ranks templates by their group norms)",
-                        ));
-                    };
                     let lambda = L2_DEFAULT[d.min(1)];
                     let mut curves = Vec::new();
-                    for (ranking, by) in [("mkl", &mkl), ("svm", &svm)] {
+                    for ranking in ["mkl", "svm"] {
                         let mut points = Vec::new();
-                        for &pct in &RETRAIN_PERCENT {
-                            let k = (total_templates * pct).div_ceil(100).max(1);
-                            let set = top_templates(&cfg.templates, by, k)?;
-                            let fit = fit_parser(
-                                &split.train,
-                                Some(&split.dev),
-                                set,
-                                &spec(RegSpec::L2, lambda, 1.0, StructLoss::Hinge, cfg),
-                                &(),
-                            )?;
-                            let heads = fit.model.parse(&split.test)?;
-                            let c = score_parses(&split.test, &heads, None);
+                        for _ in &RETRAIN_PERCENT {
+                            let (j, (best_epoch, epoch_s, index_seconds, c)) = retrained
+                                .next()
+                                .expect("one retraining point per percent and ranking");
+                            debug_assert!(j.d == d && j.ranking == ranking);
+                            let (pct, k) = (j.pct, j.k);
                             let s = c.scores(false);
-                            log(&format!(
-                                "{name} retrain on the top {k} templates by {ranking}: test UAS {:.2}",
-                                s.uas
-                            ));
                             table.push_str(&format!(
                                 "| {name} | retrain-{ranking} top {pct}% | {:.2} | - | {} | {k}/{total_templates} | {lambda:e} | {} | {:.3} | {:.2} | - |\n",
                                 s.uas,
                                 s.uas_no_ig.map_or("-".into(), |v| format!("{v:.2}")),
-                                fit.best_epoch,
-                                super::median(&fit.epoch_seconds).unwrap_or(0.0),
-                                fit.index_seconds
+                                best_epoch,
+                                epoch_s,
+                                index_seconds
                             ));
                             for r in rows(name, &format!("retrain-{ranking}"), &c, false) {
                                 all_rows.push(
@@ -373,8 +537,8 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                                         .with("templates_kept", k)
                                         .with("templates_total", total_templates)
                                         .with("lambda", lambda)
-                                        .with("epochs", fit.best_epoch)
-                                        .with("index_seconds", fit.index_seconds),
+                                        .with("epochs", best_epoch)
+                                        .with("index_seconds", index_seconds),
                                 );
                             }
                             points.push((k as f64, s.uas));
@@ -399,9 +563,99 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
             }
         }
     }
+    let line = format!(
+        "whole run: {:.1} s wall, fits {} at once on {} threads (epoch s: wall time of the \
+         fit, shared with the other fits)",
+        wall.elapsed().as_secs_f64(),
+        super::jobs::lanes(usize::MAX, 0, &memory),
+        rayon::current_num_threads()
+    );
+    log(&line);
+    table.push_str(&format!("\n{line}\n"));
     Ok(Report {
         experiment: "parsing".into(),
         rows: all_rows,
         table,
     })
+}
+
+/// The best dev UAS over the epochs of a fit.
+fn best_dev(fit: &ParserFit) -> f64 {
+    fit.dev_uas
+        .iter()
+        .cloned()
+        .fold(f64::NEG_INFINITY, f64::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reproduce::jobs::testing::{in_pool, untimed};
+
+    /// The first `n` sentences of a shipped treebank, written (plain) under its name in `dir`.
+    fn small_treebank(dir: &std::path::Path, name: &str, n: usize) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../../data/treebank/tr-{name}.conllu.gz"));
+        let text = String::from_utf8(crate::data::read::read_bytes(&path).unwrap()).unwrap();
+        let blocks: Vec<&str> = text
+            .split("\n\n")
+            .filter(|b| !b.trim().is_empty())
+            .take(n)
+            .collect();
+        std::fs::write(
+            dir.join(format!("tr-{name}.conllu.gz")),
+            blocks.join("\n\n") + "\n\n",
+        )
+        .unwrap();
+    }
+
+    /// The fits as parallel jobs give the rows of the plain loop (one thread) with two and
+    /// three threads: every learned row's dev grid (`cv`), the choice among its settings, and
+    /// the retraining points that depend on the chosen models.
+    #[test]
+    fn parallel_fits_give_the_sequential_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        small_treebank(dir.path(), "web", 100);
+        let cfg = ParsingConfig {
+            data_dir: dir.path().to_path_buf(),
+            datasets: vec!["web".into()],
+            methods: ["right-attach", "l2", "mkl-l21", "crf-l2", "retrain"]
+                .iter()
+                .map(|m| m.to_string())
+                .collect(),
+            epochs: 2,
+            cv: true,
+            ..ParsingConfig::default()
+        };
+        let run = |threads| {
+            in_pool(threads, || {
+                let mut lines = Vec::new();
+                let rep = run(&cfg, &mut |l| lines.push(l.to_string())).unwrap();
+                (untimed(&rep), lines.len())
+            })
+        };
+        let (one, one_lines) = run(1);
+        // right-attach (uas, uas_no_ig), 3 learned rows (uas, las, uas_no_ig), 10 points.
+        assert!(one.len() >= 2 + 3 * 2 + 10, "{} rows", one.len());
+        for threads in [2, 3] {
+            let (other, lines) = run(threads);
+            assert_eq!(other, one, "{threads} threads");
+            assert_eq!(lines, one_lines, "{threads} threads");
+        }
+    }
+
+    /// A row named twice, or retrain before l2 and mkl-l21, is refused before any fit.
+    #[test]
+    fn bad_row_lists_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for methods in [&["l2", "l2"][..], &["l2", "retrain", "mkl-l21"]] {
+            let cfg = ParsingConfig {
+                data_dir: dir.path().to_path_buf(),
+                methods: methods.iter().map(|m| m.to_string()).collect(),
+                ..ParsingConfig::default()
+            };
+            let err = run(&cfg, &mut |_| {}).unwrap_err().to_string();
+            assert!(err.contains("once") || err.contains("after l2"), "{err}");
+        }
+    }
 }

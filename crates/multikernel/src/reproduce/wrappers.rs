@@ -28,6 +28,7 @@ use crate::data::SequenceData;
 use crate::error::{Error, Result};
 use crate::kernel::{KernelSpec, MemoryLimit};
 use crate::plot::{LinePlot, Series};
+use crate::reproduce::jobs::JobClock;
 use crate::reproduce::ocr::{curve_sample, kernel_set, methods, state_accuracy, OcrConfig};
 use crate::reproduce::{Report, Row};
 use crate::run::Control;
@@ -239,23 +240,36 @@ pub fn run_on(
         .iter()
         .map(|b| b.spec().parse())
         .collect::<Result<_>>()?;
-    let mut runs = Vec::new();
-    for &name in &names {
+    // The methods are independent jobs on the same Grams.
+    let wall = Instant::now();
+    let lanes = super::jobs::lanes(names.len(), 0, &cfg.memory);
+    let runs = super::jobs::run_jobs(&names, lanes, progress, |&name, ctx| {
         let t = Instant::now();
+        let thread_time = ctx.concurrent();
         let r = match name {
-            "spom" => run_spom(&train, &curve, &set, eta0, lambda, total, cfg)?,
+            "spom" => run_spom(&train, &curve, &set, eta0, lambda, total, cfg, thread_time)?,
             _ => {
                 let method = if name == "simplemkl" {
                     WrapperMethod::SimpleMkl
                 } else {
                     WrapperMethod::GaussSeidel
                 };
-                run_wrapper(&train, &curve, &set, &specs, method, lambda, total, cfg)?
+                run_wrapper(
+                    &train,
+                    &curve,
+                    &set,
+                    &specs,
+                    method,
+                    lambda,
+                    total,
+                    cfg,
+                    thread_time,
+                )?
             }
         };
         let last = r.points.last();
-        progress(&format!(
-            "{name}: {} points, {:.0} epochs, {:.1} training s ({:.0} s with evaluations), \
+        ctx.log(&format!(
+            "{name}: {} points, {:.0} epochs, {:.1} training s ({:.0} s with evaluations, wall), \
              objective {:.6}, {}",
             r.points.len(),
             last.map_or(0.0, |p| p.epochs),
@@ -264,8 +278,18 @@ pub fn run_on(
             last.map_or(f64::NAN, |p| p.objective),
             r.status
         ));
-        runs.push(r);
-    }
+        Ok(r)
+    })?;
+    progress(&format!(
+        "methods {lanes} at once on {} threads: {:.1} s wall (training seconds: {})",
+        rayon::current_num_threads(),
+        wall.elapsed().as_secs_f64(),
+        if lanes > 1 {
+            "each run's thread CPU time"
+        } else {
+            "wall time"
+        }
+    ));
     // The optimum: the best objective of the long runs.
     let mut optimum = f64::INFINITY;
     let mut from = String::new();
@@ -305,6 +329,7 @@ pub fn run_on(
 }
 
 /// SPOM (the mkl-lqg row at `C`): one point per epoch.
+#[allow(clippy::too_many_arguments)]
 fn run_spom(
     train: &SequenceData,
     curve: &SequenceData,
@@ -313,6 +338,7 @@ fn run_spom(
     lambda: f64,
     total: usize,
     cfg: &WrappersConfig,
+    thread_time: bool,
 ) -> Result<MethodRun> {
     let groups = KernelGroup::separate(&set.kernels);
     let fc = SequenceFitConfig {
@@ -336,6 +362,7 @@ fn run_spom(
     let mut points = Vec::new();
     let mut eval_seconds = 0.0;
     let mut error: Option<Error> = None;
+    let start = JobClock::start(thread_time);
     let (_, info) = fit_with_grams(
         train,
         set.kernels.clone(),
@@ -344,8 +371,8 @@ fn run_spom(
         &fc,
         &(),
         &mut |rep, st| {
-            let t = Instant::now();
-            let seconds = rep.seconds - eval_seconds;
+            let t = JobClock::start(thread_time);
+            let seconds = start.elapsed() - eval_seconds;
             let accuracy = if rep.epoch <= cfg.epochs {
                 match state_accuracy(st, &set.kernels, &groups, &train.x, curve, &cfg.memory) {
                     Ok(a) => a,
@@ -371,7 +398,7 @@ fn run_spom(
                 accuracy,
                 weights: rep.weights.clone(),
             });
-            eval_seconds += t.elapsed().as_secs_f64();
+            eval_seconds += t.elapsed();
             Control::Continue
         },
     )?;
@@ -400,6 +427,7 @@ fn run_wrapper(
     lambda: f64,
     total: usize,
     cfg: &WrappersConfig,
+    thread_time: bool,
 ) -> Result<MethodRun> {
     let mut wc = SequenceWrapperConfig {
         method,
@@ -418,11 +446,13 @@ fn run_wrapper(
         memory: cfg.memory,
     };
     let mut points = Vec::new();
-    let (mut passes0, mut seconds0) = (0.0, 0.0);
+    let mut passes0 = 0.0;
     let mut resume = None;
     let mut stops: Vec<String> = Vec::new();
+    // Training seconds: the whole run's clock less the evaluations.
+    let start = JobClock::start(thread_time);
+    let mut eval_seconds = 0.0;
     loop {
-        let mut eval_seconds = 0.0;
         let mut error: Option<Error> = None;
         let result = fit_wrapper_with_grams(
             train,
@@ -432,9 +462,9 @@ fn run_wrapper(
             resume.take(),
             &(),
             &mut |step, solve| {
-                let t = Instant::now();
+                let t = JobClock::start(thread_time);
                 let epochs = passes0 + step.passes;
-                let seconds = seconds0 + step.seconds - eval_seconds;
+                let seconds = start.elapsed() - eval_seconds;
                 let st = &solve.state;
                 let accuracy = if epochs <= cfg.epochs as f64 + 1e-9 {
                     let group = KernelGroup {
@@ -466,7 +496,7 @@ fn run_wrapper(
                     accuracy,
                     weights: step.weights.clone(),
                 });
-                eval_seconds += t.elapsed().as_secs_f64();
+                eval_seconds += t.elapsed();
                 if epochs >= total as f64 {
                     Control::Stop
                 } else {
@@ -489,7 +519,6 @@ fn run_wrapper(
             passes0 + passes
         ));
         passes0 += passes;
-        seconds0 += result.run.seconds - eval_seconds;
         wc.wrapper.start = Some(result.weights.clone());
         resume = Some(result.solve.state);
     }
