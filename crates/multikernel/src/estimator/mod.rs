@@ -131,6 +131,7 @@ pub mod registry;
 pub mod select;
 pub mod spec;
 pub mod stream;
+pub mod tagger;
 
 pub use auto::{fit_auto, fit_single_best, AutoConfig, AutoFitted, SelectionRecord};
 pub use fit::{fit, fit_checked, fit_with_validation, Fitted, PathChoice, TrainingData};
