@@ -555,7 +555,6 @@ pub fn learner_settings(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             d.set_item("doc", s.doc)?;
             d.set_item("python", s.python)?;
             d.set_item("tagger", TAGGER_SETTINGS.contains(&s.name))?;
-            d.set_item("tagger", TAGGER_SETTINGS.contains(&s.name))?;
             Ok(d)
         })
         .collect()

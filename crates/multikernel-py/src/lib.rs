@@ -40,6 +40,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<incremental::PyIncrementalFit>()?;
     m.add_class::<tagger::PyTagger>()?;
     m.add_function(wrap_pyfunction!(tagger::fit_tagger, m)?)?;
+    m.add_function(wrap_pyfunction!(tagger::tag_counts, m)?)?;
     m.add_function(wrap_pyfunction!(fit::fit, m)?)?;
     m.add_function(wrap_pyfunction!(fit::fit_precomputed, m)?)?;
     m.add_function(wrap_pyfunction!(fit::dictionary, m)?)?;

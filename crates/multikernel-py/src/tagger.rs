@@ -7,7 +7,7 @@ use crate::errors::OrPy;
 use crate::fit::run_info;
 use crate::interrupt::{self, PyObserver};
 use multikernel::estimator::tagger::{
-    fit_sequence_tagger, FeatureValue, Sentences, SequenceTagger, TaggerSettings,
+    fit_sequence_tagger, tag_scores, FeatureValue, Sentences, SequenceTagger, TaggerSettings,
 };
 use multikernel::estimator::LearnerKind;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -248,4 +248,22 @@ impl PyTagger {
     fn __str__(&self) -> String {
         self.inner.model().summary().to_string()
     }
+}
+
+/// Token and chunk counts of predicted label lists against gold ones: `(tokens,
+/// correct_tokens, gold_chunks, predicted_chunks, correct_chunks)`, chunks as conlleval
+/// counts them (`multikernel score`).
+#[pyfunction]
+pub fn tag_counts(
+    y_true: Vec<Vec<String>>,
+    y_pred: Vec<Vec<String>>,
+) -> PyResult<(usize, usize, usize, usize, usize)> {
+    let s = tag_scores(&y_true, &y_pred).or_py()?;
+    Ok((
+        s.tokens,
+        s.correct,
+        s.chunks.gold,
+        s.chunks.predicted,
+        s.chunks.correct,
+    ))
 }

@@ -21,7 +21,7 @@ use crate::run::Observer;
 use crate::task::tagging::{FeatureKeys, TagData, TemplateFile, TokenFeatures};
 use std::path::Path;
 
-pub use crate::task::tagging::FeatureValue;
+pub use crate::task::tagging::{is_chunk_scheme, ChunkCounts, FeatureValue, TagScores};
 
 /// The settings a tagger's learners take ([`registry::SETTINGS`] names them; `C` is the
 /// spec's own).
@@ -391,6 +391,26 @@ impl SequenceTagger {
             .map(|m| m.token.chunks(l).map(<[f64]>::to_vec).collect())
             .collect())
     }
+}
+
+/// Token accuracy and conlleval's chunk counts of predicted label lists against gold ones
+/// ([`TagScores`]); an error unless they have the same sentences and lengths.
+pub fn tag_scores(gold: &[Vec<String>], predicted: &[Vec<String>]) -> Result<TagScores> {
+    if gold.len() != predicted.len() {
+        return Err(Error::shape(
+            "predicted label lists (one per gold sentence)",
+            gold.len(),
+            predicted.len(),
+        ));
+    }
+    if let Some(i) = (0..gold.len()).find(|&i| gold[i].len() != predicted[i].len()) {
+        return Err(Error::data(format!(
+            "sentence {i} has {} gold labels but {} predicted",
+            gold[i].len(),
+            predicted[i].len()
+        )));
+    }
+    Ok(TagScores::of(gold, predicted))
 }
 
 #[cfg(test)]
