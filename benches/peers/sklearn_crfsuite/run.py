@@ -3,6 +3,7 @@ multikernel.SequenceTagger on the same feature dicts. Each learner's regularizat
 on the dev fold; the test fold is scored once. Prints one JSON line per learner.
 
     python run.py WORK ours     # in a venv with multikernel (maturin develop --release)
+    python run.py WORK ours-eta # the online CRF with eta0 chosen on dev too
     python run.py WORK theirs   # in the venv of requirements.txt (run.sh makes both)
 """
 import json
@@ -53,6 +54,21 @@ def ours(train, dev, test):
         print(json.dumps(row), flush=True)
 
 
+def ours_eta(train, dev, test):
+    """The online CRF with its step size eta0 chosen on dev as well (the tagging-mtl page's
+    SPOM rows choose it so)."""
+    from multikernel import SequenceTagger
+
+    grid = [(c, e) for c in (0.1, 1.0, 10.0, 100.0) for e in (0.1, 0.3)]
+    model, row = choose(
+        lambda s: SequenceTagger(C=s[0], eta0=s[1], loss="crf", random_state=0),
+        grid, train, dev, test,
+    )
+    row["learner"] = "multikernel online crf (C, eta0)"
+    row["template_weights"] = {k: round(v, 4) for k, v in model.template_weights_.items()}
+    print(json.dumps(row), flush=True)
+
+
 def theirs(train, dev, test):
     import sklearn_crfsuite
 
@@ -71,4 +87,4 @@ def theirs(train, dev, test):
 if __name__ == "__main__":
     work, side = sys.argv[1], sys.argv[2]
     train, dev, test = load(work)
-    {"ours": ours, "theirs": theirs}[side](train, dev, test)
+    {"ours": ours, "ours-eta": ours_eta, "theirs": theirs}[side](train, dev, test)

@@ -18,6 +18,7 @@ for part in "0-7 train" "8 dev" "9 test"; do
 done
 if [ "$which" != theirs ]; then
   (cd "$here" && ../../../target/ci-venv/bin/python run.py "../../../$work" ours)
+  (cd "$here" && ../../../target/ci-venv/bin/python run.py "../../../$work" ours-eta)
 fi
 if [ "$which" != ours ]; then
   if [ ! -x "$venv/bin/python" ]; then

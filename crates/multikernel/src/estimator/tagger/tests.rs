@@ -36,8 +36,19 @@ fn toy() -> (Vec<Vec<Vec<String>>>, Vec<Vec<String>>) {
         let mut labs = Vec::new();
         for w in s.split(' ') {
             let label = words.iter().find(|(v, _)| *v == w).unwrap().1;
-            let suffix: String = w.chars().rev().take(2).collect::<Vec<_>>().into_iter().rev().collect();
-            let cap = if w.chars().next().unwrap().is_uppercase() { "Y" } else { "N" };
+            let suffix: String = w
+                .chars()
+                .rev()
+                .take(2)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            let cap = if w.chars().next().unwrap().is_uppercase() {
+                "Y"
+            } else {
+                "N"
+            };
             toks.push(vec![w.to_lowercase(), suffix, cap.to_string()]);
             labs.push(label.to_string());
         }
@@ -88,9 +99,14 @@ fn columns_in_memory_train_what_the_column_file_trains() {
     let templates = TemplateFile::parse(TEMPLATES.as_bytes(), Path::new("tpl")).unwrap();
     for spec in specs() {
         let cli = fit(&TagData::new(file.clone(), templates.clone()), &spec, &()).unwrap();
-        let ours =
-            fit_sequence_tagger(Sentences::Columns(&x), &y, Some((TEMPLATES, "tpl")), &spec, &())
-                .unwrap();
+        let ours = fit_sequence_tagger(
+            Sentences::Columns(&x),
+            &y,
+            Some((TEMPLATES, "tpl")),
+            &spec,
+            &(),
+        )
+        .unwrap();
         let (Model::Tagger(a), Model::Tagger(b)) = (&cli.model, &ours.model) else {
             panic!("taggers")
         };
@@ -102,10 +118,17 @@ fn columns_in_memory_train_what_the_column_file_trains() {
             .tag(&file)
             .unwrap()
             .into_iter()
-            .map(|s| s.into_iter().map(|l| String::from_utf8(l).unwrap()).collect())
+            .map(|s| {
+                s.into_iter()
+                    .map(|l| String::from_utf8(l).unwrap())
+                    .collect()
+            })
             .collect();
         assert_eq!(pred, want);
-        assert_eq!(tagger.templates(), ["B", "U0:%x[0,0]", "U1:%x[0,1]", "U2:%x[-1,0]", "U3:%x[0,2]"]);
+        assert_eq!(
+            tagger.templates(),
+            ["B", "U0:%x[0,0]", "U1:%x[0,1]", "U2:%x[-1,0]", "U3:%x[0,2]"]
+        );
         assert_eq!(tagger.template_weights().len(), 5);
         let back = SequenceTagger::from_bytes(&tagger.to_bytes().unwrap()).unwrap();
         assert_eq!(back.predict(Sentences::Columns(&x)).unwrap(), pred);
@@ -143,7 +166,9 @@ fn dict_features_are_key_value_indicators_and_real_values() {
     let d = dicts(&x);
     let spec = &specs()[0];
     let fitted = fit_sequence_tagger(Sentences::Dicts(&d), &y, None, spec, &()).unwrap();
-    let Model::Tagger(m) = &fitted.model else { panic!() };
+    let Model::Tagger(m) = &fitted.model else {
+        panic!()
+    };
     let keys = m.featurizer.templates.keys.clone().unwrap();
     assert_eq!(keys.names, ["word", "suffix", "cap", "prev"]);
     // Feature count per group, by hand: distinct words, suffixes, previous words; cap is
@@ -159,10 +184,16 @@ fn dict_features_are_key_value_indicators_and_real_values() {
     };
     let words = distinct(&|t, _| Some(t[0].clone()));
     let suffixes = distinct(&|t, _| Some(t[1].clone()));
-    let mut prev: Vec<&str> = x.iter().flat_map(|s| s[..s.len() - 1].iter().map(|t| t[0].as_str())).collect();
+    let mut prev: Vec<&str> = x
+        .iter()
+        .flat_map(|s| s[..s.len() - 1].iter().map(|t| t[0].as_str()))
+        .collect();
     prev.sort_unstable();
     prev.dedup();
-    assert_eq!(m.featurizer.features_per_template(), [words, suffixes, 1, prev.len()]);
+    assert_eq!(
+        m.featurizer.features_per_template(),
+        [words, suffixes, 1, prev.len()]
+    );
     // Rows: one entry per present key; cap's value 1 where capitalized, absent elsewhere.
     let cols = keys.columns(&d, None).unwrap();
     for (s, cs) in x.iter().zip(&cols) {
@@ -187,15 +218,24 @@ fn dict_features_are_key_value_indicators_and_real_values() {
         })
         .collect();
     let f2 = fit_sequence_tagger(Sentences::Dicts(&with_number), &y, None, spec, &()).unwrap();
-    let Model::Tagger(m2) = &f2.model else { panic!() };
+    let Model::Tagger(m2) = &f2.model else {
+        panic!()
+    };
     let k2 = m2.featurizer.templates.keys.clone().unwrap();
     assert_eq!(k2.real, [false, false, true, true, false]); // word suffix cap len prev
-    let rows = m2.featurizer.rows(&k2.columns(&with_number[..1], None).unwrap()[0]);
+    let rows = m2
+        .featurizer
+        .rows(&k2.columns(&with_number[..1], None).unwrap()[0]);
     assert!(rows.row(0).iter().any(|&(_, v)| v == 2.5));
     let tagger = SequenceTagger::new(fitted.model.clone()).unwrap();
     assert_eq!(tagger.templates(), ["B", "word", "suffix", "cap", "prev"]);
     let pred = tagger.predict(Sentences::Dicts(&d)).unwrap();
-    let acc = pred.iter().flatten().zip(y.iter().flatten()).filter(|(a, b)| a == b).count();
+    let acc = pred
+        .iter()
+        .flatten()
+        .zip(y.iter().flatten())
+        .filter(|(a, b)| a == b)
+        .count();
     assert!(acc * 10 >= 9 * y.iter().flatten().count(), "{acc}");
 }
 
@@ -219,14 +259,20 @@ fn string_dicts_train_the_same_model_as_their_columns() {
         .collect();
     let cols: Vec<Vec<Vec<String>>> = x
         .iter()
-        .map(|s| s.iter().map(|t| vec![format!("={}", t[0]), format!("={}", t[1])]).collect())
+        .map(|s| {
+            s.iter()
+                .map(|t| vec![format!("={}", t[0]), format!("={}", t[1])])
+                .collect()
+        })
         .collect();
     let tpl = "U0:w%x[0,0]\nU1:s%x[0,1]\nB\n";
     for spec in specs() {
         let a = fit_sequence_tagger(Sentences::Dicts(&d), &y, None, &spec, &()).unwrap();
         let b = fit_sequence_tagger(Sentences::Columns(&cols), &y, Some((tpl, "t")), &spec, &())
             .unwrap();
-        let (Model::Tagger(a), Model::Tagger(b)) = (&a.model, &b.model) else { panic!() };
+        let (Model::Tagger(a), Model::Tagger(b)) = (&a.model, &b.model) else {
+            panic!()
+        };
         assert_eq!(a.weights, b.weights);
         let ta = SequenceTagger::new(Model::Tagger(a.clone())).unwrap();
         let tb = SequenceTagger::new(Model::Tagger(b.clone())).unwrap();
@@ -242,7 +288,10 @@ fn string_dicts_train_the_same_model_as_their_columns() {
             }
             assert_eq!(m, tb.predict_marginals(Sentences::Columns(&cols)).unwrap());
         } else {
-            let e = ta.predict_marginals(Sentences::Dicts(&d)).unwrap_err().to_string();
+            let e = ta
+                .predict_marginals(Sentences::Dicts(&d))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("CRF loss"), "{e}");
         }
         if !a.template_weights.is_empty() {
@@ -258,27 +307,84 @@ fn bad_input_and_settings_are_named() {
     let spec = &specs()[0];
     let e = |r: Result<Fitted>| r.unwrap_err().to_string();
     let short: Vec<Vec<String>> = y.iter().map(|l| l[1..].to_vec()).collect();
-    assert!(e(fit_sequence_tagger(Sentences::Dicts(&d), &short, None, spec, &())).contains("sentence 0 has 4 tokens but 3 labels"));
-    assert!(e(fit_sequence_tagger(Sentences::Dicts(&d), &y[1..], None, spec, &())).contains("label lists"));
-    assert!(e(fit_sequence_tagger(Sentences::Columns(&x), &y, None, spec, &())).contains("need templates"));
-    assert!(e(fit_sequence_tagger(Sentences::Dicts(&d), &y, Some((TEMPLATES, "t")), spec, &())).contains("need none"));
-    let bad = e(fit_sequence_tagger(Sentences::Columns(&x), &y, Some(("U0:%x[0,9]\n", "mytpl")), spec, &()));
+    assert!(e(fit_sequence_tagger(
+        Sentences::Dicts(&d),
+        &short,
+        None,
+        spec,
+        &()
+    ))
+    .contains("sentence 0 has 4 tokens but 3 labels"));
+    assert!(e(fit_sequence_tagger(
+        Sentences::Dicts(&d),
+        &y[1..],
+        None,
+        spec,
+        &()
+    ))
+    .contains("label lists"));
+    assert!(e(fit_sequence_tagger(
+        Sentences::Columns(&x),
+        &y,
+        None,
+        spec,
+        &()
+    ))
+    .contains("need templates"));
+    assert!(e(fit_sequence_tagger(
+        Sentences::Dicts(&d),
+        &y,
+        Some((TEMPLATES, "t")),
+        spec,
+        &()
+    ))
+    .contains("need none"));
+    let bad = e(fit_sequence_tagger(
+        Sentences::Columns(&x),
+        &y,
+        Some(("U0:%x[0,9]\n", "mytpl")),
+        spec,
+        &(),
+    ));
     assert!(bad.contains("mytpl") && bad.contains("column 9"), "{bad}");
     let mut ragged = x.clone();
     ragged[2][1].pop();
-    let r = e(fit_sequence_tagger(Sentences::Columns(&ragged), &y, Some((TEMPLATES, "t")), spec, &()));
+    let r = e(fit_sequence_tagger(
+        Sentences::Columns(&ragged),
+        &y,
+        Some((TEMPLATES, "t")),
+        spec,
+        &(),
+    ));
     assert!(r.contains("sentence 2, token 1 has 2 columns"), "{r}");
-    let q = TaggerSettings { q: Some(2.0), ..Default::default() };
+    let q = TaggerSettings {
+        q: Some(2.0),
+        ..Default::default()
+    };
     let m = q.spec(LearnerKind::Online, 1.0, 0).unwrap_err().to_string();
-    assert!(m.contains("q is a setting of the mtl learner, not of online"), "{m}");
-    let l = TaggerSettings { loss: Some("squared".into()), ..Default::default() };
+    assert!(
+        m.contains("q is a setting of the mtl learner, not of online"),
+        "{m}"
+    );
+    let l = TaggerSettings {
+        loss: Some("squared".into()),
+        ..Default::default()
+    };
     assert!(l.spec(LearnerKind::Online, 1.0, 0).is_err());
-    assert!(TaggerSettings::default().spec(LearnerKind::Gomp, 1.0, 0).is_err());
+    assert!(TaggerSettings::default()
+        .spec(LearnerKind::Gomp, 1.0, 0)
+        .is_err());
     let tagger = SequenceTagger::new(
-        fit_sequence_tagger(Sentences::Dicts(&d), &y, None, spec, &()).unwrap().model,
+        fit_sequence_tagger(Sentences::Dicts(&d), &y, None, spec, &())
+            .unwrap()
+            .model,
     )
     .unwrap();
-    assert!(tagger.predict(Sentences::Columns(&x)).unwrap_err().to_string().contains("feature dicts"));
+    assert!(tagger
+        .predict(Sentences::Columns(&x))
+        .unwrap_err()
+        .to_string()
+        .contains("feature dicts"));
     for name in TAGGER_SETTINGS {
         assert!(registry::setting(name).is_some(), "{name}");
     }

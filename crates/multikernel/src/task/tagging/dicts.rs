@@ -222,15 +222,26 @@ mod tests {
     use super::*;
 
     fn tok(pairs: &[(&str, FeatureValue)]) -> TokenFeatures {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
     }
 
     #[test]
     fn keys_become_one_column_and_one_template_each() {
         use FeatureValue::*;
         let x = vec![vec![
-            tok(&[("w", Text("a".into())), ("bias", Number(1.0)), ("up", Bool(true))]),
-            tok(&[("w", Text("".into())), ("up", Bool(false)), ("len", Number(2.5))]),
+            tok(&[
+                ("w", Text("a".into())),
+                ("bias", Number(1.0)),
+                ("up", Bool(true)),
+            ]),
+            tok(&[
+                ("w", Text("".into())),
+                ("up", Bool(false)),
+                ("len", Number(2.5)),
+            ]),
         ]];
         let keys = FeatureKeys::fit(&x).unwrap();
         assert_eq!(keys.names, ["w", "bias", "up", "len"]);
@@ -246,7 +257,10 @@ mod tests {
             ("=a".into(), "1".into(), "1".into(), "".into(), "A".into())
         );
         // An empty string is still a feature (`w=`); false and missing keys are none.
-        assert_eq!((cell(1, 0), cell(1, 1), cell(1, 2)), ("=".into(), "".into(), "".into()));
+        assert_eq!(
+            (cell(1, 0), cell(1, 1), cell(1, 2)),
+            ("=".into(), "".into(), "".into())
+        );
         assert_eq!(keys.value(0, b"=a"), Some(1.0));
         assert_eq!(keys.value(3, b"2.5"), Some(2.5));
         assert_eq!(keys.value(1, b""), None);
@@ -260,7 +274,10 @@ mod tests {
             vec![tok(&[("w", Number(1.0))])],
         ];
         let e = FeatureKeys::fit(&x).unwrap_err().to_string();
-        assert!(e.contains("sentence 1, token 0") && e.contains("'w'"), "{e}");
+        assert!(
+            e.contains("sentence 1, token 0") && e.contains("'w'"),
+            "{e}"
+        );
         let x = vec![vec![tok(&[("w", Number(f64::NAN))])]];
         let e = FeatureKeys::fit(&x).unwrap_err().to_string();
         assert!(e.contains("finite"), "{e}");
@@ -273,7 +290,9 @@ mod tests {
             .to_string();
         assert!(e.contains("held strings"), "{e}");
         // Unknown keys are ignored.
-        let c = keys.columns(&[vec![tok(&[("zz", Bool(true))])]], None).unwrap();
+        let c = keys
+            .columns(&[vec![tok(&[("zz", Bool(true))])]], None)
+            .unwrap();
         assert_eq!(c[0].tokens[0], vec![Vec::<u8>::new()]);
     }
 }

@@ -267,7 +267,10 @@ impl TagFeaturizer {
             .enumerate()
             .map(|(j, t)| kept_keys((Some(j), t), 0))
             .collect();
-        let bigram_keys = bigrams.par_iter().map(|t| kept_keys((None, t), 1)).collect();
+        let bigram_keys = bigrams
+            .par_iter()
+            .map(|t| kept_keys((None, t), 1))
+            .collect();
         Ok(TagFeaturizer {
             templates,
             n_columns,
