@@ -3,7 +3,8 @@ multikernel.SequenceTagger on the same feature dicts. Each learner's regularizat
 on the dev fold; the test fold is scored once. Prints one JSON line per learner.
 
     python run.py WORK ours     # in a venv with multikernel (maturin develop --release)
-    python run.py WORK ours-eta # the online CRF with eta0 chosen on dev too
+    python run.py WORK ours-eta [ETA0,...]  # the online CRF with eta0 chosen on dev too
+                                  # (default grid 0.1,0.3,1,3,10)
     python run.py WORK theirs   # in the venv of requirements.txt (run.sh makes both)
 """
 import json
@@ -59,7 +60,8 @@ def ours_eta(train, dev, test):
     SPOM rows choose it so)."""
     from multikernel import SequenceTagger
 
-    grid = [(c, e) for c in (0.1, 1.0, 10.0, 100.0) for e in (0.1, 0.3)]
+    etas = [float(e) for e in sys.argv[3].split(",")] if len(sys.argv) > 3 else [0.1, 0.3, 1, 3, 10]
+    grid = [(c, e) for c in (0.1, 1.0, 10.0, 100.0) for e in etas]
     model, row = choose(
         lambda s: SequenceTagger(C=s[0], eta0=s[1], loss="crf", random_state=0),
         grid, train, dev, test,
