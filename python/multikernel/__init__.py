@@ -5,7 +5,9 @@
 >>> clf.kernels_, clf.kernel_weights_          # doctest: +SKIP
 
 ``MKLClassifier`` and ``MKLRegressor`` (``multikernel._estimators``) choose the learner, C
-and the kernel weights; ``dictionary(n_features)`` lists the default kernels and
+and the kernel weights; ``SequenceTagger`` (``multikernel._tagger``) labels sentences of
+feature dicts or columns, the weights of its feature groups learned, and
+``multikernel.metrics`` scores it (token accuracy, conlleval's chunk F1); ``dictionary(n_features)`` lists the default kernels and
 ``parse_kernel(spec)`` checks a kernel SPEC string. ``Model`` is a trained model of the
 core (also read from the files ``multikernel train`` writes: ``Model.from_bytes``).
 
@@ -22,7 +24,9 @@ from ._core import (
     dictionary,
     parse_kernel,
 )
+from . import metrics
 from ._estimators import INCREMENTAL_KERNELS, LEARNERS, MKLClassifier, MKLRegressor
+from ._tagger import SequenceTagger
 
 __all__ = [
     "INCREMENTAL_KERNELS",
@@ -31,8 +35,10 @@ __all__ = [
     "MKLClassifier",
     "MKLRegressor",
     "Model",
+    "SequenceTagger",
     "MODEL_FORMAT_VERSION",
     "dictionary",
+    "metrics",
     "parse_kernel",
     "__version__",
 ]

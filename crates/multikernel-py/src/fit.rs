@@ -8,6 +8,7 @@ use crate::interrupt::{self, PyObserver};
 use crate::model::PyModel;
 use multikernel::data::{TableRef, Targets};
 use multikernel::estimator::registry::{self, Domain};
+use multikernel::estimator::tagger::TAGGER_SETTINGS;
 use multikernel::estimator::{
     fit_auto, fit_checked, fit_precomputed as fit_precomputed_rs, AutoConfig, Budget, Learner,
     LearnerKind, LearnerSpec, LossKind, PrecomputedLearner, PrecomputedSpec, SelectionRecord, Task,
@@ -437,7 +438,7 @@ fn precomputed_learner(
 }
 
 /// The dict on a run that `fit` and `fit_precomputed` return (without `selection`).
-fn run_info<'py>(
+pub(crate) fn run_info<'py>(
     py: Python<'py>,
     fitted: &multikernel::estimator::Fitted,
     learner: LearnerKind,
@@ -524,8 +525,8 @@ pub fn streaming_kernels() -> Vec<String> {
 
 /// The learner registry (`multikernel::estimator::registry`): one dict per setting with its
 /// `name`, `flag`, `learners`, `domain` (`positive_real`, `non_negative_real`, `norm`,
-/// `count`, `choice`, `text`, `switch`), `choices`, `default`, `doc` and `python` (a keyword
-/// of the estimators). The estimators build their parameter constraints from it.
+/// `count`, `choice`, `text`, `switch`), `choices`, `default`, `doc`, `python` (a keyword
+/// of the table estimators) and `tagger` (a keyword of `SequenceTagger`). The estimators build their parameter constraints from it.
 #[pyfunction]
 pub fn learner_settings(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     registry::SETTINGS
@@ -553,6 +554,7 @@ pub fn learner_settings(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             d.set_item("default", s.default)?;
             d.set_item("doc", s.doc)?;
             d.set_item("python", s.python)?;
+            d.set_item("tagger", TAGGER_SETTINGS.contains(&s.name))?;
             Ok(d)
         })
         .collect()

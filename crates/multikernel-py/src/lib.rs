@@ -11,6 +11,8 @@
 //!   it pickles through the versioned model bytes;
 //! - [`IncrementalFit`](incremental::PyIncrementalFit): the online learner chunk by chunk
 //!   (`partial_fit`, iterative parameter mixing for `multikernel.dask`); it pickles;
+//! - [`fit_tagger`](tagger::fit_tagger), [`Tagger`](tagger::PyTagger): the sequence tagger
+//!   on sentences of feature dicts or columns (`multikernel.SequenceTagger`);
 //! - [`svm_dual`](smo::svm_dual): the exact SVM dual solver (SMO) on a precomputed kernel,
 //!   to check it against libsvm;
 //! - [`errors`]: the mapping of the library's errors to `ValueError`, `TypeError`,
@@ -25,6 +27,7 @@ mod incremental;
 mod interrupt;
 mod model;
 mod smo;
+mod tagger;
 
 use pyo3::prelude::*;
 
@@ -35,6 +38,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MODEL_FORMAT_VERSION", multikernel::model::file::VERSION)?;
     m.add_class::<model::PyModel>()?;
     m.add_class::<incremental::PyIncrementalFit>()?;
+    m.add_class::<tagger::PyTagger>()?;
+    m.add_function(wrap_pyfunction!(tagger::fit_tagger, m)?)?;
+    m.add_function(wrap_pyfunction!(tagger::tag_counts, m)?)?;
     m.add_function(wrap_pyfunction!(fit::fit, m)?)?;
     m.add_function(wrap_pyfunction!(fit::fit_precomputed, m)?)?;
     m.add_function(wrap_pyfunction!(fit::dictionary, m)?)?;

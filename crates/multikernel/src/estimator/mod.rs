@@ -133,6 +133,7 @@ pub mod select;
 pub mod source;
 pub mod spec;
 pub mod stream;
+pub mod tagger;
 
 /// lp-MKL's `p` from text (`2`, `4/3`, `inf`): the one grammar of [`LpMklSpec::p`].
 pub use crate::solver::lp_mkl::parse_p;

@@ -33,9 +33,11 @@
 //! prediction, as CRF++ does. Labels are sorted by their bytes (CRF++'s order).
 
 pub mod convert;
+pub mod dicts;
 pub mod eval;
 pub mod templates;
 
+pub use dicts::{FeatureKeys, FeatureValue, TokenFeatures};
 pub use eval::{chunk_counts, is_chunk_scheme, ChunkCounts, TagScores};
 pub use templates::{Template, TemplateFile, TemplateKind};
 
@@ -148,12 +150,14 @@ pub struct TagFeaturizer {
 
 /// One row per position of `positions`: the kept expansions of `templates` there (value 1),
 /// template `t`'s expansion `k` at column `k` past the kept expansions of the templates
-/// before it (`keys[t]`, sorted).
+/// before it (`keys[t]`, sorted). With feature dicts' `inputs`, template `t` reads key `t`:
+/// no feature where its cell is empty, the cell's number as the value of a real-valued key.
 fn expansion_rows<'a>(
     s: &ColumnSentence,
     positions: std::ops::Range<usize>,
     templates: impl Iterator<Item = &'a Template>,
     keys: &[Vec<u64>],
+    inputs: Option<&FeatureKeys>,
 ) -> SparseRows {
     let templates: Vec<&Template> = templates.collect();
     let mut rows = SparseRows::new();
@@ -162,10 +166,16 @@ fn expansion_rows<'a>(
     for pos in positions {
         entries.clear();
         let mut start = 0;
-        for (t, keys) in templates.iter().zip(keys) {
-            t.expand(s.len(), pos, |i, c| &s.tokens[i][c], &mut buf);
-            if let Ok(k) = keys.binary_search(&expansion_key(&buf)) {
-                entries.push((start + k, 1.0));
+        for (j, (t, keys)) in templates.iter().zip(keys).enumerate() {
+            let value = match inputs {
+                None => Some(1.0),
+                Some(f) => f.value(j, &s.tokens[pos][j]),
+            };
+            if let Some(v) = value {
+                t.expand(s.len(), pos, |i, c| &s.tokens[i][c], &mut buf);
+                if let Ok(k) = keys.binary_search(&expansion_key(&buf)) {
+                    entries.push((start + k, v));
+                }
             }
             start += keys.len();
         }
@@ -220,12 +230,18 @@ impl TagFeaturizer {
         }
         let unigrams: Vec<&Template> = templates.unigrams().collect();
         let bigrams: Vec<&Template> = templates.bigram_macros().collect();
-        let kept_keys = |t: &&Template, first: usize| -> Vec<u64> {
+        let inputs = templates.keys.as_ref();
+        // Feature dicts: template `j` has no feature where key `j`'s cell is empty.
+        let fires = |j: Option<usize>, s: &ColumnSentence, pos: usize| match (inputs, j) {
+            (Some(f), Some(j)) => f.value(j, &s.tokens[pos][j]).is_some(),
+            _ => true,
+        };
+        let kept_keys = |(j, t): (Option<usize>, &&Template), first: usize| -> Vec<u64> {
             {
                 let mut all: Vec<u64> = Vec::new();
                 let mut buf = Vec::new();
                 for s in train {
-                    for pos in first..s.len() {
+                    for pos in (first..s.len()).filter(|&pos| fires(j, s, pos)) {
                         t.expand(s.len(), pos, |i, c| &s.tokens[i][c], &mut buf);
                         all.push(expansion_key(&buf));
                     }
@@ -246,8 +262,15 @@ impl TagFeaturizer {
                 kept
             }
         };
-        let keys = unigrams.par_iter().map(|t| kept_keys(t, 0)).collect();
-        let bigram_keys = bigrams.par_iter().map(|t| kept_keys(t, 1)).collect();
+        let keys = unigrams
+            .par_iter()
+            .enumerate()
+            .map(|(j, t)| kept_keys((Some(j), t), 0))
+            .collect();
+        let bigram_keys = bigrams
+            .par_iter()
+            .map(|t| kept_keys((None, t), 1))
+            .collect();
         Ok(TagFeaturizer {
             templates,
             n_columns,
@@ -299,6 +322,7 @@ impl TagFeaturizer {
             1..s.len(),
             self.templates.bigram_macros(),
             &self.bigram_keys,
+            None,
         )
     }
 
@@ -377,7 +401,13 @@ impl TagFeaturizer {
     /// The feature rows of a sentence: one row per token, its kept expansions (value 1).
     /// Tokens need at least [`TagFeaturizer::n_columns`] columns (checked by the caller).
     pub fn rows(&self, s: &ColumnSentence) -> SparseRows {
-        expansion_rows(s, 0..s.len(), self.templates.unigrams(), &self.keys)
+        expansion_rows(
+            s,
+            0..s.len(),
+            self.templates.unigrams(),
+            &self.keys,
+            self.templates.keys.as_ref(),
+        )
     }
 
     /// The label slot of each token's last column; `None` for a label not seen in training.
@@ -415,6 +445,12 @@ impl TagFeaturizer {
         }
         if self.labels.len() < 2 || self.labels.windows(2).any(|w| w[0] >= w[1]) {
             return Err("the tagger's labels are not at least 2 sorted distinct strings".into());
+        }
+        if let Some(k) = &self.templates.keys {
+            k.validate(u)?;
+            if k.names.len() != self.n_columns {
+                return Err("the tagger's feature keys are not its observation columns".into());
+            }
         }
         let b = self.templates.bigram_macros().count();
         if self.bigram_keys.len() != b {

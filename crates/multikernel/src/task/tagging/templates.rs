@@ -15,6 +15,7 @@
 //! a `%` not followed by `x`, a malformed `[row,col]`, `|row| > 8`; [`TemplateFile::check_columns`]
 //! refuses a column the data does not have (CRF++ fails on it at the first sentence).
 
+use super::dicts::FeatureKeys;
 use crate::data::read::{parse_err, read_bytes, utf8_err, Lines};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
@@ -198,6 +199,10 @@ pub struct TemplateFile {
     /// The file's name in errors.
     #[serde(default)]
     pub origin: String,
+    /// Templates generated from the keys of feature dicts ([`FeatureKeys::templates`]): the
+    /// keys, whose cells give each feature's value (none for templates read from a file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<FeatureKeys>,
 }
 
 impl TemplateFile {
@@ -232,6 +237,7 @@ impl TemplateFile {
             templates,
             lines,
             origin: path.display().to_string(),
+            keys: None,
         })
     }
 

@@ -1,0 +1,391 @@
+//! The tagger from sentences in memory against the column-file path of `multikernel train`
+//! (the same sentences written as a column file and a template file, read by the readers,
+//! trained by `fit`): the same predictions and the same weights; feature values of numbers
+//! and booleans read off the feature rows; the errors.
+
+use super::*;
+use crate::data::columns::parse_columns;
+use crate::task::tagging::{TagData, TemplateFile};
+
+/// A toy POS task: word, its suffix and whether it is capitalized decide the label.
+fn toy() -> (Vec<Vec<Vec<String>>>, Vec<Vec<String>>) {
+    let words = [
+        ("The", "DET"),
+        ("the", "DET"),
+        ("a", "DET"),
+        ("dog", "NOUN"),
+        ("cats", "NOUN"),
+        ("runs", "VERB"),
+        ("sleeps", "VERB"),
+        ("quickly", "ADV"),
+        ("Rex", "PROPN"),
+    ];
+    let sentences = [
+        "The dog runs quickly",
+        "a cats sleeps",
+        "Rex runs",
+        "the dog sleeps quickly",
+        "Rex sleeps quickly",
+        "a dog runs",
+        "The cats runs",
+    ];
+    let mut x = Vec::new();
+    let mut y = Vec::new();
+    for s in sentences {
+        let mut toks = Vec::new();
+        let mut labs = Vec::new();
+        for w in s.split(' ') {
+            let label = words.iter().find(|(v, _)| *v == w).unwrap().1;
+            let suffix: String = w
+                .chars()
+                .rev()
+                .take(2)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            let cap = if w.chars().next().unwrap().is_uppercase() {
+                "Y"
+            } else {
+                "N"
+            };
+            toks.push(vec![w.to_lowercase(), suffix, cap.to_string()]);
+            labs.push(label.to_string());
+        }
+        x.push(toks);
+        y.push(labs);
+    }
+    (x, y)
+}
+
+const TEMPLATES: &str = "U0:%x[0,0]\nU1:%x[0,1]\nU2:%x[-1,0]\nU3:%x[0,2]\nB\n";
+
+/// The column file `multikernel train --format columns` would read.
+fn column_file(x: &[Vec<Vec<String>>], y: &[Vec<String>]) -> String {
+    let mut text = String::new();
+    for (s, l) in x.iter().zip(y) {
+        for (t, lab) in s.iter().zip(l) {
+            text.push_str(&format!("{} {lab}\n", t.join(" ")));
+        }
+        text.push('\n');
+    }
+    text
+}
+
+fn specs() -> Vec<LearnerSpec> {
+    let online = |loss: &str| TaggerSettings {
+        loss: Some(loss.into()),
+        epochs: Some(3),
+        ..TaggerSettings::default()
+    };
+    vec![
+        online("hinge").spec(LearnerKind::Online, 10.0, 0).unwrap(),
+        online("crf").spec(LearnerKind::Online, 10.0, 0).unwrap(),
+        TaggerSettings {
+            max_iter: Some(30),
+            ..TaggerSettings::default()
+        }
+        .spec(LearnerKind::Mtl, 1.0, 0)
+        .unwrap(),
+    ]
+}
+
+#[test]
+fn columns_in_memory_train_what_the_column_file_trains() {
+    let (x, y) = toy();
+    let file = parse_columns(column_file(&x, &y).as_bytes(), Path::new("toy"))
+        .unwrap()
+        .sentences;
+    let templates = TemplateFile::parse(TEMPLATES.as_bytes(), Path::new("tpl")).unwrap();
+    for spec in specs() {
+        let cli = fit(&TagData::new(file.clone(), templates.clone()), &spec, &()).unwrap();
+        let ours = fit_sequence_tagger(
+            Sentences::Columns(&x),
+            &y,
+            Some((TEMPLATES, "tpl")),
+            &spec,
+            &(),
+        )
+        .unwrap();
+        let (Model::Tagger(a), Model::Tagger(b)) = (&cli.model, &ours.model) else {
+            panic!("taggers")
+        };
+        assert_eq!(a.weights, b.weights, "{:?}", spec.learner);
+        assert_eq!(a.template_weights, b.template_weights);
+        let tagger = SequenceTagger::new(ours.model).unwrap();
+        let pred = tagger.predict(Sentences::Columns(&x)).unwrap();
+        let want: Vec<Vec<String>> = a
+            .tag(&file)
+            .unwrap()
+            .into_iter()
+            .map(|s| {
+                s.into_iter()
+                    .map(|l| String::from_utf8(l).unwrap())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(pred, want);
+        assert_eq!(
+            tagger.templates(),
+            ["B", "U0:%x[0,0]", "U1:%x[0,1]", "U2:%x[-1,0]", "U3:%x[0,2]"]
+        );
+        assert_eq!(tagger.template_weights().len(), 5);
+        let back = SequenceTagger::from_bytes(&tagger.to_bytes().unwrap()).unwrap();
+        assert_eq!(back.predict(Sentences::Columns(&x)).unwrap(), pred);
+    }
+}
+
+/// The toy's columns as feature dicts: word and suffix as strings, capitalization as a
+/// boolean, and the previous word (missing at the first token).
+fn dicts(x: &[Vec<Vec<String>>]) -> Vec<Vec<TokenFeatures>> {
+    x.iter()
+        .map(|s| {
+            (0..s.len())
+                .map(|t| {
+                    let mut d = vec![
+                        ("word".to_string(), FeatureValue::Text(s[t][0].clone())),
+                        ("suffix".to_string(), FeatureValue::Text(s[t][1].clone())),
+                    ];
+                    if t > 0 {
+                        d.push(("prev".to_string(), FeatureValue::Text(s[t - 1][0].clone())));
+                    }
+                    d.push(("cap".to_string(), FeatureValue::Bool(s[t][2] == "Y")));
+                    d
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The feature rows of dicts against counts by hand: one feature per distinct string of a
+/// key, one real-valued feature per boolean or number key; a row holds one entry per key
+/// present in the token (`false` and missing keys none), with the number as its value.
+#[test]
+fn dict_features_are_key_value_indicators_and_real_values() {
+    let (x, y) = toy();
+    let d = dicts(&x);
+    let spec = &specs()[0];
+    let fitted = fit_sequence_tagger(Sentences::Dicts(&d), &y, None, spec, &()).unwrap();
+    let Model::Tagger(m) = &fitted.model else {
+        panic!()
+    };
+    let keys = m.featurizer.templates.keys.clone().unwrap();
+    assert_eq!(keys.names, ["word", "suffix", "cap", "prev"]);
+    // Feature count per group, by hand: distinct words, suffixes, previous words; cap is
+    // one real-valued feature.
+    let distinct = |f: &dyn Fn(&Vec<String>, usize) -> Option<String>| {
+        let mut v: Vec<String> = x
+            .iter()
+            .flat_map(|s| (0..s.len()).filter_map(move |t| f(&s[t], t).map(|w| w.to_string())))
+            .collect();
+        v.sort();
+        v.dedup();
+        v.len()
+    };
+    let words = distinct(&|t, _| Some(t[0].clone()));
+    let suffixes = distinct(&|t, _| Some(t[1].clone()));
+    let mut prev: Vec<&str> = x
+        .iter()
+        .flat_map(|s| s[..s.len() - 1].iter().map(|t| t[0].as_str()))
+        .collect();
+    prev.sort_unstable();
+    prev.dedup();
+    assert_eq!(
+        m.featurizer.features_per_template(),
+        [words, suffixes, 1, prev.len()]
+    );
+    // Rows: one entry per present key; cap's value 1 where capitalized, absent elsewhere.
+    let cols = keys.columns(&d, None).unwrap();
+    for (s, cs) in x.iter().zip(&cols) {
+        let rows = m.featurizer.rows(cs);
+        for t in 0..s.len() {
+            let want = 2 + usize::from(t > 0) + usize::from(s[t][2] == "Y");
+            assert_eq!(rows.row(t).len(), want, "{s:?} {t}");
+            assert!(rows.row(t).iter().all(|&(_, v)| v == 1.0));
+        }
+    }
+    // A number is a real value: 2.5 in the row.
+    let with_number: Vec<Vec<TokenFeatures>> = d
+        .iter()
+        .map(|s| {
+            s.iter()
+                .map(|t| {
+                    let mut t = t.clone();
+                    t.push(("len".into(), FeatureValue::Number(2.5)));
+                    t
+                })
+                .collect()
+        })
+        .collect();
+    let f2 = fit_sequence_tagger(Sentences::Dicts(&with_number), &y, None, spec, &()).unwrap();
+    let Model::Tagger(m2) = &f2.model else {
+        panic!()
+    };
+    let k2 = m2.featurizer.templates.keys.clone().unwrap();
+    assert_eq!(k2.real, [false, false, true, true, false]); // word suffix cap len prev
+    let rows = m2
+        .featurizer
+        .rows(&k2.columns(&with_number[..1], None).unwrap()[0]);
+    assert!(rows.row(0).iter().any(|&(_, v)| v == 2.5));
+    let tagger = SequenceTagger::new(fitted.model.clone()).unwrap();
+    assert_eq!(tagger.templates(), ["B", "word", "suffix", "cap", "prev"]);
+    let pred = tagger.predict(Sentences::Dicts(&d)).unwrap();
+    let acc = pred
+        .iter()
+        .flatten()
+        .zip(y.iter().flatten())
+        .filter(|(a, b)| a == b)
+        .count();
+    assert!(acc * 10 >= 9 * y.iter().flatten().count(), "{acc}");
+}
+
+/// Feature dicts whose keys hold strings equal, feature for feature, the template tagger
+/// over the cells `=value` with one template `U<j>:key%x[0,j]` per key: the same weights.
+#[test]
+fn string_dicts_train_the_same_model_as_their_columns() {
+    let (x, y) = toy();
+    let d: Vec<Vec<TokenFeatures>> = x
+        .iter()
+        .map(|s| {
+            s.iter()
+                .map(|t| {
+                    vec![
+                        ("w".to_string(), FeatureValue::Text(t[0].clone())),
+                        ("s".to_string(), FeatureValue::Text(t[1].clone())),
+                    ]
+                })
+                .collect()
+        })
+        .collect();
+    let cols: Vec<Vec<Vec<String>>> = x
+        .iter()
+        .map(|s| {
+            s.iter()
+                .map(|t| vec![format!("={}", t[0]), format!("={}", t[1])])
+                .collect()
+        })
+        .collect();
+    let tpl = "U0:w%x[0,0]\nU1:s%x[0,1]\nB\n";
+    for spec in specs() {
+        let a = fit_sequence_tagger(Sentences::Dicts(&d), &y, None, &spec, &()).unwrap();
+        let b = fit_sequence_tagger(Sentences::Columns(&cols), &y, Some((tpl, "t")), &spec, &())
+            .unwrap();
+        let (Model::Tagger(a), Model::Tagger(b)) = (&a.model, &b.model) else {
+            panic!()
+        };
+        assert_eq!(a.weights, b.weights);
+        let ta = SequenceTagger::new(Model::Tagger(a.clone())).unwrap();
+        let tb = SequenceTagger::new(Model::Tagger(b.clone())).unwrap();
+        assert_eq!(
+            ta.predict(Sentences::Dicts(&d)).unwrap(),
+            tb.predict(Sentences::Columns(&cols)).unwrap()
+        );
+        if ta.is_crf() {
+            let m = ta.predict_marginals(Sentences::Dicts(&d)).unwrap();
+            for token in m.iter().flatten() {
+                assert_eq!(token.len(), ta.classes().len());
+                assert!((token.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+            }
+            assert_eq!(m, tb.predict_marginals(Sentences::Columns(&cols)).unwrap());
+        } else {
+            let e = ta
+                .predict_marginals(Sentences::Dicts(&d))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("CRF loss"), "{e}");
+        }
+        if !a.template_weights.is_empty() {
+            assert!((ta.template_weights().iter().sum::<f64>() - 1.0).abs() < 1e-6);
+        }
+    }
+}
+
+#[test]
+fn bad_input_and_settings_are_named() {
+    let (x, y) = toy();
+    let d = dicts(&x);
+    let spec = &specs()[0];
+    let e = |r: Result<Fitted>| r.unwrap_err().to_string();
+    let short: Vec<Vec<String>> = y.iter().map(|l| l[1..].to_vec()).collect();
+    assert!(e(fit_sequence_tagger(
+        Sentences::Dicts(&d),
+        &short,
+        None,
+        spec,
+        &()
+    ))
+    .contains("sentence 0 has 4 tokens but 3 labels"));
+    assert!(e(fit_sequence_tagger(
+        Sentences::Dicts(&d),
+        &y[1..],
+        None,
+        spec,
+        &()
+    ))
+    .contains("label lists"));
+    assert!(e(fit_sequence_tagger(
+        Sentences::Columns(&x),
+        &y,
+        None,
+        spec,
+        &()
+    ))
+    .contains("need templates"));
+    assert!(e(fit_sequence_tagger(
+        Sentences::Dicts(&d),
+        &y,
+        Some((TEMPLATES, "t")),
+        spec,
+        &()
+    ))
+    .contains("need none"));
+    let bad = e(fit_sequence_tagger(
+        Sentences::Columns(&x),
+        &y,
+        Some(("U0:%x[0,9]\n", "mytpl")),
+        spec,
+        &(),
+    ));
+    assert!(bad.contains("mytpl") && bad.contains("column 9"), "{bad}");
+    let mut ragged = x.clone();
+    ragged[2][1].pop();
+    let r = e(fit_sequence_tagger(
+        Sentences::Columns(&ragged),
+        &y,
+        Some((TEMPLATES, "t")),
+        spec,
+        &(),
+    ));
+    assert!(r.contains("sentence 2, token 1 has 2 columns"), "{r}");
+    let q = TaggerSettings {
+        q: Some(2.0),
+        ..Default::default()
+    };
+    let m = q.spec(LearnerKind::Online, 1.0, 0).unwrap_err().to_string();
+    assert!(
+        m.contains("q is a setting of the mtl learner, not of online"),
+        "{m}"
+    );
+    let l = TaggerSettings {
+        loss: Some("squared".into()),
+        ..Default::default()
+    };
+    assert!(l.spec(LearnerKind::Online, 1.0, 0).is_err());
+    assert!(TaggerSettings::default()
+        .spec(LearnerKind::Gomp, 1.0, 0)
+        .is_err());
+    let tagger = SequenceTagger::new(
+        fit_sequence_tagger(Sentences::Dicts(&d), &y, None, spec, &())
+            .unwrap()
+            .model,
+    )
+    .unwrap();
+    assert!(tagger
+        .predict(Sentences::Columns(&x))
+        .unwrap_err()
+        .to_string()
+        .contains("feature dicts"));
+    for name in TAGGER_SETTINGS {
+        assert!(registry::setting(name).is_some(), "{name}");
+    }
+}

@@ -1,0 +1,213 @@
+"""``SequenceTagger``: a sequence labeler (part-of-speech tags, chunks, named entities)
+trained with multiple kernel learning over feature groups, as a scikit-learn estimator.
+
+``X`` is a list of sentences, each a list of tokens, given either as
+
+- feature dicts, as sklearn-crfsuite takes them (``{"word.lower()": "dog",
+  "word.isupper()": False, "bias": 1.0, "-1:word.lower()": "the"}``): a string value is the
+  indicator feature ``key=value``, a number a real-valued feature, ``True`` the feature
+  ``key`` (``False`` none); each key is one feature group, whose weight the learner chooses
+  (``template_weights_``); or
+- tuples of column strings, read by CRF++ templates (``templates=`` a template file's path
+  or its text; each template one group), as ``multikernel train --task sequence --format
+  columns --templates F`` reads column files.
+
+``y`` is a list of label lists (strings). The learners are those of the command line:
+
+- ``"online"`` (default): SPOM (Martins et al. 2011, Alg. 1) with the structured hinge
+  (``loss="hinge"``, default) or the CRF loss (``loss="crf"``; then ``predict_marginals``),
+  ``regularizer`` (default ``"l2"``, as on the command line; ``"l21sq"`` makes the groups
+  compete and drops some), ``epochs``, ``eta0``;
+- ``"mtl"``: multi-template learning (Mao & Tsang), a 1-slack cutting-plane structural SVM
+  whose regularizer chooses the groups' weights ``mu`` (``q``: 1 sparse, 2 plain l2; ``eps``;
+  ``max_iter``).
+
+``C`` weighs the sum of the sentences' losses, as in ``multikernel train --C``. The same
+sentences and settings give the same model as the command line.
+"""
+
+import json
+import numbers
+import os
+
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from . import _core
+from ._estimators import _constraint, _seed
+from .metrics import flat_accuracy_score
+
+# The settings of a tagger's learners, from the library's registry.
+_TAGGER_SETTINGS = tuple(s for s in _core.learner_settings() if s["tagger"])
+
+TAGGER_LEARNERS = ("online", "mtl")
+
+
+def _sentences(X):
+    """``X`` as a list of lists (a generator or tuple is read once)."""
+    if isinstance(X, (str, bytes, dict)):
+        raise TypeError(
+            f"X is a {type(X).__name__}: a list of sentences, each a list of tokens"
+        )
+    return [list(s) if not isinstance(s, list) else s for s in X]
+
+
+def _labels(y):
+    return [[str(label) for label in sentence] for sentence in y]
+
+
+def _is_crf(est):
+    if hasattr(est, "tagger_"):
+        return est.tagger_.is_crf
+    return est.learner == "online" and est.loss in ("crf", "logistic")
+
+
+class SequenceTagger(BaseEstimator):
+    """A sequence tagger whose feature groups (dict keys or templates) are weighed by
+    multiple kernel learning (module documentation).
+
+    Parameters
+    ----------
+    learner : {"online", "mtl"}
+    C : float > 0
+        The weight of the sum of the sentences' losses.
+    templates : str or None
+        Tokens as columns: a CRF++ template file's path, or the template text.
+    loss, regularizer, epochs, eta0 : the online learner's settings (None: its defaults).
+    q, eps, max_iter : multi-template learning's settings (None: its defaults).
+    random_state : int, RandomState or None
+    verbose : int
+        Progress lines on stderr.
+
+    Attributes
+    ----------
+    classes_ : list of str
+        The labels, sorted (the order of ``predict_marginals``' dicts).
+    templates_ : list of str
+        The feature groups: ``"B"`` (the label pairs), then each key or template line.
+    template_weights_ : dict
+        Each group's learned weight: the group norm ``||w_j||`` (online; 0 for a group the
+        regularizer dropped) or ``mu_j`` (mtl; summing to 1).
+    tagger_ : multikernel._core.Tagger
+    n_iter_, fit_status_, fit_seconds_ : epochs (or cuts), how the run ended, seconds.
+    """
+
+    _parameter_constraints = {
+        "learner": [StrOptions(set(TAGGER_LEARNERS))],
+        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "templates": [str, os.PathLike, None],
+        **{s["name"]: _constraint(s) for s in _TAGGER_SETTINGS},
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        learner="online",
+        C=1.0,
+        *,
+        templates=None,
+        loss=None,
+        regularizer=None,
+        eta0=None,
+        epochs=None,
+        q=None,
+        eps=None,
+        max_iter=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.learner = learner
+        self.C = C
+        self.templates = templates
+        self.loss = loss
+        self.regularizer = regularizer
+        self.eta0 = eta0
+        self.epochs = epochs
+        self.q = q
+        self.eps = eps
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _template_text(self):
+        """The template text and its name in errors (a path is read)."""
+        t = self.templates
+        if t is None:
+            return None, None
+        if os.path.isfile(t):
+            with open(t, encoding="utf-8") as f:
+                return f.read(), os.fspath(t)
+        if isinstance(t, os.PathLike):
+            raise ValueError(f"templates: no file {os.fspath(t)!r}")
+        return t, "<templates>"
+
+    def fit(self, X, y):
+        """Trains on sentences ``X`` (lists of feature dicts or of column tuples) and label
+        lists ``y``."""
+        self._validate_params()
+        text, origin = self._template_text()
+        settings = {s["name"]: getattr(self, s["name"]) for s in _TAGGER_SETTINGS}
+        tagger, info = _core.fit_tagger(
+            _sentences(X),
+            _labels(y),
+            templates=text,
+            templates_origin=origin,
+            learner=self.learner,
+            c=float(self.C),
+            seed=_seed(self.random_state),
+            verbose=bool(self.verbose),
+            **{k: v for k, v in settings.items() if v is not None},
+        )
+        self.tagger_ = tagger
+        self.classes_ = list(tagger.classes)
+        self.templates_ = list(tagger.templates)
+        self.template_weights_ = dict(zip(self.templates_, tagger.template_weights))
+        self.n_iter_ = int(info["steps"])
+        self.fit_status_ = info["status"]
+        self.fit_seconds_ = float(info["seconds"])
+        self.fit_notes_ = list(info["notes"])
+        return self
+
+    def predict(self, X):
+        """The best label sequence of each sentence (a list of label lists)."""
+        check_is_fitted(self, "tagger_")
+        return self.tagger_.predict(_sentences(X))
+
+    def predict_single(self, xseq):
+        """The labels of one sentence (sklearn-crfsuite's ``predict_single``)."""
+        return self.predict([xseq])[0]
+
+    @available_if(_is_crf)
+    def predict_marginals(self, X):
+        """Each token's label probabilities under the CRF: a list (sentences) of lists
+        (tokens) of ``{label: probability}`` dicts (CRF loss only)."""
+        check_is_fitted(self, "tagger_")
+        probs = self.tagger_.predict_marginals(_sentences(X))
+        return [[dict(zip(self.classes_, p)) for p in s] for s in probs]
+
+    def score(self, X, y):
+        """Token accuracy of ``predict(X)`` against ``y``."""
+        return flat_accuracy_score(_labels(y), self.predict(X))
+
+    @property
+    def summary_(self):
+        """The fitted model's summary, as ``multikernel inspect`` prints it."""
+        check_is_fitted(self, "tagger_")
+        return str(self.tagger_)
+
+    @property
+    def summary_json_(self):
+        check_is_fitted(self, "tagger_")
+        return json.loads(self.tagger_.summary_json())
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.input_tags.sparse = False
+        tags.target_tags.required = True
+        tags.target_tags.one_d_labels = False
+        tags.non_deterministic = False
+        return tags
