@@ -197,11 +197,7 @@ impl MasterProblem for L2Master {
                 "the working-set QP over {r} cuts has a non-finite value"
             )));
         }
-        // w in contiguous blocks filled in parallel.
-        let blocks = rayon::current_num_threads() * 4;
-        let chunks =
-            GroupLayout::new((0..blocks).map(|k| (k + 1) * dim / blocks - k * dim / blocks));
-        let w = self.gram.weights(&sol.alpha, &vec![1.0; blocks], &chunks);
+        let w = self.gram.weights(&sol.alpha, &[1.0]);
         let margins: Vec<f64> = (0..r)
             .map(|i| (0..r).map(|j| g[i * r + j] * sol.alpha[j]).sum())
             .collect();
