@@ -146,7 +146,7 @@ pub(crate) fn retain_kept(values: &mut Vec<f64>, keep: &[bool]) {
 }
 
 /// A cut whose multiplier stayed 0 for this many consecutive solves leaves the working set.
-pub const INACTIVE_SOLVES: usize = 10;
+pub const INACTIVE_SOLVES: usize = 5;
 
 /// The l2 master: the dual QP over the capped simplex ([`qp::solve`]), the Gram matrix of the
 /// cuts kept between calls (packed, one row appended per cut: [`block_master::grams`]) and
