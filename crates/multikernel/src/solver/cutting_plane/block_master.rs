@@ -325,7 +325,7 @@ impl MasterProblem for BlockNormMaster {
                 cuts.len()
             )));
         }
-        let w = self.grams.weights(&alpha, &factors, &self.layout);
+        let w = self.grams.weights(&alpha, &factors);
         // <a_r, w> = sum_j f_j (Q^j alpha)_r and ||w_j|| = f_j sqrt(alpha^T Q^j alpha), from
         // the Grams (no pass over the features).
         let mut margins = vec![0.0; b.len()];

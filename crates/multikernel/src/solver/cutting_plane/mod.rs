@@ -146,7 +146,7 @@ pub(crate) fn retain_kept(values: &mut Vec<f64>, keep: &[bool]) {
 }
 
 /// A cut whose multiplier stayed 0 for this many consecutive solves leaves the working set.
-pub const INACTIVE_SOLVES: usize = 10;
+pub const INACTIVE_SOLVES: usize = 5;
 
 /// The l2 master: the dual QP over the capped simplex ([`qp::solve`]), the Gram matrix of the
 /// cuts kept between calls (packed, one row appended per cut: [`block_master::grams`]) and
@@ -197,11 +197,7 @@ impl MasterProblem for L2Master {
                 "the working-set QP over {r} cuts has a non-finite value"
             )));
         }
-        // w in contiguous blocks filled in parallel.
-        let blocks = rayon::current_num_threads() * 4;
-        let chunks =
-            GroupLayout::new((0..blocks).map(|k| (k + 1) * dim / blocks - k * dim / blocks));
-        let w = self.gram.weights(&sol.alpha, &vec![1.0; blocks], &chunks);
+        let w = self.gram.weights(&sol.alpha, &[1.0]);
         let margins: Vec<f64> = (0..r)
             .map(|i| (0..r).map(|j| g[i * r + j] * sol.alpha[j]).sum())
             .collect();

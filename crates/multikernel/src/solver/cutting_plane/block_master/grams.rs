@@ -5,6 +5,12 @@
 //! pairwise QP), the quadratic forms `alpha^T Q^j alpha` over the support of `alpha`, and the
 //! products `Q^j alpha`. The cuts themselves are kept compact for the next rows and for the
 //! weights `w = sum_r alpha_r f_j a_r^(j)`.
+//!
+//! A new row is computed chunk by chunk: the parameters are cut into ranges of at most
+//! [`CHUNK`] that each lie in one template; for each chunk (chunks in parallel) the new cut's
+//! entries there are scattered into that chunk's slice of a dense vector, which then stays in
+//! the core's cache while every held cut's entries in the chunk are gathered from it. The
+//! partial products of a template's chunks are summed in order.
 
 use super::super::Cut;
 use crate::features::GroupLayout;
@@ -21,7 +27,18 @@ pub struct PackedGrams {
     /// scattered into it and the held cuts gathered from it. Kept, so that its pages are
     /// not allocated and faulted in again at every cut.
     scratch: Vec<f64>,
+    /// The ends of the chunks (module docs), increasing, the last one the number of
+    /// parameters; set by the first [`PackedGrams::extend`].
+    chunk_ends: Vec<usize>,
+    /// The template of each chunk.
+    chunk_group: Vec<usize>,
+    /// Parameters in a chunk at most.
+    chunk: usize,
 }
+
+/// Parameters in a chunk at most: 256 KiB of the dense vector, which stays in a core's
+/// cache while the held cuts are gathered from it.
+pub const CHUNK: usize = 1 << 15;
 
 /// A cut's entries as 32-bit indices and values in separate arrays, with the offsets where
 /// each template's entries start: a new Gram row streams every held cut once, and this
@@ -30,7 +47,7 @@ pub struct PackedGrams {
 struct CompactCut {
     index: Vec<u32>,
     value: Vec<f64>,
-    /// `starts[j]..starts[j + 1]` are template `j`'s entries.
+    /// `starts[k]..starts[k + 1]` are chunk `k`'s entries.
     starts: Vec<usize>,
 }
 
@@ -62,34 +79,22 @@ impl CompactCut {
         }
     }
 
-    /// `<a^(j), b^(j)>` for every template `j`, `b` given also as a dense vector: gathered
-    /// from `b_dense` over this cut's entries, or, where `b` has far fewer entries, each of
-    /// `b`'s searched among this cut's (the sorted indices).
-    fn dots(&self, other: &CompactCut, other_dense: &[f64]) -> Vec<f64> {
-        self.starts
-            .windows(2)
-            .zip(other.starts.windows(2))
-            .map(|(a, b)| {
-                let (idx, val) = (&self.index[a[0]..a[1]], &self.value[a[0]..a[1]]);
-                if idx.len() > SEARCH_RATIO * (b[1] - b[0]) {
-                    sorted_dot(idx, val, &other.index[b[0]..b[1]], &other.value[b[0]..b[1]])
-                } else {
-                    idx.iter()
-                        .zip(val)
-                        .map(|(&i, v)| v * other_dense[i as usize])
-                        .sum()
-                }
-            })
-            .collect()
+    /// Chunk `k`'s entries: indices and values.
+    fn block(&self, k: usize) -> (&[u32], &[f64]) {
+        let (from, to) = (self.starts[k], self.starts[k + 1]);
+        (&self.index[from..to], &self.value[from..to])
     }
 
-    /// Adds `scale * a` restricted to the global indices `lo..hi` into `out`, which holds
-    /// `lo..hi` (the cut's entries there found by binary search).
-    fn add_range_to(&self, lo: usize, hi: usize, scale: f64, out: &mut [f64]) {
-        let from = self.index.partition_point(|&i| (i as usize) < lo);
-        let to = from + self.index[from..].partition_point(|&i| (i as usize) < hi);
-        for (&i, v) in self.index[from..to].iter().zip(&self.value[from..to]) {
-            out[i as usize - lo] += scale * v;
+    /// `<a^(k), b^(k)>` over chunk `k`, `b`'s entries there given also scattered into
+    /// `b_dense` (the chunk's slice of the dense vector, from global index `lo`): gathered from
+    /// it over this cut's entries, or, where `b` has far fewer entries, each of `b`'s searched
+    /// among this cut's (the sorted indices).
+    fn chunk_dot(&self, k: usize, b: (&[u32], &[f64]), b_dense: &[f64], lo: usize) -> f64 {
+        let (idx, val) = self.block(k);
+        if idx.len() > SEARCH_RATIO * b.0.len() {
+            sorted_dot(idx, val, b.0, b.1)
+        } else {
+            gather_dot(idx, val, b_dense, lo)
         }
     }
 }
@@ -98,6 +103,25 @@ impl CompactCut {
 /// has this many times more entries than the new cut's block; then the new cut's entries are
 /// searched in it (a binary search costs about this many gathers).
 const SEARCH_RATIO: usize = 16;
+
+/// `sum_k val_k dense[idx_k - lo]`, in four running sums (so that the additions do not wait
+/// on each other) added at the end.
+fn gather_dot(idx: &[u32], val: &[f64], dense: &[f64], lo: usize) -> f64 {
+    let mut acc = [0.0; 4];
+    let (mut ic, mut vc) = (idx.chunks_exact(4), val.chunks_exact(4));
+    for (i4, v4) in (&mut ic).zip(&mut vc) {
+        for k in 0..4 {
+            acc[k] += v4[k] * dense[i4[k] as usize - lo];
+        }
+    }
+    let tail: f64 = ic
+        .remainder()
+        .iter()
+        .zip(vc.remainder())
+        .map(|(&i, v)| v * dense[i as usize - lo])
+        .sum();
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
 
 /// `sum_k a_k b_k` over the indices two sorted sparse vectors share, each entry of the
 /// shorter one searched in the longer one (the searches move forward only).
@@ -129,11 +153,39 @@ fn row_start(r: usize) -> usize {
 impl PackedGrams {
     /// No cuts yet, `groups` templates.
     pub fn new(groups: usize) -> PackedGrams {
+        PackedGrams::with_chunk(groups, CHUNK)
+    }
+
+    /// [`PackedGrams::new`] with chunks of at most `chunk` parameters (the tests' small
+    /// chunks).
+    fn with_chunk(groups: usize, chunk: usize) -> PackedGrams {
         PackedGrams {
             tri: vec![Vec::new(); groups],
             n: 0,
             cuts: Vec::new(),
             scratch: Vec::new(),
+            chunk_ends: Vec::new(),
+            chunk_group: Vec::new(),
+            chunk: chunk.max(1),
+        }
+    }
+
+    /// Cuts `layout`'s templates into chunks of at most `self.chunk` parameters.
+    fn set_chunks(&mut self, layout: &GroupLayout) {
+        self.chunk_ends.clear();
+        self.chunk_group.clear();
+        for g in 0..self.tri.len() {
+            let range = layout.range(g);
+            let mut start = range.start;
+            loop {
+                let end = (start + self.chunk).min(range.end);
+                self.chunk_ends.push(end);
+                self.chunk_group.push(g);
+                if end == range.end {
+                    break;
+                }
+                start = end;
+            }
         }
     }
 
@@ -159,48 +211,89 @@ impl PackedGrams {
     }
 
     /// Appends the rows of the cuts `self.len()..cuts.len()`: for each new cut `r`, its
-    /// product with every cut `s <= r`, template by template (cuts in parallel): the new cut
-    /// scattered into a dense vector, the held cuts gathered from it. Feature
-    /// indices must fit in 32 bits (the master checks).
+    /// product with every cut `s <= r`, template by template, computed chunk by chunk in
+    /// parallel (module docs). Feature indices must fit in 32 bits (the master checks).
     pub fn extend(&mut self, cuts: &[Cut], layout: &GroupLayout) {
-        let ends: Vec<usize> = (0..self.tri.len()).map(|g| layout.range(g).end).collect();
+        if self.chunk_ends.is_empty() {
+            self.set_chunks(layout);
+        }
+        debug_assert_eq!(self.chunk_ends.last().copied().unwrap_or(0), layout.total());
         self.scratch.resize(layout.total(), 0.0);
         for cut in &cuts[self.n..] {
-            cut.a.add_scaled_to(&mut self.scratch, 1.0);
-            self.cuts.push(CompactCut::new(cut, &ends));
-            let new = &self.cuts[self.cuts.len() - 1];
-            let dense = &self.scratch;
-            let rows: Vec<Vec<f64>> = self.cuts.par_iter().map(|s| s.dots(new, dense)).collect();
-            for (g, tri) in self.tri.iter_mut().enumerate() {
-                tri.extend(rows.iter().map(|p| p[g]));
+            self.cuts.push(CompactCut::new(cut, &self.chunk_ends));
+            let held = &self.cuts;
+            let new = &held[held.len() - 1];
+            // The dense vector cut into the chunks' slices, each chunk's partial row computed
+            // in its own slice.
+            let mut slices = Vec::with_capacity(self.chunk_ends.len());
+            let mut rest = self.scratch.as_mut_slice();
+            let mut lo = 0;
+            for &end in &self.chunk_ends {
+                let (slice, tail) = rest.split_at_mut(end - lo);
+                slices.push((lo, slice));
+                rest = tail;
+                lo = end;
             }
-            for (j, _) in cut.a.iter() {
-                self.scratch[j] = 0.0;
+            let partial: Vec<Option<Vec<f64>>> = slices
+                .into_par_iter()
+                .enumerate()
+                .map(|(k, (lo, dense))| {
+                    let b = new.block(k);
+                    if b.0.is_empty() {
+                        return None;
+                    }
+                    for (&i, &v) in b.0.iter().zip(b.1) {
+                        dense[i as usize - lo] = v;
+                    }
+                    let row = held.iter().map(|s| s.chunk_dot(k, b, dense, lo)).collect();
+                    for &i in b.0 {
+                        dense[i as usize - lo] = 0.0;
+                    }
+                    Some(row)
+                })
+                .collect();
+            let width = held.len();
+            let from: Vec<usize> = self.tri.iter().map(Vec::len).collect();
+            for (tri, &f) in self.tri.iter_mut().zip(&from) {
+                tri.resize(f + width, 0.0);
+            }
+            for (row, &g) in partial.iter().zip(&self.chunk_group) {
+                if let Some(row) = row {
+                    for (t, v) in self.tri[g][from[g]..].iter_mut().zip(row) {
+                        *t += v;
+                    }
+                }
             }
         }
         self.n = cuts.len();
     }
 
-    /// `w = sum_r alpha_r f_j a_r^(j)` over the templates `j` of `layout` (`factors[j] =
-    /// f_j`; templates of factor 0 and cuts of multiplier 0 skipped), as a dense vector of
-    /// `layout.total()` parameters: each template's block filled from the held cuts in
-    /// parallel, so no pass over the whole parameter vector beyond its allocation.
-    pub fn weights(&self, alpha: &[f64], factors: &[f64], layout: &GroupLayout) -> Vec<f64> {
-        let mut w = vec![0.0; layout.total()];
-        let mut blocks = Vec::with_capacity(factors.len());
+    /// `w = sum_r alpha_r f_j a_r^(j)` over the templates `j` (`factors[j] = f_j`; templates
+    /// of factor 0 and cuts of multiplier 0 skipped), as a dense vector over every parameter:
+    /// filled chunk by chunk in parallel (module docs), each chunk's slice staying in a core's
+    /// cache while the held cuts' entries there are added into it.
+    pub fn weights(&self, alpha: &[f64], factors: &[f64]) -> Vec<f64> {
+        let mut w = vec![0.0; self.chunk_ends.last().copied().unwrap_or(0)];
+        let mut slices = Vec::with_capacity(self.chunk_ends.len());
         let mut rest = w.as_mut_slice();
-        for (g, &f) in factors.iter().enumerate() {
-            let range = layout.range(g);
-            let (block, tail) = rest.split_at_mut(range.len());
-            rest = tail;
+        let mut lo = 0;
+        for (k, &end) in self.chunk_ends.iter().enumerate() {
+            let (slice, tail) = rest.split_at_mut(end - lo);
+            let f = factors[self.chunk_group[k]];
             if f != 0.0 {
-                blocks.push((range, f, block));
+                slices.push((k, lo, f, slice));
             }
+            rest = tail;
+            lo = end;
         }
-        blocks.par_iter_mut().for_each(|(range, f, block)| {
+        slices.into_par_iter().for_each(|(k, lo, f, out)| {
             for (cut, &a) in self.cuts.iter().zip(alpha) {
                 if a != 0.0 {
-                    cut.add_range_to(range.start, range.end, a * *f, block);
+                    let scale = a * f;
+                    let (idx, val) = cut.block(k);
+                    for (&i, v) in idx.iter().zip(val) {
+                        out[i as usize - lo] += scale * v;
+                    }
                 }
             }
         });
@@ -324,9 +417,9 @@ mod tests {
         d
     }
 
-    /// The search against the dense dot product.
+    /// The search and the gather against the dense dot product.
     #[test]
-    fn sorted_dot_is_the_dense_dot_product() {
+    fn searched_and_gathered_dots_are_the_dense_dot_product() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
         let dim = 2_000;
         for (p, q) in [
@@ -349,6 +442,16 @@ mod tests {
                 (got - want).abs() <= 1e-12 * (1.0 + want.abs()),
                 "{p} {q}: {got} vs {want}"
             );
+            // The gather, over the whole dense vector and over a slice of it that starts at
+            // a global offset `lo` (the entries of `x` from `lo` on).
+            let (xd, yd) = (dense(&x, dim), dense(&y, dim));
+            let got = gather_dot(&cx.index, &cx.value, &yd, 0);
+            assert!((got - want).abs() <= 1e-12 * (1.0 + want.abs()));
+            let lo = 5;
+            let from = cx.index.partition_point(|&i| (i as usize) < lo);
+            let got = gather_dot(&cx.index[from..], &cx.value[from..], &yd[lo..], lo);
+            let want: f64 = (lo..dim).map(|k| xd[k] * yd[k]).sum();
+            assert!((got - want).abs() <= 1e-12 * (1.0 + want.abs()));
         }
     }
 
@@ -357,6 +460,13 @@ mod tests {
     /// `sum_r alpha_r f_j a_r^(j)` summed densely.
     #[test]
     fn grams_and_weights_match_dense_sums() {
+        // Chunks as large as the templates, and small enough to split them.
+        for chunk in [CHUNK, 7, 1] {
+            grams_and_weights_match_dense_sums_in_chunks(chunk);
+        }
+    }
+
+    fn grams_and_weights_match_dense_sums_in_chunks(chunk: usize) {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(8);
         let layout = GroupLayout::new([40, 1, 0, 75, 30]);
         let dim = layout.total();
@@ -364,7 +474,7 @@ mod tests {
         let mut cuts: Vec<Cut> = (0..7)
             .map(|k| random_cut(&mut rng, dim, [0.5, 0.02, 0.9][k % 3]))
             .collect();
-        let mut grams = PackedGrams::new(layout.n_groups());
+        let mut grams = PackedGrams::with_chunk(layout.n_groups(), chunk);
         grams.extend(&cuts[..3], &layout);
         grams.extend(&cuts, &layout);
         let keep = [true, false, true, true, false, true, true];
@@ -384,7 +494,7 @@ mod tests {
         }
         let alpha = [0.3, 0.0, 1.2, 0.7, 0.05];
         let factors = [2.0, 0.5, 1.0, 0.0, 0.25];
-        let w = grams.weights(&alpha, &factors, &layout);
+        let w = grams.weights(&alpha, &factors);
         for (j, f) in factors.iter().enumerate() {
             for k in layout.range(j) {
                 let want: f64 = cuts
