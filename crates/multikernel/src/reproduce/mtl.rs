@@ -237,6 +237,15 @@ fn choose_c<T: Send>(
     Ok((c, mean, out))
 }
 
+/// The working set's share of a row's training time, in percent (the table's last column).
+fn working_set_share(master_seconds: f64, train_seconds: f64) -> String {
+    if train_seconds > 0.0 {
+        format!("{:.0}", 100.0 * master_seconds / train_seconds)
+    } else {
+        "-".into()
+    }
+}
+
 /// The template weights of a fit: MTL's `mu`, SPOM's group norms as shares.
 fn weights_of(fit: &TaggerFit) -> Vec<f64> {
     if !fit.model.template_weights.is_empty() {
@@ -278,7 +287,7 @@ pub fn run(cfg: &MtlConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
     let wall = Instant::now();
     let mut rows = Vec::new();
     let mut table = String::from(
-        "| templates | method | test acc. | dev acc. | templates kept | C | iterations | epsilon | train s | decode s | QCQP s |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| templates | method | test acc. | dev acc. | templates kept | C | iterations | epsilon | train s | decode s | QCQP s | working set % |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let template_files: Vec<TemplateFile> = sets
         .iter()
@@ -370,10 +379,11 @@ pub fn run(cfg: &MtlConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                 fit.best_epoch
             };
             table.push_str(&format!(
-                "| {set} | {method} | {acc:.2} | {dev_acc:.2} | {kept}/{total} | {c} | {iterations} | {} | {secs:.1} | {} | {} |\n",
+                "| {set} | {method} | {acc:.2} | {dev_acc:.2} | {kept}/{total} | {c} | {iterations} | {} | {secs:.1} | {} | {} | {} |\n",
                 if is_mtl { format!("{}", cfg.epsilon) } else { "-".into() },
                 if is_mtl { format!("{:.1}", fit.decode_seconds) } else { "-".into() },
                 if is_mtl { format!("{:.1}", fit.master_seconds) } else { "-".into() },
+                if is_mtl { working_set_share(fit.master_seconds, *secs) } else { "-".into() },
             ));
             let mut row =
                 Row::from_values(&format!("twt-web-upos-{set}"), method, "accuracy", &[acc])
@@ -661,8 +671,9 @@ fn parsing_rows(
             .filter(|&&m| share_total > 0.0 && m / share_total >= 1e-5)
             .count();
         table.push_str(&format!(
-            "| parsing (UAS) | {method} | {:.2} | {:.2} | {kept}/{total} | {c} | {} | {} | {secs:.1} | {:.1} | {:.1} |\n",
-            s.uas, dev_uas, fit.run.steps, cfg.epsilon, fit.decode_seconds, fit.master_seconds
+            "| parsing (UAS) | {method} | {:.2} | {:.2} | {kept}/{total} | {c} | {} | {} | {secs:.1} | {:.1} | {:.1} | {} |\n",
+            s.uas, dev_uas, fit.run.steps, cfg.epsilon, fit.decode_seconds, fit.master_seconds,
+            working_set_share(fit.master_seconds, *secs)
         ));
         let mut row = Row::from_values("twt-web-parsing", method, "uas", &[s.uas])
             .with("dev_uas", dev_uas)
