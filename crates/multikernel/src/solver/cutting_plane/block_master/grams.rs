@@ -145,6 +145,33 @@ fn sorted_dot(ai: &[u32], av: &[f64], bi: &[u32], bv: &[f64]) -> f64 {
     sum
 }
 
+/// Below this many multiply-adds a call runs on the calling thread: on small working sets
+/// (tens of cuts over a few thousand parameters) waking the thread pool costs more than the
+/// work.
+const PARALLEL_WORK: usize = 1 << 16;
+
+/// `f(k, item)` for every item, in order: in parallel when `parallel`, else on the calling
+/// thread (the same results either way).
+fn map_items<T: Send, R: Send>(
+    items: Vec<T>,
+    parallel: bool,
+    f: impl Fn(usize, T) -> R + Sync + Send,
+) -> Vec<R> {
+    if parallel {
+        items
+            .into_par_iter()
+            .enumerate()
+            .map(|(k, t)| f(k, t))
+            .collect()
+    } else {
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(k, t)| f(k, t))
+            .collect()
+    }
+}
+
 /// Offset of row `r` in a packed lower triangle.
 fn row_start(r: usize) -> usize {
     r * (r + 1) / 2
@@ -234,10 +261,9 @@ impl PackedGrams {
                 rest = tail;
                 lo = end;
             }
-            let partial: Vec<Option<Vec<f64>>> = slices
-                .into_par_iter()
-                .enumerate()
-                .map(|(k, (lo, dense))| {
+            let work: usize = held.iter().map(|c| c.index.len()).sum();
+            let partial: Vec<Option<Vec<f64>>> =
+                map_items(slices, work >= PARALLEL_WORK, |k, (lo, dense)| {
                     let b = new.block(k);
                     if b.0.is_empty() {
                         return None;
@@ -250,8 +276,7 @@ impl PackedGrams {
                         dense[i as usize - lo] = 0.0;
                     }
                     Some(row)
-                })
-                .collect();
+                });
             let width = held.len();
             let from: Vec<usize> = self.tri.iter().map(Vec::len).collect();
             for (tri, &f) in self.tri.iter_mut().zip(&from) {
@@ -286,7 +311,14 @@ impl PackedGrams {
             rest = tail;
             lo = end;
         }
-        slices.into_par_iter().for_each(|(k, lo, f, out)| {
+        let work: usize = self
+            .cuts
+            .iter()
+            .zip(alpha)
+            .filter(|(_, &a)| a != 0.0)
+            .map(|(c, _)| c.index.len())
+            .sum();
+        map_items(slices, work >= PARALLEL_WORK, |_, (k, lo, f, out)| {
             for (cut, &a) in self.cuts.iter().zip(alpha) {
                 if a != 0.0 {
                     let scale = a * f;
@@ -344,43 +376,41 @@ impl PackedGrams {
     /// parallel).
     pub fn quad_forms(&self, alpha: &[f64]) -> Vec<f64> {
         let support: Vec<usize> = (0..self.n).filter(|&r| alpha[r] != 0.0).collect();
-        self.tri
-            .par_iter()
-            .map(|tri| {
-                let mut sum = 0.0;
-                for (i, &r) in support.iter().enumerate() {
-                    let row = &tri[row_start(r)..];
-                    let mut cross = 0.0;
-                    for &s in &support[..i] {
-                        cross += row[s] * alpha[s];
-                    }
-                    sum += alpha[r] * (2.0 * cross + row[r] * alpha[r]);
+        let work = self.tri.len() * support.len() * support.len() / 2;
+        let tris: Vec<&Vec<f64>> = self.tri.iter().collect();
+        map_items(tris, work >= PARALLEL_WORK, |_, tri| {
+            let mut sum = 0.0;
+            for (i, &r) in support.iter().enumerate() {
+                let row = &tri[row_start(r)..];
+                let mut cross = 0.0;
+                for &s in &support[..i] {
+                    cross += row[s] * alpha[s];
                 }
-                sum.max(0.0)
-            })
-            .collect()
+                sum += alpha[r] * (2.0 * cross + row[r] * alpha[r]);
+            }
+            sum.max(0.0)
+        })
     }
 
     /// `Q^j alpha` for every template (templates in parallel).
     pub fn products(&self, alpha: &[f64]) -> Vec<Vec<f64>> {
         let n = self.n;
-        self.tri
-            .par_iter()
-            .map(|tri| {
-                let mut y = vec![0.0; n];
-                for r in 0..n {
-                    let row = &tri[row_start(r)..row_start(r) + r + 1];
-                    let ar = alpha[r];
-                    let mut acc = 0.0;
-                    for (s, &v) in row[..r].iter().enumerate() {
-                        acc += v * alpha[s];
-                        y[s] += v * ar;
-                    }
-                    y[r] += acc + row[r] * ar;
+        let work = self.tri.len() * n * n / 2;
+        let tris: Vec<&Vec<f64>> = self.tri.iter().collect();
+        map_items(tris, work >= PARALLEL_WORK, |_, tri| {
+            let mut y = vec![0.0; n];
+            for r in 0..n {
+                let row = &tri[row_start(r)..row_start(r) + r + 1];
+                let ar = alpha[r];
+                let mut acc = 0.0;
+                for (s, &v) in row[..r].iter().enumerate() {
+                    acc += v * alpha[s];
+                    y[s] += v * ar;
                 }
-                y
-            })
-            .collect()
+                y[r] += acc + row[r] * ar;
+            }
+            y
+        })
     }
 
     /// `Q^j` as a dense row-major matrix (the tests' twin).
