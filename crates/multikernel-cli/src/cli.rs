@@ -2,10 +2,10 @@
 //! a flag accepts exactly what the library does.
 
 use clap::{Args, Parser, Subcommand};
+use multikernel::estimator::registry::{Domain, Setting, SETTINGS};
 use multikernel::estimator::StepSchedule;
-use multikernel::estimator::{LearnerKind, LossKind, Task};
+use multikernel::estimator::{LearnerKind, Task};
 use multikernel::kernel::KernelSpec;
-use multikernel::prox::RegSpec;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -191,24 +191,13 @@ pub struct TrainArgs {
     /// --stream: rows of the shuffle buffer (1: the file's order).
     #[arg(long, default_value_t = 262_144, requires = "stream")]
     pub shuffle_rows: usize,
-    #[command(flatten, next_help_heading = "Online learner (--algo online)")]
-    pub online: OnlineArgs,
-    #[command(flatten, next_help_heading = "MKL-GOMP (--algo gomp)")]
-    pub gomp: GompArgs,
-    #[command(flatten, next_help_heading = "Multi-template learning (--algo mtl)")]
-    pub mtl: MtlArgs,
-    #[command(flatten, next_help_heading = "lp-MKL (--algo lp-mkl)")]
-    pub lp: LpArgs,
     #[command(
         flatten,
-        next_help_heading = "Polynomial kernels (--algo mirror-descent | ucd | poly)"
+        next_help_heading = "Structured data (--task sequence | parsing)"
     )]
-    pub poly: PolyArgs,
-    #[command(
-        flatten,
-        next_help_heading = "Wrapper MKL (--algo simplemkl | gauss-seidel)"
-    )]
-    pub wrapper: WrapperArgs,
+    pub structured: StructuredArgs,
+    #[command(flatten)]
+    pub settings: LearnerFlags,
 }
 
 /// `--select`: built-in selection or none.
@@ -237,33 +226,7 @@ impl std::str::FromStr for KernelArg {
 }
 
 #[derive(Args, Debug, Clone, Default)]
-pub struct OnlineArgs {
-    /// Regularizer: l2, l1, l21, l21sq (default with several kernels), l2q:q=Q,
-    /// elastic:sigma=S, sparse-group:sigma=S.
-    #[arg(long)]
-    pub reg: Option<RegSpec>,
-    /// Loss: hinge (multiclass hinge, structured hinge), logistic (softmax; crf for
-    /// sequences and parsing) or squared. Default: hinge, squared for regression.
-    #[arg(long)]
-    pub loss: Option<LossKind>,
-    /// Passes over the training data (default 20).
-    #[arg(long)]
-    pub epochs: Option<usize>,
-    /// Initial learning rate eta0 (default 1).
-    #[arg(long, allow_negative_numbers = true)]
-    pub eta0: Option<f64>,
-    /// Learning-rate schedule: sqrt (eta0/sqrt(t), default), const, inv (1/(lambda t)).
-    #[arg(long)]
-    pub schedule: Option<StepSchedule>,
-    /// Return the average of the iterates instead of the last one.
-    #[arg(long)]
-    pub average: bool,
-    /// Skip the projection onto the ball of radius sqrt(2 L(0) / lambda).
-    #[arg(long)]
-    pub no_projection: bool,
-    /// Sequences: learn the weight beta0 of the label-pair group inside the MKL prox.
-    #[arg(long)]
-    pub learn_beta0: bool,
+pub struct StructuredArgs {
     /// Sequence data (OCR) or a treebank: folds to train on (e.g. 0 or 0,3 or 1-9; for a
     /// treebank the fold of a sentence is its index mod 10).
     #[arg(long)]
@@ -284,98 +247,87 @@ pub struct OnlineArgs {
     pub projective: bool,
 }
 
-#[derive(Args, Debug, Clone, Default)]
-pub struct GompArgs {
-    /// Largest number of kernels (default 20).
-    #[arg(long)]
-    pub max_kernels: Option<usize>,
-    /// gomp: stop when the best improvement is at most this (default 1e-4); mtl: the
-    /// cutting plane's epsilon, stop when the most violated constraint exceeds the working
-    /// set's slack by at most this (default 0.01).
-    #[arg(long)]
-    pub eps: Option<f64>,
-    /// A validation file that chooses the number of kernels on the path (gomp), or the
-    /// epoch (parsing: CoNLL-U sentences with their trees; sequences in columns: labelled
-    /// sentences).
-    #[arg(long)]
-    pub validation: Option<PathBuf>,
-    /// Search only a random subsample of this many not-yet-chosen kernels per step
-    /// (a remark of Sec. 3; seeded by --seed).
-    #[arg(long)]
-    pub subsample: Option<usize>,
+/// The learners' own settings, one flag each, made from the library's registry
+/// ([`registry::SETTINGS`]: flag, doc, default, learners); the library parses and checks
+/// the values ([`multikernel::estimator::LearnerSpec::set`]).
+#[derive(Debug, Clone, Default)]
+pub struct LearnerFlags {
+    /// The settings given, in table order: the setting, the flag as typed (current or
+    /// deprecated) and the value as text (`on` for a switch).
+    pub given: Vec<(&'static Setting, &'static str, String)>,
 }
 
-#[derive(Args, Debug, Clone, Default)]
-pub struct MtlArgs {
-    /// Block norm q >= 1 of the squared regularizer 1/2 (sum_j ||w_j||^q)^(2/q) over the
-    /// templates (the paper's p): 1 sparse (default), 2 the plain l2 structural SVM.
-    #[arg(long, value_parser = parse_p)]
-    pub q: Option<f64>,
-    /// mtl: cuts at most (default 500); simplemkl, gauss-seidel: outer iterations at most
-    /// (default 100); mirror-descent, ucd, poly: train for this many iterations (pilots not
-    /// included) instead of --seconds (reproducible: the same seed gives the same model).
-    /// Reaching it is a status, not an error.
-    #[arg(long)]
-    pub max_iter: Option<u64>,
+impl LearnerFlags {
+    /// The text given for the setting `name`.
+    pub fn text(&self, name: &str) -> Option<&str> {
+        let found = self.given.iter().find(|(s, _, _)| s.name == name);
+        found.map(|(_, _, t)| t.as_str())
+    }
 }
 
-#[derive(Args, Debug, Clone, Default)]
-pub struct WrapperArgs {
-    /// Stop when the relative MKL duality gap (max_m S_m - sum_m d_m S_m) / (2 J) is at most
-    /// this (default 0.01, SimpleMKL's).
-    #[arg(long)]
-    pub tol: Option<f64>,
-    /// Deprecated: --tol (the same setting, its name in Python and in model summaries).
-    #[arg(long, hide = true, conflicts_with = "tol")]
-    pub gap_tol: Option<f64>,
-    /// Tables: the inner SMO solver's tolerance on the maximal KKT violation (libsvm's -e;
-    /// default 1e-3).
-    #[arg(long)]
-    pub svm_tol: Option<f64>,
-    /// Regression: the epsilon-insensitive zone of the SVR loss (libsvm's -p; default 0.1).
-    #[arg(long)]
-    pub epsilon: Option<f64>,
-    /// Deprecated: --epsilon (the same setting).
-    #[arg(long, hide = true, conflicts_with = "epsilon")]
-    pub svr_epsilon: Option<f64>,
-    /// Sequences: structured PEGASOS epochs of the first inner solve (default 20).
-    #[arg(long)]
-    pub first_epochs: Option<usize>,
-    /// Sequences: warm-started PEGASOS epochs of each later inner solve (default 3).
-    #[arg(long)]
-    pub warm_epochs: Option<usize>,
+/// The clap id of a flag: the flag without its dashes.
+fn arg_id(flag: &'static str) -> &'static str {
+    flag.trim_start_matches('-')
 }
 
-#[derive(Args, Debug, Clone, Default)]
-pub struct LpArgs {
-    /// Kernel-weight norm P: a number >= 1 such as 1, 4/3, 2, 4, or inf (required).
-    #[arg(long, value_parser = parse_p)]
-    pub p: Option<f64>,
+impl clap::FromArgMatches for LearnerFlags {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut given = Vec::new();
+        for s in SETTINGS {
+            for flag in std::iter::once(s.flag).chain(s.deprecated_flags.iter().copied()) {
+                let text = match s.domain {
+                    Domain::Switch => m.get_flag(arg_id(flag)).then(|| "on".to_string()),
+                    _ => m.get_one::<String>(arg_id(flag)).cloned(),
+                };
+                given.extend(text.map(|t| (s, flag, t)));
+            }
+        }
+        Ok(LearnerFlags { given })
+    }
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
 }
 
-fn parse_p(s: &str) -> Result<f64, multikernel::Error> {
-    multikernel::estimator::parse_p(s)
-}
-
-#[derive(Args, Debug, Clone, Default)]
-pub struct PolyArgs {
-    /// Degree D of the learned polynomial kernel (default 3).
-    #[arg(long)]
-    pub degree: Option<usize>,
-    /// Deprecated: --degree (the same setting).
-    #[arg(long, hide = true, conflicts_with = "degree")]
-    pub poly_degree: Option<usize>,
-    /// rho_d^2 for d = 0..=D, comma separated (default all 1); a product kernel of degree
-    /// d enters K_theta as theta / rho_d^2.
-    #[arg(long, value_delimiter = ',')]
-    pub rho2: Option<Vec<f64>>,
-    /// Seconds of training (default 10).
-    #[arg(long, conflicts_with_all = ["iterations", "max_iter"])]
-    pub seconds: Option<f64>,
-    /// Deprecated: --max-iter (the same setting, named as for the other learners and in
-    /// Python); still accepted, with a warning.
-    #[arg(long, hide = true, conflicts_with = "max_iter")]
-    pub iterations: Option<u64>,
+impl Args for LearnerFlags {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        let mut cmd = cmd.next_help_heading("Learner settings (each for the --algo it names)");
+        for s in SETTINGS {
+            let arg = |flag: &'static str| {
+                let a = clap::Arg::new(arg_id(flag)).long(arg_id(flag));
+                match s.domain {
+                    Domain::Switch => a.action(clap::ArgAction::SetTrue),
+                    _ => a.value_name("VALUE").allow_negative_numbers(true),
+                }
+            };
+            let algos: Vec<&str> = s.learners.iter().map(|k| k.name()).collect();
+            let help = format!(
+                "{} (default {}; --algo {})",
+                s.doc,
+                s.default,
+                algos.join(", ")
+            );
+            let mut current = arg(s.flag).help(help);
+            if s.name == "seconds" {
+                current = current.conflicts_with_all(["max-iter", "iterations"]);
+            }
+            cmd = cmd.arg(current);
+            for &old in s.deprecated_flags {
+                let help = format!("Deprecated: {} (the same setting)", s.flag);
+                cmd = cmd.arg(
+                    arg(old)
+                        .hide(true)
+                        .help(help)
+                        .conflicts_with(arg_id(s.flag)),
+                );
+            }
+        }
+        cmd
+    }
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
 }
 
 #[derive(Args, Debug, Clone)]

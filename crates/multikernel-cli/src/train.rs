@@ -6,76 +6,25 @@ use crate::cli::TrainArgs;
 use crate::cli::{KernelArg, SelectMode};
 use crate::observe::{catch_interrupt, Bar};
 use crate::Outcome;
-use anyhow::{bail, Context, Result};
-use multikernel::estimator::registry::{self, Setting};
+use anyhow::{bail, Result};
 use multikernel::estimator::stream::StreamOptions;
 use multikernel::estimator::AutoConfig;
 use multikernel::estimator::{
-    Budget, FileSource, Fitted, Learner, LearnerKind, LearnerSpec, LossKind, LpMklSpec, Source,
-    StepSchedule, Strength, Task, TrainSource,
+    parse_p, FileSource, Fitted, Learner, LearnerKind, LearnerSpec, Source, StepSchedule, Strength,
+    Task, TrainSource,
 };
 use multikernel::kernel::MemoryLimit;
 use multikernel::run::RunStatus;
 use std::time::Instant;
 
-/// The learner flags given, each with its setting in the library's registry
-/// ([`registry::SETTINGS`] names the learners that take it).
-fn learner_flags(a: &TrainArgs) -> Vec<(&'static str, &'static Setting)> {
-    let o = &a.online;
-    let given = [
-        ("--reg", o.reg.is_some()),
-        ("--loss", o.loss.is_some_and(|l| l != LossKind::Squared)),
-        ("--epochs", o.epochs.is_some()),
-        ("--eta0", o.eta0.is_some()),
-        ("--schedule", o.schedule.is_some()),
-        ("--average", o.average),
-        ("--no-projection", o.no_projection),
-        ("--learn-beta0", o.learn_beta0),
-        ("--max-kernels", a.gomp.max_kernels.is_some()),
-        ("--eps", a.gomp.eps.is_some()),
-        (
-            "--validation",
-            a.gomp.validation.is_some() && a.task != Task::Parsing && a.task != Task::Sequence,
-        ),
-        ("--q", a.mtl.q.is_some()),
-        ("--max-iter", a.mtl.max_iter.is_some()),
-        ("--iterations", a.poly.iterations.is_some()),
-        ("--tol", a.wrapper.tol.is_some()),
-        ("--gap-tol", a.wrapper.gap_tol.is_some()),
-        ("--svm-tol", a.wrapper.svm_tol.is_some()),
-        ("--epsilon", a.wrapper.epsilon.is_some()),
-        ("--svr-epsilon", a.wrapper.svr_epsilon.is_some()),
-        ("--first-epochs", a.wrapper.first_epochs.is_some()),
-        ("--warm-epochs", a.wrapper.warm_epochs.is_some()),
-        ("--subsample", a.gomp.subsample.is_some()),
-        ("--p", a.lp.p.is_some()),
-        ("--degree", a.poly.degree.is_some()),
-        ("--poly-degree", a.poly.poly_degree.is_some()),
-        ("--rho2", a.poly.rho2.is_some()),
-        ("--seconds", a.poly.seconds.is_some()),
-    ];
-    given
-        .into_iter()
-        .filter(|(_, on)| *on)
-        .map(|(flag, _)| {
-            let s = registry::setting_by_flag(flag).expect("every learner flag is registered");
-            (flag, s)
-        })
-        .collect()
-}
-
-/// `--max-iter` as a count of iterations of the cutting plane or a wrapper.
-fn max_iter(a: &TrainArgs) -> Result<Option<usize>> {
-    a.mtl
-        .max_iter
-        .map(|m| usize::try_from(m).context("--max-iter: too large for this machine"))
-        .transpose()
-}
-
-/// The learner spec the flags describe (the library fills in and checks the rest).
+/// The learner spec the flags describe: each learner flag's text is set by the library
+/// ([`LearnerSpec::set`] parses and checks it), which fills in and checks the rest.
 pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
     let kind = a.learner.unwrap_or(LearnerKind::Online);
-    for (flag, setting) in learner_flags(a) {
+    for (setting, flag, _) in &a.settings.given {
+        if setting.name == "validation" && matches!(a.task, Task::Parsing | Task::Sequence) {
+            continue; // the file that chooses the epoch
+        }
         if !setting.learners.contains(&kind) {
             let names: Vec<&str> = setting.learners.iter().map(|k| k.name()).collect();
             bail!(
@@ -83,91 +32,52 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
                 names.join(" or ")
             );
         }
-        if setting.deprecated_flags.contains(&flag) {
+        if setting.deprecated_flags.contains(flag) {
             eprintln!(
                 "warning: {flag} is deprecated; use {} (the same setting)",
                 setting.flag
             );
         }
     }
-    if a.online.train_folds.is_some() && a.task != Task::Sequence && a.task != Task::Parsing {
+    if a.structured.train_folds.is_some() && a.task != Task::Sequence && a.task != Task::Parsing {
         bail!(
             "--train-folds selects folds of sequence data or a treebank (--task sequence, parsing)"
         );
     }
     let parse_only = [
-        ("--validation-folds", a.online.validation_folds.is_some()),
-        ("--projective", a.online.projective),
+        (
+            "--validation-folds",
+            a.structured.validation_folds.is_some(),
+        ),
+        ("--projective", a.structured.projective),
     ];
     if let Some((flag, _)) = parse_only.iter().find(|(_, given)| *given) {
         if a.task != Task::Parsing {
             bail!("{flag} applies to --task parsing");
         }
     }
-    if a.online.templates.is_some() && a.task != Task::Parsing && a.task != Task::Sequence {
+    if a.structured.templates.is_some() && a.task != Task::Parsing && a.task != Task::Sequence {
         bail!("--templates applies to --task parsing or sequence (--format columns)");
     }
-    if a.online.min_count.is_some() && !is_columns(a) {
+    if a.structured.min_count.is_some() && !is_columns(a) {
         bail!("--min-count applies to --task sequence --format columns");
     }
     if is_columns(a) && !a.kernels.is_empty() {
         bail!("a template tagger's groups are its templates: --kernel does not apply");
     }
-    let mut learner = Learner::default_for(kind);
-    match &mut learner {
-        Learner::Online(o) => {
-            let f = &a.online;
-            o.reg = f.reg.clone();
-            o.loss = f.loss;
-            o.epochs = f.epochs.unwrap_or(o.epochs);
-            o.eta0 = f.eta0.unwrap_or(o.eta0);
-            o.schedule = f.schedule.unwrap_or(o.schedule);
-            o.averaging = f.average;
-            o.projection = !f.no_projection;
-            o.learn_beta0 = f.learn_beta0;
+    let mut spec = LearnerSpec::new(a.task, Learner::default_for(kind));
+    for (setting, _, text) in &a.settings.given {
+        if setting.name != "validation" {
+            spec.set(setting.name, text)?;
         }
-        Learner::Gomp(g) => {
-            g.max_kernels = a.gomp.max_kernels.unwrap_or(g.max_kernels);
-            g.eps = a.gomp.eps.unwrap_or(g.eps);
-            g.subsample = a.gomp.subsample;
-        }
-        Learner::LpMkl(l) => {
-            let selects_p = selection_plan(a).is_some_and(|c| c.p.is_none());
-            let Some(p) = a.lp.p.or(selects_p.then_some(2.0)) else {
-                bail!(
-                    "--algo lp-mkl needs --p P, the kernel-weight norm: a number >= 1 such as \
-                     1, 4/3, 2, 4, or inf"
-                );
-            };
-            *l = LpMklSpec { p };
-        }
-        Learner::MirrorDescent(p) | Learner::Ucd(p) | Learner::Poly(p) => {
-            let f = &a.poly;
-            p.degree = f.degree.or(f.poly_degree).unwrap_or(p.degree);
-            p.rho2 = f.rho2.clone().unwrap_or_default();
-            p.budget = match (a.mtl.max_iter.or(f.iterations), f.seconds) {
-                (Some(n), _) => Budget::Iterations(n),
-                (None, Some(s)) => Budget::Seconds(s),
-                (None, None) => p.budget,
-            };
-        }
-        Learner::Mtl(m) => {
-            m.q = a.mtl.q.unwrap_or(m.q);
-            m.epsilon = a.gomp.eps.unwrap_or(m.epsilon);
-            m.max_iter = max_iter(a)?.unwrap_or(m.max_iter);
-        }
-        Learner::SimpleMkl(w) | Learner::GaussSeidel(w) => {
-            let f = &a.wrapper;
-            w.tol = f.tol.or(f.gap_tol).unwrap_or(w.tol);
-            w.svm_tol = f.svm_tol.unwrap_or(w.svm_tol);
-            w.epsilon = f.epsilon.or(f.svr_epsilon).unwrap_or(w.epsilon);
-            w.first_epochs = f.first_epochs.unwrap_or(w.first_epochs);
-            w.warm_epochs = f.warm_epochs.unwrap_or(w.warm_epochs);
-            w.max_iter = max_iter(a)?.unwrap_or(w.max_iter);
-        }
-        _ => bail!("--algo {kind} is not available from the command line"),
     }
-    let mut spec = LearnerSpec::new(a.task, learner);
+    let selects_p = selection_plan(a).is_some_and(|c| c.p.is_none());
+    if kind == LearnerKind::LpMkl && a.settings.text("p").is_none() && !selects_p {
+        bail!(
+            "--algo lp-mkl needs --p P, the kernel-weight norm: a number >= 1 such as \
+             1, 4/3, 2, 4, or inf"
+        );
+    }
     let auto = a.kernels.contains(&KernelArg::Auto);
     if auto && a.kernels.len() > 1 {
         bail!("--kernel auto is the whole default dictionary: give it alone, or list kernels");
@@ -204,21 +114,20 @@ pub fn selection_plan(a: &TrainArgs) -> Option<AutoConfig> {
         || a.c.is_some()
         || a.lambda.is_some()
         || matches!(a.task, Task::Sequence | Task::Parsing)
-        || (a.learner == Some(LearnerKind::Gomp) && a.gomp.validation.is_some())
+        || (a.learner == Some(LearnerKind::Gomp) && a.settings.text("validation").is_some())
     {
         return None;
     }
-    let online_flag = learner_flags(a)
-        .iter()
-        .any(|(_, s)| s.learners == [LearnerKind::Online]);
-    let inv = matches!(a.online.schedule, Some(StepSchedule::Inv { .. }));
-    AutoConfig::for_request(
-        a.learner,
-        online_flag,
-        a.lp.p,
-        a.online.eta0.is_none() && !inv,
-    )
-    .map(|cfg| cfg.with_budget(a.select_budget))
+    // `--loss squared` is the regression default, not a choice of the online learner.
+    let online_flag = a.settings.given.iter().any(|(s, _, text)| {
+        s.learners == [LearnerKind::Online] && !(s.name == "loss" && text.trim() == "squared")
+    });
+    let schedule = a.settings.text("schedule").map(str::parse::<StepSchedule>);
+    let inv = matches!(schedule, Some(Ok(StepSchedule::Inv { .. })));
+    let p = a.settings.text("p").and_then(|t| parse_p(t).ok());
+    let tune_eta0 = a.settings.text("eta0").is_none() && !inv;
+    AutoConfig::for_request(a.learner, online_flag, p, tune_eta0)
+        .map(|cfg| cfg.with_budget(a.select_budget))
 }
 
 /// Fails (naming the flag) when `path`'s directory does not exist, so that a typo in `--out`
@@ -358,14 +267,14 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
 fn is_columns(a: &TrainArgs) -> bool {
     a.task == Task::Sequence
         && (a.data.format.as_deref() == Some("columns")
-            || (a.data.format.is_none() && a.online.templates.is_some()))
+            || (a.data.format.is_none() && a.structured.templates.is_some()))
 }
 
 /// The data, validation and templates the flags name.
 fn train_source(a: &TrainArgs) -> Result<TrainSource<'static>> {
-    let o = &a.online;
+    let o = &a.structured;
     let file = crate::use_model::file_source(&a.data, &o.train_folds)?;
-    let validation = match (&a.gomp.validation, &o.validation_folds) {
+    let validation = match (a.settings.text("validation"), &o.validation_folds) {
         (Some(path), _) => Some(FileSource::new(path).with_format(file.format)),
         (None, Some(folds)) => Some(file.clone().with_folds(Some(folds.clone()))),
         (None, None) => None,
@@ -421,11 +330,11 @@ mod tests {
     use super::*;
     use crate::cli::{Cli, Command};
     use clap::{CommandFactory, Parser};
-    use multikernel::estimator::registry::SETTINGS;
+    use multikernel::estimator::registry::{Domain, SETTINGS};
+    use multikernel::estimator::Budget;
 
     /// Every flag the registry names (current and deprecated) is a flag of `train`, and
-    /// every one of them given on a command line is seen by [`learner_flags`] as its
-    /// registry setting.
+    /// every one of them given on a command line is seen as its registry setting.
     #[test]
     fn the_cli_flags_are_the_registry_settings() {
         let cmd = Cli::command();
@@ -453,7 +362,7 @@ mod tests {
             }
             let value = match (s.name, s.domain) {
                 ("seconds", _) => continue, // conflicts with --max-iter (checked below)
-                (_, registry::Domain::Switch) => None,
+                (_, Domain::Switch) => None,
                 ("regularizer", _) => Some("l2"),
                 ("loss", _) => Some("hinge"),
                 ("schedule", _) => Some("sqrt"),
@@ -468,7 +377,7 @@ mod tests {
         let Command::Train(args) = cli.command else {
             panic!("not train")
         };
-        let seen: Vec<&str> = learner_flags(&args).iter().map(|(_, s)| s.name).collect();
+        let seen: Vec<&str> = args.settings.given.iter().map(|(s, _, _)| s.name).collect();
         let expected: Vec<&str> = SETTINGS
             .iter()
             .filter(|s| s.name != "seconds")

@@ -130,6 +130,7 @@ pub mod fit;
 pub mod precomputed;
 pub mod registry;
 pub mod select;
+pub mod settings;
 pub mod source;
 pub mod spec;
 pub mod stream;

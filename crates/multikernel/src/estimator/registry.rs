@@ -10,8 +10,9 @@
 //! settings type (`OnlineSpec`, `GompSpec`, `LpMklSpec`, `PolySpec`, `MtlSpec`,
 //! `WrapperSpec`).
 //!
-//! Adding a setting: one [`Setting`] here, its field in the family's settings type, the flag
-//! in the CLI's grammar (a test checks that every flag named here exists) and, for a Python
+//! Adding a setting: one [`Setting`] here, its field in the family's settings type, its arm
+//! in [`LearnerSpec::set`](super::LearnerSpec::set) (the CLI's flag is made from this table
+//! and its text set there) and, for a Python
 //! keyword, the estimators' `__init__` (a Python test checks the constraints against this
 //! table).
 
@@ -206,7 +207,8 @@ pub const SETTINGS: &[Setting] = &[
         name: "eps",
         flag: "--eps",
         deprecated_flags: &[],
-        domain: Domain::PositiveReal,
+        // gomp takes 0 (stop on --max-kernels alone); mtl's check() refuses it.
+        domain: Domain::NonNegativeReal,
         default: "1e-4 (gomp), 0.01 (mtl)",
         doc: "gomp: stop when the best improvement is at most this; mtl: the cutting plane's tolerance",
         learners: &[Gomp, Mtl],

@@ -1,0 +1,227 @@
+//! One learner setting given as text, by its name in the registry ([`super::registry`]):
+//! [`LearnerSpec::set`] parses the text in the setting's [`Domain`], refuses a value outside
+//! it (naming the setting and the domain) and a setting of another learner, and stores the
+//! value in the family's settings type. A shell that takes settings as text (the command
+//! line) keeps no parser or list of its own.
+
+use super::registry::{self, Domain, Setting};
+use super::spec::{Budget, Learner, LearnerSpec, LossKind};
+use crate::error::{Error, Result};
+use crate::prox::RegSpec;
+use crate::solver::lp_mkl::parse_p;
+use crate::solver::online::StepSchedule;
+
+impl Domain {
+    /// What a value of this domain is, in the words of an error message.
+    pub fn describe(self) -> String {
+        match self {
+            Domain::PositiveReal => "a positive number".into(),
+            Domain::NonNegativeReal => "a finite number >= 0".into(),
+            Domain::Norm => "a number >= 1 such as 1, 4/3, 2, 4, or inf".into(),
+            Domain::Count => "an integer, at least 1".into(),
+            Domain::Choice(names) => format!("one of {}", names.join(", ")),
+            Domain::Text => "text in the setting's grammar".into(),
+            Domain::Switch => "on or off".into(),
+        }
+    }
+}
+
+/// The text as a real number of `s`'s domain.
+fn real(s: &Setting, text: &str) -> Result<f64> {
+    let bad = || Error::param(s.name, text, s.domain.describe());
+    let v: f64 = text.trim().parse().map_err(|_| bad())?;
+    let ok = match s.domain {
+        Domain::PositiveReal => v.is_finite() && v > 0.0,
+        Domain::NonNegativeReal => v.is_finite() && v >= 0.0,
+        _ => false,
+    };
+    ok.then_some(v).ok_or_else(bad)
+}
+
+/// The text as a count (an integer >= 1).
+fn count(s: &Setting, text: &str) -> Result<usize> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(Error::param(s.name, text, s.domain.describe())),
+    }
+}
+
+/// The text as a norm (lp-MKL's p, multi-template learning's q), in [`parse_p`]'s grammar.
+fn norm(s: &Setting, text: &str) -> Result<f64> {
+    parse_p(text).map_err(|_| Error::param(s.name, text, s.domain.describe()))
+}
+
+/// The text as a switch.
+fn switch(s: &Setting, text: &str) -> Result<bool> {
+    match text.trim() {
+        "on" | "true" | "1" => Ok(true),
+        "off" | "false" | "0" => Ok(false),
+        _ => Err(Error::param(s.name, text, s.domain.describe())),
+    }
+}
+
+/// A comma-separated list of finite numbers >= 0 (`rho2`).
+fn reals(s: &Setting, text: &str) -> Result<Vec<f64>> {
+    text.split(',')
+        .map(|t| match t.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+            _ => Err(Error::param(
+                s.name,
+                text,
+                "comma-separated finite numbers >= 0",
+            )),
+        })
+        .collect()
+}
+
+impl LearnerSpec {
+    /// Sets the learner setting `name` (a [`registry::SETTINGS`] name) from its text: a
+    /// number, a count, a norm (`4/3`, `inf`), a switch (`on`, `off`) or the setting's own
+    /// grammar (a regularizer, a loss, a step rule, `rho2`'s list). Errors: an unknown name,
+    /// a setting of another learner family, a value outside the setting's domain (the
+    /// message names the setting and the domain). `validation` is a file, given to
+    /// [`TrainSource`](super::TrainSource), not a setting of the spec.
+    pub fn set(&mut self, name: &str, text: &str) -> Result<()> {
+        let s = registry::setting(name)
+            .ok_or_else(|| Error::unsupported(format!("no learner setting is named {name}")))?;
+        let kind = self.learner.kind();
+        if !s.learners.contains(&kind) {
+            let names: Vec<&str> = s.learners.iter().map(|k| k.name()).collect();
+            return Err(Error::unsupported(format!(
+                "{name} is a setting of the learner {}, not of {kind}",
+                names.join(" or ")
+            )));
+        }
+        let t = text.trim();
+        match (&mut self.learner, name) {
+            (Learner::Online(o), "regularizer") => o.reg = Some(t.parse::<RegSpec>()?),
+            (Learner::Online(o), "loss") => o.loss = Some(t.parse::<LossKind>()?),
+            (Learner::Online(o), "epochs") => o.epochs = count(s, t)?,
+            (Learner::Online(o), "eta0") => o.eta0 = real(s, t)?,
+            (Learner::Online(o), "schedule") => o.schedule = t.parse::<StepSchedule>()?,
+            (Learner::Online(o), "average") => o.averaging = switch(s, t)?,
+            (Learner::Online(o), "no_projection") => o.projection = !switch(s, t)?,
+            (Learner::Online(o), "learn_beta0") => o.learn_beta0 = switch(s, t)?,
+            (Learner::Gomp(g), "max_kernels") => g.max_kernels = count(s, t)?,
+            (Learner::Gomp(g), "eps") => g.eps = real(s, t)?,
+            (Learner::Gomp(g), "subsample") => g.subsample = Some(count(s, t)?),
+            (Learner::LpMkl(l), "p") => l.p = norm(s, t)?,
+            (Learner::Mtl(m), "q") => m.q = norm(s, t)?,
+            (Learner::Mtl(m), "eps") => m.epsilon = real(s, t)?,
+            (Learner::Mtl(m), "max_iter") => m.max_iter = count(s, t)?,
+            (Learner::MirrorDescent(p) | Learner::Ucd(p) | Learner::Poly(p), _) => match name {
+                "degree" => p.degree = count(s, t)?,
+                "rho2" => p.rho2 = reals(s, t)?,
+                "seconds" => p.budget = Budget::Seconds(real(s, t)?),
+                _ => p.budget = Budget::Iterations(count(s, t)? as u64),
+            },
+            (Learner::SimpleMkl(w) | Learner::GaussSeidel(w), _) => match name {
+                "tol" => w.tol = real(s, t)?,
+                "svm_tol" => w.svm_tol = real(s, t)?,
+                "epsilon" => w.epsilon = real(s, t)?,
+                "first_epochs" => w.first_epochs = count(s, t)?,
+                "warm_epochs" => w.warm_epochs = count(s, t)?,
+                _ => w.max_iter = count(s, t)?,
+            },
+            _ => {
+                return Err(Error::unsupported(format!(
+                    "{name} is not a setting of the learner spec: give it with the data \
+                     (TrainSource)"
+                )))
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::estimator::spec::{LearnerKind, PolySpec, Task, WrapperSpec};
+
+    /// A value inside each domain, and one outside it.
+    fn good_and_bad(s: &Setting) -> (&'static str, &'static str) {
+        match (s.name, s.domain) {
+            ("regularizer", _) => ("l21", "l3"),
+            ("loss", _) => ("logistic", "squared-hinge"),
+            ("schedule", _) => ("inv:sigma=2", "fast"),
+            ("rho2", _) => ("1,0.5,2", "1,x"),
+            (_, Domain::Switch) => ("on", "maybe"),
+            (_, Domain::Norm) => ("4/3", "0.5"),
+            (_, Domain::Count) => ("5", "0"),
+            (_, Domain::PositiveReal) => ("0.25", "0"),
+            (_, Domain::NonNegativeReal) => ("0.25", "-1"),
+            _ => ("?", "?"),
+        }
+    }
+
+    /// Every setting of every learner family is settable from text, changes the spec,
+    /// passes `check()`; a value outside the domain is refused naming the setting (and,
+    /// for the numeric domains, the domain).
+    #[test]
+    fn every_registry_setting_is_settable() {
+        for s in registry::SETTINGS {
+            for &kind in s.learners {
+                let task = match kind {
+                    LearnerKind::Mtl => Task::Sequence,
+                    _ => Task::Binary,
+                };
+                let mut spec = LearnerSpec::new(task, Learner::default_for(kind));
+                if s.name == "validation" {
+                    assert!(spec.set(s.name, "v.csv").is_err());
+                    continue;
+                }
+                let (good, bad) = good_and_bad(s);
+                let before = spec.clone();
+                spec.set(s.name, good)
+                    .unwrap_or_else(|e| panic!("{} {good} for {kind}: {e}", s.name));
+                assert_ne!(spec, before, "{} for {kind} changed nothing", s.name);
+                if task == Task::Sequence {
+                    spec.check().unwrap_or_else(|e| panic!("{}: {e}", s.name));
+                }
+                let e = spec.set(s.name, bad).unwrap_err().to_string();
+                assert!(e.contains(s.name) || e.contains(bad), "{}: {e}", s.name);
+                if !matches!(s.domain, Domain::Text | Domain::Choice(_)) {
+                    assert!(e.contains(&s.domain.describe()), "{}: {e}", s.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_setting_of_another_learner_or_no_setting_is_refused() {
+        let mut spec = LearnerSpec::new(Task::Binary, Learner::default_for(LearnerKind::Online));
+        let e = spec.set("max_iter", "5").unwrap_err().to_string();
+        assert!(
+            e.contains("max_iter") && e.contains("mirror-descent"),
+            "{e}"
+        );
+        assert!(spec.set("no_such", "1").is_err());
+    }
+
+    /// The values land where the by-hand spec has them.
+    #[test]
+    fn set_equals_the_spec_written_by_hand() {
+        let mut ucd = LearnerSpec::new(Task::Binary, Learner::default_for(LearnerKind::Ucd));
+        ucd.set("max_iter", "7").unwrap();
+        ucd.set("degree", "2").unwrap();
+        let want = PolySpec {
+            degree: 2,
+            budget: Budget::Iterations(7),
+            ..PolySpec::default()
+        };
+        assert_eq!(ucd.learner, Learner::Ucd(want));
+        let mut w = LearnerSpec::new(
+            Task::Regression,
+            Learner::default_for(LearnerKind::SimpleMkl),
+        );
+        w.set("epsilon", "0").unwrap();
+        w.set("tol", "1e-3").unwrap();
+        let want = WrapperSpec {
+            epsilon: 0.0,
+            tol: 1e-3,
+            ..WrapperSpec::default()
+        };
+        assert_eq!(w.learner, Learner::SimpleMkl(want));
+    }
+}
