@@ -2,7 +2,7 @@
 
 use crate::data::ocr::{parse_folds, N_FOLDS};
 use crate::data::Format;
-use crate::estimator::{LearnerKind, LossKind, Task};
+use crate::estimator::{Learner, LearnerKind, LearnerSpec, LossKind, Task};
 use crate::kernel::{KernelSpec, Normalization};
 use crate::prox::RegSpec;
 use crate::solver::lp_mkl::{p_label, parse_p};
@@ -54,7 +54,8 @@ where
 }
 
 /// The small settings parsers, chosen by the first byte: task, learner, loss, step
-/// schedule, sampling, kernel-weight norm p, OCR folds, data format, kernel normalization.
+/// schedule, sampling, kernel-weight norm p, OCR folds, data format, kernel normalization,
+/// and a learner setting given as `name=value` ([`LearnerSpec::set`]).
 /// Each parses or returns an error; a parsed value prints back to itself where it prints.
 pub fn settings(data: &[u8]) {
     let Some((&which, rest)) = data.split_first() else {
@@ -63,7 +64,7 @@ pub fn settings(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(rest) else {
         return;
     };
-    match which % 9 {
+    match which % 10 {
         0 => round_trip::<Task>(text),
         1 => round_trip::<LearnerKind>(text),
         2 => round_trip::<LossKind>(text),
@@ -95,6 +96,27 @@ pub fn settings(data: &[u8]) {
             }
         }
         7 => round_trip::<Format>(text),
-        _ => round_trip::<Normalization>(text),
+        8 => round_trip::<Normalization>(text),
+        _ => learner_setting(text),
+    }
+}
+
+/// `name=value` applied to every learner's default spec by [`LearnerSpec::set`]: an error or
+/// a spec that checks without a panic, and a value that was accepted is accepted again.
+fn learner_setting(text: &str) {
+    let Some((name, value)) = text.split_once('=') else {
+        return;
+    };
+    for kind in LearnerKind::ALL {
+        for task in [Task::Binary, Task::Sequence] {
+            let mut spec = LearnerSpec::new(task, Learner::default_for(kind));
+            if spec.set(name, value).is_ok() {
+                let _ = spec.check();
+                let once = spec.clone();
+                spec.set(name, value)
+                    .expect("an accepted value is accepted again");
+                assert_eq!(spec, once, "{name}={value} set twice");
+            }
+        }
     }
 }
