@@ -61,10 +61,9 @@ pub struct ParserSettings {
 impl ParserSettings {
     /// The given settings as (name, text).
     fn given(&self) -> Vec<(&'static str, String)> {
-        let text = |v: Option<String>| v;
         [
-            ("regularizer", text(self.regularizer.clone())),
-            ("loss", text(self.loss.clone())),
+            ("regularizer", self.regularizer.clone()),
+            ("loss", self.loss.clone()),
             ("epochs", self.epochs.map(|v| v.to_string())),
             ("eta0", self.eta0.map(|v| v.to_string())),
             ("q", self.q.map(|v| v.to_string())),
