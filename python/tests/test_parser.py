@@ -268,3 +268,17 @@ def test_sklearn_checks_that_fit_the_input_types(name):
     if check is None:
         pytest.skip(f"{name} is not in this scikit-learn")
     check("DependencyParser", DependencyParser())
+
+
+def test_the_keywords_are_the_registry_settings():
+    """The learner settings are those the library's registry marks as a parser's."""
+    import inspect
+
+    from multikernel import _core
+
+    registry = {s["name"] for s in _core.learner_settings() if s["parser"]}
+    assert registry == {"regularizer", "loss", "epochs", "eta0", "q", "eps", "max_iter"}
+    params = set(inspect.signature(DependencyParser.__init__).parameters) - {"self"}
+    shared = {"learner", "C", "templates", "projective", "random_state", "verbose"}
+    assert params - shared == registry
+    assert set(DependencyParser._parameter_constraints) == params
