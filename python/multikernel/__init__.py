@@ -7,7 +7,9 @@
 ``MKLClassifier`` and ``MKLRegressor`` (``multikernel._estimators``) choose the learner, C
 and the kernel weights; ``SequenceTagger`` (``multikernel._tagger``) labels sentences of
 feature dicts or columns, the weights of its feature groups learned, and
-``multikernel.metrics`` scores it (token accuracy, conlleval's chunk F1); ``dictionary(n_features)`` lists the default kernels and
+``multikernel.metrics`` scores it (token accuracy, conlleval's chunk F1);
+``DependencyParser`` (``multikernel._parser``) parses CoNLL-U sentences (``conllu``
+TokenLists, text or a file), the weights of its arc templates learned; ``dictionary(n_features)`` lists the default kernels and
 ``parse_kernel(spec)`` checks a kernel SPEC string. ``Model`` is a trained model of the
 core (also read from the files ``multikernel train`` writes: ``Model.from_bytes``).
 
@@ -26,9 +28,11 @@ from ._core import (
 )
 from . import metrics
 from ._estimators import INCREMENTAL_KERNELS, LEARNERS, MKLClassifier, MKLRegressor
+from ._parser import DependencyParser
 from ._tagger import SequenceTagger
 
 __all__ = [
+    "DependencyParser",
     "INCREMENTAL_KERNELS",
     "IncrementalFit",
     "LEARNERS",

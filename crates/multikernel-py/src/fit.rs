@@ -7,6 +7,7 @@ use crate::errors::OrPy;
 use crate::interrupt::{self, PyObserver};
 use crate::model::PyModel;
 use multikernel::data::{TableRef, Targets};
+use multikernel::estimator::parser::PARSER_SETTINGS;
 use multikernel::estimator::registry::{self, Domain};
 use multikernel::estimator::tagger::TAGGER_SETTINGS;
 use multikernel::estimator::{
@@ -526,7 +527,7 @@ pub fn streaming_kernels() -> Vec<String> {
 /// The learner registry (`multikernel::estimator::registry`): one dict per setting with its
 /// `name`, `flag`, `learners`, `domain` (`positive_real`, `non_negative_real`, `norm`,
 /// `count`, `choice`, `text`, `switch`), `choices`, `default`, `doc`, `python` (a keyword
-/// of the table estimators) and `tagger` (a keyword of `SequenceTagger`). The estimators build their parameter constraints from it.
+/// of the table estimators) and `tagger` (a keyword of `SequenceTagger`), `parser` (of `DependencyParser`). The estimators build their parameter constraints from it.
 #[pyfunction]
 pub fn learner_settings(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     registry::SETTINGS
@@ -555,6 +556,7 @@ pub fn learner_settings(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             d.set_item("doc", s.doc)?;
             d.set_item("python", s.python)?;
             d.set_item("tagger", TAGGER_SETTINGS.contains(&s.name))?;
+            d.set_item("parser", PARSER_SETTINGS.contains(&s.name))?;
             Ok(d)
         })
         .collect()

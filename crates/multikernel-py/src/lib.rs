@@ -13,6 +13,8 @@
 //!   (`partial_fit`, iterative parameter mixing for `multikernel.dask`); it pickles;
 //! - [`fit_tagger`](tagger::fit_tagger), [`Tagger`](tagger::PyTagger): the sequence tagger
 //!   on sentences of feature dicts or columns (`multikernel.SequenceTagger`);
+//! - [`fit_parser`](parser::fit_parser), [`Parser`](parser::PyParser): the dependency
+//!   parser on CoNLL-U sentences (`multikernel.DependencyParser`);
 //! - [`svm_dual`](smo::svm_dual): the exact SVM dual solver (SMO) on a precomputed kernel,
 //!   to check it against libsvm;
 //! - [`errors`]: the mapping of the library's errors to `ValueError`, `TypeError`,
@@ -26,6 +28,7 @@ mod fit;
 mod incremental;
 mod interrupt;
 mod model;
+mod parser;
 mod smo;
 mod tagger;
 
@@ -40,6 +43,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<incremental::PyIncrementalFit>()?;
     m.add_class::<tagger::PyTagger>()?;
     m.add_function(wrap_pyfunction!(tagger::fit_tagger, m)?)?;
+    m.add_class::<parser::PyParser>()?;
+    m.add_function(wrap_pyfunction!(parser::fit_parser, m)?)?;
     m.add_function(wrap_pyfunction!(tagger::tag_counts, m)?)?;
     m.add_function(wrap_pyfunction!(fit::fit, m)?)?;
     m.add_function(wrap_pyfunction!(fit::fit_precomputed, m)?)?;

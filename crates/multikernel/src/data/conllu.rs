@@ -67,6 +67,11 @@ impl ConlluSentence {
         self.tokens.iter().map(|t| t.deprel.clone()).collect()
     }
 
+    /// The line of the file holding token `k` (0-based) of the sentence.
+    pub fn token_line(&self, k: usize) -> usize {
+        self.line + self.token_lines[k]
+    }
+
     /// The comment lines (`# ...`).
     pub fn comments(&self) -> impl Iterator<Item = &str> {
         self.lines

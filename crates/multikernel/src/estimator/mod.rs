@@ -127,6 +127,7 @@ pub mod apply;
 pub mod auto;
 pub mod candidates;
 pub mod fit;
+pub mod parser;
 pub mod precomputed;
 pub mod registry;
 pub mod select;
