@@ -499,7 +499,7 @@ pub struct MtlReproArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// SPOM's step-size schedule: sqrt (eta0/sqrt(t)), bottou (eta0/(1 + eta0 lambda t)),
-    /// const, inv (1/(lambda t)).
+    /// const, inv (1/(lambda t)), adagrad (eta0/sqrt(G_j) per coordinate; the l2 rows only).
     /// (docs/spom-convergence.md; the paper's run: sqrt, --spom-eta0 1, --spom-average-from 0).
     #[arg(long, default_value = "bottou")]
     pub spom_schedule: StepSchedule,
