@@ -1036,6 +1036,61 @@ mod tests {
         for f in &asgd.objectives {
             assert!(*f >= batch.objective - 1e-12, "{f} < {}", batch.objective);
         }
+        // Per-coordinate AdaGrad steps, the same restart: the tracked objective is the
+        // objective of the kept weights, never below the optimum, and falls with the epochs
+        // once the average restarted.
+        let ada_params = OnlineParams {
+            reg: RegSpec::L2,
+            lambda,
+            eta0: 0.5,
+            schedule: crate::solver::online::StepSchedule::AdaGrad,
+            epochs: 6,
+            averaging: true,
+            ..OnlineParams::default()
+        };
+        let ada = fit_tagger(
+            train,
+            Some(test),
+            templates(),
+            &restarted(TaggerLearner::Online {
+                params: ada_params.clone(),
+                loss: StructLoss::Crf,
+            }),
+            &(),
+        )
+        .unwrap();
+        assert_eq!(ada.objectives.len(), 6);
+        for f in &ada.objectives {
+            assert!(*f >= batch.objective - 1e-12, "{f} < {}", batch.objective);
+        }
+        assert!(
+            ada.objectives[5] < ada.objectives[2],
+            "{:?}",
+            ada.objectives
+        );
+        let task = TaggingTask::new(&ada.model.featurizer, train).unwrap();
+        let kept = batch::objective(&task, StructLoss::Crf, lambda, &ada.model.weights).unwrap();
+        assert!((kept - ada.objective).abs() <= 1e-12 * kept);
+        assert!(
+            ada.model.learner.contains("adagrad"),
+            "{}",
+            ada.model.learner
+        );
+        // A group regularizer with per-coordinate steps: refused, before any epoch.
+        let l21 = fit_tagger(
+            train,
+            None,
+            templates(),
+            &spec(TaggerLearner::Online {
+                params: OnlineParams {
+                    reg: RegSpec::L21Sq,
+                    ..ada_params
+                },
+                loss: StructLoss::Hinge,
+            }),
+            &(),
+        );
+        assert!(matches!(l21, Err(Error::Unsupported(_))), "{l21:?}");
     }
 
     /// The calibration keeps the grid's best `eta0` by the dev score of its short runs (or

@@ -26,11 +26,11 @@
 //! every coordinate every round, and the step with a brute-force 1-D minimization.
 
 use crate::error::{Error, Result};
+use crate::prox::RegSpec;
 use crate::run::{Control, Observer};
 use crate::solver::batch::objective::add_part_gradient;
 use crate::solver::online::engine::STOP_POLL;
 use crate::solver::online::params::{OnlineParams, StepSchedule};
-use crate::prox::RegSpec;
 use crate::task::online::GroupRole;
 use crate::task::structured::{
     explicit_layout, explicit_scores, loss_grad, PartScorer, StructLoss, StructuredTask,

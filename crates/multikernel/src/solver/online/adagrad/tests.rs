@@ -79,7 +79,10 @@ fn the_step_minimizes_its_one_dimensional_problem() {
         }
         let brute = 0.5 * (a + b);
         let x = prox_step(w, g, h, eta, lambda);
-        assert!((x - brute).abs() < 1e-6 * brute.abs().max(1.0), "{x} vs {brute}");
+        assert!(
+            (x - brute).abs() < 1e-6 * brute.abs().max(1.0),
+            "{x} vs {brute}"
+        );
         assert!(f(x) <= f(brute) + 1e-12 * f(brute).abs().max(1.0));
     }
     // Nothing to minimize against: unchanged.
@@ -211,6 +214,9 @@ fn other_settings_are_refused() {
         },
     ];
     for p in bad {
-        assert!(AdagradLearner::new(&task, StructLoss::Crf, &p).is_err(), "{p:?}");
+        assert!(
+            AdagradLearner::new(&task, StructLoss::Crf, &p).is_err(),
+            "{p:?}"
+        );
     }
 }
