@@ -499,9 +499,10 @@ pub struct MtlReproArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// SPOM's step-size schedule: sqrt (eta0/sqrt(t)), bottou (eta0/(1 + eta0 lambda t)),
-    /// const, inv (1/(lambda t)).
-    /// (docs/spom-convergence.md; the paper's run: sqrt, --spom-eta0 1, --spom-average-from 0).
-    #[arg(long, default_value = "bottou")]
+    /// const, inv (1/(lambda t)), adagrad (eta0/sqrt(G_j) per coordinate; the l2 rows only,
+    /// spom-l21sq then uses bottou) (docs/spom-convergence.md; the paper's run: sqrt,
+    /// --spom-eta0 1, --spom-average-from 0).
+    #[arg(long, default_value = "adagrad")]
     pub spom_schedule: StepSchedule,
     /// SPOM's initial step size eta0; several (comma separated): each trains
     /// --spom-calibration-epochs epochs and the one that tags the dev fold best is kept.

@@ -159,7 +159,7 @@ pub const SETTINGS: &[Setting] = &[
         deprecated_flags: &[],
         domain: Domain::Text,
         default: "sqrt",
-        doc: "the step rule (sqrt, const, inv, inv:sigma=S, bottou)",
+        doc: "the step rule (sqrt, const, inv, inv:sigma=S, bottou; adagrad: per-coordinate steps, template taggers with l2)",
         learners: &[Online],
         python: false,
     },

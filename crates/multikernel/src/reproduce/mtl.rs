@@ -124,7 +124,8 @@ pub struct MtlConfig {
     pub seed: u64,
     /// Where the template-weight and objective plots go.
     pub out_dir: Option<PathBuf>,
-    /// SPOM's step-size schedule and initial step; with more than one `eta0`, the one whose
+    /// SPOM's step-size schedule (by default AdaGrad's per-coordinate steps for the l2 rows,
+    /// Bottou's schedule for `spom-l21sq`) and initial step; with more than one `eta0`, the one whose
     /// short runs of `calibration_epochs` epochs tag the dev fold best
     /// ([`crate::solver::tagging::Calibration`]).
     pub schedule: StepSchedule,
@@ -150,7 +151,7 @@ impl Default for MtlConfig {
             cv: false,
             seed: 1,
             out_dir: None,
-            schedule: StepSchedule::Bottou,
+            schedule: StepSchedule::AdaGrad,
             eta0: ETA0_GRID.to_vec(),
             calibration_epochs: 2,
             average_from: AVERAGE_FROM,
@@ -170,12 +171,18 @@ fn learner(method: &str, c: f64, n: usize, cfg: &MtlConfig) -> TaggerLearner {
         },
         q,
     };
+    // AdaGrad's per-coordinate steps are for the l2 regularizer: the group-norm row keeps
+    // one step size (Bottou's schedule) under it.
+    let schedule = |reg: &RegSpec| match cfg.schedule {
+        StepSchedule::AdaGrad if *reg != RegSpec::L2 => StepSchedule::Bottou,
+        s => s,
+    };
     let online = |reg: RegSpec, loss: StructLoss| TaggerLearner::Online {
         params: OnlineParams {
             lambda: 1.0 / (c * n as f64),
+            schedule: schedule(&reg),
             reg,
             eta0: cfg.eta0[0],
-            schedule: cfg.schedule,
             epochs: cfg.epochs,
             seed: cfg.seed,
             averaging: true,

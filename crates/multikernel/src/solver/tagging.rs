@@ -14,8 +14,9 @@ use crate::error::{Error, Result};
 use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
 use crate::solver::batch::{self, LbfgsParams};
 use crate::solver::cutting_plane::{self, CuttingPlaneParams};
+use crate::solver::online::adagrad::AdagradLearner;
 use crate::solver::online::engine::OnlineLearner;
-use crate::solver::online::params::OnlineParams;
+use crate::solver::online::params::{OnlineParams, StepSchedule};
 use crate::task::chain::{forward_backward, forward_backward_at, viterbi, viterbi_at};
 use crate::task::structured::{StructLoss, StructuredOnline};
 use crate::task::tagging::{
@@ -552,6 +553,37 @@ pub fn fit_tagger(
     }
 }
 
+/// The online learner of a tagger: SPOM with one step size for every coordinate (Alg. 1,
+/// the proximal steps of the group regularizers), or per-coordinate AdaGrad steps (l2).
+enum Spom<'a> {
+    Prox(OnlineLearner<'a, StructuredOnline<'a, TaggingTask>>),
+    AdaGrad(AdagradLearner<'a, TaggingTask>),
+}
+
+impl Spom<'_> {
+    fn epoch_observed(&mut self, observer: &(impl Observer + ?Sized)) -> Result<Control> {
+        match self {
+            Spom::Prox(l) => Ok(l.epoch_observed(observer)),
+            Spom::AdaGrad(l) => l.epoch_observed(observer),
+        }
+    }
+
+    fn restart_average(&mut self) {
+        match self {
+            Spom::Prox(l) => l.restart_average(),
+            Spom::AdaGrad(l) => l.restart_average(),
+        }
+    }
+
+    /// The weights in the global layout (averaged when asked).
+    fn weights(&mut self, averaged: bool) -> Vec<f64> {
+        match self {
+            Spom::Prox(l) => l.state().explicit_values(averaged).concat(),
+            Spom::AdaGrad(l) => l.weights(averaged),
+        }
+    }
+}
+
 /// What [`online_epochs`] found.
 struct OnlineRun {
     /// The kept epoch and its (averaged) weights; `None` when stopped before the first.
@@ -583,7 +615,11 @@ fn online_epochs(
         epochs: 1,
         ..params.clone()
     };
-    let mut learner = OnlineLearner::new(&adapter, &[], one)?;
+    let mut learner = if params.schedule == StepSchedule::AdaGrad {
+        Spom::AdaGrad(AdagradLearner::new(task, loss, &one)?)
+    } else {
+        Spom::Prox(OnlineLearner::new(&adapter, &[], one)?)
+    };
     let mut rec = RunRecorder::new(StepUnit::Epoch, Some(params.epochs as u64));
     let mut best: Option<(f64, usize, Vec<f64>)> = None;
     let mut dev_scores = Vec::new();
@@ -592,7 +628,7 @@ fn online_epochs(
     let mut objectives = Vec::new();
     let mut kept_objective = f64::NAN;
     for epoch in 1..=params.epochs {
-        if learner.epoch_observed(observer) == Control::Stop {
+        if learner.epoch_observed(observer)? == Control::Stop {
             status = RunStatus::Cancelled;
             break;
         }
@@ -600,7 +636,7 @@ fn online_epochs(
             learner.restart_average();
         }
         let e = Instant::now();
-        let w = learner.state().explicit_values(params.averaging).concat();
+        let w = learner.weights(params.averaging);
         if track {
             objectives.push(online_objective(task, loss, params, &w)?);
         }
@@ -1000,6 +1036,61 @@ mod tests {
         for f in &asgd.objectives {
             assert!(*f >= batch.objective - 1e-12, "{f} < {}", batch.objective);
         }
+        // Per-coordinate AdaGrad steps, the same restart: the tracked objective is the
+        // objective of the kept weights, never below the optimum, and falls with the epochs
+        // once the average restarted.
+        let ada_params = OnlineParams {
+            reg: RegSpec::L2,
+            lambda,
+            eta0: 0.5,
+            schedule: crate::solver::online::StepSchedule::AdaGrad,
+            epochs: 6,
+            averaging: true,
+            ..OnlineParams::default()
+        };
+        let ada = fit_tagger(
+            train,
+            Some(test),
+            templates(),
+            &restarted(TaggerLearner::Online {
+                params: ada_params.clone(),
+                loss: StructLoss::Crf,
+            }),
+            &(),
+        )
+        .unwrap();
+        assert_eq!(ada.objectives.len(), 6);
+        for f in &ada.objectives {
+            assert!(*f >= batch.objective - 1e-12, "{f} < {}", batch.objective);
+        }
+        assert!(
+            ada.objectives[5] < ada.objectives[2],
+            "{:?}",
+            ada.objectives
+        );
+        let task = TaggingTask::new(&ada.model.featurizer, train).unwrap();
+        let kept = batch::objective(&task, StructLoss::Crf, lambda, &ada.model.weights).unwrap();
+        assert!((kept - ada.objective).abs() <= 1e-12 * kept);
+        assert!(
+            ada.model.learner.contains("adagrad"),
+            "{}",
+            ada.model.learner
+        );
+        // A group regularizer with per-coordinate steps: refused, before any epoch.
+        let l21 = fit_tagger(
+            train,
+            None,
+            templates(),
+            &spec(TaggerLearner::Online {
+                params: OnlineParams {
+                    reg: RegSpec::L21Sq,
+                    ..ada_params
+                },
+                loss: StructLoss::Hinge,
+            }),
+            &(),
+        );
+        assert!(matches!(l21, Err(Error::Unsupported(_))), "{l21:?}");
     }
 
     /// The calibration keeps the grid's best `eta0` by the dev score of its short runs (or

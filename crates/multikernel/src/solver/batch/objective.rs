@@ -107,7 +107,7 @@ pub fn objective_grad<T: StructuredTask + ?Sized>(
 /// `g += sum_r part_grad[r] d s_r / dw` for example `i` (dense `g`, global indices). The
 /// label-conjoined parts are walked row by row: each observation feature adds one
 /// contiguous run of `n_labels` entries.
-fn add_part_gradient<T: StructuredTask + ?Sized>(
+pub(crate) fn add_part_gradient<T: StructuredTask + ?Sized>(
     task: &T,
     i: usize,
     part_grad: &[f64],

@@ -332,6 +332,13 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         if task.n_examples() == 0 {
             return Err(Error::data("no training examples"));
         }
+        if params.schedule == crate::solver::online::StepSchedule::AdaGrad {
+            return Err(Error::unsupported(
+                "the adagrad schedule (per-coordinate steps) trains template taggers with the \
+                 l2 regularizer only; this learner keeps one step size for all coordinates \
+                 (sqrt, const, inv or bottou)",
+            ));
+        }
         params.reg.validate()?;
         let reg = params.reg.build();
         if reg.steps().iter().any(|s| s.reg.as_block().is_none()) {

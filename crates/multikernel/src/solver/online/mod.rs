@@ -2,9 +2,11 @@
 //! the engine generic over the task ([`engine`]), its hyper-parameters ([`params`]), training
 //! on vector data ([`vector`]) and on dependency trees ([`parser`]), the fit epilogue
 //! ([`compact`]: the final state as a compact kernel expansion) and the trained model on
-//! vectors ([`vector_model`]). SPOM on sequences and its model are in
+//! vectors ([`vector_model`]); per-coordinate (AdaGrad) steps for template taggers with the l2
+//! regularizer ([`adagrad`]). SPOM on sequences and its model are in
 //! [`crate::solver::sequence`], beside the structured wrappers that share them.
 
+pub mod adagrad;
 pub mod arc_labels;
 pub mod blocks;
 pub mod compact;

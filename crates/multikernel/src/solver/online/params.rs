@@ -19,6 +19,13 @@ pub enum StepSchedule {
     /// CRFsuite's l2sgd). With a small lambda it stays near eta0 for many epochs, so the
     /// iterates are best averaged (averaged SGD, Xu 2011).
     Bottou,
+    /// Diagonal AdaGrad with the composite (proximal) step (Duchi, Hazan & Singer 2011, JMLR
+    /// 12, eq. 4 with `H_t = diag(sqrt(sum_s g_s^2))`, the "AdaGrad" update of their Sec. 1 and
+    /// 5.2): coordinate `j` takes the step `eta0 / sqrt(G_j)`, `G_j` the sum of the squared
+    /// loss gradients it has received, so rare features keep large steps while frequent ones
+    /// settle. [`StepSchedule::eta`] returns `eta0`; the per-coordinate scale is the learner's
+    /// ([`crate::solver::online::adagrad`]: template taggers with the l2 regularizer).
+    AdaGrad,
 }
 
 impl StepSchedule {
@@ -31,12 +38,13 @@ impl StepSchedule {
             StepSchedule::InvSqrt => eta0 / t.sqrt(),
             StepSchedule::Inv { sigma } => 1.0 / (sigma.unwrap_or(lambda) * t),
             StepSchedule::Bottou => eta0 / (1.0 + eta0 * lambda * t),
+            StepSchedule::AdaGrad => eta0,
         }
     }
 }
 
 impl std::fmt::Display for StepSchedule {
-    /// `const`, `sqrt`, `inv` or `inv:sigma=S`.
+    /// `const`, `sqrt`, `inv`, `inv:sigma=S`, `bottou` or `adagrad`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             StepSchedule::Constant => f.write_str("const"),
@@ -44,6 +52,7 @@ impl std::fmt::Display for StepSchedule {
             StepSchedule::Inv { sigma: None } => f.write_str("inv"),
             StepSchedule::Inv { sigma: Some(s) } => write!(f, "inv:sigma={s}"),
             StepSchedule::Bottou => f.write_str("bottou"),
+            StepSchedule::AdaGrad => f.write_str("adagrad"),
         }
     }
 }
@@ -51,7 +60,8 @@ impl std::fmt::Display for StepSchedule {
 impl std::str::FromStr for StepSchedule {
     type Err = Error;
     /// `sqrt` (eta0/sqrt(t)), `const` (eta0), `inv` (1/(lambda t)), `inv:sigma=S`
-    /// (1/(S t)) or `bottou` (eta0/(1 + eta0 lambda t)); also the names written by version-1 model files (`InvSqrt`, `Constant`,
+    /// (1/(S t)), `bottou` (eta0/(1 + eta0 lambda t)) or `adagrad` (eta0/sqrt(G_j) per
+    /// coordinate); also the names written by version-1 model files (`InvSqrt`, `Constant`,
     /// `Inv { sigma: None }`, `Inv { sigma: Some(S) }`).
     fn from_str(s: &str) -> Result<StepSchedule> {
         let t = s.trim();
@@ -59,7 +69,7 @@ impl std::str::FromStr for StepSchedule {
             Error::param(
                 "schedule",
                 s,
-                "sqrt, const, inv, inv:sigma=S (S > 0) or bottou",
+                "sqrt, const, inv, inv:sigma=S (S > 0), bottou or adagrad",
             )
         };
         let sigma = |v: &str| -> Result<StepSchedule> {
@@ -75,6 +85,7 @@ impl std::str::FromStr for StepSchedule {
             "const" | "constant" | "Constant" => Ok(StepSchedule::Constant),
             "inv" | "Inv { sigma: None }" => Ok(StepSchedule::Inv { sigma: None }),
             "bottou" | "Bottou" => Ok(StepSchedule::Bottou),
+            "adagrad" | "AdaGrad" => Ok(StepSchedule::AdaGrad),
             _ => {
                 if let Some(v) = t.strip_prefix("inv:sigma=") {
                     sigma(v)
@@ -177,6 +188,7 @@ mod tests {
             StepSchedule::Inv { sigma: None },
             StepSchedule::Inv { sigma: Some(0.25) },
             StepSchedule::Bottou,
+            StepSchedule::AdaGrad,
         ] {
             assert_eq!(s.to_string().parse::<StepSchedule>().unwrap(), s);
             assert_eq!(format!("{s:?}").parse::<StepSchedule>().unwrap(), s);
