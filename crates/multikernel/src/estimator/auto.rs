@@ -470,6 +470,13 @@ fn fit_candidates(
             ", a budget of {t} s (clock-bound: not deterministic)"
         ));
     }
+    if !cs::halving_applies(view.len()) {
+        method.push_str(&format!(
+            ", every candidate on every fold (no successive halving at {} rows, at most {})",
+            view.len(),
+            cs::HALVING_MIN_ROWS
+        ));
+    }
     let splits = strategy.splits_for(view.targets())?;
     let task = base
         .task
@@ -513,6 +520,7 @@ fn fit_candidates(
         goal,
         tol: SELECT_TOL,
         budget: cfg.budget,
+        halving: cs::halving_applies(view.len()),
         deadline: cfg
             .budget_seconds
             .map(|t| (start + std::time::Duration::from_secs_f64(t), t)),

@@ -23,8 +23,8 @@
 //! learner), then the uniform sum, then a learned combination; within that rank the best
 //! mean (ties: the first in candidate order).
 //!
-//! **Successive halving** (`score`): every candidate is scored on the first
-//! [`FIRST_FOLDS`] folds; one whose best mean there is clearly beaten (below the leader's by
+//! **Successive halving** (`score`), above [`HALVING_MIN_ROWS`] rows: every candidate is
+//! scored on the first [`FIRST_FOLDS`] folds; one whose best mean there is clearly beaten (below the leader's by
 //! more than [`clear_margin`], which on small folds is at least two binomial standard errors)
 //! stops; the others are scored on the remaining folds. Only
 //! candidates scored on every fold compete. **Budget**: at most `budget` fits (one fit is one
@@ -47,6 +47,18 @@ use std::ops::Range;
 
 /// Folds every candidate is scored on before the clearly beaten ones stop.
 pub const FIRST_FOLDS: usize = 2;
+/// Successive halving runs only when the selection scores more rows than this; on fewer,
+/// every candidate is scored on every fold. Two folds of a small table hold too few
+/// validation rows to rank candidates (glass: 60 rows, where one row is 1.7 points, and
+/// the single kernel the full cross-validation picks was stopped on 1 of the 10 splits of
+/// `reproduce uci`), and
+/// there is little time to save: every fit is an n^3 solve on at most 400 training rows.
+pub const HALVING_MIN_ROWS: usize = 500;
+
+/// Whether successive halving runs on a selection over `rows` rows ([`HALVING_MIN_ROWS`]).
+pub fn halving_applies(rows: usize) -> bool {
+    rows > HALVING_MIN_ROWS
+}
 /// Accuracy: a candidate is clearly beaten on the first folds when it is below the leader
 /// by more than this (or by more than two of the leader's standard errors, when larger).
 pub const CLEAR_MARGIN_ACCURACY: f64 = 0.03;
@@ -197,6 +209,8 @@ pub(crate) struct Problem<'a> {
     pub tol: f64,
     /// At most this many fits (`None`: no limit).
     pub budget: Option<usize>,
+    /// Stop the clearly beaten candidates after the first folds ([`halving_applies`]).
+    pub halving: bool,
     /// The opt-in budget in seconds: no candidate starts after this instant (the seconds,
     /// for the record). Not deterministic.
     pub deadline: Option<(std::time::Instant, f64)>,
@@ -367,7 +381,7 @@ pub(crate) fn score(
                 }
             }
         }
-        if round.start == 0 && first < k {
+        if problem.halving && round.start == 0 && first < k {
             let rows = problem.folds[..first]
                 .iter()
                 .map(|f| f.validation.len())
@@ -680,5 +694,79 @@ mod tests {
             .as_deref()
             .unwrap()
             .starts_with("stopped after 2 folds"));
+    }
+
+    /// Five folds of 60 rows, binary labels; kernel 0 is the labels' outer product plus
+    /// the identity (it separates the classes), kernel 1 the Gram matrix of random
+    /// features (noise). With halving the noise kernel stops after the first folds; without
+    /// it, both are scored on every fold and their fold scores match the halved run's.
+    #[test]
+    fn halving_stops_the_noise_kernel_only_when_it_applies() {
+        use rand::{Rng, SeedableRng};
+        let n = 60;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+        let y: Vec<usize> = (0..n).map(|i| i % 2).collect();
+        let s: Vec<f64> = y.iter().map(|&c| if c == 1 { 1.0 } else { -1.0 }).collect();
+        let z: Vec<f64> = (0..n * 3).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let square = |f: &dyn Fn(usize, usize) -> f64| {
+            Matrix::from_vec(n, n, (0..n * n).map(|a| f(a / n, a % n)).collect())
+        };
+        let good = square(&|i, j| s[i] * s[j] + f64::from(u8::from(i == j)));
+        let noise = square(&|i, j| (0..3).map(|c| z[i * 3 + c] * z[j * 3 + c]).sum());
+        let all = [KernelMatrix::Dense(good), KernelMatrix::Dense(noise)];
+        let folds: Vec<Fold> = (0..5)
+            .map(|f| {
+                let va: Vec<usize> = (0..n).filter(|i| i % 5 == f).collect();
+                let tr: Vec<usize> = (0..n).filter(|i| i % 5 != f).collect();
+                Fold {
+                    train: all
+                        .iter()
+                        .map(|k| crate::estimator::auto::cut(k, &tr, &tr))
+                        .collect(),
+                    test: all
+                        .iter()
+                        .map(|k| crate::estimator::auto::cut(k, &va, &tr))
+                        .collect(),
+                    y: Matrix::from_vec(tr.len(), 1, tr.iter().map(|&i| s[i]).collect()),
+                    validation: Targets::Classes {
+                        classes: vec!["a".into(), "b".into()],
+                        y: va.iter().map(|&i| y[i]).collect(),
+                    },
+                }
+            })
+            .collect();
+        let cands = candidates(&["good".into(), "noise".into()], &[false, false], true, &[]);
+        assert_eq!(cands.len(), 3, "two singles and the uniform sum");
+        let run = |halving: bool| {
+            let problem = Problem {
+                folds: &folds,
+                c_grid: &[1.0, 10.0],
+                task: TaskKind::Binary,
+                bias: true,
+                goal: Goal::Maximize,
+                tol: 1e-8,
+                budget: None,
+                halving,
+                deadline: None,
+            };
+            score(&cands, &problem, &()).unwrap()
+        };
+        let halved = run(true);
+        let full = run(false);
+        assert!(halved[0].stopped.is_none());
+        assert!(halved[1]
+            .stopped
+            .as_deref()
+            .unwrap()
+            .starts_with("stopped after 2 folds"));
+        assert!(full.iter().all(|s| s.stopped.is_none()));
+        assert!(full.iter().all(|s| s.means(5).iter().all(|m| m.is_some())));
+        // The first folds' scores do not depend on halving.
+        for (h, f) in halved.iter().zip(&full) {
+            for (hc, fc) in h.scores.iter().zip(&f.scores) {
+                assert_eq!(hc[..2], fc[..2]);
+            }
+        }
+        assert!(!halving_applies(HALVING_MIN_ROWS) && halving_applies(HALVING_MIN_ROWS + 1));
     }
 }
