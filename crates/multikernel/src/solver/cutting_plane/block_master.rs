@@ -82,6 +82,8 @@ pub struct BlockNormMaster {
     value: f64,
     max_iter: usize,
     stats: MasterStats,
+    /// A weights buffer handed back by the loop ([`MasterProblem::recycle`]).
+    spare: Vec<f64>,
 }
 
 /// What the working-set solves of a run cost, summed over the cuts.
@@ -129,6 +131,7 @@ impl BlockNormMaster {
             outer_share: 0.0,
             value: 0.0,
             max_iter: max_iter.max(1),
+            spare: Vec::new(),
         })
     }
 
@@ -325,7 +328,9 @@ impl MasterProblem for BlockNormMaster {
                 cuts.len()
             )));
         }
-        let w = self.grams.weights(&alpha, &factors);
+        let w = self
+            .grams
+            .weights_into(&alpha, &factors, std::mem::take(&mut self.spare));
         // <a_r, w> = sum_j f_j (Q^j alpha)_r and ||w_j|| = f_j sqrt(alpha^T Q^j alpha), from
         // the Grams (no pass over the features).
         let mut margins = vec![0.0; b.len()];
@@ -375,6 +380,10 @@ impl MasterProblem for BlockNormMaster {
     fn retain(&mut self, keep: &[bool]) {
         self.grams.retain(keep);
         super::retain_kept(&mut self.alpha, keep);
+    }
+
+    fn recycle(&mut self, w: Vec<f64>) {
+        self.spare = w;
     }
 }
 

@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::features::{GroupLayout, SparseVector};
 use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
 use crate::task::structured::{
-    check_parts, explicit_feature, explicit_layout, explicit_scores, StructuredTask,
+    check_parts, explicit_layout, explicit_pairs, explicit_scores, StructuredTask,
 };
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -137,6 +137,11 @@ pub trait MasterProblem {
     /// iterative method may stop its next solve at a fraction of it (inexact cutting
     /// planes); the default ignores it.
     fn outer_gap(&mut self, _gap: f64) {}
+
+    /// Hands back the weights of an earlier solution, which the loop no longer needs: a
+    /// master may fill the next solution's weights into it (no allocation per cut). The
+    /// default drops it.
+    fn recycle(&mut self, _w: Vec<f64>) {}
 }
 
 /// Keeps the entries `r` with `keep[r]`.
@@ -155,6 +160,8 @@ pub const INACTIVE_SOLVES: usize = 5;
 pub struct L2Master {
     gram: block_master::grams::PackedGrams,
     alpha: Vec<f64>,
+    /// A weights buffer handed back by the loop ([`MasterProblem::recycle`]).
+    spare: Vec<f64>,
     tol: f64,
     max_iter: usize,
 }
@@ -164,6 +171,7 @@ impl L2Master {
         L2Master {
             gram: block_master::grams::PackedGrams::new(1),
             alpha: Vec::new(),
+            spare: Vec::new(),
             tol,
             max_iter,
         }
@@ -178,6 +186,10 @@ impl MasterProblem for L2Master {
     fn retain(&mut self, keep: &[bool]) {
         self.gram.retain(keep);
         retain_kept(&mut self.alpha, keep);
+    }
+
+    fn recycle(&mut self, w: Vec<f64>) {
+        self.spare = w;
     }
 
     fn solve(&mut self, cuts: &[Cut], c: f64, dim: usize) -> Result<MasterSolution> {
@@ -197,7 +209,9 @@ impl MasterProblem for L2Master {
                 "the working-set QP over {r} cuts has a non-finite value"
             )));
         }
-        let w = self.gram.weights(&sol.alpha, &[1.0]);
+        let w = self
+            .gram
+            .weights_into(&sol.alpha, &[1.0], std::mem::take(&mut self.spare));
         let margins: Vec<f64> = (0..r)
             .map(|i| (0..r).map(|j| g[i * r + j] * sol.alpha[j]).sum())
             .collect();
@@ -256,7 +270,8 @@ impl CuttingPlaneModel {
 ///
 /// Each example's difference `Phi(x_i, y_i) - Phi(x_i, y_hat_i)` is taken in part space
 /// first, where equal parts cancel exactly (a token labelled right adds nothing), and only
-/// then mapped to the parameters and summed; the sum is scaled by `1/n` at the end. So a cut
+/// then mapped to the parameters (unsorted, summed straight into the dense accumulator, so no
+/// example's entries are sorted) and summed; the sum is scaled by `1/n` at the end. So a cut
 /// holds the features of the mistakes only, not round-off residue of every gold feature. The
 /// sum is taken in `a`, a dense vector over the parameters that is all zeros on entry and is
 /// left so (the loop keeps it from one cut to the next).
@@ -267,25 +282,26 @@ fn separation<T: StructuredTask + ?Sized>(
     observer: &(impl Observer + ?Sized),
 ) -> Result<Option<Cut>> {
     let n = task.n_examples();
-    let found: Vec<Option<(SparseVector, f64)>> = (0..n)
+    let found: Vec<Option<(Vec<(usize, f64)>, f64)>> = (0..n)
         .into_par_iter()
         .map_init(
             Vec::new,
-            |scores, i| -> Result<Option<(SparseVector, f64)>> {
+            |scores, i| -> Result<Option<(Vec<(usize, f64)>, f64)>> {
                 if observer.should_stop() {
                     return Ok(None);
                 }
                 explicit_scores(task, i, w, scores)?;
                 let aug = task.loss_augmented_decode(i, scores);
                 let cost = task.cost(i, &aug.output);
-                if aug.output == *task.gold(i) {
-                    return Ok(Some((SparseVector::new(), cost)));
+                let mut pairs = Vec::new();
+                if aug.output != *task.gold(i) {
+                    let diff = task
+                        .joint_feature(i, task.gold(i))
+                        .combine(1.0, &aug.feature, -1.0)
+                        .pruned();
+                    explicit_pairs(task, i, &diff, &mut pairs);
                 }
-                let diff = task
-                    .joint_feature(i, task.gold(i))
-                    .combine(1.0, &aug.feature, -1.0)
-                    .pruned();
-                Ok(Some((explicit_feature(task, i, &diff), cost)))
+                Ok(Some((pairs, cost)))
             },
         )
         .collect::<Result<_>>()?;
@@ -295,7 +311,7 @@ fn separation<T: StructuredTask + ?Sized>(
     let mut touched = Vec::new();
     let mut b = 0.0;
     for (phi, cost) in found {
-        for (j, v) in phi.iter() {
+        for (j, v) in phi {
             if a[j] == 0.0 {
                 touched.push(j);
             }
@@ -470,7 +486,7 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
         let t = Instant::now();
         master.outer_gap((best_objective - best_lower).max(0.0));
         let solved = master.solve(&cuts, c, dim)?;
-        w = solved.w;
+        master.recycle(std::mem::replace(&mut w, solved.w));
         margins = solved.margins;
         regularizer = solved.regularizer;
         best_lower = best_lower.max(solved.value);

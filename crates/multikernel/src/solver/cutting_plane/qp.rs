@@ -56,6 +56,65 @@ fn duality_gap(c: f64, g: &[f64], alpha: &[f64]) -> f64 {
     c * top - alpha.iter().zip(g).map(|(a, gk)| a * gk).sum::<f64>()
 }
 
+/// One pass over the gradient: the pair the next pairwise step moves mass between (`up`, of
+/// largest gradient, the slack `r` if none is positive; `down`, of smallest gradient among the
+/// coordinates with mass, the slack included when it has some; `usize::MAX` if none), and
+/// what the duality gap needs (`max(0, max_k g_k)` and `sum_k alpha_k g_k`). Ties go to the
+/// first index, as separate scans would.
+struct Scan {
+    up: usize,
+    g_up: f64,
+    down: usize,
+    g_down: f64,
+    top: f64,
+    inner: f64,
+}
+
+impl Scan {
+    /// The scan of `g` as it is.
+    fn of(g: &[f64], alpha: &[f64], slack: f64) -> Scan {
+        Scan::update(&mut g.to_vec(), alpha, slack, |_| 0.0)
+    }
+
+    /// Subtracts `delta(k)` from every `g_k` and scans the result in the same pass.
+    #[inline(always)]
+    fn update(g: &mut [f64], alpha: &[f64], slack: f64, delta: impl Fn(usize) -> f64) -> Scan {
+        let r = g.len();
+        let mut s = Scan {
+            up: r,
+            g_up: 0.0,
+            down: usize::MAX,
+            g_down: f64::INFINITY,
+            top: 0.0,
+            inner: 0.0,
+        };
+        if slack > 0.0 {
+            s.down = r;
+            s.g_down = 0.0;
+        }
+        for (k, (gk, &a)) in g.iter_mut().zip(alpha).enumerate() {
+            *gk -= delta(k);
+            let v = *gk;
+            if v > s.g_up {
+                s.up = k;
+                s.g_up = v;
+            }
+            if a > 0.0 && v < s.g_down {
+                s.down = k;
+                s.g_down = v;
+            }
+            s.top = s.top.max(v);
+            s.inner += a * v;
+        }
+        s
+    }
+
+    /// `C max(0, max_r g_r) - sum_r alpha_r g_r`.
+    fn gap(&self, c: f64) -> f64 {
+        c * self.top - self.inner
+    }
+}
+
 /// Solves the working-set dual for `r` cuts (`gram` is `r x r`, row-major, positive
 /// semidefinite; `b` has `r` entries) from the warm start `warm` (padded with zeros, scaled
 /// into the feasible set), until the duality gap is at most `tol` or after `max_iter` steps.
@@ -79,28 +138,13 @@ pub fn solve(
     let mut slack = (c - alpha.iter().sum::<f64>()).max(0.0);
     let mut g = gradient(gram, b, &alpha);
     let mut iterations = 0;
-    let mut gap = duality_gap(c, &g, &alpha);
+    let mut scan = Scan::of(&g, &alpha, slack);
+    let mut gap = scan.gap(c);
     // Coordinate `r` is the slack (gradient 0, no row in G).
     while gap > tol && iterations < max_iter {
         iterations += 1;
-        let (mut up, mut g_up) = (r, 0.0);
-        for (k, &gk) in g.iter().enumerate() {
-            if gk > g_up {
-                up = k;
-                g_up = gk;
-            }
-        }
-        let (mut down, mut g_down) = (usize::MAX, f64::INFINITY);
-        if slack > 0.0 {
-            down = r;
-            g_down = 0.0;
-        }
-        for (k, &gk) in g.iter().enumerate() {
-            if alpha[k] > 0.0 && gk < g_down {
-                down = k;
-                g_down = gk;
-            }
-        }
+        let (up, g_up) = (scan.up, scan.g_up);
+        let (down, g_down) = (scan.down, scan.g_down);
         if down == usize::MAX || up == down || g_up <= g_down {
             break;
         }
@@ -133,12 +177,17 @@ pub fn solve(
                 alpha[down] = 0.0;
             }
         }
-        for (k, gk) in g.iter_mut().enumerate() {
-            let col_up = if up == r { 0.0 } else { gram[k * r + up] };
-            let col_down = if down == r { 0.0 } else { gram[k * r + down] };
-            *gk -= t * (col_up - col_down);
-        }
-        gap = duality_gap(c, &g, &alpha);
+        // The gradient moves by -t (G e_up - G e_down); G is symmetric, so its rows `up`
+        // and `down` are read (contiguous) in place of its columns. The same pass finds the
+        // next pair and the gap.
+        let row = |k: usize| (k != r).then(|| &gram[k * r..(k + 1) * r]);
+        scan = match (row(up), row(down)) {
+            (Some(u), Some(d)) => Scan::update(&mut g, &alpha, slack, |k| t * (u[k] - d[k])),
+            (Some(u), None) => Scan::update(&mut g, &alpha, slack, |k| t * u[k]),
+            (None, Some(d)) => Scan::update(&mut g, &alpha, slack, |k| -t * d[k]),
+            (None, None) => Scan::of(&g, &alpha, slack),
+        };
+        gap = scan.gap(c);
     }
     // Refresh the gradient to shed accumulated rounding before reporting.
     let g = gradient(gram, b, &alpha);

@@ -407,8 +407,20 @@ pub fn explicit_feature<T: StructuredTask + ?Sized>(
     i: usize,
     counts: &SparseVector,
 ) -> SparseVector {
-    let map = task.part_map(i);
     let mut pairs = Vec::new();
+    explicit_pairs(task, i, counts, &mut pairs);
+    SparseVector::from_pairs(pairs)
+}
+
+/// [`explicit_feature`]'s entries appended to `pairs` as they come (unsorted, an index
+/// possibly repeated): for a caller that sums them into a dense vector anyway.
+pub fn explicit_pairs<T: StructuredTask + ?Sized>(
+    task: &T,
+    i: usize,
+    counts: &SparseVector,
+    pairs: &mut Vec<(usize, f64)>,
+) {
+    let map = task.part_map(i);
     for (r, c) in counts.iter() {
         match map.scorer(r) {
             PartScorer::Kernel { .. } => {}
@@ -425,7 +437,6 @@ pub fn explicit_feature<T: StructuredTask + ?Sized>(
             ),
         }
     }
-    SparseVector::from_pairs(pairs)
 }
 
 /// Decodes every example with explicit weights `w` and sums the metric (examples in

@@ -298,7 +298,14 @@ impl PackedGrams {
     /// filled chunk by chunk in parallel (module docs), each chunk's slice staying in a core's
     /// cache while the held cuts' entries there are added into it.
     pub fn weights(&self, alpha: &[f64], factors: &[f64]) -> Vec<f64> {
-        let mut w = vec![0.0; self.chunk_ends.last().copied().unwrap_or(0)];
+        self.weights_into(alpha, factors, Vec::new())
+    }
+
+    /// [`PackedGrams::weights`] written into `w` (resized and cleared first): a buffer kept
+    /// from one solve to the next is not allocated and faulted in again.
+    pub fn weights_into(&self, alpha: &[f64], factors: &[f64], mut w: Vec<f64>) -> Vec<f64> {
+        w.clear();
+        w.resize(self.chunk_ends.last().copied().unwrap_or(0), 0.0);
         let mut slices = Vec::with_capacity(self.chunk_ends.len());
         let mut rest = w.as_mut_slice();
         let mut lo = 0;
