@@ -266,6 +266,10 @@ impl CuttingPlaneModel {
     }
 }
 
+/// One example's share of a cut: its explicit features `Phi(x_i, y_i) - Phi(x_i, y_hat_i)` as
+/// unsorted `(parameter, value)` pairs, and its cost `c(y_i, y_hat_i)`.
+type ExampleCut = (Vec<(usize, f64)>, f64);
+
 /// The most violated constraint at `w`; `None` when the observer stopped the run.
 ///
 /// Each example's difference `Phi(x_i, y_i) - Phi(x_i, y_hat_i)` is taken in part space
@@ -282,28 +286,25 @@ fn separation<T: StructuredTask + ?Sized>(
     observer: &(impl Observer + ?Sized),
 ) -> Result<Option<Cut>> {
     let n = task.n_examples();
-    let found: Vec<Option<(Vec<(usize, f64)>, f64)>> = (0..n)
+    let found: Vec<Option<ExampleCut>> = (0..n)
         .into_par_iter()
-        .map_init(
-            Vec::new,
-            |scores, i| -> Result<Option<(Vec<(usize, f64)>, f64)>> {
-                if observer.should_stop() {
-                    return Ok(None);
-                }
-                explicit_scores(task, i, w, scores)?;
-                let aug = task.loss_augmented_decode(i, scores);
-                let cost = task.cost(i, &aug.output);
-                let mut pairs = Vec::new();
-                if aug.output != *task.gold(i) {
-                    let diff = task
-                        .joint_feature(i, task.gold(i))
-                        .combine(1.0, &aug.feature, -1.0)
-                        .pruned();
-                    explicit_pairs(task, i, &diff, &mut pairs);
-                }
-                Ok(Some((pairs, cost)))
-            },
-        )
+        .map_init(Vec::new, |scores, i| -> Result<Option<ExampleCut>> {
+            if observer.should_stop() {
+                return Ok(None);
+            }
+            explicit_scores(task, i, w, scores)?;
+            let aug = task.loss_augmented_decode(i, scores);
+            let cost = task.cost(i, &aug.output);
+            let mut pairs = Vec::new();
+            if aug.output != *task.gold(i) {
+                let diff = task
+                    .joint_feature(i, task.gold(i))
+                    .combine(1.0, &aug.feature, -1.0)
+                    .pruned();
+                explicit_pairs(task, i, &diff, &mut pairs);
+            }
+            Ok(Some((pairs, cost)))
+        })
         .collect::<Result<_>>()?;
     let Some(found) = found.into_iter().collect::<Option<Vec<_>>>() else {
         return Ok(None);
