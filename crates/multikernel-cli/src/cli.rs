@@ -123,8 +123,9 @@ pub struct TrainArgs {
     /// otherwise), mtl (multi-template learning: sequences in columns, parsing), simplemkl
     /// or gauss-seidel (wrapper MKL around an SVM: exact SMO on tables, structured PEGASOS
     /// on sequences). Default: chosen by the
-    /// built-in selection on a table without --C (lp-mkl up to 3,000 rows, online above),
-    /// online otherwise.
+    /// built-in selection on a table without --C (lp-mkl up to 3,000 rows, online above);
+    /// mtl for --task sequence with --templates unless a setting only online takes is given
+    /// (--epochs, --loss, --eta0, ...); online otherwise.
     #[arg(long = "algo")]
     pub learner: Option<LearnerKind>,
     /// Kernel SPEC, repeatable: NAME[:key=value,...], NAME in linear, poly, rbf, bspline,

@@ -17,10 +17,29 @@ use multikernel::kernel::MemoryLimit;
 use multikernel::run::RunStatus;
 use std::time::Instant;
 
+/// The learner when `--algo` is not given (and no built-in selection runs): multi-template
+/// learning for a template tagger (`--task sequence` with `--templates`), online otherwise. A
+/// template tagger given a setting that only the online learner takes (`--epochs`, `--loss`,
+/// `--eta0`, ...) stays online. Why mtl: with every default, TWT UPOS folds 0-7 -> 9, it tags
+/// 93.12 % (small templates) and 93.52 % (redundant) where SPOM with the paper's steps tags
+/// 92.48 % and 89.13 %, and it stops at a certificate of its optimum rather than after a
+/// number of epochs (docs/papers/tagging-mtl.md "The default learner").
+pub fn default_learner(a: &TrainArgs) -> LearnerKind {
+    let tagger = a.task == Task::Sequence && a.structured.templates.is_some();
+    let online_only = a.settings.given.iter().any(|(setting, _, _)| {
+        setting.name != "validation" && !setting.learners.contains(&LearnerKind::Mtl)
+    });
+    if tagger && !online_only {
+        LearnerKind::Mtl
+    } else {
+        LearnerKind::Online
+    }
+}
+
 /// The learner spec the flags describe: each learner flag's text is set by the library
 /// ([`LearnerSpec::set`] parses and checks it), which fills in and checks the rest.
 pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
-    let kind = a.learner.unwrap_or(LearnerKind::Online);
+    let kind = a.learner.unwrap_or_else(|| default_learner(a));
     for (setting, flag, _) in &a.settings.given {
         if setting.name == "validation" && matches!(a.task, Task::Parsing | Task::Sequence) {
             continue; // the file that chooses the epoch
@@ -175,7 +194,7 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
     let learner_name = match (a.learner, &plan) {
         (Some(k), _) => k.name().to_string(),
         (None, Some(_)) => "the learner the selection picks".into(),
-        (None, None) => LearnerKind::Online.name().into(),
+        (None, None) => default_learner(a).name().into(),
     };
     let loaded = train_source(a)?.load(a.task)?;
     eprintln!(

@@ -137,6 +137,40 @@ fn chunk_labels_are_scored_by_f1() {
     let out = ok(&["eval", "--model", &p("m"), "--data", &p("train.txt")]);
     assert_eq!(last_value(&out, "f1"), 100.0, "{out}");
     assert!(out.contains("chunks_gold 90"), "{out}");
+    // `--epochs` is a setting of the online learner only, so that run was SPOM; without it a
+    // template tagger's default learner is multi-template learning (the cutting plane).
+    let learner = |model: &str| {
+        let out = ok(&["inspect", "--model", model]);
+        out.lines()
+            .find(|l| l.starts_with("settings:"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        !learner(&p("m")).contains("cutting plane"),
+        "{}",
+        learner(&p("m"))
+    );
+    ok(&[
+        "train",
+        "--select",
+        "none",
+        "--task",
+        "sequence",
+        "--templates",
+        &p("tpl"),
+        "--data",
+        &p("train.txt"),
+        "--out",
+        &p("m2"),
+    ]);
+    assert!(
+        learner(&p("m2")).contains("cutting plane, q 1"),
+        "{}",
+        learner(&p("m2"))
+    );
+    let out = ok(&["eval", "--model", &p("m2"), "--data", &p("train.txt")]);
+    assert_eq!(last_value(&out, "f1"), 100.0, "{out}");
 }
 
 #[test]
