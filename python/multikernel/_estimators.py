@@ -48,6 +48,7 @@ estimator pickles mid-stream and goes on after unpickling; ``fit`` discards it.
 ``multikernel.dask.fit_dask`` trains on Dask shards by iterative parameter mixing.
 """
 
+import os
 import json
 import numbers
 import sys
@@ -120,6 +121,19 @@ _NOT_ONLINE = tuple(s["name"] for s in _SETTINGS if "online" not in s["learners"
 
 # The learners of kernels="precomputed" ("auto" is lp-MKL there).
 PRECOMPUTED_LEARNERS = ("auto", "lp-mkl", "simplemkl", "gauss-seidel")
+
+
+def _template_text(templates):
+    """A template file's text and its name in errors: ``templates`` is a path (read), the
+    template text itself, or None (the learner's default templates: ``(None, None)``)."""
+    if templates is None:
+        return None, None
+    if os.path.isfile(templates):
+        with open(templates, encoding="utf-8") as f:
+            return f.read(), os.fspath(templates)
+    if isinstance(templates, os.PathLike):
+        raise ValueError(f"templates: no file {os.fspath(templates)!r}")
+    return templates, "<templates>"
 
 
 def _seed(random_state):

@@ -42,7 +42,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._estimators import _constraint, _seed
+from ._estimators import _constraint, _seed, _template_text
 
 # The settings of a parser's learners, from the library's registry.
 _PARSER_SETTINGS = tuple(s for s in _core.learner_settings() if s["parser"])
@@ -209,23 +209,11 @@ class DependencyParser(BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _template_text(self):
-        """The template text and its name in errors (a path is read)."""
-        t = self.templates
-        if t is None:
-            return None, None
-        if os.path.isfile(t):
-            with open(t, encoding="utf-8") as f:
-                return f.read(), os.fspath(t)
-        if isinstance(t, os.PathLike):
-            raise ValueError(f"templates: no file {os.fspath(t)!r}")
-        return t, "<templates>"
-
     def fit(self, X, y=None):
         """Trains on the treebank ``X`` (every sentence with its tree); ``y`` is ignored
         (the trees are in ``X``)."""
         self._validate_params()
-        text, origin = self._template_text()
+        text, origin = _template_text(self.templates)
         source, is_path, _ = _source(X)
         settings = {s["name"]: getattr(self, s["name"]) for s in _PARSER_SETTINGS}
         parser, info = _core.fit_parser(

@@ -36,7 +36,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._estimators import _constraint, _seed
+from ._estimators import _constraint, _seed, _template_text
 from .metrics import flat_accuracy_score
 
 # The settings of a tagger's learners, from the library's registry.
@@ -132,23 +132,11 @@ class SequenceTagger(BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _template_text(self):
-        """The template text and its name in errors (a path is read)."""
-        t = self.templates
-        if t is None:
-            return None, None
-        if os.path.isfile(t):
-            with open(t, encoding="utf-8") as f:
-                return f.read(), os.fspath(t)
-        if isinstance(t, os.PathLike):
-            raise ValueError(f"templates: no file {os.fspath(t)!r}")
-        return t, "<templates>"
-
     def fit(self, X, y):
         """Trains on sentences ``X`` (lists of feature dicts or of column tuples) and label
         lists ``y``."""
         self._validate_params()
-        text, origin = self._template_text()
+        text, origin = _template_text(self.templates)
         settings = {s["name"]: getattr(self, s["name"]) for s in _TAGGER_SETTINGS}
         tagger, info = _core.fit_tagger(
             _sentences(X),
