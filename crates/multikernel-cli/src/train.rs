@@ -7,6 +7,7 @@ use crate::cli::{KernelArg, SelectMode};
 use crate::observe::{catch_interrupt, Bar};
 use crate::Outcome;
 use anyhow::{bail, Result};
+use multikernel::estimator::registry;
 use multikernel::estimator::stream::StreamOptions;
 use multikernel::estimator::AutoConfig;
 use multikernel::estimator::{
@@ -17,23 +18,14 @@ use multikernel::kernel::MemoryLimit;
 use multikernel::run::RunStatus;
 use std::time::Instant;
 
-/// The learner when `--algo` is not given (and no built-in selection runs): multi-template
-/// learning for a template tagger (`--task sequence` with `--templates`), online otherwise. A
-/// template tagger given a setting that only the online learner takes (`--epochs`, `--loss`,
-/// `--eta0`, ...) stays online. Why mtl: with every default, TWT UPOS folds 0-7 -> 9, it tags
-/// 93.12 % (small templates) and 93.52 % (redundant) where SPOM with the paper's steps tags
-/// 92.48 % and 89.13 %, and it stops at a certificate of its optimum rather than after a
-/// number of epochs (docs/papers/tagging-mtl.md "The default learner").
+/// The learner when `--algo` is not given (and no built-in selection runs): the library's
+/// [`registry::default_learner`] for the task, the template file and the settings given.
 pub fn default_learner(a: &TrainArgs) -> LearnerKind {
-    let tagger = a.task == Task::Sequence && a.structured.templates.is_some();
-    let online_only = a.settings.given.iter().any(|(setting, _, _)| {
-        setting.name != "validation" && !setting.learners.contains(&LearnerKind::Mtl)
-    });
-    if tagger && !online_only {
-        LearnerKind::Mtl
-    } else {
-        LearnerKind::Online
-    }
+    registry::default_learner(
+        a.task,
+        a.structured.templates.is_some(),
+        a.settings.given.iter().map(|(setting, _, _)| setting.name),
+    )
 }
 
 /// The learner spec the flags describe: each learner flag's text is set by the library
