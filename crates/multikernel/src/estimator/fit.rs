@@ -7,7 +7,7 @@ use crate::model::{BatchModel, Model};
 use crate::run::{Observer, RunInfo};
 use crate::solver::gomp::{GompModel, GompModelParams, GompParams, ValidationMetric};
 use crate::solver::lp_mkl::{LpMklModel, LpMklModelParams, LpMklParams};
-use crate::solver::mirror_descent::{MirrorDescentParams, PolyMklModel, Sampling};
+use crate::solver::mirror_descent::{MirrorDescentParams, PolyMklModel, Sampling, SolverOptions};
 use crate::solver::online::parser::{fit_parser, ParserSpec};
 use crate::solver::online::vector::{fit_vector, VectorFitConfig};
 use crate::solver::online::OnlineParams;
@@ -716,14 +716,16 @@ fn fit_poly_auto(
     let (classes, y) = encode_targets(task, table.targets())?;
     let lambda = spec.strength.ridge_lambda();
     let params = MirrorDescentParams {
-        sampling: Sampling::Importance,
         degree: p.degree,
-        lambda,
-        seed: spec.seed,
+        rho2: p.rho2.clone(),
         base: spec.kernels.clone(),
         memory: spec.memory,
-        rho2: p.rho2.clone(),
-        ..MirrorDescentParams::default()
+        solver: SolverOptions {
+            sampling: Sampling::Importance,
+            lambda,
+            seed: spec.seed,
+            ..SolverOptions::default()
+        },
     };
     let problem = crate::solver::mirror_descent::PolyProblem::new(table.x(), &y.data, &params)?;
     let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
@@ -794,16 +796,18 @@ fn fit_poly(
         Budget::Seconds(s) => (POLY_MAX_ITER, Some(s)),
     };
     let params = MirrorDescentParams {
-        sampling,
         degree: p.degree,
-        lambda,
-        max_iter,
-        max_seconds,
-        seed: spec.seed,
+        rho2: p.rho2.clone(),
         base: spec.kernels.clone(),
         memory: spec.memory,
-        rho2: p.rho2.clone(),
-        ..MirrorDescentParams::default()
+        solver: SolverOptions {
+            sampling,
+            lambda,
+            max_iter,
+            max_seconds,
+            seed: spec.seed,
+            ..SolverOptions::default()
+        },
     };
     let (m, run) = PolyMklModel::fit(table.x(), &y.data, &params, observer)?;
     Ok(Fitted {

@@ -387,7 +387,7 @@ mod tests {
         use crate::kernel::KernelSpec;
         use crate::solver::gomp::GompModelParams;
         use crate::solver::lp_mkl::{LpMklModelParams, LpMklParams};
-        use crate::solver::mirror_descent::MirrorDescentParams;
+        use crate::solver::mirror_descent::{MirrorDescentParams, SolverOptions};
         let (x, t) = separable(60);
         let names: Vec<String> = (0..3).map(|j| format!("f{j}")).collect();
         let (classes, y) = encode_targets(TaskKind::Binary, &t).unwrap();
@@ -430,8 +430,11 @@ mod tests {
 
         let md = MirrorDescentParams {
             degree: 2,
-            lambda: 0.1,
-            max_iter: 200,
+            solver: SolverOptions {
+                lambda: 0.1,
+                max_iter: 200,
+                ..SolverOptions::default()
+            },
             ..MirrorDescentParams::default()
         };
         let p = binary(

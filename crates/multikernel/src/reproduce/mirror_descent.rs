@@ -318,7 +318,10 @@ fn stoch_params(degree: usize, rho2: Vec<f64>, base: KernelSpec, seed: u64) -> M
         degree,
         rho2,
         base: vec![base],
-        seed,
+        solver: SolverOptions {
+            seed,
+            ..SolverOptions::default()
+        },
         ..MirrorDescentParams::default()
     }
 }
@@ -576,10 +579,8 @@ fn figure1(
     for name in &cfg.fig1_datasets {
         progress(&format!("figure 1: {name}"));
         let s = split(cfg, name, cfg.seed)?;
-        let params = MirrorDescentParams {
-            lambda: FIG1_LAMBDA,
-            ..stoch_params(3, Vec::new(), perfeature_linear(), cfg.seed)
-        };
+        let mut params = stoch_params(3, Vec::new(), perfeature_linear(), cfg.seed);
+        params.solver.lambda = FIG1_LAMBDA;
         let prob = PolyProblem::new(s.xtr.view(), &s.ytr, &params)?;
         let curves = race(
             &prob,
@@ -1382,10 +1383,8 @@ mod tests {
         let secs = env("DIAG_SECS", 5.0);
         for name in names.split(',') {
             let s = split(&cfg, name, cfg.seed).unwrap();
-            let params = MirrorDescentParams {
-                lambda: FIG1_LAMBDA,
-                ..stoch_params(3, Vec::new(), perfeature_linear(), cfg.seed)
-            };
+            let mut params = stoch_params(3, Vec::new(), perfeature_linear(), cfg.seed);
+            params.solver.lambda = FIG1_LAMBDA;
             let prob = PolyProblem::new(s.xtr.view(), &s.ytr, &params).unwrap();
             let idx = all_monomials(prob.sampler.base_count(), 3);
             let kernels: Vec<KernelMatrix> = idx
@@ -1538,10 +1537,8 @@ mod tests {
             let problem = MonomialProblem::new(r, 10, 3, seed).unwrap();
             let d = problem.generate(500, 1);
             let y = numeric(&d.targets, "synthetic").unwrap();
-            let params = MirrorDescentParams {
-                lambda: FIG1_LAMBDA,
-                ..stoch_params(degree, Vec::new(), perfeature_linear(), seed)
-            };
+            let mut params = stoch_params(degree, Vec::new(), perfeature_linear(), seed);
+            params.solver.lambda = FIG1_LAMBDA;
             let prob = PolyProblem::new(d.x.view(), &y, &params).unwrap();
             let curves = race(&prob, degree, FIG1_LAMBDA, secs, seed, &limit, &mut |m| {
                 eprintln!("r {r} D {degree}: {m}")

@@ -119,7 +119,7 @@ impl PolyProblem {
             return Err(Error::param("base", "none", "at least one base kernel"));
         }
         let names: Vec<String> = (1..=x.cols()).map(|i| format!("x{i}")).collect();
-        let base = fit_all(&specs, &xs, &names, params.seed)?;
+        let base = fit_all(&specs, &xs, &names, params.solver.seed)?;
         let ro: Option<Vec<(usize, f64)>> = base.iter().map(rank_one_of).collect();
         let n = xs.rows;
         let (basis, base_names) = match &ro {
@@ -384,7 +384,7 @@ impl PolyMklModel {
         observer: &(impl Observer + ?Sized),
     ) -> Result<(PolyMklModel, RunInfo)> {
         let problem = PolyProblem::new(x, y, params)?;
-        let (model, _, info) = problem.fit(&params.solver_options(), observer)?;
+        let (model, _, info) = problem.fit(&params.solver, observer)?;
         Ok((model, info))
     }
 

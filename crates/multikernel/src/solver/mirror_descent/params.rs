@@ -235,47 +235,33 @@ impl SolverOptions {
     }
 }
 
-/// Parameters of [`PolyMklModel::fit`](super::PolyMklModel::fit).
+/// Parameters of [`PolyMklModel::fit`](super::PolyMklModel::fit): the product kernels
+/// (degree `D`, `rho_d^2`, base kernels, memory) and the solver's own options, which
+/// [`PolyMklModel::fit`](super::PolyMklModel::fit) hands to [`solve`](super::solve) as
+/// they are.
 #[derive(Debug, Clone)]
 pub struct MirrorDescentParams {
-    /// `Importance` (mirror descent, "Stoch") or `Uniform` (UCD), ...
-    pub sampling: Sampling,
     /// Maximum degree `D` of the product kernels.
     pub degree: usize,
-    pub lambda: f64,
     /// `rho_d^2`, `d = 0..=D`; empty means all 1.
     pub rho2: Vec<f64>,
-    pub max_iter: u64,
-    pub max_seconds: Option<f64>,
-    pub step: StepRule,
-    pub averaging_power: Option<f64>,
-    pub step_decay: f64,
-    pub init: Init,
-    /// Coordinates per iteration (0: [`auto_batch`]).
-    pub batch: usize,
-    pub seed: u64,
     /// Base kernels (expanded per feature where asked); default `perfeature:linear`.
     pub base: Vec<KernelSpec>,
     pub memory: MemoryLimit,
+    /// Sampling (`Importance`: mirror descent, "Stoch"; `Uniform`: UCD), ridge, budget,
+    /// step rule, averaging, batch and seed (the seed also draws the random features of
+    /// the base kernels).
+    pub solver: SolverOptions,
 }
 
 impl Default for MirrorDescentParams {
     fn default() -> Self {
         MirrorDescentParams {
-            sampling: Sampling::Importance,
             degree: 3,
-            lambda: 1e-2,
             rho2: Vec::new(),
-            max_iter: 2000,
-            max_seconds: None,
-            step: StepRule::default(),
-            averaging_power: Some(DEFAULT_AVERAGING_POWER),
-            step_decay: DEFAULT_STEP_DECAY,
-            init: Init::default(),
-            batch: 0,
-            seed: 1,
             base: vec![perfeature_linear()],
             memory: MemoryLimit::default(),
+            solver: SolverOptions::default(),
         }
     }
 }
@@ -300,23 +286,6 @@ impl MirrorDescentParams {
                 self.degree + 1,
                 self.rho2.len(),
             ))
-        }
-    }
-
-    /// The solver options these parameters imply.
-    pub fn solver_options(&self) -> SolverOptions {
-        SolverOptions {
-            sampling: self.sampling.clone(),
-            lambda: self.lambda,
-            max_iter: self.max_iter,
-            max_seconds: self.max_seconds,
-            step: self.step.clone(),
-            averaging_power: self.averaging_power,
-            step_decay: self.step_decay,
-            init: self.init,
-            batch: self.batch,
-            seed: self.seed,
-            eval: EvalSchedule::End,
         }
     }
 }

@@ -162,9 +162,12 @@ fn model_predicts_a_polynomial() {
         panic!()
     };
     let params = MirrorDescentParams {
-        lambda: 1e-4,
-        max_iter: 1500,
-        init: Init::Uniform,
+        solver: SolverOptions {
+            lambda: 1e-4,
+            max_iter: 1500,
+            init: Init::Uniform,
+            ..SolverOptions::default()
+        },
         ..MirrorDescentParams::default()
     };
     let model = PolyMklModel::fit(train.x.view(), ytr, &params, &())
@@ -187,7 +190,7 @@ fn model_predicts_a_polynomial() {
     assert_eq!(back.predict(test.x.view(), &limit).unwrap().data, pred);
     // Monomial predictor equals the dual form sum_t alpha_t K_theta(x_t, x).
     let prob = PolyProblem::new(train.x.view(), ytr, &params).unwrap();
-    let (m2, sol, _) = prob.fit(&params.solver_options(), &()).unwrap();
+    let (m2, sol, _) = prob.fit(&params.solver, &()).unwrap();
     assert!(sol.uniform_weight > 0.0);
     let all = full_weights(&sol, 4, 3);
     let xs = prob.standardizer.apply(&test.x);
@@ -228,15 +231,18 @@ fn gaussian_base_kernels_train_and_predict() {
     });
     base.perfeature = true;
     let params = MirrorDescentParams {
-        lambda: 1e-3,
         degree: 2,
-        max_iter: 150,
         base: vec![base],
+        solver: SolverOptions {
+            lambda: 1e-3,
+            max_iter: 150,
+            ..SolverOptions::default()
+        },
         ..MirrorDescentParams::default()
     };
     let prob = PolyProblem::new(train.x.view(), ytr, &params).unwrap();
     assert!(prob.rank_one.is_none());
-    let (model, sol, _) = prob.fit(&params.solver_options(), &()).unwrap();
+    let (model, sol, _) = prob.fit(&params.solver, &()).unwrap();
     // Dual prediction on the training rows equals K_theta alpha.
     let pred = model.predict(train.x.view(), &limit).unwrap().data;
     let n = 60;
@@ -436,10 +442,13 @@ fn stop_after_one(p: &Progress) -> Control {
 
 fn model_params(sampling: Sampling) -> MirrorDescentParams {
     MirrorDescentParams {
-        sampling,
         degree: 2,
-        lambda: 1e-2,
-        max_iter: 300,
+        solver: SolverOptions {
+            sampling,
+            lambda: 1e-2,
+            max_iter: 300,
+            ..SolverOptions::default()
+        },
         ..MirrorDescentParams::default()
     }
 }
@@ -510,20 +519,18 @@ fn a_stop_flag_set_before_the_run_stops_it_at_the_first_poll() {
 /// one with the dual predictor over Gaussian base kernels.
 fn both_predictors() -> Vec<PolyMklModel> {
     let (x, y) = model_data();
-    let mono = MirrorDescentParams {
-        init: Init::Uniform,
-        ..model_params(Sampling::Importance)
-    };
+    let mut mono = model_params(Sampling::Importance);
+    mono.solver.init = Init::Uniform;
     let mut rbf = KernelSpec::new(crate::kernel::KernelKind::Rbf {
         sigma2: None,
         scale: None,
     });
     rbf.perfeature = true;
-    let dual = MirrorDescentParams {
+    let mut dual = MirrorDescentParams {
         base: vec![rbf],
-        max_iter: 60,
         ..model_params(Sampling::Uniform)
     };
+    dual.solver.max_iter = 60;
     [mono, dual]
         .iter()
         .map(|p| PolyMklModel::fit(x.view(), &y, p, &()).unwrap().0)
