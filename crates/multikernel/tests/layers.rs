@@ -461,3 +461,37 @@ fn finds_solver_imports_in_shell_code() {
         ]
     );
 }
+
+/// The most lines the command-line tool's sources may have: flags, printing and the wording
+/// of errors. What a Rust program needs to do what a command does (specs, fits over a data
+/// source, reproductions and their options) is the library's (ARCHITECTURE.md).
+const CLI_MAX_LINES: usize = 1_600;
+
+#[test]
+fn the_command_line_tool_stays_a_thin_shell() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../multikernel-cli/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    assert!(!files.is_empty(), "{} has no sources", src.display());
+    let counts: Vec<(PathBuf, usize)> = files
+        .into_iter()
+        .map(|f| {
+            let lines = std::fs::read_to_string(&f)
+                .expect("readable")
+                .lines()
+                .count();
+            (f, lines)
+        })
+        .collect();
+    let total: usize = counts.iter().map(|(_, n)| n).sum();
+    let listing: Vec<String> = counts
+        .iter()
+        .map(|(f, n)| format!("{n:>6} {}", f.display()))
+        .collect();
+    assert!(
+        total <= CLI_MAX_LINES,
+        "the command-line tool has {total} lines, more than {CLI_MAX_LINES}: move what is \
+         not flags or printing into the library\n{}",
+        listing.join("\n")
+    );
+}

@@ -1,5 +1,7 @@
 //! The papers' experiments as library functions. Each returns a [`Report`]: rows in the
 //! one JSON row format every `reproduce` command shares, plus the printed table.
+//! [`options`] holds what a program sets to run one, as `multikernel reproduce NAME` does
+//! ([`options::Reproduction::run`], then [`options::Output::finish`]).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -102,6 +104,7 @@ pub mod jobs;
 pub mod mirror_descent;
 pub mod mtl;
 pub mod ocr;
+pub mod options;
 pub mod parsing;
 pub mod tables;
 pub mod thread_clock;
