@@ -555,6 +555,26 @@ fn every_kind_loads_and_predicts_to_the_bit() {
     assert_eq!(kinds, want, "a model kind without a fixture");
 }
 
+/// The online learners of sequences, parsers and taggers trained again today give their
+/// checked-in files to the byte: the sequential learner (`shards` 1, the default) is the one
+/// that wrote them, whatever else the online engine learned since (parallel shards).
+#[test]
+fn sequential_online_learners_refit_to_their_fixture_bytes() {
+    let dir = fixtures();
+    let wanted = ["sequence-spom", "sequence-crf", "parser", "tagger-spom"];
+    for (name, build) in every_fixture() {
+        if !wanted.contains(&name) {
+            continue;
+        }
+        let (model, _) = build();
+        let bytes = std::fs::read(dir.join(format!("{name}.model"))).unwrap();
+        assert!(
+            model.to_bytes().unwrap() == bytes,
+            "{name}: trained today, not the checked-in bytes"
+        );
+    }
+}
+
 /// Writes every fixture: the model, its outputs on the probe and, for models on
 /// precomputed kernels, the probe's kernel matrices.
 #[test]
