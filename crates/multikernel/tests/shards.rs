@@ -137,3 +137,41 @@ fn two_shards_learn_about_as_well_as_one() {
     assert!(one > 0.5, "sequential {one}");
     assert!(two > one - 0.04, "2 shards {two} against 1 shard {one}");
 }
+
+/// Where the shards are not mixed, `shards` above 1 is refused with its name: on a vector
+/// task, and with the adagrad schedule (a template tagger's per-coordinate learner).
+#[test]
+fn shards_are_refused_where_they_are_not_mixed() {
+    let mut spec = online(Task::Binary, 2, 2);
+    let e = spec.check().unwrap_err().to_string();
+    assert!(e.contains("shards") && e.contains("sequence"), "{e}");
+    assert!(spec
+        .set("shards", "0")
+        .unwrap_err()
+        .to_string()
+        .contains("shards"));
+    let templates = multikernel::task::tagging::TemplateFile::read(&repo(
+        "data/tagging/twt-upos-small.templates",
+    ))
+    .unwrap();
+    let all = read_conllu(&repo("data/treebank/tr-web.conllu.gz"), Heads::Required).unwrap();
+    let train: Vec<_> = select_folds(&all, &[0]).into_iter().take(20).collect();
+    let data = multikernel::task::tagging::TagData::new(
+        multikernel::task::tagging::convert::from_conllu(
+            &train,
+            multikernel::task::tagging::convert::LabelColumn::Upos,
+        ),
+        templates,
+    );
+    let mut spec = online(Task::Sequence, 2, 2);
+    spec.set("regularizer", "l2").unwrap();
+    spec.set("schedule", "adagrad").unwrap();
+    let e = fit(&data, &spec, &()).unwrap_err().to_string();
+    assert!(e.contains("shards") && e.contains("adagrad"), "{e}");
+    // The same tagger in two shards with a step schedule trains, and says so.
+    spec.set("schedule", "sqrt").unwrap();
+    let Model::Tagger(t) = fit(&data, &spec, &()).unwrap().model else {
+        panic!("a tagger")
+    };
+    assert!(t.learner.ends_with(", 2 shards"), "{}", t.learner);
+}
