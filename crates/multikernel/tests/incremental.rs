@@ -36,6 +36,7 @@ fn config(task: TaskKind, n: usize, averaging: bool) -> VectorFitConfig {
             averaging,
             projection: true,
             shuffle: false,
+            shards: 1,
         },
         bias: true,
         standardize: true,

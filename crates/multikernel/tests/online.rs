@@ -104,6 +104,7 @@ fn kernelized_learner_equals_explicit_twin() {
             averaging: false,
             projection: true,
             shuffle: false,
+            shards: 1,
         };
         let grams: Vec<Gram> = groups
             .iter()
@@ -233,6 +234,7 @@ fn three_kernel_config(
             averaging: false,
             projection: true,
             shuffle: true,
+            shards: 1,
         },
         bias: true,
         standardize: true,

@@ -194,6 +194,19 @@ pub const SETTINGS: &[Setting] = &[
         python: false,
     },
     Setting {
+        name: "shards",
+        flag: "--shards",
+        deprecated_flags: &[],
+        domain: Domain::Count,
+        default: "1",
+        doc: "sequences and parsing: cut each epoch into this many shards, one parallel pass \
+              each from the same weights, then average them and take the regularizer's \
+              proximal step (iterative parameter mixing); the same seed and shards give the \
+              same model on any number of threads; 1 trains round after round",
+        learners: &[Online],
+        python: false,
+    },
+    Setting {
         name: "max_kernels",
         flag: "--max-kernels",
         deprecated_flags: &[],

@@ -366,6 +366,15 @@ pub struct OnlineSpec {
     pub projection: bool,
     /// Sequences: learn the weight beta0 of the label-pair group inside the MKL regularizer.
     pub learn_beta0: bool,
+    /// Sequences and parsing: shards of each epoch, mixed after one parallel pass each
+    /// (iterative parameter mixing, [`OnlineParams::shards`]); 1, the default, is Alg. 1
+    /// round after round. Written only when not 1.
+    #[serde(skip_serializing_if = "is_one")]
+    pub shards: usize,
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
 }
 
 impl Default for OnlineSpec {
@@ -379,6 +388,7 @@ impl Default for OnlineSpec {
             averaging: false,
             projection: true,
             learn_beta0: false,
+            shards: 1,
         }
     }
 }
@@ -757,6 +767,17 @@ impl LearnerSpec {
                     }
                 }
                 o.loss = Some(loss);
+                if o.shards == 0 {
+                    return Err(Error::param("shards", 0, "at least 1"));
+                }
+                if o.shards > 1 && !matches!(spec.task, Task::Sequence | Task::Parsing) {
+                    return Err(Error::param(
+                        "shards",
+                        o.shards,
+                        "1: parallel shards train sequences and parsers only (--task sequence \
+                         or parsing)",
+                    ));
+                }
                 if o.learn_beta0 && spec.task != Task::Sequence {
                     return Err(Error::param(
                         "learn_beta0",
@@ -902,6 +923,7 @@ impl CheckedSpec {
             averaging: o.averaging,
             projection: o.projection,
             shuffle: true,
+            shards: o.shards,
         })
     }
 

@@ -190,15 +190,27 @@ impl ScaledVec {
 
     /// The mean of blocks of the same length: effective values averaged, and (when they
     /// average) their running sums of iterates averaged, so that [`ScaledVec::averaged`]
-    /// over `t` rounds gives the mean running sum divided by `t`.
+    /// over `t` rounds gives the mean running sum divided by `t`. Blocks with a linear image
+    /// of one length (the cached scores of a kernel group) give the mean image, in effective
+    /// units; the squared norm is `||mean||^2` of the coefficients, right for a block without
+    /// an image (the caller of a kernel group sets its norm in feature space).
     pub fn mean(parts: &[&ScaledVec]) -> ScaledVec {
         let len = parts.first().map_or(0, |p| p.len());
         let averaging = parts.iter().all(|p| p.averaging);
         let k = parts.len().max(1) as f64;
         let mut out = ScaledVec::zeros(len, averaging);
+        let image_len = parts.first().map_or(0, |p| p.image.len());
+        if image_len > 0 && parts.iter().all(|p| p.image.len() == image_len) {
+            out.image = vec![0.0; image_len];
+        }
         for p in parts {
             for (o, c) in out.coef.iter_mut().zip(&p.coef) {
                 *o += p.scale * c / k;
+            }
+            if !out.image.is_empty() {
+                for (o, f) in out.image.iter_mut().zip(&p.image) {
+                    *o += p.scale * f / k;
+                }
             }
             if averaging {
                 // sum_t theta_t = c S - B; the mean enters as -B with S = 0.

@@ -188,6 +188,7 @@ fn learner(method: &str, c: f64, n: usize, cfg: &MtlConfig) -> TaggerLearner {
             averaging: true,
             projection: true,
             shuffle: true,
+            shards: 1,
         },
         loss,
     };

@@ -254,6 +254,7 @@ fn params(
         averaging: false,
         projection: true,
         shuffle: true,
+        shards: 1,
     }
 }
 

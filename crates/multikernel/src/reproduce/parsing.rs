@@ -134,6 +134,7 @@ fn spec(reg: RegSpec, lambda: f64, eta0: f64, loss: StructLoss, cfg: &ParsingCon
             averaging: true,
             projection: false,
             shuffle: true,
+            shards: 1,
         },
         loss,
         labels: true,

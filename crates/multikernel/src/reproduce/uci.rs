@@ -216,6 +216,7 @@ fn config(
             averaging: cfg.averaging,
             projection: true,
             shuffle: true,
+            shards: 1,
         },
         bias: true,
         standardize: true,

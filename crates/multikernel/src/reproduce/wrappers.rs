@@ -356,6 +356,7 @@ fn run_spom(
             averaging: false,
             projection: true,
             shuffle: true,
+            shards: 1,
         },
         memory: cfg.memory,
     };

@@ -452,7 +452,7 @@ pub fn fit_tagger(
                     loss: Some(*loss),
                     learner: format!(
                         "SPOM, {} loss, reg {}, lambda {:e}, {} eta0 {}{}, averaged epoch \
-                         {best_epoch}",
+                         {best_epoch}{}",
                         loss,
                         params.reg,
                         params.lambda,
@@ -462,6 +462,11 @@ pub fn fit_tagger(
                             ""
                         } else {
                             " (calibrated)"
+                        },
+                        if params.shards > 1 {
+                            format!(", {} shards", params.shards)
+                        } else {
+                            String::new()
                         },
                     ),
                 },

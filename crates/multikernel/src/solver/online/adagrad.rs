@@ -91,6 +91,14 @@ impl<'a, T: StructuredTask + ?Sized> AdagradLearner<'a, T> {
                 "adagrad (the per-coordinate learner)",
             ));
         }
+        if params.shards != 1 {
+            return Err(Error::param(
+                "shards",
+                params.shards,
+                "1 with the adagrad schedule (its per-coordinate sums are not mixed; the \
+                 sqrt, const, inv and bottou schedules train in shards)",
+            ));
+        }
         if params.reg != RegSpec::L2 {
             return Err(Error::unsupported(format!(
                 "the adagrad schedule trains with the l2 regularizer only (got {}): the \

@@ -27,6 +27,8 @@ use crate::task::online::{ExplicitGroup, Gradient, GroupRole, OnlineTask};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
+mod shards;
+
 /// The state of the learner: one scaled block per kernel group and per explicit group.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OnlineState {
@@ -602,7 +604,8 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         loss
     }
 
-    /// One pass over the training examples (shuffled when asked).
+    /// One pass over the training examples (shuffled when asked; with `params.shards > 1`,
+    /// in parallel shards mixed at the end: the `shards` module).
     pub fn epoch(&mut self) {
         self.epoch_observed(&());
     }
@@ -614,6 +617,9 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
             let mut order = std::mem::take(&mut self.order);
             order.shuffle(&mut self.rng);
             self.order = order;
+        }
+        if self.params.shards > 1 {
+            return self.sharded_pass(observer);
         }
         let mut grad = Gradient::default();
         let mut scores = Vec::new();

@@ -118,6 +118,21 @@ pub struct OnlineParams {
     pub projection: bool,
     /// Visit examples in a fresh random order each epoch.
     pub shuffle: bool,
+    /// Shards of an epoch: 1 runs Alg. 1 round after round; `N > 1` cuts each epoch's order
+    /// into `N` contiguous shards, runs one pass per shard in parallel from the same
+    /// parameters and mixes them (iterative parameter mixing,
+    /// [`crate::solver::online::engine`]'s `shards` module). Written to a file only when
+    /// not 1, so the files of sequential runs keep their bytes.
+    #[serde(default = "one_shard", skip_serializing_if = "is_one_shard")]
+    pub shards: usize,
+}
+
+fn one_shard() -> usize {
+    1
+}
+
+fn is_one_shard(n: &usize) -> bool {
+    *n == 1
 }
 
 impl OnlineParams {
@@ -135,6 +150,9 @@ impl OnlineParams {
         }
         if self.epochs == 0 {
             return Err(Error::param("epochs", 0, "at least 1"));
+        }
+        if self.shards == 0 {
+            return Err(Error::param("shards", 0, "at least 1"));
         }
         if let StepSchedule::Inv { sigma: Some(s) } = self.schedule {
             if !(s.is_finite() && s > 0.0) {
@@ -157,6 +175,7 @@ impl Default for OnlineParams {
             averaging: false,
             projection: true,
             shuffle: true,
+            shards: 1,
         }
     }
 }

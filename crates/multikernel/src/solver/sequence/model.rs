@@ -98,6 +98,18 @@ pub struct SequenceTraining {
     /// [`super::wrapper`]); absent for SPOM's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wrapper: Option<super::wrapper::WrapperTraining>,
+    /// Shards of each epoch (iterative parameter mixing,
+    /// [`crate::solver::online::OnlineParams::shards`]); written only when not 1.
+    #[serde(default = "one_shard", skip_serializing_if = "is_one_shard")]
+    pub shards: usize,
+}
+
+fn one_shard() -> usize {
+    1
+}
+
+fn is_one_shard(n: &usize) -> bool {
+    *n == 1
 }
 
 /// The trained sequence model. Its serde shape is that of version-1 model files (fields added

@@ -150,6 +150,7 @@ pub fn fit_with_grams(
         final_average_loss: last.as_ref().map(|r| r.average_loss),
         folds: train.fold_list(),
         wrapper: None,
+        shards: p.shards,
     };
     Ok((
         SequenceModel {

@@ -246,6 +246,7 @@ impl<'a> SequenceInner<'a> {
             averaging: false,
             projection: true,
             shuffle: true,
+            shards: 1,
         }
     }
 
@@ -615,6 +616,7 @@ fn wrapper_model(
         final_objective: Some(state.mkl_objective(lambda)),
         final_average_loss: Some(state.average_loss),
         folds: train.fold_list(),
+        shards: 1,
         wrapper: Some(WrapperTraining {
             method: cfg.method,
             first_epochs: cfg.first_epochs,

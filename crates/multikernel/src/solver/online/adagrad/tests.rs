@@ -52,6 +52,7 @@ fn params(eta0: f64, lambda: f64) -> OnlineParams {
         averaging: true,
         projection: false,
         shuffle: false,
+        shards: 1,
     }
 }
 
