@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares the JSON rows of a `multikernel reproduce ...` run with a recorded baseline.
 
-    python3 benches/baseline/compare.py benches/baseline/3b69a82/uci.json uci.json
+    python3 benches/baseline/compare.py benches/baseline/e84c624/uci.json uci.json
 
 Rows are matched by their identifying fields (KEY) and compared field by field; fields that
 hold timings (names ending in `seconds` or `_s`) are ignored. Exit status 0 when every
