@@ -537,12 +537,6 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
                  examples"
             )));
         }
-        if snap.epoch > self.params.epochs {
-            return Err(Error::data(format!(
-                "the checkpoint is after epoch {}, beyond the run's {} epochs",
-                snap.epoch, self.params.epochs
-            )));
-        }
         self.rng = snap.rng.rng()?;
         self.state = snap.state;
         self.order = snap.order;
@@ -817,6 +811,12 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         if let Some(c) = ck {
             if let Some(bytes) = c.resume(CHECKPOINT_FAMILY)? {
                 self.restore(crate::checkpoint::decode(CHECKPOINT_FAMILY, &bytes)?)?;
+                if self.epoch > self.params.epochs {
+                    return Err(Error::data(format!(
+                        "the checkpoint is after epoch {}, beyond the run's {} epochs",
+                        self.epoch, self.params.epochs
+                    )));
+                }
                 rec.set_steps(self.epoch as u64);
             }
         }
