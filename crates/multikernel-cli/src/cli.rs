@@ -181,12 +181,12 @@ pub struct TrainArgs {
     pub run_json: Option<PathBuf>,
     /// Save the learner's state to this file (atomically, replacing the last one) every
     /// --checkpoint-every steps, so that `--resume FILE` continues a killed run to the same
-    /// model, bit for bit. Online learners (tables, sequences, parsing, template taggers,
-    /// --stream) and --algo mtl; not with the built-in selection (give --C or --lambda).
+    /// model, bit for bit. The online learner (tables, sequences, parsing, template
+    /// taggers); not --stream, --algo mtl or the built-in selection (give --C or --lambda).
     #[arg(long, value_name = "FILE")]
     pub checkpoint: Option<PathBuf>,
-    /// --checkpoint: steps between two checkpoints: epochs of the online learners (with
-    /// --stream: passes over the file), cuts (working-set iterations) of --algo mtl.
+    /// --checkpoint: epochs between two checkpoints (the state after the last epoch is not
+    /// saved: the model is).
     #[arg(long, default_value_t = 1, value_name = "N", requires = "checkpoint")]
     pub checkpoint_every: u64,
     /// Continue the run saved in this checkpoint file (refused when it was written for other

@@ -322,8 +322,14 @@ fn checkpoints(
         );
     }
     let kind = a.learner.unwrap_or_else(|| default_learner(a));
-    if !matches!(kind, LearnerKind::Online | LearnerKind::Mtl) {
-        bail!("{flag} applies to --algo online and --algo mtl, not to --algo {kind}");
+    if kind != LearnerKind::Online {
+        bail!(
+            "{flag} applies to the online learner (--algo online: tables, sequences, \
+             parsing, template taggers), not to --algo {kind}"
+        );
+    }
+    if a.stream {
+        bail!("{flag} does not apply to --stream (a streamed run keeps no checkpoints yet)");
     }
     if let Some(p) = &a.checkpoint {
         check_output_dir(p, "--checkpoint")?;

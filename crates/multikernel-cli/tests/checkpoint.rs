@@ -295,4 +295,17 @@ fn other_data_other_settings_and_corrupt_checkpoints_are_refused() {
         &ck,
     ]);
     assert_clean_error(&o, &["not to --algo lp-mkl"]);
+    let o = run(&[
+        "train",
+        "--stream",
+        "--data",
+        pima.to_str().unwrap(),
+        "--C",
+        "1",
+        "--out",
+        &p("m3"),
+        "--checkpoint",
+        &ck,
+    ]);
+    assert_clean_error(&o, &["does not apply to --stream"]);
 }
