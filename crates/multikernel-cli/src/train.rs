@@ -357,8 +357,8 @@ fn checkpoints(
         o.min_count,
         o.projective,
         a.stream,
-        a.stream.then_some(a.chunk_rows).unwrap_or(0),
-        a.stream.then_some(a.shuffle_rows).unwrap_or(0),
+        if a.stream { a.chunk_rows } else { 0 },
+        if a.stream { a.shuffle_rows } else { 0 },
     );
     let settings = Fingerprint::new()
         .bytes("spec", serde_json::to_string(&resolved)?.as_bytes())

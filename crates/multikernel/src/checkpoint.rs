@@ -140,7 +140,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Checkpoint> {
     let nl = bytes.iter().position(|&b| b == b'\n').ok_or_else(|| {
         err(
             1,
-            format!("not a multikernel checkpoint (expected a header line, then the state)"),
+            "not a multikernel checkpoint (expected a header line, then the state)".to_string(),
         )
     })?;
     let value: serde_json::Value = serde_json::from_slice(&bytes[..nl])
@@ -297,7 +297,7 @@ impl Checkpoints for FileCheckpoints {
     }
 
     fn due(&self, step: u64) -> bool {
-        self.path.is_some() && step % self.every == 0
+        self.path.is_some() && step.is_multiple_of(self.every)
     }
 
     fn save(&self, family: &str, step: u64, state: &[u8]) -> Result<()> {
