@@ -583,24 +583,18 @@ impl Spom<'_> {
         }
     }
 
-    /// The learner at an epoch boundary, for a checkpoint.
-    fn snapshot(&mut self) -> Result<SpomSnapshot> {
-        Ok(match self {
-            Spom::Prox(l) => SpomSnapshot::Prox(
-                serde_json::to_value(l.snapshot())
-                    .map_err(|e| Error::data(format!("cannot save a checkpoint: {e}")))?,
-            ),
-            Spom::AdaGrad(l) => SpomSnapshot::AdaGrad(l.snapshot()),
-        })
+    /// The learner at an epoch boundary, for a checkpoint (SPOM's state by reference).
+    fn snapshot(&mut self) -> SpomSnapshotRef<'_> {
+        match self {
+            Spom::Prox(l) => SpomSnapshotRef::Prox(l.snapshot()),
+            Spom::AdaGrad(l) => SpomSnapshotRef::AdaGrad(l.snapshot()),
+        }
     }
 
     /// Puts the learner where [`Self::snapshot`] found one of the same kind.
     fn restore(&mut self, snap: SpomSnapshot) -> Result<()> {
         match (self, snap) {
-            (Spom::Prox(l), SpomSnapshot::Prox(v)) => l.restore(
-                serde_json::from_value(v)
-                    .map_err(|e| Error::data(format!("the checkpoint's SPOM state: {e}")))?,
-            ),
+            (Spom::Prox(l), SpomSnapshot::Prox(v)) => l.restore(v),
             (Spom::AdaGrad(l), SpomSnapshot::AdaGrad(a)) => l.restore(a),
             _ => Err(Error::data(
                 "the checkpoint holds the state of the other step schedule (adagrad or not)",
@@ -612,18 +606,25 @@ impl Spom<'_> {
 /// The learner family name of the template tagger's online checkpoints.
 pub const CHECKPOINT_FAMILY: &str = "tagger";
 
-/// A tagger's online learner at an epoch boundary.
-#[derive(Serialize, Deserialize)]
+/// A tagger's online learner at an epoch boundary, as saved.
+#[derive(Serialize)]
+enum SpomSnapshotRef<'a> {
+    Prox(crate::solver::online::engine::SnapshotRef<'a>),
+    AdaGrad(crate::solver::online::adagrad::AdagradSnapshot),
+}
+
+/// A [`SpomSnapshotRef`] read back.
+#[derive(Deserialize)]
 enum SpomSnapshot {
-    Prox(serde_json::Value),
+    Prox(crate::solver::online::engine::EngineSnapshot),
     AdaGrad(crate::solver::online::adagrad::AdagradSnapshot),
 }
 
 /// [`online_epochs`] at an epoch boundary (a checkpoint): the learner, the epochs done, the
 /// best epoch so far, the development scores and the tracked objectives (NaN as `None`).
 #[derive(Serialize, Deserialize)]
-struct SavedEpochs {
-    learner: SpomSnapshot,
+struct SavedEpochs<L> {
+    learner: L,
     epoch: usize,
     best: Option<(f64, usize, Vec<f64>)>,
     dev_scores: Vec<f64>,
@@ -681,7 +682,8 @@ fn online_epochs(
         .transpose()?
         .flatten()
     {
-        let saved: SavedEpochs = crate::checkpoint::decode(CHECKPOINT_FAMILY, &bytes)?;
+        let saved: SavedEpochs<SpomSnapshot> =
+            crate::checkpoint::decode(CHECKPOINT_FAMILY, &bytes)?;
         if saved.epoch > params.epochs {
             return Err(Error::data(format!(
                 "the checkpoint is after epoch {}, beyond the run's {} epochs",
@@ -736,7 +738,7 @@ fn online_epochs(
         if let Some(c) = ck.filter(|c| epoch < params.epochs && c.due(epoch as u64)) {
             let finite = |v: f64| v.is_finite().then_some(v);
             let saved = SavedEpochs {
-                learner: learner.snapshot()?,
+                learner: learner.snapshot(),
                 epoch,
                 best: best.clone(),
                 dev_scores: dev_scores.clone(),
