@@ -179,6 +179,22 @@ pub struct TrainArgs {
     /// Write the run's information (status, steps, seconds, objective trace) as JSON here.
     #[arg(long)]
     pub run_json: Option<PathBuf>,
+    /// Save the learner's state to this file (atomically, replacing the last one) every
+    /// --checkpoint-every steps, so that `--resume FILE` continues a killed run to the same
+    /// model, bit for bit. The online learner (tables, sequences, parsing, template
+    /// taggers); not --stream, --algo mtl or the built-in selection (give --C or --lambda).
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+    /// --checkpoint: epochs between two checkpoints (the state after the last epoch is not
+    /// saved: the model is).
+    #[arg(long, default_value_t = 1, value_name = "N", requires = "checkpoint")]
+    pub checkpoint_every: u64,
+    /// Continue the run saved in this checkpoint file (refused when it was written for other
+    /// data, other settings or by another version); later checkpoints go to --checkpoint,
+    /// or to this file when --checkpoint is not given. Give the same flags as the run that
+    /// wrote it (--epochs, --seed, ...).
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
     /// Train the online learner from the table file chunk by chunk, never whole in memory
     /// (a first pass checks every row and takes the classes and the standardization; every
     /// kernel needs an explicit map: linear, or approx=rff|nystrom|sketch; default kernels:

@@ -7,6 +7,7 @@ use crate::cli::{KernelArg, SelectMode};
 use crate::observe::{catch_interrupt, Bar};
 use crate::Outcome;
 use anyhow::{bail, Result};
+use multikernel::checkpoint::{FileCheckpoints, Fingerprint};
 use multikernel::estimator::registry;
 use multikernel::estimator::stream::StreamOptions;
 use multikernel::estimator::AutoConfig;
@@ -15,7 +16,7 @@ use multikernel::estimator::{
     Task, TrainSource,
 };
 use multikernel::kernel::MemoryLimit;
-use multikernel::run::RunStatus;
+use multikernel::run::{Checkpointed, RunStatus};
 use std::time::Instant;
 
 /// The learner when `--algo` is not given (and no built-in selection runs): the library's
@@ -188,13 +189,35 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
         (None, Some(_)) => "the learner the selection picks".into(),
         (None, None) => default_learner(a).name().into(),
     };
+    let store = checkpoints(a, &spec, plan.is_some())?;
     let loaded = train_source(a)?.load(a.task)?;
     eprintln!(
         "training {learner_name} on {} (Ctrl-C stops it)",
         loaded.describe()
     );
-    let out = loaded.fit(&spec, plan.as_ref(), &bar)?;
+    if let Some(step) = store.as_ref().and_then(|s| s.resumed_step()) {
+        eprintln!("resuming after step {step} of the run saved in the checkpoint");
+    }
+    let out = match &store {
+        Some(s) => loaded.fit(
+            &spec,
+            plan.as_ref(),
+            &Checkpointed {
+                observer: &bar,
+                checkpoints: s,
+            },
+        )?,
+        None => loaded.fit(&spec, plan.as_ref(), &bar)?,
+    };
     bar.finish();
+    if let Some(s) = &store {
+        if s.claimed().is_none() {
+            eprintln!(
+                "warning: this learner ({learner_name} on this data) keeps no checkpoints: \
+                 none was written or read"
+            );
+        }
+    }
     if let Some(report) = &out.stream {
         let losses: Vec<String> = report
             .epoch_losses
@@ -272,6 +295,81 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
         a.out.display()
     );
     Ok(Outcome::Done)
+}
+
+/// The checkpoint store `--checkpoint` / `--resume` ask for, if any: fingerprints of the
+/// data (the content of the data, validation and template files) and of the settings (the
+/// resolved learner spec, seed included, and the options of the data source; not the
+/// memory limit, the outputs or the checkpoint flags), and the checkpoint resumed from
+/// (refused when either fingerprint differs).
+fn checkpoints(
+    a: &TrainArgs,
+    spec: &LearnerSpec,
+    selects: bool,
+) -> Result<Option<FileCheckpoints>> {
+    if a.checkpoint.is_none() && a.resume.is_none() {
+        return Ok(None);
+    }
+    let flag = if a.checkpoint.is_some() {
+        "--checkpoint"
+    } else {
+        "--resume"
+    };
+    if selects {
+        bail!(
+            "{flag} applies to one learner run, not to the built-in selection: give --C or \
+             --lambda (or --select none)"
+        );
+    }
+    let kind = a.learner.unwrap_or_else(|| default_learner(a));
+    if kind != LearnerKind::Online {
+        bail!(
+            "{flag} applies to the online learner (--algo online: tables, sequences, \
+             parsing, template taggers), not to --algo {kind}"
+        );
+    }
+    if a.stream {
+        bail!("{flag} does not apply to --stream (a streamed run keeps no checkpoints yet)");
+    }
+    if let Some(p) = &a.checkpoint {
+        check_output_dir(p, "--checkpoint")?;
+        if p == &a.out {
+            bail!("--checkpoint {}: the same file as --out", p.display());
+        }
+    }
+    let mut data = Fingerprint::new();
+    data.file("data", &a.data.data)?;
+    if let Some(v) = a.settings.text("validation") {
+        data.file("validation", std::path::Path::new(v))?;
+    }
+    if let Some(t) = &a.structured.templates {
+        data.file("templates", t)?;
+    }
+    let mut resolved = spec.clone();
+    resolved.memory = MemoryLimit::default();
+    let o = &a.structured;
+    let source = format!(
+        "format={:?} train_folds={:?} validation_folds={:?} min_count={:?} projective={} \
+         stream={} chunk_rows={} shuffle_rows={} learner={kind}",
+        a.data.format,
+        o.train_folds,
+        o.validation_folds,
+        o.min_count,
+        o.projective,
+        a.stream,
+        if a.stream { a.chunk_rows } else { 0 },
+        if a.stream { a.shuffle_rows } else { 0 },
+    );
+    let settings = Fingerprint::new()
+        .bytes("spec", serde_json::to_string(&resolved)?.as_bytes())
+        .bytes("source", source.as_bytes())
+        .finish();
+    let save_to = a.checkpoint.clone().or_else(|| a.resume.clone());
+    let store = FileCheckpoints::new(save_to, a.checkpoint_every, data.finish(), settings);
+    Ok(Some(match &a.resume {
+        Some(p) => store.resuming(p)?,
+        None => store,
+    }))
 }
 
 /// Whether the training data are sentences in columns for a template tagger.

@@ -21,6 +21,7 @@
 //!
 //! Algorithms never read files and never print; progress goes through callbacks.
 
+pub mod checkpoint;
 pub mod data;
 pub mod error;
 pub mod estimator;

@@ -74,6 +74,49 @@ pub trait Observer: Sync {
     fn should_stop(&self) -> bool {
         false
     }
+
+    /// Where the run saves its checkpoints and finds the state to resume from, if anywhere
+    /// ([`Checkpoints`]). Learners that support checkpoints ask at their start and after
+    /// each step; wrappers for inner runs ([`StopOnly`]) hide it.
+    fn checkpoints(&self) -> Option<&dyn Checkpoints> {
+        None
+    }
+}
+
+/// A learner's checkpoints: the state to resume from, and where to save its state at step
+/// boundaries (epochs of the online learners, cuts of the cutting-plane learner). The
+/// learner serializes its own state to bytes; the store adds the file format, the
+/// fingerprints of the data and settings and writes atomically
+/// (`crate::checkpoint::FileCheckpoints`).
+pub trait Checkpoints: Sync {
+    /// The state saved by an earlier run of learner `family`, when this run resumes one;
+    /// fails when the saved state is of another learner. The first learner that asks
+    /// claims the store: a second one asking (an inner run of a larger fit) is refused.
+    fn resume(&self, family: &str) -> crate::Result<Option<Vec<u8>>>;
+    /// Whether the state after step `step` (1 after the first) is to be saved.
+    fn due(&self, step: u64) -> bool;
+    /// Saves the state `state` of learner `family` after step `step`.
+    fn save(&self, family: &str, step: u64, state: &[u8]) -> crate::Result<()>;
+}
+
+/// An observer with checkpoints: `observer` sees the run, `checkpoints` keeps its state.
+pub struct Checkpointed<'a, O: ?Sized> {
+    pub observer: &'a O,
+    pub checkpoints: &'a dyn Checkpoints,
+}
+
+impl<O: Observer + ?Sized> Observer for Checkpointed<'_, O> {
+    fn progress(&self, p: &Progress) -> Control {
+        self.observer.progress(p)
+    }
+
+    fn should_stop(&self) -> bool {
+        self.observer.should_stop()
+    }
+
+    fn checkpoints(&self) -> Option<&dyn Checkpoints> {
+        Some(self.checkpoints)
+    }
 }
 
 /// The observer that watches nothing and never stops a run.
@@ -140,6 +183,10 @@ impl<A: Observer + ?Sized, B: Observer + ?Sized> Observer for Both<'_, A, B> {
 
     fn should_stop(&self) -> bool {
         self.0.should_stop() || self.1.should_stop()
+    }
+
+    fn checkpoints(&self) -> Option<&dyn Checkpoints> {
+        self.0.checkpoints().or_else(|| self.1.checkpoints())
     }
 }
 

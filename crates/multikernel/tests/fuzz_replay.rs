@@ -38,6 +38,11 @@ fn kernel_spec_corpus() {
 }
 
 #[test]
+fn checkpoint_bytes_corpus() {
+    replay("checkpoint_bytes", multikernel::fuzzing::checkpoint_bytes);
+}
+
+#[test]
 fn model_bytes_corpus() {
     replay("model_bytes", multikernel::fuzzing::model_bytes);
 }

@@ -22,6 +22,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("io", 1),
     ("multiset", 1),
     ("data", 2),
+    ("checkpoint", 2),
     ("metrics", 3),
     ("select", 3),
     ("linalg", 3),

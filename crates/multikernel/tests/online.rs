@@ -124,7 +124,9 @@ fn kernelized_learner_equals_explicit_twin() {
             .collect();
         let task = VectorTask::new(loss, y.clone(), 1, true);
         let learner = OnlineLearner::new(&task, &grams, params.clone()).unwrap();
-        let (state, _) = learner.run(&(), &mut |_, _| multikernel::run::Control::Continue);
+        let (state, _) = learner
+            .run(&(), &mut |_, _| multikernel::run::Control::Continue)
+            .unwrap();
         let coefs = state.kernel_coefs(false);
         let bias = state.explicit_values(false)[0][0];
         let (want, want_b) = explicit_alg1(&x, &y, &groups, loss, &params);

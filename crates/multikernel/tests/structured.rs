@@ -38,7 +38,7 @@ fn spom_parses_and_selects_the_generating_templates() {
     };
     // No kernel groups: explicit template groups only.
     let learner = OnlineLearner::new(&task, &[], params).unwrap();
-    let (state, info) = learner.run(&(), &mut |_, _| Control::Continue);
+    let (state, info) = learner.run(&(), &mut |_, _| Control::Continue).unwrap();
     assert_eq!(info.status, RunStatus::Completed);
     assert!(state.kernel.is_empty());
     let w: Vec<f64> = state.explicit_values(false).concat();

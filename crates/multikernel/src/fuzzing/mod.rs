@@ -4,6 +4,7 @@
 //! test `tests/fuzz_replay.rs`, which replays every committed corpus file, so CI guards what
 //! fuzzing found. Not part of the library's API.
 
+mod checkpoint;
 mod model;
 mod model_stream;
 mod stream;
@@ -12,6 +13,7 @@ mod tables;
 mod tagging;
 mod treebank;
 
+pub use checkpoint::checkpoint_bytes;
 pub use model::model_bytes;
 pub use model_stream::model_stream;
 pub use stream::table_stream;

@@ -587,6 +587,54 @@ impl Spom<'_> {
             Spom::AdaGrad(l) => l.weights(averaged),
         }
     }
+
+    /// The learner at an epoch boundary, for a checkpoint (SPOM's state by reference).
+    fn snapshot(&mut self) -> SpomSnapshotRef<'_> {
+        match self {
+            Spom::Prox(l) => SpomSnapshotRef::Prox(l.snapshot()),
+            Spom::AdaGrad(l) => SpomSnapshotRef::AdaGrad(l.snapshot()),
+        }
+    }
+
+    /// Puts the learner where [`Self::snapshot`] found one of the same kind.
+    fn restore(&mut self, snap: SpomSnapshot) -> Result<()> {
+        match (self, snap) {
+            (Spom::Prox(l), SpomSnapshot::Prox(v)) => l.restore(v),
+            (Spom::AdaGrad(l), SpomSnapshot::AdaGrad(a)) => l.restore(a),
+            _ => Err(Error::data(
+                "the checkpoint holds the state of the other step schedule (adagrad or not)",
+            )),
+        }
+    }
+}
+
+/// The learner family name of the template tagger's online checkpoints.
+pub const CHECKPOINT_FAMILY: &str = "tagger";
+
+/// A tagger's online learner at an epoch boundary, as saved.
+#[derive(Serialize)]
+enum SpomSnapshotRef<'a> {
+    Prox(crate::solver::online::engine::SnapshotRef<'a>),
+    AdaGrad(crate::solver::online::adagrad::AdagradSnapshot),
+}
+
+/// A [`SpomSnapshotRef`] read back.
+#[derive(Deserialize)]
+enum SpomSnapshot {
+    Prox(crate::solver::online::engine::EngineSnapshot),
+    AdaGrad(crate::solver::online::adagrad::AdagradSnapshot),
+}
+
+/// [`online_epochs`] at an epoch boundary (a checkpoint): the learner, the epochs done, the
+/// best epoch so far, the development scores and the tracked objectives (NaN as `None`).
+#[derive(Serialize, Deserialize)]
+struct SavedEpochs<L> {
+    learner: L,
+    epoch: usize,
+    best: Option<(f64, usize, Vec<f64>)>,
+    dev_scores: Vec<f64>,
+    objectives: Vec<Option<f64>>,
+    kept_objective: Option<f64>,
 }
 
 /// What [`online_epochs`] found.
@@ -632,7 +680,34 @@ fn online_epochs(
     let mut eval_seconds = 0.0;
     let mut objectives = Vec::new();
     let mut kept_objective = f64::NAN;
-    for epoch in 1..=params.epochs {
+    let ck = observer.checkpoints();
+    let mut first = 1;
+    if let Some(bytes) = ck
+        .map(|c| c.resume(CHECKPOINT_FAMILY))
+        .transpose()?
+        .flatten()
+    {
+        let saved: SavedEpochs<SpomSnapshot> =
+            crate::checkpoint::decode(CHECKPOINT_FAMILY, &bytes)?;
+        if saved.epoch > params.epochs {
+            return Err(Error::data(format!(
+                "the checkpoint is after epoch {}, beyond the run's {} epochs",
+                saved.epoch, params.epochs
+            )));
+        }
+        learner.restore(saved.learner)?;
+        first = saved.epoch + 1;
+        best = saved.best;
+        dev_scores = saved.dev_scores;
+        objectives = saved
+            .objectives
+            .iter()
+            .map(|o| o.unwrap_or(f64::NAN))
+            .collect();
+        kept_objective = saved.kept_objective.unwrap_or(f64::NAN);
+        rec.set_steps(saved.epoch as u64);
+    }
+    for epoch in first..=params.epochs {
         if learner.epoch_observed(observer)? == Control::Stop {
             status = RunStatus::Cancelled;
             break;
@@ -665,6 +740,22 @@ fn online_epochs(
             kept_objective = objectives.last().copied().unwrap_or(f64::NAN);
         }
         eval_seconds += e.elapsed().as_secs_f64();
+        if let Some(c) = ck.filter(|c| epoch < params.epochs && c.due(epoch as u64)) {
+            let finite = |v: f64| v.is_finite().then_some(v);
+            let saved = SavedEpochs {
+                learner: learner.snapshot(),
+                epoch,
+                best: best.clone(),
+                dev_scores: dev_scores.clone(),
+                objectives: objectives.iter().map(|&o| finite(o)).collect(),
+                kept_objective: finite(kept_objective),
+            };
+            c.save(
+                CHECKPOINT_FAMILY,
+                epoch as u64,
+                &crate::checkpoint::encode(&saved)?,
+            )?;
+        }
         if rec.step(None, observer) == Control::Stop {
             if epoch < params.epochs {
                 status = RunStatus::Cancelled;

@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::prox::RegSpec;
 use crate::run::{Control, Observer};
 use crate::solver::batch::objective::add_part_gradient;
-use crate::solver::online::engine::STOP_POLL;
+use crate::solver::online::engine::{RngPosition, STOP_POLL};
 use crate::solver::online::params::{OnlineParams, StepSchedule};
 use crate::task::online::GroupRole;
 use crate::task::structured::{
@@ -49,6 +49,19 @@ pub fn prox_step(w: f64, g: f64, h: f64, eta: f64, lambda: f64) -> f64 {
     } else {
         w
     }
+}
+
+/// What the epochs after an epoch boundary of an [`AdagradLearner`] depend on.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AdagradSnapshot {
+    pub w: Vec<f64>,
+    pub sum: Vec<f64>,
+    pub g2: Vec<f64>,
+    pub last: Vec<u64>,
+    pub t: u64,
+    pub avg_start: u64,
+    pub order: Vec<usize>,
+    pub rng: RngPosition,
 }
 
 /// Diagonal AdaGrad-SPOM over a structured task whose parts are scored by explicit features
@@ -262,6 +275,54 @@ impl<'a, T: StructuredTask + ?Sized> AdagradLearner<'a, T> {
             self.round(self.order[k])?;
         }
         Ok(Control::Continue)
+    }
+
+    /// The learner at an epoch boundary, for a checkpoint: the iterate, the sums of the
+    /// average and of the squared gradients, the rounds, the order of the examples and the
+    /// generator's position (the coordinates are brought up to the current round first).
+    pub fn snapshot(&mut self) -> AdagradSnapshot {
+        self.flush();
+        AdagradSnapshot {
+            w: self.w.clone(),
+            sum: self.sum.clone(),
+            g2: self.g2.clone(),
+            last: self.last.clone(),
+            t: self.t,
+            avg_start: self.avg_start,
+            order: self.order.clone(),
+            rng: RngPosition::of(&self.rng),
+        }
+    }
+
+    /// Puts the learner where [`Self::snapshot`] found one over the same task and settings;
+    /// fails when the snapshot's sizes are not the task's.
+    pub fn restore(&mut self, snap: AdagradSnapshot) -> Result<()> {
+        let dim = self.w.len();
+        let n = self.order.len();
+        let mut seen = vec![false; n];
+        if [snap.w.len(), snap.sum.len(), snap.g2.len(), snap.last.len()] != [dim; 4]
+            || snap.order.len() != n
+            || snap
+                .order
+                .iter()
+                .any(|&i| i >= n || std::mem::replace(&mut seen[i], true))
+            || snap.last.iter().any(|&l| l > snap.t)
+            || snap.avg_start > snap.t
+        {
+            return Err(Error::data(format!(
+                "the checkpoint's AdaGrad state does not fit the task ({dim} weights, {n} \
+                 examples)"
+            )));
+        }
+        self.rng = snap.rng.rng()?;
+        self.w = snap.w;
+        self.sum = snap.sum;
+        self.g2 = snap.g2;
+        self.last = snap.last;
+        self.t = snap.t;
+        self.avg_start = snap.avg_start;
+        self.order = snap.order;
+        Ok(())
     }
 
     /// Restarts the running average at the current round: from now on it is the mean of the

@@ -467,10 +467,12 @@ mod tests {
             let learner = OnlineLearner::new(&with_features, &[], params.clone()).unwrap();
             let gamma = learner.gamma();
             let mut want_objective = 0.0;
-            let (want, _) = learner.run(&(), &mut |rep, _| {
-                want_objective = rep.objective;
-                Control::Continue
-            });
+            let (want, _) = learner
+                .run(&(), &mut |rep, _| {
+                    want_objective = rep.objective;
+                    Control::Continue
+                })
+                .unwrap();
             for block_rows in [1, 50, 64, 1000] {
                 let got_gamma = BlockLearner::projection_radius(shape, &params, &y);
                 assert_eq!(got_gamma, gamma);

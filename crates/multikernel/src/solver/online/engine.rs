@@ -137,6 +137,67 @@ impl OnlineState {
     }
 }
 
+/// Where a ChaCha8 generator is in its stream: its seed, stream and word position (a
+/// generator set to them draws what the original draws next).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RngPosition {
+    pub seed: [u8; 32],
+    pub stream: u64,
+    /// The 128-bit word position, in decimal (JSON numbers stop at 64 bits).
+    pub word_pos: String,
+}
+
+impl RngPosition {
+    pub fn of(rng: &rand_chacha::ChaCha8Rng) -> RngPosition {
+        RngPosition {
+            seed: rng.get_seed(),
+            stream: rng.get_stream(),
+            word_pos: rng.get_word_pos().to_string(),
+        }
+    }
+
+    /// The generator at this position; fails on a word position that is not a number.
+    pub fn rng(&self) -> Result<rand_chacha::ChaCha8Rng> {
+        let pos: u128 = self.word_pos.parse().map_err(|_| {
+            Error::data(format!(
+                "the generator position {:?} is not a number",
+                self.word_pos
+            ))
+        })?;
+        let mut rng = rand_chacha::ChaCha8Rng::from_seed(self.seed);
+        rng.set_stream(self.stream);
+        rng.set_word_pos(pos);
+        Ok(rng)
+    }
+}
+
+/// What the epochs after an epoch boundary depend on (besides the task and the settings):
+/// the parameters with their averages and step counter, the order of the examples the next
+/// shuffle starts from and the generator's position, the epoch count and the last epoch's
+/// progressive loss. Written by [`OnlineLearner::snapshot`] into checkpoints, read back by
+/// [`OnlineLearner::restore`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SnapshotRef<'a> {
+    pub state: &'a OnlineState,
+    pub order: &'a [usize],
+    pub rng: RngPosition,
+    pub epoch: usize,
+    pub progressive: (f64, usize),
+}
+
+/// A [`SnapshotRef`] read back.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct EngineSnapshot {
+    pub state: OnlineState,
+    pub order: Vec<usize>,
+    pub rng: RngPosition,
+    pub epoch: usize,
+    pub progressive: (f64, usize),
+}
+
+/// The learner family name of [`OnlineLearner::run`]'s checkpoints.
+pub const CHECKPOINT_FAMILY: &str = "online";
+
 /// `image = (K C)^T` (label-major, `image[y * n + p] = sum_j K[p, j] c[j * l + y]`) for
 /// point-major coefficients `c` (`n x l`) and a symmetric `K`.
 fn image_of(gram: &Gram, c: &[f64], l: usize, image: &mut [f64]) {
@@ -398,7 +459,17 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         state: OnlineState,
     ) -> Result<Self> {
         let mut learner = Self::new(task, grams, params)?;
-        let (n, l) = (task.n_points(), task.n_labels());
+        learner.check_state(&state)?;
+        learner.rng = rand_chacha::ChaCha8Rng::seed_from_u64(
+            learner.params.seed ^ state.t.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
+        learner.state = state;
+        Ok(learner)
+    }
+
+    /// Fails when `state`'s groups do not fit the task and the Gram matrices.
+    fn check_state(&self, state: &OnlineState) -> Result<()> {
+        let (n, l) = (self.task.n_points(), self.task.n_labels());
         if state.n_labels != l {
             return Err(Error::shape(
                 "labels of the warm-start state",
@@ -406,10 +477,10 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
                 state.n_labels,
             ));
         }
-        if state.kernel.len() != grams.len() {
+        if state.kernel.len() != self.grams.len() {
             return Err(Error::shape(
                 "kernel groups of the warm-start state (one per Gram matrix)",
-                grams.len(),
+                self.grams.len(),
                 state.kernel.len(),
             ));
         }
@@ -424,7 +495,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
                 g.len(),
             ));
         }
-        if state.explicit_groups != learner.state.explicit_groups
+        if state.explicit_groups != self.state.explicit_groups
             || state
                 .explicit
                 .iter()
@@ -436,11 +507,49 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
                 "the warm-start state's explicit groups are not the task's",
             ));
         }
-        learner.rng = rand_chacha::ChaCha8Rng::seed_from_u64(
-            learner.params.seed ^ state.t.wrapping_mul(0x9E37_79B9_7F4A_7C15),
-        );
-        learner.state = state;
-        Ok(learner)
+        Ok(())
+    }
+
+    /// The learner at its current epoch boundary, for a checkpoint ([`SnapshotRef`]).
+    pub fn snapshot(&self) -> SnapshotRef<'_> {
+        SnapshotRef {
+            state: &self.state,
+            order: &self.order,
+            rng: RngPosition::of(&self.rng),
+            epoch: self.epoch,
+            progressive: self.progressive,
+        }
+    }
+
+    /// Puts the learner where [`Self::snapshot`] found one over the same task, Gram
+    /// matrices and settings: the epochs that follow are those of the learner that wrote
+    /// it, to the last bit. Fails when the snapshot does not fit the task.
+    pub fn restore(&mut self, snap: EngineSnapshot) -> Result<()> {
+        self.check_state(&snap.state)?;
+        let n = self.task.n_examples();
+        let mut seen = vec![false; n];
+        if snap.order.len() != n
+            || snap
+                .order
+                .iter()
+                .any(|&i| i >= n || std::mem::replace(&mut seen[i], true))
+        {
+            return Err(Error::data(format!(
+                "the checkpoint's order of the examples is not an order of the {n} training \
+                 examples"
+            )));
+        }
+        self.rng = snap.rng.rng()?;
+        self.state = snap.state;
+        self.order = snap.order;
+        self.epoch = snap.epoch;
+        self.progressive = snap.progressive;
+        Ok(())
+    }
+
+    /// Epochs done.
+    pub fn epochs_done(&self) -> usize {
+        self.epoch
     }
 
     pub fn state(&self) -> &OnlineState {
@@ -693,25 +802,53 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
     /// the run) and `observer` sees the progress (epoch, objective); `observer` is also
     /// polled between examples. Returns the final state with the run's information: status
     /// [`RunStatus::Completed`] after all epochs, [`RunStatus::Cancelled`] when stopped.
+    ///
+    /// With checkpoints ([`Observer::checkpoints`]) the run starts from the saved epoch
+    /// boundary, if any, and saves [`Self::snapshot`] after every epoch the store asks
+    /// for but the last (family [`CHECKPOINT_FAMILY`]); fails when the checkpoint does not
+    /// fit or cannot be written.
     pub fn run(
         mut self,
         observer: &(impl Observer + ?Sized),
         on_epoch: &mut dyn FnMut(&EpochReport, &OnlineState) -> Control,
-    ) -> (OnlineState, RunInfo) {
+    ) -> Result<(OnlineState, RunInfo)> {
         let mut rec = RunRecorder::new(StepUnit::Epoch, Some(self.params.epochs as u64));
+        let ck = observer.checkpoints();
+        if let Some(c) = ck {
+            if let Some(bytes) = c.resume(CHECKPOINT_FAMILY)? {
+                self.restore(crate::checkpoint::decode(CHECKPOINT_FAMILY, &bytes)?)?;
+                if self.epoch > self.params.epochs {
+                    return Err(Error::data(format!(
+                        "the checkpoint is after epoch {}, beyond the run's {} epochs",
+                        self.epoch, self.params.epochs
+                    )));
+                }
+                rec.set_steps(self.epoch as u64);
+            }
+        }
         let mut status = RunStatus::Completed;
-        for _ in 0..self.params.epochs {
+        while self.epoch < self.params.epochs {
             if self.epoch_observed(observer) == Control::Stop {
                 status = RunStatus::Cancelled;
                 break;
             }
             let rep = self.report(rec.seconds());
             let hook = on_epoch(&rep, &self.state);
+            if let Some(c) = ck {
+                let e = self.epoch as u64;
+                if self.epoch < self.params.epochs && c.due(e) {
+                    c.save(
+                        CHECKPOINT_FAMILY,
+                        e,
+                        &crate::checkpoint::encode(&self.snapshot())?,
+                    )?;
+                }
+            }
             if rec.step(Some(rep.objective), observer) == Control::Stop || hook == Control::Stop {
                 status = RunStatus::Cancelled;
                 break;
             }
         }
-        (self.state, rec.finish(status))
+        Ok((self.state, rec.finish(status)))
     }
 }

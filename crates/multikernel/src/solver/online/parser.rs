@@ -10,11 +10,12 @@
 //! weights are the averaged iterate of the epoch that scored best on the development
 //! sentences (the last epoch without them).
 
+use crate::checkpoint::{decode, encode};
 use crate::error::{Error, Result};
 use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
 use crate::solver::cutting_plane::{fit_block_norm, CuttingPlaneParams};
 use crate::solver::online::arc_labels::{default_label_templates, train_labeler, ArcLabeler};
-use crate::solver::online::engine::OnlineLearner;
+use crate::solver::online::engine::{EngineSnapshot, OnlineLearner, SnapshotRef};
 use crate::solver::online::params::OnlineParams;
 pub use crate::task::parse::TreeKind;
 use crate::task::parse::{tree_task, ArcFeaturizer, ParseSentence, Support, TemplateSet};
@@ -257,7 +258,26 @@ fn fit_with<D: TreeDecoder + Clone>(
     let mut dev_uas = Vec::new();
     let mut epoch_seconds = Vec::new();
     let mut status = RunStatus::Completed;
-    for epoch in 1..=spec.params.epochs {
+    let ck = observer.checkpoints();
+    let mut first = 1;
+    if let Some(bytes) = ck
+        .map(|c| c.resume(CHECKPOINT_FAMILY))
+        .transpose()?
+        .flatten()
+    {
+        let saved: SavedEpochs = decode(CHECKPOINT_FAMILY, &bytes)?;
+        learner.restore(saved.engine)?;
+        first = learner.epochs_done() + 1;
+        if first > spec.params.epochs + 1 || saved.dev_uas.len() > first {
+            return Err(Error::data(
+                "the checkpoint's epochs do not fit this run's".to_string(),
+            ));
+        }
+        best = saved.best;
+        dev_uas = saved.dev_uas;
+        rec.set_steps(first as u64 - 1);
+    }
+    for epoch in first..=spec.params.epochs {
         let t = Instant::now();
         if learner.epoch_observed(observer) == Control::Stop {
             status = RunStatus::Cancelled;
@@ -278,6 +298,14 @@ fn fit_with<D: TreeDecoder + Clone>(
         };
         if best.as_ref().is_none_or(|(b, _, _)| score > *b) {
             best = Some((score, epoch, w));
+        }
+        if let Some(c) = ck.filter(|c| epoch < spec.params.epochs && c.due(epoch as u64)) {
+            let saved = SavedEpochsRef {
+                engine: learner.snapshot(),
+                best: &best,
+                dev_uas: &dev_uas,
+            };
+            c.save(CHECKPOINT_FAMILY, epoch as u64, &encode(&saved)?)?;
         }
         if rec.step(None, observer) == Control::Stop {
             if epoch < spec.params.epochs {
@@ -311,6 +339,26 @@ fn fit_with<D: TreeDecoder + Clone>(
         decode_seconds: 0.0,
         master_seconds: 0.0,
     })
+}
+
+/// The learner family name of the parser's checkpoints.
+pub const CHECKPOINT_FAMILY: &str = "parser";
+
+/// The parser's state at an epoch boundary (a checkpoint): the learner's, the best epoch so
+/// far (its score, number and averaged weights) and the development scores.
+#[derive(serde::Serialize)]
+struct SavedEpochsRef<'a> {
+    engine: SnapshotRef<'a>,
+    best: &'a Option<(f64, usize, Vec<f64>)>,
+    dev_uas: &'a [f64],
+}
+
+/// A [`SavedEpochsRef`] read back.
+#[derive(serde::Deserialize)]
+struct SavedEpochs {
+    engine: EngineSnapshot,
+    best: Option<(f64, usize, Vec<f64>)>,
+    dev_uas: Vec<f64>,
 }
 
 /// The relation labeler, when asked for and the training sentences have relations.

@@ -288,7 +288,7 @@ fn run<T: OnlineTask>(
     let (state, info) = learner.run(observer, &mut |rep, _| {
         *last = Some(rep.clone());
         Control::Continue
-    });
+    })?;
     Ok((state, info, gamma))
 }
 
@@ -332,7 +332,7 @@ mod tests {
             let names = vec!["a".to_string(), "b".to_string()];
             let t = ExplicitVectorTask::new(&task, rows, names);
             let learner = OnlineLearner::new(&t, &[], params.clone()).unwrap();
-            let (state, _) = learner.run(&(), &mut |_, _| Control::Continue);
+            let (state, _) = learner.run(&(), &mut |_, _| Control::Continue).unwrap();
             (state.explicit_values(false), state.explicit_values(true))
         };
         let a = run_with(MappedRows::Stored(&stored));

@@ -117,7 +117,7 @@ pub fn fit_with_grams(
     let (state, info) = learner.run(observer, &mut |rep, st| {
         last = Some(rep.clone());
         on_epoch(rep, st)
-    });
+    })?;
     let mut compact = compact(
         &state,
         grams,

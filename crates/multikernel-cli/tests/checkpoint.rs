@@ -1,0 +1,311 @@
+//! Checkpoints and resume (issue 32, item 3): `train --checkpoint F` killed with SIGKILL
+//! once its checkpoint has reached a seeded epoch, then `--resume F` (killed again, and
+//! again, then left to finish) writes the model of the run that was never stopped, byte
+//! for byte; a checkpoint of other data, other settings, a corrupt or missing one is
+//! refused. `KILLS` seeded kills per family here; `benches/checkpoint_kills.sh` runs the
+//! long loop by hand.
+
+#![cfg(unix)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+mod common;
+use common::*;
+
+fn repo(p: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(p)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The step of the checkpoint at `path`, if one is there.
+fn saved_step(path: &Path) -> Option<u64> {
+    let bytes = std::fs::read(path).ok()?;
+    multikernel::checkpoint::from_bytes(&bytes, path)
+        .ok()
+        .map(|c| c.header.step)
+}
+
+/// Runs `train args --out out` plus the checkpoint flags, and SIGKILLs it as soon as its
+/// checkpoint reaches step `kill_at` (or lets it finish). Returns whether it was killed.
+fn run_until(args: &[String], out: &Path, extra: &[&str], ck: &Path, kill_at: u64) -> bool {
+    let mut child = bin()
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "{args:?} {extra:?} failed");
+            return false;
+        }
+        if saved_step(ck).is_some_and(|s| s >= kill_at) {
+            let _ = child.kill(); // SIGKILL
+            child.wait().unwrap();
+            return true;
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "{args:?} hangs");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// The uninterrupted model of `args`, then `kills` seeded kills (each at a later epoch than
+/// the last checkpoint) and resumes, then a resume to the end: the same bytes.
+fn killed_and_resumed_is_uninterrupted(name: &str, args: &[&str], epochs: u64, kills: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let full = dir.path().join("full.model");
+    let o = bin().args(&args).arg("--out").arg(&full).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = std::fs::read(&full).unwrap();
+    let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(0x636b);
+    let ck = dir.path().join("run.ckpt");
+    let ck_s = ck.to_str().unwrap().to_string();
+    let out = dir.path().join("m.model");
+    let mut killed = 0;
+    for k in 0..=kills {
+        let last = saved_step(&ck).unwrap_or(0);
+        let kill_at = if k == kills || last + 1 >= epochs {
+            u64::MAX
+        } else {
+            rand::Rng::gen_range(&mut rng, last + 1..epochs)
+        };
+        let extra: Vec<&str> = if saved_step(&ck).is_some() {
+            vec!["--resume", &ck_s]
+        } else {
+            vec!["--checkpoint", &ck_s]
+        };
+        if run_until(&args, &out, &extra, &ck, kill_at) {
+            killed += 1;
+            assert!(!out.exists(), "{name}: a killed run wrote a model");
+        } else {
+            break;
+        }
+    }
+    assert!(killed >= 1, "{name}: no run was killed");
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        want,
+        "{name}: resumed after {killed} kills, not the uninterrupted model"
+    );
+}
+
+fn table_args(data: &str) -> Vec<String> {
+    [
+        "train", "--select", "none", "--data", data, "--kernel", "rbf", "--kernel", "linear",
+        "--C", "1", "--seed", "7", "--epochs", "40",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+#[test]
+fn tables_resume_to_the_uninterrupted_model() {
+    let d = data("pima-diabetes.csv");
+    let a = table_args(d.to_str().unwrap());
+    let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+    killed_and_resumed_is_uninterrupted("table", &a, 40, 3);
+}
+
+#[test]
+fn ocr_sequences_resume_to_the_uninterrupted_model() {
+    let d = repo("data/ocr/letter.data.gz");
+    let a = [
+        "train",
+        "--select",
+        "none",
+        "--task",
+        "sequence",
+        "--data",
+        &d,
+        "--train-folds",
+        "0",
+        "--epochs",
+        "8",
+        "--C",
+        "1",
+        "--seed",
+        "3",
+    ];
+    killed_and_resumed_is_uninterrupted("ocr", &a, 8, 3);
+}
+
+#[test]
+fn parsers_resume_to_the_uninterrupted_model() {
+    let d = repo("data/treebank/tr-web.conllu.gz");
+    let a = [
+        "train",
+        "--select",
+        "none",
+        "--task",
+        "parsing",
+        "--data",
+        &d,
+        "--train-folds",
+        "0",
+        "--validation-folds",
+        "8",
+        "--epochs",
+        "8",
+        "--lambda",
+        "1e-3",
+    ];
+    killed_and_resumed_is_uninterrupted("parser", &a, 8, 3);
+}
+
+#[test]
+fn template_taggers_resume_to_the_uninterrupted_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let tb = repo("data/treebank/tr-web.conllu.gz");
+    let train = dir.path().join("train.txt");
+    let dev = dir.path().join("dev.txt");
+    for (folds, p) in [("0", &train), ("8", &dev)] {
+        ok(&[
+            "convert",
+            "--data",
+            &tb,
+            "--folds",
+            folds,
+            "--out",
+            p.to_str().unwrap(),
+        ]);
+    }
+    let tpl = repo("data/tagging/twt-upos-small.templates");
+    for schedule in ["sqrt", "adagrad"] {
+        let a = [
+            "train",
+            "--select",
+            "none",
+            "--task",
+            "sequence",
+            "--format",
+            "columns",
+            "--templates",
+            &tpl,
+            "--data",
+            train.to_str().unwrap(),
+            "--validation",
+            dev.to_str().unwrap(),
+            "--C",
+            "1",
+            "--algo",
+            "online",
+            "--schedule",
+            schedule,
+            "--epochs",
+            "8",
+        ];
+        killed_and_resumed_is_uninterrupted(&format!("tagger {schedule}"), &a, 8, 2);
+    }
+}
+
+#[test]
+fn other_data_other_settings_and_corrupt_checkpoints_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let pima = data("pima-diabetes.csv");
+    let mut a = table_args(pima.to_str().unwrap());
+    let last_at = a.len() - 1;
+    a[last_at] = "3".into();
+    let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+    let with = |extra: &[&str]| {
+        let mut v = a.clone();
+        v.extend_from_slice(extra);
+        run(&v)
+    };
+    let ck = p("ck");
+    let m2 = p("m2");
+    assert!(with(&["--out", &p("m"), "--checkpoint", &ck])
+        .status
+        .success());
+    let good = std::fs::read(&ck).unwrap();
+    // Other data: the same flags on another table.
+    let sonar = data("sonar.csv");
+    let mut other = a.clone();
+    other[4] = sonar.to_str().unwrap();
+    other.extend_from_slice(&["--out", &m2, "--resume", &ck]);
+    assert_clean_error(&run(&other), &["written for other data"]);
+    // Other settings: another seed.
+    let mut other = a.clone();
+    let seed_at = other.len() - 3;
+    other[seed_at] = "8";
+    other.extend_from_slice(&["--out", &m2, "--resume", &ck]);
+    assert_clean_error(&run(&other), &["written for other settings"]);
+    // Corrupt: a byte of the state changed, the file cut short, another version, missing.
+    let mut bad = good.clone();
+    let last = bad.len() - 2;
+    bad[last] ^= 0x04;
+    std::fs::write(&ck, &bad).unwrap();
+    assert_clean_error(
+        &with(&["--out", &m2, "--resume", &ck]),
+        &["corrupt checkpoint"],
+    );
+    std::fs::write(&ck, &good[..good.len() / 2]).unwrap();
+    assert_clean_error(
+        &with(&["--out", &m2, "--resume", &ck]),
+        &["corrupt checkpoint"],
+    );
+    let v2 = String::from_utf8(good.clone())
+        .unwrap()
+        .replacen("\"version\":1", "\"version\":9", 1);
+    std::fs::write(&ck, v2).unwrap();
+    assert_clean_error(
+        &with(&["--out", &m2, "--resume", &ck]),
+        &["version 9 is not supported"],
+    );
+    assert_clean_error(
+        &with(&["--out", &p("m2"), "--resume", &p("absent")]),
+        &["absent"],
+    );
+    assert!(!Path::new(&p("m2")).exists());
+    // The built-in selection and batch learners keep no checkpoints: refused up front.
+    let o = run(&[
+        "train",
+        "--data",
+        pima.to_str().unwrap(),
+        "--out",
+        &p("m3"),
+        "--checkpoint",
+        &ck,
+    ]);
+    assert_clean_error(&o, &["not to the built-in selection"]);
+    let o = run(&[
+        "train",
+        "--data",
+        pima.to_str().unwrap(),
+        "--algo",
+        "lp-mkl",
+        "--p",
+        "2",
+        "--C",
+        "1",
+        "--out",
+        &p("m3"),
+        "--checkpoint",
+        &ck,
+    ]);
+    assert_clean_error(&o, &["not to --algo lp-mkl"]);
+    let o = run(&[
+        "train",
+        "--stream",
+        "--data",
+        pima.to_str().unwrap(),
+        "--C",
+        "1",
+        "--out",
+        &p("m3"),
+        "--checkpoint",
+        &ck,
+    ]);
+    assert_clean_error(&o, &["does not apply to --stream"]);
+}
