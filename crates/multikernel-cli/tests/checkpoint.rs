@@ -163,6 +163,54 @@ fn parsers_resume_to_the_uninterrupted_model() {
     killed_and_resumed_is_uninterrupted("parser", &a, 8, 3);
 }
 
+/// Sharded epochs (`--shards 2`: parallel passes mixed at the epoch's end) resume at an
+/// epoch boundary to the uninterrupted model too.
+#[test]
+fn sharded_ocr_and_parser_runs_resume_to_the_uninterrupted_model() {
+    let d = repo("data/ocr/letter.data.gz");
+    let a = [
+        "train",
+        "--select",
+        "none",
+        "--task",
+        "sequence",
+        "--data",
+        &d,
+        "--train-folds",
+        "0",
+        "--epochs",
+        "6",
+        "--C",
+        "1",
+        "--seed",
+        "3",
+        "--shards",
+        "2",
+    ];
+    killed_and_resumed_is_uninterrupted("ocr-shards", &a, 6, 2);
+    let d = repo("data/treebank/tr-web.conllu.gz");
+    let a = [
+        "train",
+        "--select",
+        "none",
+        "--task",
+        "parsing",
+        "--data",
+        &d,
+        "--train-folds",
+        "0",
+        "--validation-folds",
+        "8",
+        "--epochs",
+        "6",
+        "--lambda",
+        "1e-3",
+        "--shards",
+        "2",
+    ];
+    killed_and_resumed_is_uninterrupted("parser-shards", &a, 6, 2);
+}
+
 #[test]
 fn template_taggers_resume_to_the_uninterrupted_model() {
     let dir = tempfile::tempdir().unwrap();
