@@ -132,7 +132,7 @@ fn run_on(threads: usize, shards: usize) -> OnlineState {
         .unwrap();
     pool.install(|| {
         let learner = OnlineLearner::new(&task, &grams, params).unwrap();
-        learner.run(&(), &mut |_, _| Control::Continue).0
+        learner.run(&(), &mut |_, _| Control::Continue).unwrap().0
     })
 }
 
