@@ -279,6 +279,16 @@ struct RowFit {
 /// A learned row's chosen setting: `(method, dev UAS, lambda, eta0, its fit)`.
 type Chosen = (String, f64, f64, f64, RowFit);
 
+/// The experiment's rows, in the table's order (every one by default).
+pub const METHODS: [&str; 6] = [
+    "right-attach",
+    "l2",
+    "mkl-l21",
+    "crf-l2",
+    "crf-l21",
+    "retrain",
+];
+
 /// Runs the experiment; `log` sees progress lines. The fits are independent jobs
 /// ([`super::jobs`]), as many at once as the pool has threads: first every learned row's
 /// settings on every data set, then the retraining points (they rank the templates by the
@@ -289,14 +299,6 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
     let mut table = String::from(
         "| data | method | UAS | LAS | UAS w/o ig | templates kept | C (lambda) | epoch | epoch s | index s | parse s |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
-    const METHODS: [&str; 6] = [
-        "right-attach",
-        "l2",
-        "mkl-l21",
-        "crf-l2",
-        "crf-l21",
-        "retrain",
-    ];
     if let Some(m) = cfg.methods.iter().find(|m| !METHODS.contains(&m.as_str())) {
         return Err(crate::error::Error::param(
             "methods",

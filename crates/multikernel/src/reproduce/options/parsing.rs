@@ -58,16 +58,7 @@ impl Default for ParsingOptions {
             output: Output::default(),
             data_dir: PathBuf::from("data/treebank"),
             datasets: vec!["web".into(), "wiki".into()],
-            methods: [
-                "right-attach",
-                "l2",
-                "mkl-l21",
-                "crf-l2",
-                "crf-l21",
-                "retrain",
-            ]
-            .map(String::from)
-            .to_vec(),
+            methods: parsing::METHODS.map(String::from).to_vec(),
             epochs: 10,
             cv: false,
             templates: None,
