@@ -139,7 +139,8 @@ pub struct TrainArgs {
     pub kernels: Vec<KernelArg>,
     /// Built-in selection on a table: `auto` (default) picks what is not given among C, the
     /// online learner's eta0, lp-mkl's p and the learner by seeded 5-fold cross-validation
-    /// on the training file; `none` keeps the defaults (C = 1).
+    /// on the training file (repeated over 3 partitions up to 500 rows); `none` keeps the
+    /// defaults (C = 1).
     #[arg(long, default_value = "auto")]
     pub select: SelectMode,
     /// When the selection chooses the learner: at most this many fits (one candidate at

@@ -44,7 +44,9 @@ fn train_without_c_selects_and_the_model_remembers() {
     let (_, err) = train(&["train", "--data", s, "--out", m1.to_str().unwrap()]);
     assert!(err.contains("selected lp-mkl"), "{err}");
     assert!(
-        err.contains("5-fold stratified cross-validation, seed 0"),
+        err.contains(
+            "3 x 5-fold stratified cross-validation (repeated at 208 rows, at most 500), seed 0"
+        ),
         "{err}"
     );
     assert!(err.contains("learner: lp-mkl: 208 rows"), "{err}");

@@ -665,6 +665,13 @@ fn transpose<T>(by_split: Vec<Vec<T>>, nc: usize) -> Vec<Vec<T>> {
     out
 }
 
+/// The seed of partition `r` of a repeated k-fold ([`SplitStrategy::RepeatedKFold`]):
+/// `seed` itself for the first, so that its folds are the plain k-fold's, then `seed` moved
+/// by `r` times the 64-bit golden-ratio constant (well apart for nearby seeds).
+pub fn repeat_seed(seed: u64, r: usize) -> u64 {
+    seed.wrapping_add((r as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
 /// The usual ways to make validation splits of `n` rows (all seeded; see
 /// [`crate::data::split`] for the exact partitions). Any other splits can be given to
 /// [`Search`] directly.
@@ -676,6 +683,22 @@ pub enum SplitStrategy {
     /// k-fold partition with every class spread evenly over the folds ([`stratified_kfold`]);
     /// needs class labels.
     StratifiedKFold { folds: usize, seed: u64 },
+    /// [`SplitStrategy::KFold`] repeated `repeats` times over independent partitions (the
+    /// first with `seed`, the others with [`repeat_seed`]): `folds * repeats` splits, the
+    /// partitions one after another. Averaging over several partitions lowers the variance
+    /// that one partition's luck adds to a cross-validated score (Kohavi 1995; Bouckaert &
+    /// Frank 2004), which matters on small tables.
+    RepeatedKFold {
+        folds: usize,
+        repeats: usize,
+        seed: u64,
+    },
+    /// [`SplitStrategy::StratifiedKFold`] repeated the same way.
+    RepeatedStratifiedKFold {
+        folds: usize,
+        repeats: usize,
+        seed: u64,
+    },
     /// One random split with `round(train_fraction * n)` training rows ([`random_split`]).
     HeldOut { train_fraction: f64, seed: u64 },
     /// One split keeping every class's proportion ([`stratified_split`]); needs class labels.
@@ -710,6 +733,13 @@ impl SplitStrategy {
                 Ok(())
             }
         };
+        let repeats_ok = |r: usize| {
+            if r < 1 {
+                Err(Error::param("repeats", r, "at least 1"))
+            } else {
+                Ok(())
+            }
+        };
         let fraction_ok = |name: &str, f: f64| {
             if f > 0.0 && f < 1.0 {
                 Ok(())
@@ -725,6 +755,31 @@ impl SplitStrategy {
             SplitStrategy::StratifiedKFold { folds, seed } => {
                 folds_ok(*folds)?;
                 Split::from_pairs(stratified_kfold(labels()?, *folds, *seed))
+            }
+            SplitStrategy::RepeatedKFold {
+                folds,
+                repeats,
+                seed,
+            } => {
+                folds_ok(*folds)?;
+                repeats_ok(*repeats)?;
+                (0..*repeats)
+                    .flat_map(|r| Split::from_pairs(kfold(n, *folds, repeat_seed(*seed, r))))
+                    .collect()
+            }
+            SplitStrategy::RepeatedStratifiedKFold {
+                folds,
+                repeats,
+                seed,
+            } => {
+                folds_ok(*folds)?;
+                repeats_ok(*repeats)?;
+                let y = labels()?;
+                (0..*repeats)
+                    .flat_map(|r| {
+                        Split::from_pairs(stratified_kfold(y, *folds, repeat_seed(*seed, r)))
+                    })
+                    .collect()
             }
             SplitStrategy::HeldOut {
                 train_fraction,
@@ -767,6 +822,16 @@ impl SplitStrategy {
             }
         }
         Ok(splits)
+    }
+
+    /// How many partitions of the rows the splits repeat: `repeats` of the repeated k-folds,
+    /// 1 for every other strategy.
+    pub fn repeats(&self) -> usize {
+        match self {
+            SplitStrategy::RepeatedKFold { repeats, .. }
+            | SplitStrategy::RepeatedStratifiedKFold { repeats, .. } => *repeats,
+            _ => 1,
+        }
     }
 
     /// The splits of the rows of `targets` (class labels used where there are some).
@@ -1444,6 +1509,49 @@ mod tests {
             SplitStrategy::Given(given.clone()).splits(3, None).unwrap(),
             given
         );
+    }
+
+    #[test]
+    fn repeated_kfolds_are_plain_kfolds_over_independent_partitions() {
+        let y: Vec<usize> = (0..31).map(|i| i % 3).collect();
+        let s = SplitStrategy::RepeatedKFold {
+            folds: 4,
+            repeats: 3,
+            seed: 2,
+        }
+        .splits(31, None)
+        .unwrap();
+        let mut want = Split::from_pairs(kfold(31, 4, 2));
+        want.extend(Split::from_pairs(kfold(31, 4, repeat_seed(2, 1))));
+        want.extend(Split::from_pairs(kfold(31, 4, repeat_seed(2, 2))));
+        assert_eq!(s, want);
+        let strat = SplitStrategy::RepeatedStratifiedKFold {
+            folds: 3,
+            repeats: 2,
+            seed: 5,
+        };
+        assert_eq!(strat.repeats(), 2);
+        assert_eq!(SplitStrategy::KFold { folds: 3, seed: 5 }.repeats(), 1);
+        let s = strat.splits(31, Some(&y)).unwrap();
+        assert_eq!(s.len(), 6);
+        // Each partition puts every row in exactly one validation part, and the two
+        // partitions differ.
+        for part in s.chunks(3) {
+            let mut seen: Vec<usize> = part.iter().flat_map(|p| p.validation.clone()).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..31).collect::<Vec<_>>());
+        }
+        assert_ne!(s[..3], s[3..]);
+        // The first partition is the plain stratified k-fold's.
+        assert_eq!(s[..3], Split::from_pairs(stratified_kfold(&y, 3, 5))[..]);
+        let e = SplitStrategy::RepeatedKFold {
+            folds: 3,
+            repeats: 0,
+            seed: 0,
+        }
+        .splits(10, None)
+        .unwrap_err();
+        assert!(matches!(&e, Error::InvalidParameter { name, .. } if name == "repeats"));
     }
 
     #[test]
