@@ -29,7 +29,7 @@ pub const CHECKPOINT_FAMILY: &str = "mtl";
 /// The loop's state at a cut boundary, as written (module docs). Scalars that may be
 /// infinite or NaN are kept as their bits.
 #[derive(Debug, Serialize)]
-pub(super) struct LoopStateRef<'a> {
+pub struct LoopStateRef<'a> {
     pub dim: usize,
     pub added: usize,
     pub cuts: &'a [Cut],
