@@ -182,14 +182,15 @@ pub struct TrainArgs {
     pub run_json: Option<PathBuf>,
     /// Save the learner's state to this file (atomically, replacing the last one) every
     /// --checkpoint-every steps, so that `--resume FILE` continues a killed run to the same
-    /// model, bit for bit. The online learner (tables, sequences, parsing, template
-    /// taggers); not --stream, --algo mtl or the built-in selection (give --C or --lambda).
+    /// model, bit for bit. The online learner (tables, --stream, sequences, parsing,
+    /// template taggers) and --algo mtl; not the built-in selection (give --C or --lambda).
     #[arg(long, value_name = "FILE")]
     pub checkpoint: Option<PathBuf>,
-    /// --checkpoint: epochs between two checkpoints (the state after the last epoch is not
-    /// saved: the model is).
-    #[arg(long, default_value_t = 1, value_name = "N", requires = "checkpoint")]
-    pub checkpoint_every: u64,
+    /// --checkpoint: steps between two checkpoints: epochs (default 1), --stream: chunks of
+    /// --chunk-rows rows trained (default 1), --algo mtl: cuts (default 10). The state after
+    /// the last step is not saved: the model is.
+    #[arg(long, value_name = "N", requires = "checkpoint")]
+    pub checkpoint_every: Option<u64>,
     /// Continue the run saved in this checkpoint file (refused when it was written for other
     /// data, other settings or by another version); later checkpoints go to --checkpoint,
     /// or to this file when --checkpoint is not given. Give the same flags as the run that

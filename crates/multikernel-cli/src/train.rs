@@ -297,6 +297,9 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
     Ok(Outcome::Done)
 }
 
+/// `--checkpoint-every` of `--algo mtl` when not given: cuts between two saves.
+const MTL_CHECKPOINT_EVERY: u64 = 10;
+
 /// The checkpoint store `--checkpoint` / `--resume` ask for, if any: fingerprints of the
 /// data (the content of the data, validation and template files) and of the settings (the
 /// resolved learner spec, seed included, and the options of the data source; not the
@@ -322,14 +325,11 @@ fn checkpoints(
         );
     }
     let kind = a.learner.unwrap_or_else(|| default_learner(a));
-    if kind != LearnerKind::Online {
+    if !matches!(kind, LearnerKind::Online | LearnerKind::Mtl) {
         bail!(
-            "{flag} applies to the online learner (--algo online: tables, sequences, \
-             parsing, template taggers), not to --algo {kind}"
+            "{flag} applies to the online learner (--algo online: tables, streams, \
+             sequences, parsing, template taggers) and to --algo mtl, not to --algo {kind}"
         );
-    }
-    if a.stream {
-        bail!("{flag} does not apply to --stream (a streamed run keeps no checkpoints yet)");
     }
     if let Some(p) = &a.checkpoint {
         check_output_dir(p, "--checkpoint")?;
@@ -365,7 +365,11 @@ fn checkpoints(
         .bytes("source", source.as_bytes())
         .finish();
     let save_to = a.checkpoint.clone().or_else(|| a.resume.clone());
-    let store = FileCheckpoints::new(save_to, a.checkpoint_every, data.finish(), settings);
+    let every = a.checkpoint_every.unwrap_or(match kind {
+        LearnerKind::Mtl => MTL_CHECKPOINT_EVERY,
+        _ => 1,
+    });
+    let store = FileCheckpoints::new(save_to, every, data.finish(), settings);
     Ok(Some(match &a.resume {
         Some(p) => store.resuming(p)?,
         None => store,

@@ -62,6 +62,14 @@ fn run_until(args: &[String], out: &Path, extra: &[&str], ck: &Path, kill_at: u6
 /// The uninterrupted model of `args`, then `kills` seeded kills (each at a later epoch than
 /// the last checkpoint) and resumes, then a resume to the end: the same bytes.
 fn killed_and_resumed_is_uninterrupted(name: &str, args: &[&str], epochs: u64, kills: usize) {
+    killed_and_resumed_with(name, args, &[], epochs, kills)
+}
+
+/// [`killed_and_resumed_is_uninterrupted`] with `ck_flags` (`--checkpoint-every N`) given to
+/// every checkpointed run (resumed ones save to the same file with `--checkpoint`);
+/// `steps`: the steps of the whole run (epochs, chunks of rows, cuts).
+fn killed_and_resumed_with(name: &str, args: &[&str], ck_flags: &[&str], steps: u64, kills: usize) {
+    let epochs = steps;
     let dir = tempfile::tempdir().unwrap();
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
     let full = dir.path().join("full.model");
@@ -80,11 +88,17 @@ fn killed_and_resumed_is_uninterrupted(name: &str, args: &[&str], epochs: u64, k
         } else {
             rand::Rng::gen_range(&mut rng, last + 1..epochs)
         };
-        let extra: Vec<&str> = if saved_step(&ck).is_some() {
+        let mut extra: Vec<&str> = if saved_step(&ck).is_some() {
             vec!["--resume", &ck_s]
         } else {
             vec!["--checkpoint", &ck_s]
         };
+        if !ck_flags.is_empty() {
+            if extra[0] == "--resume" {
+                extra.extend_from_slice(&["--checkpoint", &ck_s]);
+            }
+            extra.extend_from_slice(ck_flags);
+        }
         if run_until(&args, &out, &extra, &ck, kill_at) {
             killed += 1;
             assert!(!out.exists(), "{name}: a killed run wrote a model");
@@ -257,6 +271,163 @@ fn template_taggers_resume_to_the_uninterrupted_model() {
     }
 }
 
+/// Converts `folds` of the TWT web treebank to CRF++ columns at `out`.
+fn columns(folds: &str, out: &Path) {
+    let tb = repo("data/treebank/tr-web.conllu.gz");
+    ok(&[
+        "convert",
+        "--data",
+        &tb,
+        "--folds",
+        folds,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+}
+
+/// Multi-template learning (the cutting plane, q = 1): `--max-iter` cuts with an epsilon
+/// too small to converge first, the small templates on one fold.
+fn mtl_args(train: &str, tpl: &str, cuts: &str) -> Vec<String> {
+    [
+        "train",
+        "--select",
+        "none",
+        "--task",
+        "sequence",
+        "--format",
+        "columns",
+        "--templates",
+        tpl,
+        "--data",
+        train,
+        "--C",
+        "1",
+        "--algo",
+        "mtl",
+        "--eps",
+        "1e-6",
+        "--max-iter",
+        cuts,
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+#[test]
+fn multi_template_learning_resumes_to_the_uninterrupted_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.txt");
+    columns("0", &train);
+    let tpl = repo("data/tagging/twt-upos-small.templates");
+    let a = mtl_args(train.to_str().unwrap(), &tpl, "30");
+    let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+    killed_and_resumed_with("mtl", &a, &["--checkpoint-every", "1"], 30, 3);
+}
+
+/// A generated ringnorm table of `n` rows (seed `seed`) at `out`.
+fn ringnorm(n: &str, seed: &str, out: &Path) {
+    ok(&[
+        "generate",
+        "ringnorm",
+        "--n",
+        n,
+        "--seed",
+        seed,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+}
+
+fn stream_args(data: &str) -> Vec<String> {
+    [
+        "train",
+        "--stream",
+        "--data",
+        data,
+        "--C",
+        "1",
+        "--epochs",
+        "2",
+        "--seed",
+        "4",
+        "--chunk-rows",
+        "1000",
+        "--shuffle-rows",
+        "3000",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// `--stream` over 12,000 rows (two epochs of 6 blocks, 24 checkpoint steps of 1,000 rows):
+/// killed inside epochs, resumed by replaying the epoch's shuffle buffer.
+#[test]
+fn streams_resume_to_the_uninterrupted_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("ring.csv");
+    ringnorm("12000", "1", &data);
+    let a = stream_args(data.to_str().unwrap());
+    let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+    killed_and_resumed_is_uninterrupted("stream", &a, 24, 3);
+}
+
+/// A checkpoint of multi-template learning or of a stream is refused for other data, and
+/// for other settings (another epsilon; another shuffle buffer).
+#[test]
+fn mtl_and_stream_checkpoints_of_other_data_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let tpl = repo("data/tagging/twt-upos-small.templates");
+    columns("0", Path::new(&p("f0.txt")));
+    columns("1", Path::new(&p("f1.txt")));
+    let ck = p("mtl.ckpt");
+    let mut a = mtl_args(&p("f0.txt"), &tpl, "3");
+    a.extend(
+        [
+            "--out",
+            &p("m"),
+            "--checkpoint",
+            &ck,
+            "--checkpoint-every",
+            "1",
+        ]
+        .map(String::from),
+    );
+    let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+    assert!(run(&a).status.success());
+    assert!(saved_step(Path::new(&ck)).is_some_and(|s| s >= 1));
+    let mut other = mtl_args(&p("f1.txt"), &tpl, "3");
+    other.extend(["--out", &p("m2"), "--resume", &ck].map(String::from));
+    let other: Vec<&str> = other.iter().map(|s| s.as_str()).collect();
+    assert_clean_error(&run(&other), &["written for other data"]);
+    let mut other = mtl_args(&p("f0.txt"), &tpl, "3");
+    let eps = other.iter().position(|s| s == "--eps").unwrap() + 1;
+    other[eps] = "1e-5".into();
+    other.extend(["--out", &p("m2"), "--resume", &ck].map(String::from));
+    let other: Vec<&str> = other.iter().map(|s| s.as_str()).collect();
+    assert_clean_error(&run(&other), &["written for other settings"]);
+
+    ringnorm("3000", "1", Path::new(&p("r1.csv")));
+    ringnorm("3000", "2", Path::new(&p("r2.csv")));
+    let ck = p("stream.ckpt");
+    let mut a = stream_args(&p("r1.csv"));
+    a.extend(["--out", &p("s"), "--checkpoint", &ck].map(String::from));
+    let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+    assert!(run(&a).status.success());
+    assert!(saved_step(Path::new(&ck)).is_some_and(|s| s >= 1));
+    let mut other = stream_args(&p("r2.csv"));
+    other.extend(["--out", &p("s2"), "--resume", &ck].map(String::from));
+    let other: Vec<&str> = other.iter().map(|s| s.as_str()).collect();
+    assert_clean_error(&run(&other), &["written for other data"]);
+    let mut other = stream_args(&p("r1.csv"));
+    let last = other.len() - 1;
+    other[last] = "2000".into();
+    other.extend(["--out", &p("s2"), "--resume", &ck].map(String::from));
+    let other: Vec<&str> = other.iter().map(|s| s.as_str()).collect();
+    assert_clean_error(&run(&other), &["written for other settings"]);
+    assert!(!Path::new(&p("m2")).exists() && !Path::new(&p("s2")).exists());
+}
+
 #[test]
 fn other_data_other_settings_and_corrupt_checkpoints_are_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -343,17 +514,4 @@ fn other_data_other_settings_and_corrupt_checkpoints_are_refused() {
         &ck,
     ]);
     assert_clean_error(&o, &["not to --algo lp-mkl"]);
-    let o = run(&[
-        "train",
-        "--stream",
-        "--data",
-        pima.to_str().unwrap(),
-        "--C",
-        "1",
-        "--out",
-        &p("m3"),
-        "--checkpoint",
-        &ck,
-    ]);
-    assert_clean_error(&o, &["does not apply to --stream"]);
 }

@@ -21,6 +21,19 @@
 //! values) and two blocks of mapped rows ([`crate::solver::online::blocks`]), whatever the
 //! number of rows in the file. The model's final objective is lambda Omega plus the last
 //! epoch's progressive loss (each row's loss before its update).
+//!
+//! Checkpoints ([`Observer::checkpoints`], family [`CHECKPOINT_FAMILY`]) are taken between
+//! blocks of rows, inside an epoch: the step is the number of `chunk_rows` rows trained
+//! since the first epoch began (over all epochs), and a save follows the block during which
+//! a step the store asks for is reached (not after the last block of the run). A checkpoint
+//! holds the fit (its setup from the first pass and the first chunk: classes,
+//! standardization, the kernels with the seeds of their random maps; and the state of
+//! Alg. 1 after the blocks trained), the epoch, the blocks of it trained, the pass's rounds
+//! and loss sum so far and the earlier epochs' losses. A resumed run skips the first pass
+//! (the data's fingerprint is the saved run's) and replays the epoch up to the saved block:
+//! it reads the file from the start of the epoch through the same seeded shuffle buffer,
+//! dropping the blocks already trained (parsing only: no feature map, no round), so the
+//! blocks that follow are those of the run that was never stopped.
 
 use crate::data::stream::{summarize, RawChunk, TableStream};
 use crate::data::{Dataset, Format, TargetKind, Targets};
@@ -29,12 +42,40 @@ use crate::estimator::fit::Fitted;
 use crate::estimator::spec::{Learner, LearnerSpec};
 use crate::model::Model;
 use crate::run::{Control, Observer, RunRecorder, RunStatus, StepUnit};
+use crate::solver::online::blocks::PassReport;
 use crate::solver::online::blocks::{Block, DEFAULT_BLOCK_ROWS};
 use crate::solver::online::incremental::{Given, IncrementalFit};
 use crate::solver::online::vector::VectorFitConfig;
 use crate::solver::online::OnlineParams;
+use crate::solver::online::OnlineState;
 use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
 use std::path::Path;
+
+/// The learner family name of a streamed fit's checkpoints.
+pub const CHECKPOINT_FAMILY: &str = "stream";
+
+/// A streamed fit between two blocks, as saved (module docs).
+#[derive(Serialize)]
+struct SavedRef<'a> {
+    fit: &'a IncrementalFit,
+    epoch: usize,
+    blocks: u64,
+    rounds: usize,
+    loss_sum: f64,
+    epoch_losses: &'a [f64],
+}
+
+/// A [`SavedRef`] read back.
+#[derive(Deserialize)]
+struct Saved {
+    fit: IncrementalFit,
+    epoch: usize,
+    blocks: u64,
+    rounds: usize,
+    loss_sum: f64,
+    epoch_losses: Vec<f64>,
+}
 
 /// How a file is streamed.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -102,11 +143,27 @@ pub fn fit_stream(
     } else {
         TargetKind::Classes
     };
+    let ck = observer.checkpoints();
+    let resumed: Option<Saved> = ck
+        .map(|c| c.resume(CHECKPOINT_FAMILY))
+        .transpose()?
+        .flatten()
+        .map(|bytes| crate::checkpoint::decode(CHECKPOINT_FAMILY, &bytes))
+        .transpose()?;
     let started = std::time::Instant::now();
     let mut stream = TableStream::open(path, format, target, None)?;
-    let summary = summarize(&mut stream, opts.chunk_rows)?;
+    // The first pass (or, resuming, the saved run's: the same data) gives the rows, the
+    // classes and the standardization.
+    let summary = match &resumed {
+        None => Some(summarize(&mut stream, opts.chunk_rows)?),
+        Some(_) => None,
+    };
     let scan_seconds = started.elapsed().as_secs_f64();
-    let n = summary.rows;
+    let n = match (&summary, &resumed) {
+        (Some(s), _) => s.rows,
+        (None, Some(r)) => r.fit.pass_rows as usize,
+        (None, None) => unreachable!("a summary or a checkpoint"),
+    };
     let loss = o.loss.expect("check() sets the loss").vector_loss(task)?;
     let params = OnlineParams {
         shuffle: opts.shuffle_rows > 1,
@@ -124,27 +181,68 @@ pub fn fit_stream(
         memory: checked.spec().memory,
         explicit_linear: true,
     };
-    let classes = summary.classes.clone();
+    let classes = match (&summary, &resumed) {
+        (Some(s), _) => s.classes.clone(),
+        (None, Some(r)) => {
+            (task != crate::task::TaskKind::Regression).then(|| r.fit.classes.clone())
+        }
+        (None, None) => None,
+    };
     let read = |stream: &mut TableStream| -> Result<Option<Dataset>> {
         let Some(chunk) = stream.next_chunk(opts.chunk_rows)? else {
             return Ok(None);
         };
         Ok(Some(dataset(stream, chunk, classes.as_deref())?))
     };
-    stream.rewind()?;
-    let first = read(&mut stream)?.ok_or_else(|| Error::data("the file has no rows"))?;
-    let given = Given {
-        classes: summary.classes.clone(),
-        standardizer: cfg.standardize.then(|| summary.standardizer.clone()),
-        target_scaler: summary.target_scaler.clone(),
-    };
-    let mut fit = IncrementalFit::start(&cfg, first.view(), given)?;
-    fit.pass_rows = n as u64;
-    drop(first);
     let mut rec = RunRecorder::new(StepUnit::Epoch, Some(epochs as u64));
     let mut epoch_losses = Vec::new();
+    let mut first_epoch = 1;
+    let mut skip_blocks = 0;
+    let mut begun = PassReport::default();
+    let mut fit = match (summary, resumed) {
+        (Some(summary), _) => {
+            stream.rewind()?;
+            let first = read(&mut stream)?.ok_or_else(|| Error::data("the file has no rows"))?;
+            let given = Given {
+                classes: summary.classes.clone(),
+                standardizer: cfg.standardize.then(|| summary.standardizer.clone()),
+                target_scaler: summary.target_scaler.clone(),
+            };
+            let mut fit = IncrementalFit::start(&cfg, first.view(), given)?;
+            fit.pass_rows = n as u64;
+            fit
+        }
+        (None, Some(r)) => {
+            if r.fit.params != cfg.params
+                || r.fit.task != task
+                || r.fit.loss != loss
+                || r.epoch == 0
+                || r.epoch > epochs
+                || r.epoch_losses.len() + 1 != r.epoch
+                || r.rounds > n
+            {
+                return Err(Error::data(
+                    "the checkpoint's streamed fit does not fit this run's settings",
+                ));
+            }
+            first_epoch = r.epoch;
+            skip_blocks = r.blocks;
+            begun = PassReport {
+                rounds: r.rounds,
+                loss_sum: r.loss_sum,
+                stopped: false,
+            };
+            epoch_losses = r.epoch_losses;
+            rec.set_steps(first_epoch as u64 - 1);
+            r.fit
+        }
+        (None, None) => unreachable!("a summary or a checkpoint"),
+    };
+    // Checkpoint steps: `chunk_rows` rows trained since the run began (module docs).
+    let chunk = opts.chunk_rows as u64;
+    let run_rows = n as u64 * epochs as u64;
     let mut status = RunStatus::Completed;
-    for epoch in 1..=epochs {
+    for epoch in first_epoch..=epochs {
         stream.rewind()?;
         let seed = cfg.params.seed ^ (epoch as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let source = {
@@ -156,9 +254,51 @@ pub fn fit_stream(
                 Err(e) => Some(Err(e)),
             })
         };
-        let blocks = ShuffleBuffer::new(source, opts.shuffle_rows, DEFAULT_BLOCK_ROWS, seed);
+        let mut blocks = ShuffleBuffer::new(source, opts.shuffle_rows, DEFAULT_BLOCK_ROWS, seed);
+        let (skip, pass) = if epoch == first_epoch {
+            (skip_blocks, begun)
+        } else {
+            (0, PassReport::default())
+        };
+        // Resuming: the blocks the saved run trained in this epoch are read and dropped.
+        for _ in 0..skip {
+            match blocks.next() {
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e),
+                None => {
+                    return Err(Error::data(
+                        "the checkpoint is past the end of the epoch: not this file's run",
+                    ))
+                }
+            }
+        }
+        let before = (epoch as u64 - 1) * n as u64;
+        let mut done_blocks = skip;
+        let mut last_step = (before + pass.rounds as u64) / chunk;
+        let mut save = |state: &OnlineState, so_far: &PassReport| -> Result<()> {
+            done_blocks += 1;
+            let Some(c) = ck else { return Ok(()) };
+            let rows = before + so_far.rounds as u64;
+            let step = rows / chunk;
+            let due = (last_step + 1..=step).any(|s| c.due(s));
+            last_step = step;
+            if !due || rows >= run_rows {
+                return Ok(());
+            }
+            let mut at = fit.clone();
+            at.state = state.clone();
+            let saved = SavedRef {
+                fit: &at,
+                epoch,
+                blocks: done_blocks,
+                rounds: so_far.rounds,
+                loss_sum: so_far.loss_sum,
+                epoch_losses: &epoch_losses,
+            };
+            c.save(CHECKPOINT_FAMILY, step, &crate::checkpoint::encode(&saved)?)
+        };
         let mut trained = fit.clone();
-        let pass = trained.train_blocks(blocks, observer)?;
+        let pass = trained.train_blocks_from(blocks, pass, observer, &mut save)?;
         fit = trained;
         if pass.stopped {
             status = RunStatus::Cancelled;

@@ -1,13 +1,16 @@
 //! Checkpoint files from bytes.
 
 use crate::checkpoint::{decode, from_bytes, to_bytes};
+use crate::solver::cutting_plane::checkpoint::LoopState;
 use crate::solver::online::adagrad::AdagradSnapshot;
 use crate::solver::online::engine::EngineSnapshot;
 use std::path::Path;
 
 /// Checkpoint bytes: a file that reads writes back (with its own header's fields) to bytes
 /// that read to the same header and state; its state, read as the online engine's or
-/// AdaGrad's snapshot, gives a generator (or an error), never a panic.
+/// AdaGrad's snapshot, gives a generator (or an error), never a panic; read as the
+/// cutting plane's state, it is checked against its own number of parameters (at most
+/// 2^16) without a panic.
 pub fn checkpoint_bytes(data: &[u8]) {
     let path = Path::new("fuzz.ckpt");
     let Ok(ck) = from_bytes(data, path) else {
@@ -27,5 +30,10 @@ pub fn checkpoint_bytes(data: &[u8]) {
     }
     if let Ok(s) = decode::<AdagradSnapshot>("tagger", &ck.state) {
         let _ = s.rng.rng();
+    }
+    if let Ok(s) = decode::<LoopState>("mtl", &ck.state) {
+        if s.dim <= 1 << 16 {
+            let _ = s.check(s.dim, 1000);
+        }
     }
 }

@@ -44,7 +44,7 @@ pub mod saddle;
 #[cfg(test)]
 mod conic;
 
-use super::{Cut, MasterProblem, MasterSolution};
+use super::{Cut, MasterProblem, MasterSnapshot, MasterSolution};
 use crate::error::{Error, Result};
 use crate::features::GroupLayout;
 use grams::PackedGrams;
@@ -384,6 +384,48 @@ impl MasterProblem for BlockNormMaster {
 
     fn recycle(&mut self, w: Vec<f64>) {
         self.spare = w;
+    }
+
+    fn snapshot(&self) -> Option<MasterSnapshot> {
+        let s = &self.stats;
+        Some(MasterSnapshot {
+            alpha: self.alpha.clone(),
+            mu: self.mu.clone(),
+            theta: self.theta.clone(),
+            eta: self.eta,
+            value: self.value,
+            stats: [s.solves, s.steps, s.qp_solves, s.unconverged],
+        })
+    }
+
+    /// The Grams are emptied: the next solve computes them again from the cuts
+    /// ([`grams::PackedGrams::extend`]: each entry from its two cuts, to the same bits).
+    fn restore(&mut self, snap: MasterSnapshot) -> Result<()> {
+        let groups = self.layout.n_groups();
+        if ![&snap.mu, &snap.theta]
+            .iter()
+            .all(|v| v.is_empty() || v.len() == groups)
+            || !snap.eta.is_finite()
+            || !snap.value.is_finite()
+        {
+            return Err(Error::data(format!(
+                "the checkpoint's working-set state does not fit this run's {groups} templates"
+            )));
+        }
+        let [solves, steps, qp_solves, unconverged] = snap.stats;
+        self.grams = PackedGrams::new(groups);
+        self.alpha = snap.alpha;
+        self.mu = snap.mu;
+        self.theta = snap.theta;
+        self.eta = snap.eta;
+        self.value = snap.value;
+        self.stats = MasterStats {
+            solves,
+            steps,
+            qp_solves,
+            unconverged,
+        };
+        Ok(())
     }
 }
 

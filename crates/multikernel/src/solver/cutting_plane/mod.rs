@@ -23,6 +23,7 @@
 //! that per-group blocks are at hand.
 
 pub mod block_master;
+pub mod checkpoint;
 pub mod qp;
 
 pub use block_master::BlockNormMaster;
@@ -89,7 +90,7 @@ impl CuttingPlaneParams {
 }
 
 /// A constraint of the 1-slack working set: `<w, a> >= b - xi`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cut {
     /// `1/n sum_i [Phi(x_i, y_i) - Phi(x_i, y_hat_i)]` in the explicit parameter space.
     pub a: SparseVector,
@@ -142,6 +143,42 @@ pub trait MasterProblem {
     /// master may fill the next solution's weights into it (no allocation per cut). The
     /// default drops it.
     fn recycle(&mut self, _w: Vec<f64>) {}
+
+    /// The master's state after a solve, for a checkpoint of the loop ([`checkpoint`]):
+    /// what its next solves depend on besides the cuts. `None` (the default): this master
+    /// keeps no checkpoints. What it caches of the cuts is not in it: after
+    /// [`MasterProblem::restore`] the next solve computes it again from the cuts, to the
+    /// same bits.
+    fn snapshot(&self) -> Option<MasterSnapshot> {
+        None
+    }
+
+    /// Puts a master with no cuts yet where [`MasterProblem::snapshot`] found one of the
+    /// same kind and settings; the next solve gets every cut held.
+    fn restore(&mut self, _snap: MasterSnapshot) -> Result<()> {
+        Err(Error::unsupported(
+            "this working-set problem keeps no checkpoints",
+        ))
+    }
+}
+
+/// A master's state between solves (a checkpoint's; [`MasterProblem::snapshot`]): the
+/// multipliers of the last solve, and for the block-norm master the template weights `mu`
+/// and `theta`, the step carried to the next saddle-point solve, the last value and the
+/// counters of [`block_master::MasterStats`] (solves, steps, QPs, unconverged).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MasterSnapshot {
+    pub alpha: Vec<f64>,
+    #[serde(default)]
+    pub mu: Vec<f64>,
+    #[serde(default)]
+    pub theta: Vec<f64>,
+    #[serde(default)]
+    pub eta: f64,
+    #[serde(default)]
+    pub value: f64,
+    #[serde(default)]
+    pub stats: [usize; 4],
 }
 
 /// Keeps the entries `r` with `keep[r]`.
@@ -190,6 +227,19 @@ impl MasterProblem for L2Master {
 
     fn recycle(&mut self, w: Vec<f64>) {
         self.spare = w;
+    }
+
+    fn snapshot(&self) -> Option<MasterSnapshot> {
+        Some(MasterSnapshot {
+            alpha: self.alpha.clone(),
+            ..MasterSnapshot::default()
+        })
+    }
+
+    fn restore(&mut self, snap: MasterSnapshot) -> Result<()> {
+        self.gram = block_master::grams::PackedGrams::new(1);
+        self.alpha = snap.alpha;
+        Ok(())
     }
 
     fn solve(&mut self, cuts: &[Cut], c: f64, dim: usize) -> Result<MasterSolution> {
@@ -412,6 +462,12 @@ pub const SADDLE_TOL: f64 = 1e-6;
 pub const PRUNE_SHARE: f64 = 1e-5;
 
 /// [`fit`] with any master problem (the multi-template learner's seam).
+///
+/// With checkpoints ([`Observer::checkpoints`]; family [`checkpoint::CHECKPOINT_FAMILY`])
+/// the loop starts from the saved cut boundary, if any, and saves its state after every cut
+/// the store asks for (the step is the number of cuts added), while the master keeps
+/// checkpoints ([`MasterProblem::snapshot`]); fails when the checkpoint does not fit or
+/// cannot be written.
 pub fn fit_with_master<T: StructuredTask + ?Sized>(
     task: &T,
     params: &CuttingPlaneParams,
@@ -454,6 +510,32 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
     let mut regularizer: Option<f64> = None;
     // The separation's dense accumulator, all zeros between iterations.
     let mut scratch = vec![0.0; dim];
+    let ck = observer
+        .checkpoints()
+        .filter(|_| master.snapshot().is_some());
+    if let Some(bytes) = ck
+        .map(|c| c.resume(checkpoint::CHECKPOINT_FAMILY))
+        .transpose()?
+        .flatten()
+    {
+        let s: checkpoint::LoopState =
+            crate::checkpoint::decode(checkpoint::CHECKPOINT_FAMILY, &bytes)?;
+        w = s.check(dim, params.max_iter)?;
+        master.restore(s.master)?;
+        added = s.added;
+        cuts = s.cuts;
+        idle = s.idle;
+        margins = s.margins;
+        regularizer = s.regularizer;
+        objective = f64::from_bits(s.objective);
+        risk = f64::from_bits(s.risk);
+        best_objective = f64::from_bits(s.best_objective);
+        best_lower = f64::from_bits(s.best_lower);
+        decode_seconds = s.decode_seconds;
+        master_seconds = s.master_seconds;
+        // One step per cut added (module docs): the steps of the saved run.
+        rec.set_steps(added as u64);
+    }
     let status = loop {
         let t = Instant::now();
         let found = separation(task, &w, &mut scratch, observer)?;
@@ -505,6 +587,30 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
             let mut it = keep.iter();
             cuts.retain(|_| *it.next().unwrap_or(&true));
             idle.retain(|&k| k < INACTIVE_SOLVES);
+        }
+        if let Some(c) = ck.filter(|c| added < params.max_iter && c.due(added as u64)) {
+            let master_state = master.snapshot().expect("checked before the loop");
+            let state = checkpoint::LoopStateRef {
+                dim,
+                added,
+                cuts: &cuts,
+                idle: &idle,
+                w: checkpoint::sparse_weights(&w),
+                margins: &margins,
+                regularizer,
+                objective: objective.to_bits(),
+                risk: risk.to_bits(),
+                best_objective: best_objective.to_bits(),
+                best_lower: best_lower.to_bits(),
+                decode_seconds,
+                master_seconds,
+                master: master_state,
+            };
+            c.save(
+                checkpoint::CHECKPOINT_FAMILY,
+                added as u64,
+                &crate::checkpoint::encode(&state)?,
+            )?;
         }
     };
     let group_norms = layout.group_norms(&w);

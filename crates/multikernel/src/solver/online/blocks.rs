@@ -273,9 +273,27 @@ impl<'a> BlockLearner<'a> {
     where
         I: Iterator<Item = Result<Block>> + Send,
     {
+        self.train_blocks_from(blocks, PassReport::default(), observer, &mut |_, _| Ok(()))
+    }
+
+    /// [`BlockLearner::train_blocks`] going on with a pass that `report` began (a resumed
+    /// one: its rounds and loss sum so far, to which the blocks' are added in order, so the
+    /// sums are those of the pass that was never stopped); `after_block` sees the state
+    /// and the pass's report after each block's rounds (to save a checkpoint) and may fail
+    /// the pass.
+    pub fn train_blocks_from<I>(
+        &mut self,
+        blocks: I,
+        report: PassReport,
+        observer: &(impl Observer + ?Sized),
+        after_block: &mut dyn FnMut(&OnlineState, &PassReport) -> Result<()>,
+    ) -> Result<PassReport>
+    where
+        I: Iterator<Item = Result<Block>> + Send,
+    {
         let maps = self.maps;
         let mut blocks = blocks;
-        let mut report = PassReport::default();
+        let mut report = report;
         // Two sets of mapped rows, swapped block after block: allocated once per pass.
         let next = |it: &mut I, mut z: Vec<Matrix>| -> Result<Option<(Block, Vec<Matrix>)>> {
             match it.next() {
@@ -303,6 +321,7 @@ impl<'a> BlockLearner<'a> {
                 report.stopped = true;
                 return Ok(report);
             }
+            after_block(self.state()?, &report)?;
             current = upcoming?;
         }
         Ok(report)

@@ -298,6 +298,23 @@ impl IncrementalFit {
     where
         I: Iterator<Item = Result<Block>> + Send,
     {
+        self.train_blocks_from(blocks, PassReport::default(), observer, &mut |_, _| Ok(()))
+    }
+
+    /// [`IncrementalFit::train_blocks`] as one call that `report` began (a resumed pass:
+    /// [`BlockLearner::train_blocks_from`]): the fit's counters and last loss end as after
+    /// the one uninterrupted call; `after_block` sees the state and the pass so far after
+    /// each block.
+    pub fn train_blocks_from<I>(
+        &mut self,
+        blocks: I,
+        report: PassReport,
+        observer: &(impl Observer + ?Sized),
+        after_block: &mut dyn FnMut(&OnlineState, &PassReport) -> Result<()>,
+    ) -> Result<PassReport>
+    where
+        I: Iterator<Item = Result<Block>> + Send,
+    {
         let maps = self.maps();
         let mut learner = BlockLearner::with_state(
             &maps,
@@ -307,7 +324,7 @@ impl IncrementalFit {
             self.gamma,
             Some(self.state.clone()),
         )?;
-        let pass = learner.train_blocks(blocks, observer)?;
+        let pass = learner.train_blocks_from(blocks, report, observer, after_block)?;
         self.state = learner.into_state()?;
         self.rows_seen += pass.rounds as u64;
         self.chunks_seen += 1;
