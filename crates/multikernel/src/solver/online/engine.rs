@@ -312,6 +312,27 @@ fn prox_steps(state: &mut OnlineState, reg: &dyn Regularizer, lambda: f64, eta: 
     }
 }
 
+/// Step 3 of Alg. 1 (martins2010 App. E): the projection of all but the unregularized
+/// groups onto the l2 ball of radius `gamma`.
+fn project(state: &mut OnlineState, gamma: f64) {
+    let mut sq: f64 = state.kernel.iter().map(|g| g.sqnorm()).sum();
+    for (b, spec) in state.explicit.iter().zip(&state.explicit_groups) {
+        if spec.role != GroupRole::Unregularized {
+            sq += b.sqnorm();
+        }
+    }
+    let norm = sq.sqrt();
+    if norm > gamma {
+        let f = gamma / norm;
+        state.kernel.iter_mut().for_each(|g| g.scale_by(f));
+        for (b, spec) in state.explicit.iter_mut().zip(&state.explicit_groups) {
+            if spec.role != GroupRole::Unregularized {
+                b.scale_by(f);
+            }
+        }
+    }
+}
+
 /// Step 2 of Alg. 1 alone (the proximal steps with step size `eta`) on `state`, e.g. after
 /// averaging the parameters of several learners (iterative parameter mixing). Fails on a
 /// regularizer that is not a function of the group norms.
@@ -686,27 +707,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
 
         // 3. Projection onto the ball of radius gamma (all but unregularized groups).
         if let Some(gamma) = self.gamma {
-            let mut sq: f64 = self.state.kernel.iter().map(|g| g.sqnorm()).sum();
-            for (b, spec) in self.state.explicit.iter().zip(&self.state.explicit_groups) {
-                if spec.role != GroupRole::Unregularized {
-                    sq += b.sqnorm();
-                }
-            }
-            let norm = sq.sqrt();
-            if norm > gamma {
-                let f = gamma / norm;
-                self.state.kernel.iter_mut().for_each(|g| g.scale_by(f));
-                for (b, spec) in self
-                    .state
-                    .explicit
-                    .iter_mut()
-                    .zip(&self.state.explicit_groups)
-                {
-                    if spec.role != GroupRole::Unregularized {
-                        b.scale_by(f);
-                    }
-                }
-            }
+            project(&mut self.state, gamma);
         }
         self.state.kernel.iter_mut().for_each(|g| g.tick());
         self.state.explicit.iter_mut().for_each(|g| g.tick());
