@@ -25,20 +25,28 @@ pub struct ScaledVec {
     /// Optional linear image `A coef` kept in the same (unscaled) units, e.g. the cached
     /// scores `K coef` of a kernel group; it follows re-normalization and zeroing.
     image: Vec<f64>,
-    /// The scale steps since [`ScaledVec::track_shrink`] (off otherwise, and never saved).
+    /// What re-normalizations and zeroings multiplied the stored values by since
+    /// [`ScaledVec::watch_units`] (never saved, never compared).
     #[serde(skip)]
-    shrink: Shrink,
+    units: Units,
 }
 
-/// What the scale steps of a block did since [`ScaledVec::track_shrink`]: `product` is the
-/// factor `F` they multiplied the starting values by (the block is `F x0 + u`, `x0` the
-/// values at the mark and `u` what the additions left), and `ticked` the sum of that factor
-/// over the rounds ticked since (the running sum of iterates is `G x0 + U`, `G = ticked`).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-struct Shrink {
-    on: bool,
-    product: f64,
-    ticked: f64,
+/// The factor the stored (unscaled) values were multiplied by since a mark: `s` at a
+/// re-normalization, 0 at a zeroing. Equal whatever its value: it is bookkeeping for a caller
+/// that holds additions to the image back ([`ScaledVec::units_since_watch`]), not state.
+#[derive(Debug, Clone, Copy)]
+struct Units(f64);
+
+impl Default for Units {
+    fn default() -> Self {
+        Units(1.0)
+    }
+}
+
+impl PartialEq for Units {
+    fn eq(&self, _: &Units) -> bool {
+        true
+    }
 }
 
 /// Below this scale the block is re-normalized so `coef` does not overflow.
@@ -66,7 +74,7 @@ impl ScaledVec {
             },
             averaging,
             image: Vec::new(),
-            shrink: Shrink::default(),
+            units: Units::default(),
         }
     }
 
@@ -250,9 +258,6 @@ impl ScaledVec {
         if factor == 1.0 {
             return;
         }
-        if self.shrink.on {
-            self.shrink.product *= factor;
-        }
         if factor == 0.0 {
             self.zero();
             return;
@@ -271,9 +276,6 @@ impl ScaledVec {
 
     /// Sets the block to zero, keeping the average exact.
     pub fn zero(&mut self) {
-        if self.shrink.on {
-            self.shrink.product = 0.0;
-        }
         if self.averaging {
             for (b, c) in self.correction.iter_mut().zip(&self.coef) {
                 *b -= c * self.cum_scale;
@@ -283,6 +285,22 @@ impl ScaledVec {
         self.image.iter_mut().for_each(|c| *c = 0.0);
         self.scale = 1.0;
         self.sqnorm = 0.0;
+        self.units.0 = 0.0;
+    }
+
+    /// Starts following what re-normalizations and zeroings do to the stored values
+    /// ([`ScaledVec::units_since_watch`]).
+    pub fn watch_units(&mut self) {
+        self.units.0 = 1.0;
+    }
+
+    /// The factor the stored coefficients and image were multiplied by since
+    /// [`ScaledVec::watch_units`]: 1 when the block was neither re-normalized nor zeroed, 0
+    /// when it was zeroed, the old scale at a re-normalization. An addition to the image
+    /// computed in the stored units before the mark and not yet made is this factor times
+    /// what it was (0: dropped, as the zeroing dropped the rest).
+    pub fn units_since_watch(&self) -> f64 {
+        self.units.0
     }
 
     /// `c *= s`, `s = 1`. The running sum `c S - B` is folded into `B` first (`B <- B - c S`,
@@ -298,6 +316,7 @@ impl ScaledVec {
         self.coef.iter_mut().for_each(|c| *c *= s);
         self.image.iter_mut().for_each(|c| *c *= s);
         self.scale = 1.0;
+        self.units.0 *= s;
     }
 
     /// Ends a round: the current iterate enters the running sum.
@@ -306,83 +325,6 @@ impl ScaledVec {
         if self.averaging {
             self.cum_scale += self.scale;
         }
-        if self.shrink.on {
-            self.shrink.ticked += self.shrink.product;
-        }
-    }
-
-    /// Marks the current values `x0` and starts following the scale steps (the shrinks of
-    /// the proximal and projection steps), so that later the block is known as the affine
-    /// map `F x0 + u` of the mark's values ([`ScaledVec::compose`]). The additions since are
-    /// in `u`; a copy of a marked block carries the mark.
-    pub fn track_shrink(&mut self) {
-        self.shrink = Shrink {
-            on: true,
-            product: 1.0,
-            ticked: 0.0,
-        };
-    }
-
-    /// The effective running sum of the iterates at entry `j` (`c S - B`; the current value
-    /// when the block does not average).
-    #[inline]
-    fn running_sum(&self, j: usize) -> f64 {
-        self.coef[j] * self.cum_scale - self.correction[j]
-    }
-
-    /// The blocks `parts` that each ran from a copy of `start` marked by
-    /// [`ScaledVec::track_shrink`], composed in order as affine maps of their starting
-    /// values: part `k` left `x_k = F_k x0 + u_k` (its shrink factor `F_k` times the start,
-    /// plus its additions), and the composition applies `x -> F_k x + u_k` for `k = 1..N`
-    /// to `x0`. With the displacement `D_0 = 0`, `D_k = (x_k - x0) + F_k D_{k-1}` the result
-    /// is `x0 + D_N`: the sum of the parts' moves, each earlier move shrunk by the later
-    /// parts' factors (never the sum `sum_k F_k - (N - 1)` of factors, which a strong shrink
-    /// makes negative). The running sum of iterates gets, from part `k`, its own iterates
-    /// plus `G_k D_{k-1}` (its iterates were `F_k(r) x0 + u_k(r)`; run after the parts before
-    /// it they are `F_k(r) (x0 + D_{k-1}) + u_k(r)`). The linear image (cached scores)
-    /// composes the same way; the squared norm is `||coef||^2`, right for a block without an
-    /// image (the caller sets a kernel group's in feature space). The result has scale 1 and
-    /// no mark. When every part's additions do not depend on where it started (e.g. a loss
-    /// gradient that stays the same) and its factors neither, this is what running the parts
-    /// one after another would give.
-    pub fn compose(start: &ScaledVec, parts: &[&ScaledVec]) -> ScaledVec {
-        let len = start.len();
-        let averaging = start.averaging && parts.iter().all(|p| p.averaging);
-        let mut out = ScaledVec::zeros(len, averaging);
-        let factors: Vec<(f64, f64)> = parts
-            .iter()
-            .map(|p| (p.shrink.product, p.shrink.ticked))
-            .collect();
-        for j in 0..len {
-            let x0 = start.get(j);
-            let r0 = if averaging { start.running_sum(j) } else { 0.0 };
-            let (mut d, mut r) = (0.0, 0.0);
-            for (p, &(f, g)) in parts.iter().zip(&factors) {
-                if averaging {
-                    r += (p.running_sum(j) - r0) + g * d;
-                }
-                d = (p.get(j) - x0) + f * d;
-            }
-            out.coef[j] = x0 + d;
-            if averaging {
-                out.correction[j] = -(r0 + r);
-            }
-        }
-        let image_len = start.image.len();
-        if image_len > 0 && parts.iter().all(|p| p.image.len() == image_len) {
-            out.image = (0..image_len)
-                .map(|j| {
-                    let x0 = start.scale * start.image[j];
-                    let mut d = 0.0;
-                    for (p, &(f, _)) in parts.iter().zip(&factors) {
-                        d = (p.scale * p.image[j] - x0) + f * d;
-                    }
-                    x0 + d
-                })
-                .collect();
-        }
-        out.sqnorm = out.coef.iter().map(|c| c * c).sum();
-        out
     }
 
     /// Empties the running sum of iterates (`B = c S`, so `c S - B = 0`): the average then

@@ -1,53 +1,34 @@
 //! An epoch of Alg. 1 (martins2011) in parallel shards: iterative parameter mixing (McDonald,
-//! Hall & Mann 2010, "Distributed training strategies for the structured perceptron", Fig. 3),
-//! with the shards' passes composed rather than averaged.
+//! Hall & Mann 2010, "Distributed training strategies for the structured perceptron", Fig. 3,
+//! "iterative parameter mixing"), with the proximal step of the regularizer after each mix.
 //!
 //! With `params.shards = N > 1`, an epoch
 //! 1. shuffles the order as the sequential learner does (the same draw of the same generator);
 //! 2. cuts it into `N` contiguous shards ([`shard_ranges`]: sizes differ by at most one);
 //! 3. runs one pass of Alg. 1 per shard, the shards in parallel, each from a copy of the
-//!    state `x0` at the start of the epoch, with the step sizes of its place in the epoch
-//!    (shard `k` starting at position `a_k` of the order takes `eta_{t0 + a_k + 1}, ...`, as
-//!    the sequential pass would at those rounds), every block marked
-//!    ([`ScaledVec::track_shrink`]) so that the pass is known as `x_k = F_k x0 + u_k`: `F_k`
-//!    the product of the scale factors its proximal and projection steps applied to each
-//!    group (Prop. 1: a block regularizer's prox only rescales groups), `u_k` what its loss
-//!    steps added (shrunk by the steps after them);
-//! 4. composes the shards in order ([`compose_states`], [`ScaledVec::compose`]): the mix is
-//!    `x0` pushed through `x -> F_1 x + u_1`, then `x -> F_2 x + u_2`, ..., i.e. the sum of
-//!    the shards' moves `x_k - x0`, each earlier move shrunk by the later shards' factors;
-//!    the running sums of the averaged iterates and the cached scores `F = K c` of the kernel
-//!    groups compose the same way (both are linear in the parameters), and the round counter
-//!    advances by the epoch's rounds;
-//! 5. projects the mix onto the ball of radius gamma when the learner projects (step 3 of
-//!    Alg. 1; a projection of a point inside the ball changes nothing).
+//!    state at the start of the epoch (the same round counter `t0`, so each shard takes the
+//!    steps `eta_{t0 + 1}, eta_{t0 + 2}, ...` a sequential pass over its examples would);
+//! 4. mixes the shards' states uniformly ([`mix_states`]): the parameters, the running sums
+//!    of the averaged iterates and the cached scores `F = K c` of the kernel groups are the
+//!    mean of the shards'; the round counter advances by the mean shard length (the mix has
+//!    moved as far as one shard, so a decreasing step size decreases at that pace);
+//! 5. takes one proximal step of the regularizer (Prop. 1, the step 2 of Alg. 1) at the mixed
+//!    round's step size: the mean of group-sparse states is not group-sparse, the step gives
+//!    the mix back the sparsity a round of Alg. 1 ends with.
 //!
-//! Why the composition and not the mean (this module's first version): every shard makes a
-//! shard's worth of progress from `x0`, and the mean of `N` such moves is one shard's worth,
-//! so an epoch did `1/N` of a sequential epoch's work (2 shards on OCR fold 0 trailed the
-//! sequential learner by 0.5-1.4 points of character accuracy at 5-20 epochs). The sum of
-//! the moves does a whole epoch's work, like the sequential pass whose rounds it reorders,
-//! and reads each shard's gradients at weights that lag by at most the other shards' moves
-//! of the same epoch.
+//! Uniform rather than loss- or update-weighted mixing: the shards are equal-sized contiguous
+//! pieces of one random order, so each is a sample of the same data and its parameters are
+//! an estimate as good as any other's; the weighting by updates in McDonald et al. is for the
+//! perceptron, which updates only on mistakes, whereas Alg. 1 takes a (proximal) step every
+//! round. Uniform weights also make one example per shard the plain mean of single-example
+//! updates (the twin test below).
 //!
-//! The regularizer is counted once per round: shard `k`'s rounds shrink `x0` by `F_k`, and
-//! the composition multiplies `x0` by `F_1 F_2 ... F_N`, the factor the epoch's rounds
-//! would apply one after another (the plain sum of the moves, `x0 + sum_k (x_k - x0)`,
-//! gives `(F_1 + ... + F_N - (N - 1)) x0`: the same to first order in the shrinks, but below
-//! zero when a shard's shrinks are strong, e.g. when the group lasso's prox zeroes a group
-//! that another shard keeps). No proximal step follows the mix: each round has taken its
-//! own, and one more would shrink the epoch twice at one round. When neither the loss
-//! gradients nor the shrink factors depend on the weights (the l2 prox with a constant step,
-//! a hinge loss every example keeps violating), the composed epoch is the sequential epoch
-//! itself, averaged iterates included (the twin test below).
-//!
-//! Each shard's pass depends only on its examples and the start state, and the composition
-//! adds the shards in shard order, so the same seed and `N` give the same model, to the bit,
-//! on any number of threads. The memory is `N` copies of the state (parameters, running
-//! sums and, for kernel groups, the cached scores), on top of the shared Gram matrices and
-//! task.
+//! Each shard's pass depends only on its examples and the start state, and the mean adds the
+//! shards in shard order, so the same seed and `N` give the same model, to the bit, on any
+//! number of threads. The memory is `N` copies of the state (parameters, running sums and,
+//! for kernel groups, the cached scores), on top of the shared Gram matrices and task.
 
-use super::{project, OnlineLearner, OnlineState, STOP_POLL};
+use super::{prox_steps, OnlineLearner, OnlineState, STOP_POLL};
 use crate::params::ScaledVec;
 use crate::run::{Control, Observer};
 use crate::task::online::{Gradient, OnlineTask};
@@ -70,40 +51,44 @@ pub fn shard_ranges(n: usize, shards: usize) -> Vec<Range<usize>> {
         .collect()
 }
 
-/// The composition of shard states that each started as a copy of `start` marked by
-/// [`ScaledVec::track_shrink`] and ran `rounds[k]` rounds (module docs, step 4): every block
-/// composed by [`ScaledVec::compose`], the squared norm of a kernel group recomputed from its
-/// composed coefficients and cached scores (`||theta||^2 = sum_{p, y} c[p, y] F[y, p]`,
-/// martins2011 Sec. 3.4), the round counter of `start` plus all the shards' rounds. `parts`
-/// must share `start`'s groups (they are copies of it).
-pub fn compose_states(start: &OnlineState, parts: &[OnlineState], rounds: &[usize]) -> OnlineState {
-    let l = start.n_labels;
-    let kernel = (0..start.kernel.len())
+/// The uniform mix of shard states that started from one state and ran `rounds[k]` rounds
+/// each (module docs, step 4): every block the mean of the shards' ([`ScaledVec::mean`]), the
+/// squared norm of a kernel group recomputed from its mean coefficients and mean cached scores
+/// (`||theta||^2 = sum_{p, y} c[p, y] F[y, p]`, martins2011 Sec. 3.4), the round counter at the
+/// start plus the mean shard length (rounded). `parts` must not be empty and must share their
+/// groups (they are copies of one state).
+pub fn mix_states(parts: &[OnlineState], rounds: &[usize]) -> OnlineState {
+    let first = &parts[0];
+    let k = parts.len();
+    let t0 = first.t - rounds[0] as u64;
+    let total: usize = rounds.iter().sum();
+    let l = first.n_labels;
+    let kernel = (0..first.kernel.len())
         .map(|g| {
             let blocks: Vec<&ScaledVec> = parts.iter().map(|p| &p.kernel[g]).collect();
-            let mut mix = ScaledVec::compose(&start.kernel[g], &blocks);
-            let n = mix.len() / l.max(1);
-            let (c, f) = (mix.coef(), mix.image());
+            let mut mean = ScaledVec::mean(&blocks);
+            let n = mean.len() / l.max(1);
+            let (c, f) = (mean.coef(), mean.image());
             let sq: f64 = (0..n)
                 .map(|p| (0..l).map(|y| c[p * l + y] * f[y * n + p]).sum::<f64>())
                 .sum();
-            mix.set_sqnorm(sq);
-            mix
+            mean.set_sqnorm(sq);
+            mean
         })
         .collect();
-    let explicit = (0..start.explicit.len())
+    let explicit = (0..first.explicit.len())
         .map(|g| {
             let blocks: Vec<&ScaledVec> = parts.iter().map(|p| &p.explicit[g]).collect();
-            ScaledVec::compose(&start.explicit[g], &blocks)
+            ScaledVec::mean(&blocks)
         })
         .collect();
     OnlineState {
         kernel,
         explicit,
-        explicit_groups: start.explicit_groups.clone(),
+        explicit_groups: first.explicit_groups.clone(),
         n_labels: l,
-        t: start.t + rounds.iter().sum::<usize>() as u64,
-        avg_start: start.avg_start,
+        t: t0 + ((total + k / 2) / k) as u64,
+        avg_start: first.avg_start,
     }
 }
 
@@ -118,7 +103,7 @@ struct ShardPass {
 
 impl<T: OnlineTask> OnlineLearner<'_, T> {
     /// The epoch's pass in `params.shards` parallel shards over the (already shuffled) order,
-    /// composed and projected (module docs). A stop asked during the pass mixes what the
+    /// mixed and proximal-stepped (module docs). A stop asked during the pass mixes what the
     /// shards did and returns [`Control::Stop`] (the epoch is not counted).
     pub(super) fn sharded_pass(&mut self, observer: &(impl Observer + ?Sized)) -> Control {
         let ranges = shard_ranges(self.order.len(), self.params.shards);
@@ -127,16 +112,11 @@ impl<T: OnlineTask> OnlineLearner<'_, T> {
         let passes: Vec<ShardPass> = ranges
             .into_par_iter()
             .map(|range| {
-                let mut state = start.clone();
-                state.t += range.start as u64;
-                for g in state.kernel.iter_mut().chain(state.explicit.iter_mut()) {
-                    g.track_shrink();
-                }
                 let mut shard = OnlineLearner {
                     task,
                     grams,
                     params: params.clone(),
-                    state,
+                    state: start.clone(),
                     gamma,
                     reg: params.reg.build(),
                     order: Vec::new(),
@@ -170,11 +150,10 @@ impl<T: OnlineTask> OnlineLearner<'_, T> {
         if self.progressive.1 > 0 {
             let rounds: Vec<usize> = passes.iter().map(|p| p.rounds).collect();
             let states: Vec<OnlineState> = passes.into_iter().map(|p| p.state).collect();
-            let mut mixed = compose_states(&self.state, &states, &rounds);
+            let mut mixed = mix_states(&states, &rounds);
             drop(states);
-            if let Some(gamma) = self.gamma {
-                project(&mut mixed, gamma);
-            }
+            let eta = self.eta(mixed.t.max(1));
+            prox_steps(&mut mixed, self.reg.as_ref(), self.params.lambda, eta);
             self.state = mixed;
         }
         if stopped {
