@@ -225,6 +225,33 @@ fn sharded_ocr_and_parser_runs_resume_to_the_uninterrupted_model() {
     killed_and_resumed_is_uninterrupted("parser-shards", &a, 6, 2);
 }
 
+/// Epochs in parallel mini-batches (`--batch 3`: decodings in parallel, updates in order)
+/// resume at an epoch boundary to the uninterrupted model too.
+#[test]
+fn batched_ocr_runs_resume_to_the_uninterrupted_model() {
+    let d = repo("data/ocr/letter.data.gz");
+    let a = [
+        "train",
+        "--select",
+        "none",
+        "--task",
+        "sequence",
+        "--data",
+        &d,
+        "--train-folds",
+        "0",
+        "--epochs",
+        "6",
+        "--C",
+        "1",
+        "--seed",
+        "3",
+        "--batch",
+        "3",
+    ];
+    killed_and_resumed_is_uninterrupted("ocr-batch", &a, 6, 2);
+}
+
 #[test]
 fn template_taggers_resume_to_the_uninterrupted_model() {
     let dir = tempfile::tempdir().unwrap();

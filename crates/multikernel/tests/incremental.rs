@@ -37,6 +37,7 @@ fn config(task: TaskKind, n: usize, averaging: bool) -> VectorFitConfig {
             projection: true,
             shuffle: false,
             shards: 1,
+            batch: 1,
         },
         bias: true,
         standardize: true,

@@ -105,6 +105,7 @@ fn kernelized_learner_equals_explicit_twin() {
             projection: true,
             shuffle: false,
             shards: 1,
+            batch: 1,
         };
         let grams: Vec<Gram> = groups
             .iter()
@@ -237,6 +238,7 @@ fn three_kernel_config(
             projection: true,
             shuffle: true,
             shards: 1,
+            batch: 1,
         },
         bias: true,
         standardize: true,

@@ -175,3 +175,46 @@ fn shards_are_refused_where_they_are_not_mixed() {
     };
     assert!(t.learner.ends_with(", 2 shards"), "{}", t.learner);
 }
+
+/// Parallel mini-batches (`batch`, `solver::online::engine`'s `batch` module): the same
+/// seed and batch give the same model bytes on 1, 2 and 3 threads for SPOM on OCR words and
+/// the parser, the model records its batch, a batch changes the run, and `batch` is refused
+/// on a vector task and together with shards.
+#[test]
+fn the_same_seed_and_batch_give_the_same_model_on_any_number_of_threads() {
+    let words = ocr("ocr-train-small.data.gz");
+    let trees = ParseData::new(sentences(0, 60));
+    let with_batch = |mut spec: LearnerSpec| {
+        spec.set("shards", "1").unwrap();
+        spec.set("batch", "3").unwrap();
+        spec
+    };
+    let bytes = |threads: usize| {
+        on_threads(threads, || {
+            let s = fit(&words, &with_batch(sequence_spec(1)), &())
+                .unwrap()
+                .model;
+            let p = fit(&trees, &with_batch(parser_spec(1)), &()).unwrap().model;
+            (s.to_bytes().unwrap(), p.to_bytes().unwrap())
+        })
+    };
+    let one = bytes(1);
+    assert!(bytes(2) == one, "2 threads");
+    assert!(bytes(3) == one, "3 threads");
+    let text = String::from_utf8(one.0.clone()).unwrap();
+    assert!(
+        text.contains("\"batch\":3"),
+        "the sequence model names its batch"
+    );
+    let sequential = fit(&words, &sequence_spec(1), &()).unwrap().model;
+    assert!(sequential.to_bytes().unwrap() != one.0);
+
+    let mut spec = online(Task::Binary, 2, 1);
+    spec.set("batch", "2").unwrap();
+    let e = spec.check().unwrap_err().to_string();
+    assert!(e.contains("batch") && e.contains("sequence"), "{e}");
+    let mut spec = sequence_spec(2);
+    spec.set("batch", "2").unwrap();
+    let e = spec.check().unwrap_err().to_string();
+    assert!(e.contains("batch") && e.contains("shards"), "{e}");
+}

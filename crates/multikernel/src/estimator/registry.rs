@@ -207,6 +207,19 @@ pub const SETTINGS: &[Setting] = &[
         python: false,
     },
     Setting {
+        name: "batch",
+        flag: "--batch",
+        deprecated_flags: &[],
+        domain: Domain::Count,
+        default: "1",
+        doc: "sequences and parsing: decode this many consecutive examples in parallel \
+              against the same weights, then apply their updates one round after another \
+              (and the kernel scores' updates of the batch in parallel); the same seed and \
+              batch give the same model on any number of threads; 1 trains round after round",
+        learners: &[Online],
+        python: false,
+    },
+    Setting {
         name: "max_kernels",
         flag: "--max-kernels",
         deprecated_flags: &[],

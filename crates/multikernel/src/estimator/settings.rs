@@ -103,6 +103,7 @@ impl LearnerSpec {
             (Learner::Online(o), "no_projection") => o.projection = !switch(s, t)?,
             (Learner::Online(o), "learn_beta0") => o.learn_beta0 = switch(s, t)?,
             (Learner::Online(o), "shards") => o.shards = count(s, t)?,
+            (Learner::Online(o), "batch") => o.batch = count(s, t)?,
             (Learner::Gomp(g), "max_kernels") => g.max_kernels = count(s, t)?,
             (Learner::Gomp(g), "eps") => g.eps = real(s, t)?,
             (Learner::Gomp(g), "subsample") => g.subsample = Some(count(s, t)?),

@@ -371,6 +371,16 @@ pub struct OnlineSpec {
     /// round after round. Written only when not 1.
     #[serde(skip_serializing_if = "is_one")]
     pub shards: usize,
+    /// Sequences and parsing: mini-batches whose gradients (decodings) are computed in
+    /// parallel against the same parameters, then applied in order
+    /// ([`OnlineParams::batch`]); 1, the default, is Alg. 1 round after round. Written only
+    /// when not 1.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub batch: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 fn is_one(n: &usize) -> bool {
@@ -389,6 +399,7 @@ impl Default for OnlineSpec {
             projection: true,
             learn_beta0: false,
             shards: 1,
+            batch: 1,
         }
     }
 }
@@ -778,6 +789,25 @@ impl LearnerSpec {
                          or parsing)",
                     ));
                 }
+                if o.batch == 0 {
+                    return Err(Error::param("batch", 0, "at least 1"));
+                }
+                if o.batch > 1 && !matches!(spec.task, Task::Sequence | Task::Parsing) {
+                    return Err(Error::param(
+                        "batch",
+                        o.batch,
+                        "1: parallel mini-batches train sequences and parsers only (--task \
+                         sequence or parsing)",
+                    ));
+                }
+                if o.batch > 1 && o.shards > 1 {
+                    return Err(Error::param(
+                        "batch",
+                        o.batch,
+                        "1 with shards above 1 (parallel shards or parallel mini-batches, not \
+                         both)",
+                    ));
+                }
                 if o.learn_beta0 && spec.task != Task::Sequence {
                     return Err(Error::param(
                         "learn_beta0",
@@ -924,6 +954,7 @@ impl CheckedSpec {
             projection: o.projection,
             shuffle: true,
             shards: o.shards,
+            batch: o.batch,
         })
     }
 

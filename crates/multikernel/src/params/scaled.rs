@@ -25,6 +25,28 @@ pub struct ScaledVec {
     /// Optional linear image `A coef` kept in the same (unscaled) units, e.g. the cached
     /// scores `K coef` of a kernel group; it follows re-normalization and zeroing.
     image: Vec<f64>,
+    /// What re-normalizations and zeroings multiplied the stored values by since
+    /// [`ScaledVec::watch_units`] (never saved, never compared).
+    #[serde(skip)]
+    units: Units,
+}
+
+/// The factor the stored (unscaled) values were multiplied by since a mark: `s` at a
+/// re-normalization, 0 at a zeroing. Equal whatever its value: it is bookkeeping for a caller
+/// that holds additions to the image back ([`ScaledVec::units_since_watch`]), not state.
+#[derive(Debug, Clone, Copy)]
+struct Units(f64);
+
+impl Default for Units {
+    fn default() -> Self {
+        Units(1.0)
+    }
+}
+
+impl PartialEq for Units {
+    fn eq(&self, _: &Units) -> bool {
+        true
+    }
 }
 
 /// Below this scale the block is re-normalized so `coef` does not overflow.
@@ -52,6 +74,7 @@ impl ScaledVec {
             },
             averaging,
             image: Vec::new(),
+            units: Units::default(),
         }
     }
 
@@ -262,6 +285,22 @@ impl ScaledVec {
         self.image.iter_mut().for_each(|c| *c = 0.0);
         self.scale = 1.0;
         self.sqnorm = 0.0;
+        self.units.0 = 0.0;
+    }
+
+    /// Starts following what re-normalizations and zeroings do to the stored values
+    /// ([`ScaledVec::units_since_watch`]).
+    pub fn watch_units(&mut self) {
+        self.units.0 = 1.0;
+    }
+
+    /// The factor the stored coefficients and image were multiplied by since
+    /// [`ScaledVec::watch_units`]: 1 when the block was neither re-normalized nor zeroed, 0
+    /// when it was zeroed, the old scale at a re-normalization. An addition to the image
+    /// computed in the stored units before the mark and not yet made is this factor times
+    /// what it was (0: dropped, as the zeroing dropped the rest).
+    pub fn units_since_watch(&self) -> f64 {
+        self.units.0
     }
 
     /// `c *= s`, `s = 1`. The running sum `c S - B` is folded into `B` first (`B <- B - c S`,
@@ -277,6 +316,7 @@ impl ScaledVec {
         self.coef.iter_mut().for_each(|c| *c *= s);
         self.image.iter_mut().for_each(|c| *c *= s);
         self.scale = 1.0;
+        self.units.0 *= s;
     }
 
     /// Ends a round: the current iterate enters the running sum.

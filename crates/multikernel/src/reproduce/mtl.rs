@@ -189,6 +189,7 @@ fn learner(method: &str, c: f64, n: usize, cfg: &MtlConfig) -> TaggerLearner {
             projection: true,
             shuffle: true,
             shards: 1,
+            batch: 1,
         },
         loss,
     };

@@ -255,6 +255,7 @@ fn params(
         projection: true,
         shuffle: true,
         shards: 1,
+        batch: 1,
     }
 }
 

@@ -135,6 +135,7 @@ fn spec(reg: RegSpec, lambda: f64, eta0: f64, loss: StructLoss, cfg: &ParsingCon
             projection: false,
             shuffle: true,
             shards: 1,
+            batch: 1,
         },
         loss,
         labels: true,

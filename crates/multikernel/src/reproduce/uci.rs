@@ -217,6 +217,7 @@ fn config(
             projection: true,
             shuffle: true,
             shards: 1,
+            batch: 1,
         },
         bias: true,
         standardize: true,

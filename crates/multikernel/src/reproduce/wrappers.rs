@@ -357,6 +357,7 @@ fn run_spom(
             projection: true,
             shuffle: true,
             shards: 1,
+            batch: 1,
         },
         memory: cfg.memory,
     };

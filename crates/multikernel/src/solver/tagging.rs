@@ -465,6 +465,8 @@ pub fn fit_tagger(
                         },
                         if params.shards > 1 {
                             format!(", {} shards", params.shards)
+                        } else if params.batch > 1 {
+                            format!(", batch {}", params.batch)
                         } else {
                             String::new()
                         },

@@ -104,6 +104,15 @@ impl<'a, T: StructuredTask + ?Sized> AdagradLearner<'a, T> {
                 "adagrad (the per-coordinate learner)",
             ));
         }
+        if params.batch != 1 {
+            return Err(Error::param(
+                "batch",
+                params.batch,
+                "1 with the adagrad schedule (its per-coordinate learner runs round after \
+                 round; the sqrt, const, inv and bottou schedules train in parallel \
+                 mini-batches)",
+            ));
+        }
         if params.shards != 1 {
             return Err(Error::param(
                 "shards",

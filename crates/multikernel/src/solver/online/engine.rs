@@ -27,6 +27,7 @@ use crate::task::online::{ExplicitGroup, Gradient, GroupRole, OnlineTask};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
+mod batch;
 mod shards;
 
 /// The state of the learner: one scaled block per kernel group and per explicit group.
@@ -595,8 +596,9 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
             .eta(t, self.params.eta0, self.params.lambda)
     }
 
-    /// One round of Alg. 1 on example `i`; returns its loss before the update.
-    pub fn round(&mut self, i: usize, grad: &mut Gradient, scores: &mut Vec<f64>) -> f64 {
+    /// The loss of example `i` at the current parameters (before the round's update) with
+    /// its gradient in `grad` (scores of its points, explicit entries); reads the state only.
+    fn loss_grad_at(&self, i: usize, grad: &mut Gradient, scores: &mut Vec<f64>) -> f64 {
         let l = self.state.n_labels;
         let pts = self.task.points(i);
         let len = pts.len();
@@ -607,18 +609,37 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         grad.scores.clear();
         grad.scores.resize(len * l, 0.0);
         grad.clear_explicit();
-        let loss = self.task.loss_grad(i, scores, &self.state.explicit, grad);
+        self.task.loss_grad(i, scores, &self.state.explicit, grad)
+    }
+
+    /// The kernel groups' step of example `i`'s score gradient: `(point, label, -eta g)` for
+    /// every nonzero entry `g` (eq. 9: `theta_m -= eta sum_{p,y} g_py phi_m(x_p) e_y`).
+    fn kernel_deltas(&self, i: usize, grad: &Gradient, eta: f64) -> Vec<(usize, usize, f64)> {
+        let l = self.state.n_labels;
+        let start = self.task.points(i).start;
+        grad.scores
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| **g != 0.0)
+            .map(|(k, g)| (start + k / l, k % l, -eta * g))
+            .collect()
+    }
+
+    /// One round of Alg. 1 on example `i`; returns its loss before the update.
+    pub fn round(&mut self, i: usize, grad: &mut Gradient, scores: &mut Vec<f64>) -> f64 {
+        let loss = self.loss_grad_at(i, grad, scores);
+        self.step(i, grad);
+        loss
+    }
+
+    /// The update of a round of Alg. 1 with example `i`'s gradient `grad` (steps 1-3).
+    fn step(&mut self, i: usize, grad: &mut Gradient) {
+        let l = self.state.n_labels;
         self.state.t += 1;
         let eta = self.eta(self.state.t);
 
         // 1. Subgradient step on the kernel groups: theta_m -= eta sum_{p,y} g_py phi_m(x_p) e_y.
-        let nz: Vec<(usize, usize, f64)> = grad
-            .scores
-            .iter()
-            .enumerate()
-            .filter(|(_, g)| **g != 0.0)
-            .map(|(k, g)| (pts.start + k / l, k % l, -eta * g))
-            .collect();
+        let nz = self.kernel_deltas(i, grad, eta);
         if !nz.is_empty() {
             let n = self.task.n_points();
             let step = |group: &mut ScaledVec, gram: &Gram| {
@@ -657,6 +678,13 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
                 }
             }
         }
+        self.finish_round(grad, eta);
+    }
+
+    /// The rest of a round after the kernel groups' step (Alg. 1 at step `eta`): the
+    /// explicit groups' gradient step, the proximal steps (Prop. 1), the projection, and the
+    /// tick of the running averages.
+    fn finish_round(&mut self, grad: &mut Gradient, eta: f64) {
         // Explicit groups: plain sparse gradient step.
         grad.explicit.sort_unstable_by_key(|&(g, j, _)| (g, j));
         let mut k = 0;
@@ -710,7 +738,6 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         }
         self.state.kernel.iter_mut().for_each(|g| g.tick());
         self.state.explicit.iter_mut().for_each(|g| g.tick());
-        loss
     }
 
     /// One pass over the training examples (shuffled when asked; with `params.shards > 1`,
@@ -729,6 +756,9 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         }
         if self.params.shards > 1 {
             return self.sharded_pass(observer);
+        }
+        if self.params.batch > 1 {
+            return self.batched_pass(observer);
         }
         let mut grad = Gradient::default();
         let mut scores = Vec::new();

@@ -125,6 +125,13 @@ pub struct OnlineParams {
     /// not 1, so the files of sequential runs keep their bytes.
     #[serde(default = "one_shard", skip_serializing_if = "is_one_shard")]
     pub shards: usize,
+    /// Mini-batch of an epoch: 1 runs Alg. 1 round after round; `B > 1` computes the losses
+    /// and gradients (decodings) of `B` consecutive examples in parallel against the same
+    /// parameters, then applies them in order, one round each
+    /// ([`crate::solver::online::engine`]'s `batch` module). Written to a file only when
+    /// not 1.
+    #[serde(default = "one_shard", skip_serializing_if = "is_one_shard")]
+    pub batch: usize,
 }
 
 fn one_shard() -> usize {
@@ -154,6 +161,16 @@ impl OnlineParams {
         if self.shards == 0 {
             return Err(Error::param("shards", 0, "at least 1"));
         }
+        if self.batch == 0 {
+            return Err(Error::param("batch", 0, "at least 1"));
+        }
+        if self.batch > 1 && self.shards > 1 {
+            return Err(Error::param(
+                "batch",
+                self.batch,
+                "1 with shards above 1 (parallel shards or parallel mini-batches, not both)",
+            ));
+        }
         if let StepSchedule::Inv { sigma: Some(s) } = self.schedule {
             if !(s.is_finite() && s > 0.0) {
                 return Err(Error::param("sigma", s, "a positive number"));
@@ -176,6 +193,7 @@ impl Default for OnlineParams {
             projection: true,
             shuffle: true,
             shards: 1,
+            batch: 1,
         }
     }
 }

@@ -102,6 +102,10 @@ pub struct SequenceTraining {
     /// [`crate::solver::online::OnlineParams::shards`]); written only when not 1.
     #[serde(default = "one_shard", skip_serializing_if = "is_one_shard")]
     pub shards: usize,
+    /// Mini-batch of parallel decodings ([`crate::solver::online::OnlineParams::batch`]);
+    /// written only when not 1.
+    #[serde(default = "one_shard", skip_serializing_if = "is_one_shard")]
+    pub batch: usize,
 }
 
 fn one_shard() -> usize {

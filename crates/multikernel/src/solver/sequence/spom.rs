@@ -151,6 +151,7 @@ pub fn fit_with_grams(
         folds: train.fold_list(),
         wrapper: None,
         shards: p.shards,
+        batch: p.batch,
     };
     Ok((
         SequenceModel {

@@ -247,6 +247,7 @@ impl<'a> SequenceInner<'a> {
             projection: true,
             shuffle: true,
             shards: 1,
+            batch: 1,
         }
     }
 
@@ -617,6 +618,7 @@ fn wrapper_model(
         final_average_loss: Some(state.average_loss),
         folds: train.fold_list(),
         shards: 1,
+        batch: 1,
         wrapper: Some(WrapperTraining {
             method: cfg.method,
             first_epochs: cfg.first_epochs,

@@ -53,6 +53,7 @@ fn params(eta0: f64, lambda: f64) -> OnlineParams {
         projection: false,
         shuffle: false,
         shards: 1,
+        batch: 1,
     }
 }
 
