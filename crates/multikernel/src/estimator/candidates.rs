@@ -646,7 +646,7 @@ mod tests {
         assert!((mean_se(&v).1 - sd / 5f64.sqrt()).abs() < 1e-15);
         assert!((overlap_correction(5, 1) - 1.5).abs() < 1e-15);
         // 3 x 5 folds: variance 1/15 + 1/4 of the fold scores' against 1/15 uncorrected.
-        let want = ((1.0 / 15.0 + 0.25) / (1.0 / 15.0) as f64).sqrt();
+        let want = ((1.0 / 15.0 + 0.25) / (1.0 / 15.0_f64)).sqrt();
         assert!((overlap_correction(15, 3) - want).abs() < 1e-12);
         // The single kernel out of reach (0.82 < 0.85 - 0.0237): the uniform sum is next.
         let far = scored(&[&[0.82; 5], &[0.5; 5]]);
