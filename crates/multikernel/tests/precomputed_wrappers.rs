@@ -303,10 +303,17 @@ fn selection_of_c_scores_the_folds_as_fits_at_fixed_c_do() {
     };
     assert_eq!(m.learner.c, record.grid[chosen].c);
 
-    // Two grid points against fits at fixed C on the folds cut by hand.
-    let splits = SplitStrategy::StratifiedKFold { folds: 5, seed: 0 }
-        .splits_for(&data.targets)
-        .unwrap();
+    // Two grid points against fits at fixed C on the folds cut by hand: 351 rows, at most
+    // REPEAT_MAX_ROWS, so 5 folds over SMALL_REPEATS partitions.
+    assert!(data.targets.len() <= multikernel::estimator::auto::REPEAT_MAX_ROWS);
+    assert!(record.method.starts_with("3 x 5-fold"), "{}", record.method);
+    let splits = SplitStrategy::RepeatedStratifiedKFold {
+        folds: 5,
+        repeats: multikernel::estimator::auto::SMALL_REPEATS,
+        seed: 0,
+    }
+    .splits_for(&data.targets)
+    .unwrap();
     let cut = |rows: &[usize], cols: &[usize]| -> Vec<Matrix> {
         k.iter()
             .map(|m| {

@@ -691,17 +691,8 @@ pub(crate) fn fold_rule(
                 } else {
                     String::new()
                 };
-                let strategy = if repeats > 1 {
-                    SplitStrategy::RepeatedStratifiedKFold {
-                        folds: k,
-                        repeats,
-                        seed,
-                    }
-                } else {
-                    SplitStrategy::StratifiedKFold { folds: k, seed }
-                };
                 (
-                    strategy,
+                    kfold_strategy(true, k, repeats, seed),
                     format!("{times}{k}-fold stratified cross-validation{note}{why}, seed {seed}"),
                 )
             })
@@ -709,21 +700,31 @@ pub(crate) fn fold_rule(
         Targets::Real(y) => {
             let k = folds.min(y.len() / 2);
             (k >= 2).then(|| {
-                let strategy = if repeats > 1 {
-                    SplitStrategy::RepeatedKFold {
-                        folds: k,
-                        repeats,
-                        seed,
-                    }
-                } else {
-                    SplitStrategy::KFold { folds: k, seed }
-                };
                 (
-                    strategy,
+                    kfold_strategy(false, k, repeats, seed),
                     format!("{times}{k}-fold cross-validation{why}, seed {seed}"),
                 )
             })
         }
+    }
+}
+
+/// `folds`-fold cross-validation (`stratified` for class labels), plain or repeated over
+/// `repeats > 1` partitions.
+fn kfold_strategy(stratified: bool, folds: usize, repeats: usize, seed: u64) -> SplitStrategy {
+    match (stratified, repeats > 1) {
+        (true, true) => SplitStrategy::RepeatedStratifiedKFold {
+            folds,
+            repeats,
+            seed,
+        },
+        (true, false) => SplitStrategy::StratifiedKFold { folds, seed },
+        (false, true) => SplitStrategy::RepeatedKFold {
+            folds,
+            repeats,
+            seed,
+        },
+        (false, false) => SplitStrategy::KFold { folds, seed },
     }
 }
 
