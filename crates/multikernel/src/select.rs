@@ -747,40 +747,37 @@ impl SplitStrategy {
                 Err(Error::param(name, f, "a number strictly between 0 and 1"))
             }
         };
+        // `repeats` k-fold partitions, the `r`-th drawn with `repeat_seed(seed, r)` (the first
+        // with `seed` itself: one repeat is the plain k-fold).
+        let kfolds = |folds: usize, repeats: usize, seed: u64, stratified: bool| {
+            folds_ok(folds)?;
+            repeats_ok(repeats)?;
+            let y = if stratified { Some(labels()?) } else { None };
+            Ok::<Vec<Split>, Error>(
+                (0..repeats)
+                    .flat_map(|r| {
+                        let seed = repeat_seed(seed, r);
+                        Split::from_pairs(match y {
+                            Some(y) => stratified_kfold(y, folds, seed),
+                            None => kfold(n, folds, seed),
+                        })
+                    })
+                    .collect(),
+            )
+        };
         let splits = match self {
-            SplitStrategy::KFold { folds, seed } => {
-                folds_ok(*folds)?;
-                Split::from_pairs(kfold(n, *folds, *seed))
-            }
-            SplitStrategy::StratifiedKFold { folds, seed } => {
-                folds_ok(*folds)?;
-                Split::from_pairs(stratified_kfold(labels()?, *folds, *seed))
-            }
+            SplitStrategy::KFold { folds, seed } => kfolds(*folds, 1, *seed, false)?,
+            SplitStrategy::StratifiedKFold { folds, seed } => kfolds(*folds, 1, *seed, true)?,
             SplitStrategy::RepeatedKFold {
                 folds,
                 repeats,
                 seed,
-            } => {
-                folds_ok(*folds)?;
-                repeats_ok(*repeats)?;
-                (0..*repeats)
-                    .flat_map(|r| Split::from_pairs(kfold(n, *folds, repeat_seed(*seed, r))))
-                    .collect()
-            }
+            } => kfolds(*folds, *repeats, *seed, false)?,
             SplitStrategy::RepeatedStratifiedKFold {
                 folds,
                 repeats,
                 seed,
-            } => {
-                folds_ok(*folds)?;
-                repeats_ok(*repeats)?;
-                let y = labels()?;
-                (0..*repeats)
-                    .flat_map(|r| {
-                        Split::from_pairs(stratified_kfold(y, *folds, repeat_seed(*seed, r)))
-                    })
-                    .collect()
-            }
+            } => kfolds(*folds, *repeats, *seed, true)?,
             SplitStrategy::HeldOut {
                 train_fraction,
                 seed,
