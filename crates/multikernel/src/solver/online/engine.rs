@@ -663,9 +663,17 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
                     add_gram_row(gram, p, d * inv, &mut image[y * n..(y + 1) * n]);
                 }
             };
-            // Groups are independent: update them in parallel when there is enough work.
+            // Groups are independent: update them in parallel when there is enough work, more
+            // than one thread, and the round already runs on one of the pool's threads (then
+            // the loop is a `join`, the idle half stolen or run in place). From outside the
+            // pool, as `train` runs the learner, each round would hand the groups to the pool
+            // and wait: two thread switches per round, slower than the groups one after
+            // another (SPOM on OCR fold 0 on one thread: 42 ms per epoch with the hand-offs,
+            // 23 ms without; BENCHMARKS.md, "Rounds without hand-offs").
             let groups = self.state.kernel.len();
-            if groups > 1 && nz.len() * n * groups >= PAR_MIN_WORK {
+            let in_pool =
+                rayon::current_thread_index().is_some() && rayon::current_num_threads() > 1;
+            if groups > 1 && nz.len() * n * groups >= PAR_MIN_WORK && in_pool {
                 use rayon::prelude::*;
                 self.state
                     .kernel
