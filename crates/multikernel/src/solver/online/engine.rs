@@ -257,7 +257,7 @@ pub const STOP_POLL: usize = 64;
 pub const LOSS_CHUNK: usize = 64;
 
 /// Gram-row updates (gradient entries x training points x groups) per round above which the
-/// kernel groups are updated in parallel.
+/// kernel groups are updated in parallel (on a thread of a pool of more than one only).
 const PAR_MIN_WORK: usize = 1 << 16;
 
 /// `image[j] += a * G[p, j]` for all `j`: one label's slice of a label-major image updated
@@ -671,9 +671,11 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
             // another (SPOM on OCR fold 0 on one thread: 42 ms per epoch with the hand-offs,
             // 23 ms without; BENCHMARKS.md, "Rounds without hand-offs").
             let groups = self.state.kernel.len();
-            let in_pool =
-                rayon::current_thread_index().is_some() && rayon::current_num_threads() > 1;
-            if groups > 1 && nz.len() * n * groups >= PAR_MIN_WORK && in_pool {
+            if groups > 1
+                && nz.len() * n * groups >= PAR_MIN_WORK
+                && rayon::current_thread_index().is_some()
+                && rayon::current_num_threads() > 1
+            {
                 use rayon::prelude::*;
                 self.state
                     .kernel
