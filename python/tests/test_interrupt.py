@@ -70,3 +70,59 @@ def test_ctrl_c_stops_the_built_in_selection(data):
     with pytest.raises(KeyboardInterrupt):
         clf.fit(X, y)
     assert not hasattr(clf, "model_")
+
+
+class InterruptedStream:
+    """A stderr whose `write` raises KeyboardInterrupt once, as Python does when SIGINT's
+    handler runs inside a Python-level `write` (a notebook's or pytest's stream)."""
+
+    def __init__(self):
+        self.raised = False
+        self.lines = []
+
+    def write(self, text):
+        if not self.raised:
+            self.raised = True
+            raise KeyboardInterrupt
+        self.lines.append(text)
+
+    def flush(self):
+        pass
+
+
+def test_an_interrupt_raised_while_writing_progress_stops_the_fit(data, monkeypatch):
+    X, y = data
+    stream = InterruptedStream()
+    monkeypatch.setattr("sys.stderr", stream)
+    clf = long_fit(C=1.0, verbose=True)
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        clf.fit(X, y)
+    assert stream.raised
+    assert time.perf_counter() - start < 120  # far below the uninterrupted run
+    assert not hasattr(clf, "model_")
+
+
+class BrokenStream:
+    """A stderr whose first `write` fails with an ordinary exception: that progress line is
+    lost, the fit is not."""
+
+    def __init__(self):
+        self.failed = False
+
+    def write(self, text):
+        if not self.failed:
+            self.failed = True
+            raise ValueError("I/O operation on closed file")
+
+    def flush(self):
+        pass
+
+
+def test_a_failing_progress_stream_does_not_stop_the_fit(data, monkeypatch):
+    X, y = data
+    stream = BrokenStream()
+    monkeypatch.setattr("sys.stderr", stream)
+    clf = long_fit(C=1.0, epochs=2, verbose=True).fit(X[:300], y[:300])
+    assert stream.failed
+    assert clf.n_iter_ == 2

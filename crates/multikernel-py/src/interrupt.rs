@@ -77,18 +77,30 @@ impl Observer for PyObserver {
     }
 }
 
-/// Writes queued progress lines to `sys.stderr`.
-fn flush_lines(py: Python<'_>, observer: &PyObserver) {
+/// Writes queued progress lines to `sys.stderr`. A line that cannot be written is dropped,
+/// but an exception that is not an `Exception` (a `KeyboardInterrupt` raised by the SIGINT
+/// handler while Python ran the stream's `write`, as in a notebook or under pytest; a
+/// `SystemExit`) is returned: the signal that raised it has been handled and will not be
+/// seen again by `check_signals`.
+fn flush_lines<'py>(py: Python<'py>, observer: &PyObserver) -> Option<PyErr> {
     let lines = observer.take_lines();
     if lines.is_empty() {
-        return;
+        return None;
     }
-    if let Ok(stderr) = py.import("sys").and_then(|s| s.getattr("stderr")) {
-        for line in lines {
-            let _ = stderr.call_method1("write", (format!("{line}\n"),));
+    let stderr = py.import("sys").and_then(|s| s.getattr("stderr")).ok()?;
+    let mut raised = None;
+    let mut keep = |result: PyResult<Bound<'py, PyAny>>| {
+        if let Err(e) = result {
+            if raised.is_none() && !e.is_instance_of::<pyo3::exceptions::PyException>(py) {
+                raised = Some(e);
+            }
         }
-        let _ = stderr.call_method0("flush");
+    };
+    for line in lines {
+        keep(stderr.call_method1("write", (format!("{line}\n"),)));
     }
+    keep(stderr.call_method0("flush"));
+    raised
 }
 
 /// Runs `work` on a worker thread with the GIL released; Ctrl-C stops it through
@@ -117,9 +129,9 @@ pub fn run<T: Send>(
                 match done_rx.recv_timeout(POLL) {
                     Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
                     Err(RecvTimeoutError::Timeout) => Python::attach(|py| {
-                        flush_lines(py, observer);
+                        let raised = flush_lines(py, observer);
                         if interrupted.is_none() {
-                            if let Err(e) = py.check_signals() {
+                            if let Some(e) = raised.or_else(|| py.check_signals().err()) {
                                 observer.stop.stop();
                                 interrupted = Some(e);
                             }
@@ -133,6 +145,6 @@ pub fn run<T: Send>(
             }
         })
     });
-    flush_lines(py, observer);
-    (out, interrupted)
+    let raised = flush_lines(py, observer);
+    (out, interrupted.or(raised))
 }
