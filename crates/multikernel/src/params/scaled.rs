@@ -9,6 +9,7 @@
 //! to `S`. Re-normalizing (`B -= c S`, `S = 0`, then `c *= s`, `s = 1`) and zeroing (`B -= c S`, `c = 0`)
 //! keep the invariant.
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// A block of parameters `theta = scale * coef` with its squared norm and averaging state.
@@ -58,6 +59,9 @@ const MIN_SCALE: f64 = 1e-60;
 /// scale every round, as the squared group lasso's prox does with a large step, left the
 /// average dominated by rounding).
 const MIN_SCALE_AVERAGING: f64 = 1e-6;
+
+/// Entries of a [`ScaledVec::mean`] a thread takes at least (a few pages of each part).
+const MEAN_MIN_LEN: usize = 1 << 13;
 
 impl ScaledVec {
     /// A zero block of `len` parameters; `averaging` keeps the running-average state.
@@ -217,7 +221,69 @@ impl ScaledVec {
     /// of one length (the cached scores of a kernel group) give the mean image, in effective
     /// units; the squared norm is `||mean||^2` of the coefficients, right for a block without
     /// an image (the caller of a kernel group sets its norm in feature space).
+    ///
+    /// Each entry is summed over the parts in their order (the arithmetic of
+    /// [`ScaledVec::mean_in_turn`], bit for bit), the entries in parallel and written once:
+    /// the mix of the shards' states is an epoch's one sequential step.
     pub fn mean(parts: &[&ScaledVec]) -> ScaledVec {
+        let len = parts.first().map_or(0, |p| p.len());
+        let averaging = parts.iter().all(|p| p.averaging);
+        let k = parts.len().max(1) as f64;
+        let image_len = parts.first().map_or(0, |p| p.image.len());
+        let with_image = image_len > 0 && parts.iter().all(|p| p.image.len() == image_len);
+        let entries = |n: usize, entry: &(dyn Fn(usize) -> f64 + Sync)| -> Vec<f64> {
+            (0..n)
+                .into_par_iter()
+                .with_min_len(MEAN_MIN_LEN)
+                .map(entry)
+                .collect()
+        };
+        let coef = entries(len, &|i| {
+            let mut o = 0.0;
+            for p in parts {
+                o += p.scale * p.coef[i] / k;
+            }
+            o
+        });
+        let image = if with_image {
+            entries(image_len, &|i| {
+                let mut o = 0.0;
+                for p in parts {
+                    o += p.scale * p.image[i] / k;
+                }
+                o
+            })
+        } else {
+            Vec::new()
+        };
+        let correction = if averaging {
+            // sum_t theta_t = c S - B; the mean enters as -B with S = 0.
+            entries(len, &|i| {
+                let mut b = 0.0;
+                for p in parts {
+                    b -= (p.coef[i] * p.cum_scale - p.correction[i]) / k;
+                }
+                b
+            })
+        } else {
+            Vec::new()
+        };
+        let sqnorm = coef.iter().map(|c| c * c).sum();
+        ScaledVec {
+            coef,
+            scale: 1.0,
+            sqnorm,
+            cum_scale: 0.0,
+            correction,
+            averaging,
+            image,
+            units: Units::default(),
+        }
+    }
+
+    /// [`ScaledVec::mean`] the plain way, part after part into zeros (the tests' twin).
+    #[cfg(test)]
+    pub fn mean_in_turn(parts: &[&ScaledVec]) -> ScaledVec {
         let len = parts.first().map_or(0, |p| p.len());
         let averaging = parts.iter().all(|p| p.averaging);
         let k = parts.len().max(1) as f64;
@@ -236,7 +302,6 @@ impl ScaledVec {
                 }
             }
             if averaging {
-                // sum_t theta_t = c S - B; the mean enters as -B with S = 0.
                 for ((b, c), pb) in out.correction.iter_mut().zip(&p.coef).zip(&p.correction) {
                     *b -= (c * p.cum_scale - pb) / k;
                 }
@@ -361,6 +426,51 @@ impl ScaledVec {
 mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
+
+    /// The parallel mean gives the plain mean's blocks bit for bit: coefficients, running
+    /// sums, images and squared norm, for blocks long enough to be split between threads,
+    /// short ones, with and without averaging, with differing scales.
+    #[test]
+    fn parallel_mean_is_the_mean_in_turn_bit_for_bit() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        for (len, image_len, averaging, parts) in [
+            (3 * MEAN_MIN_LEN + 17, 2 * MEAN_MIN_LEN + 5, true, 2),
+            (3 * MEAN_MIN_LEN + 17, 0, false, 3),
+            (5, 7, true, 4),
+            (0, 0, true, 2),
+            (1000, 1000, false, 1),
+        ] {
+            let blocks: Vec<ScaledVec> = (0..parts)
+                .map(|_| {
+                    let mut v = ScaledVec::zeros_with_image(len, image_len, averaging);
+                    for round in 0..40 {
+                        if len > 0 {
+                            let j = rng.gen_range(0..len);
+                            v.add(j, rng.gen_range(-1.0..1.0));
+                        }
+                        if image_len > 0 {
+                            let col: Vec<(usize, f64)> =
+                                (0..3).map(|_| (rng.gen_range(0..image_len), 1.0)).collect();
+                            v.add_image_scaled(col.into_iter(), rng.gen_range(-1.0..1.0));
+                        }
+                        if round % 7 == 0 {
+                            v.scale_by(rng.gen_range(0.3..0.9));
+                        }
+                        v.tick();
+                    }
+                    v
+                })
+                .collect();
+            let refs: Vec<&ScaledVec> = blocks.iter().collect();
+            let (fast, plain) = (ScaledVec::mean(&refs), ScaledVec::mean_in_turn(&refs));
+            let bits = |x: &[f64]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&fast.coef), bits(&plain.coef), "{len} {parts}");
+            assert_eq!(bits(&fast.image), bits(&plain.image));
+            assert_eq!(bits(&fast.correction), bits(&plain.correction));
+            assert_eq!(fast.sqnorm.to_bits(), plain.sqnorm.to_bits());
+            assert_eq!(fast, plain);
+        }
+    }
 
     /// A scale that shrinks every round while additions keep the effective values O(1) (the
     /// squared group lasso's prox with a large step): the lazy average stays within 1e-9 of
