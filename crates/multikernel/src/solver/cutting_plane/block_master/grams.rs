@@ -301,20 +301,17 @@ impl PackedGrams {
         self.weights_into(alpha, factors, Vec::new())
     }
 
-    /// [`PackedGrams::weights`] written into `w` (resized and cleared first): a buffer kept
-    /// from one solve to the next is not allocated and faulted in again.
+    /// [`PackedGrams::weights`] written into `w` (resized first): a buffer kept from one
+    /// solve to the next is not allocated and faulted in again, and each chunk's slice is
+    /// cleared by the thread that fills it, in its cache, not in a pass of its own.
     pub fn weights_into(&self, alpha: &[f64], factors: &[f64], mut w: Vec<f64>) -> Vec<f64> {
-        w.clear();
         w.resize(self.chunk_ends.last().copied().unwrap_or(0), 0.0);
         let mut slices = Vec::with_capacity(self.chunk_ends.len());
         let mut rest = w.as_mut_slice();
         let mut lo = 0;
         for (k, &end) in self.chunk_ends.iter().enumerate() {
             let (slice, tail) = rest.split_at_mut(end - lo);
-            let f = factors[self.chunk_group[k]];
-            if f != 0.0 {
-                slices.push((k, lo, f, slice));
-            }
+            slices.push((k, lo, factors[self.chunk_group[k]], slice));
             rest = tail;
             lo = end;
         }
@@ -326,6 +323,10 @@ impl PackedGrams {
             .map(|(c, _)| c.index.len())
             .sum();
         map_items(slices, work >= PARALLEL_WORK, |_, (k, lo, f, out)| {
+            out.fill(0.0);
+            if f == 0.0 {
+                return;
+            }
             for (cut, &a) in self.cuts.iter().zip(alpha) {
                 if a != 0.0 {
                     let scale = a * f;
@@ -541,6 +542,15 @@ mod tests {
                     .sum();
                 assert!((w[k] - want).abs() <= 1e-12, "{k}: {} vs {want}", w[k]);
             }
+        }
+        // A kept buffer full of another solve's values (and longer, or shorter) gives the
+        // same weights.
+        for len in [dim + 3, dim / 2] {
+            let dirty = grams.weights_into(&alpha, &factors, vec![f64::NAN; len]);
+            assert_eq!(
+                dirty.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                w.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+            );
         }
     }
 }
