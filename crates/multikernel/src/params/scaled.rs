@@ -223,7 +223,7 @@ impl ScaledVec {
     /// an image (the caller of a kernel group sets its norm in feature space).
     ///
     /// Each entry is summed over the parts in their order (the arithmetic of
-    /// [`ScaledVec::mean_in_turn`], bit for bit), the entries in parallel and written once:
+    /// `mean_in_turn`, the tests' twin, bit for bit), the entries in parallel and written once:
     /// the mix of the shards' states is an epoch's one sequential step.
     pub fn mean(parts: &[&ScaledVec]) -> ScaledVec {
         let len = parts.first().map_or(0, |p| p.len());
