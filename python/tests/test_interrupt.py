@@ -72,19 +72,19 @@ def test_ctrl_c_stops_the_built_in_selection(data):
     assert not hasattr(clf, "model_")
 
 
-class InterruptedStream:
-    """A stderr whose `write` raises KeyboardInterrupt once, as Python does when SIGINT's
-    handler runs inside a Python-level `write` (a notebook's or pytest's stream)."""
+class StreamFailingOnce:
+    """A stderr whose first `write` raises `error`: a KeyboardInterrupt is what Python raises
+    when SIGINT's handler runs inside a Python-level `write` (a notebook's or pytest's
+    stream); an ordinary exception loses that progress line, not the fit."""
 
-    def __init__(self):
+    def __init__(self, error):
+        self.error = error
         self.raised = False
-        self.lines = []
 
     def write(self, text):
         if not self.raised:
             self.raised = True
-            raise KeyboardInterrupt
-        self.lines.append(text)
+            raise self.error
 
     def flush(self):
         pass
@@ -92,7 +92,7 @@ class InterruptedStream:
 
 def test_an_interrupt_raised_while_writing_progress_stops_the_fit(data, monkeypatch):
     X, y = data
-    stream = InterruptedStream()
+    stream = StreamFailingOnce(KeyboardInterrupt())
     monkeypatch.setattr("sys.stderr", stream)
     clf = long_fit(C=1.0, verbose=True)
     start = time.perf_counter()
@@ -103,26 +103,10 @@ def test_an_interrupt_raised_while_writing_progress_stops_the_fit(data, monkeypa
     assert not hasattr(clf, "model_")
 
 
-class BrokenStream:
-    """A stderr whose first `write` fails with an ordinary exception: that progress line is
-    lost, the fit is not."""
-
-    def __init__(self):
-        self.failed = False
-
-    def write(self, text):
-        if not self.failed:
-            self.failed = True
-            raise ValueError("I/O operation on closed file")
-
-    def flush(self):
-        pass
-
-
 def test_a_failing_progress_stream_does_not_stop_the_fit(data, monkeypatch):
     X, y = data
-    stream = BrokenStream()
+    stream = StreamFailingOnce(ValueError("I/O operation on closed file"))
     monkeypatch.setattr("sys.stderr", stream)
     clf = long_fit(C=1.0, epochs=2, verbose=True).fit(X[:300], y[:300])
-    assert stream.failed
+    assert stream.raised
     assert clf.n_iter_ == 2
