@@ -312,9 +312,9 @@ fn columns(folds: &str, out: &Path) {
     ]);
 }
 
-/// Multi-template learning (the cutting plane, q = 1): `--max-iter` cuts with an epsilon
-/// too small to converge first, the small templates on one fold.
-fn mtl_args(train: &str, tpl: &str, cuts: &str) -> Vec<String> {
+/// Multi-template learning (the cutting plane, block norm `q`): `--max-iter` cuts with an
+/// epsilon too small to converge first, the small templates on one fold.
+fn mtl_args(train: &str, tpl: &str, cuts: &str, q: &str) -> Vec<String> {
     [
         "train",
         "--select",
@@ -331,6 +331,8 @@ fn mtl_args(train: &str, tpl: &str, cuts: &str) -> Vec<String> {
         "1",
         "--algo",
         "mtl",
+        "--q",
+        q,
         "--eps",
         "1e-6",
         "--max-iter",
@@ -346,9 +348,13 @@ fn multi_template_learning_resumes_to_the_uninterrupted_model() {
     let train = dir.path().join("train.txt");
     columns("0", &train);
     let tpl = repo("data/tagging/twt-upos-small.templates");
-    let a = mtl_args(train.to_str().unwrap(), &tpl, "30");
-    let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
-    killed_and_resumed_with("mtl", &a, &["--checkpoint-every", "1"], 30, 3);
+    // q = 4 separates between the best point and the working set's solution, a state of
+    // its own in the checkpoint.
+    for (q, name) in [("1", "mtl"), ("4", "mtl-q4")] {
+        let a = mtl_args(train.to_str().unwrap(), &tpl, "30", q);
+        let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+        killed_and_resumed_with(name, &a, &["--checkpoint-every", "1"], 30, 3);
+    }
 }
 
 /// A generated ringnorm table of `n` rows (seed `seed`) at `out`.
@@ -408,7 +414,7 @@ fn mtl_and_stream_checkpoints_of_other_data_are_refused() {
     columns("0", Path::new(&p("f0.txt")));
     columns("1", Path::new(&p("f1.txt")));
     let ck = p("mtl.ckpt");
-    let mut a = mtl_args(&p("f0.txt"), &tpl, "3");
+    let mut a = mtl_args(&p("f0.txt"), &tpl, "3", "1");
     a.extend(
         [
             "--out",
@@ -423,11 +429,11 @@ fn mtl_and_stream_checkpoints_of_other_data_are_refused() {
     let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
     assert!(run(&a).status.success());
     assert!(saved_step(Path::new(&ck)).is_some_and(|s| s >= 1));
-    let mut other = mtl_args(&p("f1.txt"), &tpl, "3");
+    let mut other = mtl_args(&p("f1.txt"), &tpl, "3", "1");
     other.extend(["--out", &p("m2"), "--resume", &ck].map(String::from));
     let other: Vec<&str> = other.iter().map(|s| s.as_str()).collect();
     assert_clean_error(&run(&other), &["written for other data"]);
-    let mut other = mtl_args(&p("f0.txt"), &tpl, "3");
+    let mut other = mtl_args(&p("f0.txt"), &tpl, "3", "1");
     let eps = other.iter().position(|s| s == "--eps").unwrap() + 1;
     other[eps] = "1e-5".into();
     other.extend(["--out", &p("m2"), "--resume", &ck].map(String::from));

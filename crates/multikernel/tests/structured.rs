@@ -206,3 +206,72 @@ fn data_sets(data: &SyntheticTrees) -> (SyntheticTrees, ArcFeaturizer, TreeTask,
     let test = TreeTask::new(data.test.clone(), &f).unwrap();
     (data.clone(), f, train, test)
 }
+
+/// Separation inside the segment (the default, `separation_step < 1`; the cutting plane's
+/// module docs): the loop stops when its best objective is within `C epsilon` of its lower
+/// bound, so it ends at the optimum of the same problem as Joachims et al.'s loop
+/// (`separation_step` 1; each within `C epsilon` of it), and the model it returns is the
+/// best point it evaluated: its objective is its regularizer plus `C` times its risk,
+/// recomputed here from the weights.
+#[test]
+fn separation_inside_the_segment_reaches_the_same_optimum() {
+    use multikernel::solver::cutting_plane::fit_block_norm;
+    let data = TreeGenerator::default().generate(7);
+    let (_, _, train, test) = data_sets(&data);
+    let params = CuttingPlaneParams {
+        c: 300.0,
+        epsilon: 1e-3,
+        ..CuttingPlaneParams::default()
+    };
+    for (q, inner) in [(2.0, None), (4.0, None), (1.0, Some(0.3))] {
+        let inner = CuttingPlaneParams {
+            separation_step: inner,
+            ..params.clone()
+        };
+        let (plain, info, _) = fit_block_norm(
+            &train,
+            &CuttingPlaneParams {
+                separation_step: Some(1.0),
+                ..params.clone()
+            },
+            q,
+            &(),
+        )
+        .unwrap();
+        assert_eq!(info.status, RunStatus::Converged, "q = {q}");
+        let (m, info, _) = fit_block_norm(&train, &inner, q, &()).unwrap();
+        assert_eq!(info.status, RunStatus::Converged, "q = {q}");
+        assert!(
+            (m.objective - plain.objective).abs() <= params.c * params.epsilon,
+            "q = {q}: objectives {} (inside the segment) vs {}",
+            m.objective,
+            plain.objective
+        );
+        // The returned objective belongs to the returned weights.
+        let norms = m.layout.group_norms(&m.weights);
+        let omega = 0.5 * norms.iter().map(|n| n.powf(q)).sum::<f64>().powf(2.0 / q);
+        let recomputed = omega + params.c * m.empirical_risk;
+        assert!(
+            (recomputed - m.objective).abs() <= 1e-6 * m.objective.abs(),
+            "q = {q}: objective {} of the weights, {} reported",
+            recomputed,
+            m.objective
+        );
+        let (u, up) = (
+            evaluate_explicit(&test, &m.weights).unwrap().value(),
+            evaluate_explicit(&test, &plain.weights).unwrap().value(),
+        );
+        assert!((u - up).abs() < 0.02, "q = {q}: held-out UAS {u} vs {up}");
+    }
+    // A step outside (0, 1] is refused.
+    for bad in [0.0, 1.5, f64::NAN] {
+        let p = CuttingPlaneParams {
+            separation_step: Some(bad),
+            ..params.clone()
+        };
+        assert!(matches!(
+            cutting_plane::fit(&train, &p, &()),
+            Err(Error::InvalidParameter { .. })
+        ));
+    }
+}

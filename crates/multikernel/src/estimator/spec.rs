@@ -476,8 +476,8 @@ pub struct MtlSpec {
     /// paper's p): 1 is sparse over templates (problem (6)), 2 the plain l2 structural SVM,
     /// above 2 the weights spread more evenly than l2 (the paper's Table 8 tries 4).
     pub q: f64,
-    /// Stop when the most violated constraint exceeds the working set's slack by at most
-    /// this (the paper's epsilon).
+    /// Stop when the best objective is within `C epsilon` of the working set's lower bound
+    /// (the paper's epsilon: the average loss is certified to within it).
     pub epsilon: f64,
     /// Cuts at most (then the run stops with status iteration-limit).
     pub max_iter: usize,

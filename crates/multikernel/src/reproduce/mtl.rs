@@ -117,6 +117,10 @@ pub struct MtlConfig {
     pub epsilon: f64,
     /// Cuts at most.
     pub max_iter: usize,
+    /// The cutting plane's separation step
+    /// ([`crate::solver::cutting_plane::CuttingPlaneParams::separation_step`]; `None`: its
+    /// default).
+    pub separation_step: Option<f64>,
     /// SPOM's most epochs (the best on dev is kept).
     pub epochs: usize,
     /// Rerun the choice of `C` on the dev fold.
@@ -147,6 +151,7 @@ impl Default for MtlConfig {
             parsing: false,
             epsilon: 0.1,
             max_iter: 2000,
+            separation_step: None,
             epochs: 20,
             cv: false,
             seed: 1,
@@ -167,6 +172,7 @@ fn learner(method: &str, c: f64, n: usize, cfg: &MtlConfig) -> TaggerLearner {
             c: c * n as f64,
             epsilon: cfg.epsilon,
             max_iter: cfg.max_iter,
+            separation_step: cfg.separation_step,
             ..CuttingPlaneParams::default()
         },
         q,
@@ -653,6 +659,7 @@ fn parsing_rows(
                             c: c * n as f64,
                             epsilon: cfg.epsilon,
                             max_iter: cfg.max_iter,
+                            separation_step: cfg.separation_step,
                             ..CuttingPlaneParams::default()
                         },
                         q,

@@ -7,7 +7,8 @@
 //! without a multiplier, the cuts added in all, the current weights `w` (their entries that
 //! are not `+0.0`), the margins `<a_r, w>` and the regularizer the master gave with them,
 //! the objective and empirical risk of the last cut, the best objective and the best master
-//! value (which steer the inexact solves), the seconds spent so far in decoding and in the
+//! value (which steer the inexact solves), with a separation step below 1 the best point
+//! and its risk, the seconds spent so far in decoding and in the
 //! master, and the master's own state ([`MasterSnapshot`]: multipliers, template weights,
 //! the step carried between saddle-point solves, the last value, the counters).
 //!
@@ -41,6 +42,8 @@ pub struct LoopStateRef<'a> {
     pub risk: u64,
     pub best_objective: u64,
     pub best_lower: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub best: Option<(SparseVector, u64)>,
     pub decode_seconds: f64,
     pub master_seconds: f64,
     pub master: MasterSnapshot,
@@ -60,6 +63,8 @@ pub struct LoopState {
     pub risk: u64,
     pub best_objective: u64,
     pub best_lower: u64,
+    #[serde(default)]
+    pub best: Option<(SparseVector, u64)>,
     pub decode_seconds: f64,
     pub master_seconds: f64,
     pub master: MasterSnapshot,
@@ -114,12 +119,27 @@ impl LoopState {
         if !self.cuts.iter().all(|c| fits(&c.a, dim) && c.b.is_finite()) || !fits(&self.w, dim) {
             return Err(bad("a cut or the weights are outside the parameters"));
         }
-        let mut w = vec![0.0; dim];
-        for (j, v) in self.w.iter() {
-            w[j] = v;
-        }
-        Ok(w)
+        Ok(dense(&self.w, dim))
     }
+
+    /// The best point and its risk (a separation step below 1), dense, checked against a
+    /// task of `dim` parameters.
+    pub fn best_point(&self, dim: usize) -> Result<Option<(Vec<f64>, f64)>> {
+        match &self.best {
+            None => Ok(None),
+            Some((b, _)) if !fits(b, dim) => Err(bad("the best point is outside the parameters")),
+            Some((b, r)) => Ok(Some((dense(b, dim), f64::from_bits(*r)))),
+        }
+    }
+}
+
+/// `v` as a dense vector of `dim` entries (indices checked by [`fits`]).
+fn dense(v: &SparseVector, dim: usize) -> Vec<f64> {
+    let mut w = vec![0.0; dim];
+    for (j, x) in v.iter() {
+        w[j] = x;
+    }
+    w
 }
 
 #[cfg(test)]

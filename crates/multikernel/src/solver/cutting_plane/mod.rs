@@ -18,6 +18,19 @@
 //! 3. otherwise adds the cut to the working set and re-solves the restricted problem, the
 //!    [`MasterProblem`] (here [`L2Master`], the dual QP of [`qp`] over the capped simplex).
 //!
+//! **Separation inside the segment** (by default; [`CuttingPlaneParams::separation_step`]
+//! `s < 1`; the in-out scheme of Ben-Ameur & Neto 2007, as OCAS of Franc & Sonnenburg 2009
+//! takes its cuts between the best point and the master's): the cut is found at `w_best + s
+//! (w_master - w_best)`, `w_best` the point of the best objective so far, rather than at the
+//! master's solution, whose iterates jump about (most with a weakly convex regularizer, the
+//! squared block norms with `q > 2`). Every cut is still exact (a subgradient of the risk at
+//! the point separated), so the master's value stays a lower bound; the loop stops when the
+//! best objective is within `C epsilon` of the best lower bound and returns `w_best`. On the
+//! small template set of TWT tagging (`multikernel reproduce mtl --template-sets small
+//! --separation-step S`, epsilon 0.1) the cuts with `s = 1` (Joachims et al.'s loop) against
+//! [`SEPARATION_STEP`]: q = 1 258 against 100, q = 4/3 276 against 92, q = 2 469 against
+//! 122, q = 4 1,670 against 199, test accuracies within 0.2 points.
+//!
 //! The multi-template issue replaces the master by the QCQP over per-template Gram matrices
 //! (mao-tsang problem (6)); cuts keep the global index layout of the task's explicit groups so
 //! that per-group blocks are at hand.
@@ -44,8 +57,10 @@ pub struct CuttingPlaneParams {
     /// `C` of `1/2 ||w||^2 + C xi` (`xi` bounds the average loss).
     #[serde(rename = "C")]
     pub c: f64,
-    /// Stop when the most violated constraint is violated by at most `epsilon` more than the
-    /// working set's slack.
+    /// Stop when the objective is certified within `C epsilon` of the optimum: by default the
+    /// best objective within that of the best working-set value; with
+    /// [`CuttingPlaneParams::separation_step`] 1, the most violated constraint violated by at
+    /// most `epsilon` more than the working set's slack (Joachims et al.).
     pub epsilon: f64,
     /// Cuts added at most (then status [`RunStatus::IterationLimit`]).
     pub max_iter: usize,
@@ -53,6 +68,13 @@ pub struct CuttingPlaneParams {
     pub qp_tol: f64,
     /// Pairwise steps of the working-set QP at most.
     pub qp_max_iter: usize,
+    /// Where the next cut is found on the segment from the best point so far to the master's
+    /// solution (module docs): `1` at the master's solution (Joachims et al.'s loop, stopped
+    /// by its slack test), `s < 1` at `w_best + s (w_master - w_best)`, stopped when the best
+    /// objective is within `C epsilon` of the best master value. `None`:
+    /// [`SEPARATION_STEP`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub separation_step: Option<f64>,
 }
 
 impl Default for CuttingPlaneParams {
@@ -63,6 +85,7 @@ impl Default for CuttingPlaneParams {
             max_iter: 1000,
             qp_tol: 1e-10,
             qp_max_iter: 1_000_000,
+            separation_step: None,
         }
     }
 }
@@ -84,6 +107,11 @@ impl CuttingPlaneParams {
         }
         if self.qp_max_iter == 0 {
             return Err(Error::param("qp_max_iter", 0, "at least 1"));
+        }
+        if let Some(s) = self.separation_step {
+            if !(s.is_finite() && s > 0.0 && s <= 1.0) {
+                return Err(Error::param("separation_step", s, "a number in (0, 1]"));
+            }
         }
         Ok(())
     }
@@ -406,7 +434,8 @@ pub fn fit<T: StructuredTask + ?Sized>(
 /// The cutting plane with the squared block norm `1/2 (sum_j ||w_j||^q)^(2/q)` over the
 /// task's explicit groups (mao-tsang Alg. 1; `q = 2`: the plain l2 structural SVM, [`fit`];
 /// other `q >= 1`: [`BlockNormMaster`]). Returns the model, the run, and the template weights
-/// `mu_j = ||w_j|| / sum_k ||w_k||` (for `q = 1` the QCQP's duals, which agree); templates
+/// `mu_j = ||w_j|| / sum_k ||w_k||` (for `q = 1` the QCQP's duals, which agree, unless the
+/// loop separates inside the segment: then those of the best point it returns); templates
 /// with `mu_j / sum mu <` [`PRUNE_SHARE`] are pruned (their weights set to 0).
 pub fn fit_block_norm<T: StructuredTask + ?Sized>(
     task: &T,
@@ -417,14 +446,17 @@ pub fn fit_block_norm<T: StructuredTask + ?Sized>(
     if !(q.is_finite() && q >= 1.0) {
         return Err(Error::param("q", q, "a finite block norm q >= 1"));
     }
-    let (mut m, run, mu) = if q == 2.0 {
-        let (m, run) = fit(task, params, observer)?;
+    // mu_j = ||w_j|| / sum_k ||w_k|| of the returned weights.
+    let shares = |m: &CuttingPlaneModel| -> Vec<f64> {
         let total: f64 = m.group_norms.iter().sum();
-        let mu = m
-            .group_norms
+        m.group_norms
             .iter()
             .map(|n| if total > 0.0 { n / total } else { 0.0 })
-            .collect();
+            .collect()
+    };
+    let (mut m, run, mu) = if q == 2.0 {
+        let (m, run) = fit(task, params, observer)?;
+        let mu = shares(&m);
         (m, run, mu)
     } else {
         let layout = explicit_layout(task);
@@ -437,7 +469,13 @@ pub fn fit_block_norm<T: StructuredTask + ?Sized>(
             .with_abs_tol(0.1 * params.c * params.epsilon)
             .inexact();
         let (m, run) = fit_with_master(task, params, &mut master, observer)?;
-        let mu = master.mu().to_vec();
+        // Separating inside the segment, the weights returned are the best point's, not
+        // the last solve's.
+        let mu = if params.separation_step.unwrap_or(SEPARATION_STEP) < 1.0 {
+            shares(&m)
+        } else {
+            master.mu().to_vec()
+        };
         (m, run, mu)
     };
     // Templates with a negligible weight are pruned: their weights set to 0.
@@ -453,6 +491,12 @@ pub fn fit_block_norm<T: StructuredTask + ?Sized>(
     Ok((m, run, mu))
 }
 
+/// The cutting plane's default separation step (module docs): on the small template set
+/// with `q = 4` (`multikernel reproduce mtl --template-sets small --methods mtl-q4
+/// --separation-step S`, C = 1, epsilon 0.1) 1 took 1,670 cuts (test accuracy 93.15), 0.5
+/// 515 (93.40), 0.3 314 (93.55), 0.2 250 (93.30), 0.1 199 (93.34) and 0.05 201 (93.27).
+pub const SEPARATION_STEP: f64 = 0.1;
+
 /// The relative duality gap at which the working-set saddle point (`q != 2`) stops in
 /// [`fit_block_norm`].
 pub const SADDLE_TOL: f64 = 1e-6;
@@ -460,6 +504,20 @@ pub const SADDLE_TOL: f64 = 1e-6;
 /// A template whose weight `mu_j` is below this share of `sum mu` is pruned (mao-tsang;
 /// docs/formulas.md).
 pub const PRUNE_SHARE: f64 = 1e-5;
+
+/// The working set's slack `xi = max(0, max_r b_r - <a_r, w>)`, from the master's margins
+/// when it gave them for these cuts.
+fn working_set_slack(cuts: &[Cut], margins: Option<&[f64]>, w: &[f64]) -> f64 {
+    match margins {
+        Some(m) if m.len() == cuts.len() => {
+            cuts.iter().zip(m).map(|(k, m)| k.b - m).fold(0.0, f64::max)
+        }
+        _ => cuts
+            .par_iter()
+            .map(|k| k.b - k.a.dot(w))
+            .reduce(|| 0.0, f64::max),
+    }
+}
 
 /// [`fit`] with any master problem (the multi-template learner's seam).
 ///
@@ -510,6 +568,11 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
     let mut regularizer: Option<f64> = None;
     // The separation's dense accumulator, all zeros between iterations.
     let mut scratch = vec![0.0; dim];
+    // Separation inside the segment (module docs): the step, the point of the best objective
+    // so far with its risk, and the point separated (kept, not allocated at every cut).
+    let step = params.separation_step.unwrap_or(SEPARATION_STEP);
+    let mut best: Option<(Vec<f64>, f64)> = None;
+    let mut inner = Vec::new();
     let ck = observer
         .checkpoints()
         .filter(|_| master.snapshot().is_some());
@@ -521,6 +584,7 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
         let s: checkpoint::LoopState =
             crate::checkpoint::decode(checkpoint::CHECKPOINT_FAMILY, &bytes)?;
         w = s.check(dim, params.max_iter)?;
+        best = s.best_point(dim)?;
         master.restore(s.master)?;
         added = s.added;
         cuts = s.cuts;
@@ -537,28 +601,49 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
         rec.set_steps(added as u64);
     }
     let status = loop {
+        // The point separated: the master's solution, or with a step below 1 and a best
+        // point, a point between the two.
+        let at: &[f64] = match &best {
+            Some((b, _)) if step < 1.0 => {
+                inner.clear();
+                inner.extend(b.iter().zip(&w).map(|(x, y)| x + step * (y - x)));
+                &inner
+            }
+            _ => &w,
+        };
         let t = Instant::now();
-        let found = separation(task, &w, &mut scratch, observer)?;
+        let found = separation(task, at, &mut scratch, observer)?;
         decode_seconds += t.elapsed().as_secs_f64();
         let Some(cut) = found else {
             break RunStatus::Cancelled;
         };
-        risk = (cut.b - cut.a.dot(&w)).max(0.0);
-        objective = regularizer.unwrap_or_else(|| master.regularizer(&w)) + c * risk;
-        best_objective = best_objective.min(objective);
-        let xi = match &margins {
-            Some(m) if m.len() == cuts.len() => {
-                cuts.iter().zip(m).map(|(k, m)| k.b - m).fold(0.0, f64::max)
-            }
-            _ => cuts
-                .par_iter()
-                .map(|k| k.b - k.a.dot(&w))
-                .reduce(|| 0.0, f64::max),
+        risk = (cut.b - cut.a.dot(at)).max(0.0);
+        let omega = match regularizer {
+            Some(r) if std::ptr::eq(at, w.as_slice()) => r,
+            _ => master.regularizer(at),
         };
+        objective = omega + c * risk;
+        if step < 1.0 && objective < best_objective {
+            match &mut best {
+                Some((b, r)) => {
+                    b.copy_from_slice(at);
+                    *r = risk;
+                }
+                None => best = Some((at.to_vec(), risk)),
+            }
+        }
+        best_objective = best_objective.min(objective);
         if rec.step(Some(objective), observer) == Control::Stop {
             break RunStatus::Cancelled;
         }
-        if risk <= xi + params.epsilon {
+        // Joachims et al.'s slack test at the master's solution, or inside the segment the
+        // gap between the best objective and the best lower bound.
+        let converged = if step < 1.0 {
+            best_objective - best_lower <= c * params.epsilon
+        } else {
+            risk <= working_set_slack(&cuts, margins.as_deref(), &w) + params.epsilon
+        };
+        if converged {
             break RunStatus::Converged;
         }
         if added >= params.max_iter {
@@ -602,6 +687,9 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
                 risk: risk.to_bits(),
                 best_objective: best_objective.to_bits(),
                 best_lower: best_lower.to_bits(),
+                best: best
+                    .as_ref()
+                    .map(|(b, r)| (checkpoint::sparse_weights(b), r.to_bits())),
                 decode_seconds,
                 master_seconds,
                 master: master_state,
@@ -613,6 +701,14 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
             )?;
         }
     };
+    // Separating inside the segment, the loop returns the best point it evaluated.
+    if step < 1.0 {
+        if let Some((b, r)) = best {
+            w = b;
+            risk = r;
+            objective = best_objective;
+        }
+    }
     let group_norms = layout.group_norms(&w);
     let model = CuttingPlaneModel {
         weights: w,
