@@ -8,9 +8,9 @@
 //! are not `+0.0`), the margins `<a_r, w>` and the regularizer the master gave with them,
 //! the objective and empirical risk of the last cut, the best objective and the best master
 //! value (which steer the inexact solves), with a separation step below 1 the best point
-//! and its risk, the seconds spent so far in decoding and in the
-//! master, and the master's own state ([`MasterSnapshot`]: multipliers, template weights,
-//! the step carried between saddle-point solves, the last value, the counters).
+//! and its risk, the seconds spent so far in decoding and in the master, and the master's
+//! own state ([`MasterSnapshot`]: multipliers, template weights, the step carried between
+//! saddle-point solves, the last value, the counters).
 //!
 //! Not saved: the master's packed Gram matrices of the cuts. The first solve after a resume
 //! rebuilds them from the cuts held ([`super::block_master::grams::PackedGrams::extend`]

@@ -10,15 +10,19 @@
 //!
 //! i.e. `lambda/2 ||w||^2 + (1/n) sum_i hinge_i` with `lambda = 1 / C` (eq. 4 of martins2011
 //! averaged). Each iteration
-//! 1. finds the most violated constraint at the current `w` by loss-augmented decoding of
-//!    every example (in parallel; [`StructuredTask::loss_augmented_decode`]), which also gives
-//!    the exact objective `J(w) = 1/2 ||w||^2 + C R_emp(w)`, `R_emp(w) = b - <w, a>`;
-//! 2. stops when `R_emp(w) <= xi + epsilon`, `xi` the slack of the working set at `w`
-//!    (status [`RunStatus::Converged`]);
+//! 1. finds the most violated constraint at a point `w` by loss-augmented decoding of every
+//!    example (in parallel; [`StructuredTask::loss_augmented_decode`]), which also gives the
+//!    exact objective `J(w) = 1/2 ||w||^2 + C R_emp(w)`, `R_emp(w) = b - <w, a>`; `w` is the
+//!    last restricted solution (Joachims et al.) or, by default, a point between it and the
+//!    best point so far (below);
+//! 2. stops (status [`RunStatus::Converged`]) when the objective is certified within `C
+//!    epsilon`: Joachims et al.'s test `R_emp(w) <= xi + epsilon`, `xi` the slack of the
+//!    working set at `w`, or by default the best `J` within `C epsilon` of the best value of
+//!    the restricted problem (a lower bound);
 //! 3. otherwise adds the cut to the working set and re-solves the restricted problem, the
 //!    [`MasterProblem`] (here [`L2Master`], the dual QP of [`qp`] over the capped simplex).
 //!
-//! **Separation inside the segment** (by default; [`CuttingPlaneParams::separation_step`]
+//! **Separation inside the segment** (the default; [`CuttingPlaneParams::separation_step`]
 //! `s < 1`; the in-out scheme of Ben-Ameur & Neto 2007, as OCAS of Franc & Sonnenburg 2009
 //! takes its cuts between the best point and the master's): the cut is found at `w_best + s
 //! (w_master - w_best)`, `w_best` the point of the best objective so far, rather than at the
