@@ -112,9 +112,7 @@ impl MtlOptions {
         at_least_one("max_iter", self.max_iter)?;
         positive("eps", self.eps)?;
         if let Some(s) = self.separation_step {
-            if !(s > 0.0 && s <= 1.0) {
-                return Err(Error::param("separation_step", s, "a number in (0, 1]"));
-            }
+            crate::solver::cutting_plane::check_separation_step(s)?;
         }
         if self.spom_eta0.is_empty() {
             return Err(Error::param("spom_eta0", "none", "positive numbers"));

@@ -133,7 +133,8 @@ impl LoopState {
     }
 }
 
-/// `v` as a dense vector of `dim` entries (indices checked by [`fits`]).
+/// `v` as a dense vector of `dim` entries (indices checked by [`fits`]), each entry assigned
+/// (not added, as [`SparseVector::to_dense`] does), so that a `-0.0` comes back as it was.
 fn dense(v: &SparseVector, dim: usize) -> Vec<f64> {
     let mut w = vec![0.0; dim];
     for (j, x) in v.iter() {

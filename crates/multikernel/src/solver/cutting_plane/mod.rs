@@ -113,11 +113,18 @@ impl CuttingPlaneParams {
             return Err(Error::param("qp_max_iter", 0, "at least 1"));
         }
         if let Some(s) = self.separation_step {
-            if !(s.is_finite() && s > 0.0 && s <= 1.0) {
-                return Err(Error::param("separation_step", s, "a number in (0, 1]"));
-            }
+            check_separation_step(s)?;
         }
         Ok(())
+    }
+}
+
+/// Refuses a separation step ([`CuttingPlaneParams::separation_step`]) outside `(0, 1]`.
+pub fn check_separation_step(s: f64) -> Result<()> {
+    if s.is_finite() && s > 0.0 && s <= 1.0 {
+        Ok(())
+    } else {
+        Err(Error::param("separation_step", s, "a number in (0, 1]"))
     }
 }
 
@@ -607,14 +614,15 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
     let status = loop {
         // The point separated: the master's solution, or with a step below 1 and a best
         // point, a point between the two.
-        let at: &[f64] = match &best {
+        let between = match &best {
             Some((b, _)) if step < 1.0 => {
                 inner.clear();
                 inner.extend(b.iter().zip(&w).map(|(x, y)| x + step * (y - x)));
-                &inner
+                true
             }
-            _ => &w,
+            _ => false,
         };
+        let at: &[f64] = if between { &inner } else { &w };
         let t = Instant::now();
         let found = separation(task, at, &mut scratch, observer)?;
         decode_seconds += t.elapsed().as_secs_f64();
@@ -622,8 +630,9 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
             break RunStatus::Cancelled;
         };
         risk = (cut.b - cut.a.dot(at)).max(0.0);
+        // The master gave the regularizer of its own solution only.
         let omega = match regularizer {
-            Some(r) if std::ptr::eq(at, w.as_slice()) => r,
+            Some(r) if !between => r,
             _ => master.regularizer(at),
         };
         objective = omega + c * risk;
