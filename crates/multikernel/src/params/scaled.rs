@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// A block of parameters `theta = scale * coef` with its squared norm and averaging state.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
 pub struct ScaledVec {
     coef: Vec<f64>,
     scale: f64,
@@ -30,6 +30,34 @@ pub struct ScaledVec {
     /// [`ScaledVec::watch_units`] (never saved, never compared).
     #[serde(skip)]
     units: Units,
+}
+
+/// `clone_from` reuses the target's vectors (the shards' copies of the state at the start of
+/// each epoch take no allocation after the first).
+impl Clone for ScaledVec {
+    fn clone(&self) -> Self {
+        ScaledVec {
+            coef: self.coef.clone(),
+            scale: self.scale,
+            sqnorm: self.sqnorm,
+            cum_scale: self.cum_scale,
+            correction: self.correction.clone(),
+            averaging: self.averaging,
+            image: self.image.clone(),
+            units: self.units,
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        copy_values(&mut self.coef, &source.coef);
+        self.scale = source.scale;
+        self.sqnorm = source.sqnorm;
+        self.cum_scale = source.cum_scale;
+        copy_values(&mut self.correction, &source.correction);
+        self.averaging = source.averaging;
+        copy_values(&mut self.image, &source.image);
+        self.units = source.units;
+    }
 }
 
 /// The factor the stored (unscaled) values were multiplied by since a mark: `s` at a
@@ -60,8 +88,80 @@ const MIN_SCALE: f64 = 1e-60;
 /// average dominated by rounding).
 const MIN_SCALE_AVERAGING: f64 = 1e-6;
 
-/// Entries of a [`ScaledVec::mean`] a thread takes at least (a few pages of each part).
+/// Entries of a [`ScaledVec::mean`] (or a copy) a thread takes at least (a few pages of each part).
 const MEAN_MIN_LEN: usize = 1 << 13;
+
+/// `dst <- src`, reusing `dst`'s allocation; pieces of [`MEAN_MIN_LEN`] entries copied in
+/// parallel (the copies of the state each sharded epoch starts from).
+fn copy_values(dst: &mut Vec<f64>, src: &[f64]) {
+    dst.resize(src.len(), 0.0);
+    dst.par_chunks_mut(MEAN_MIN_LEN)
+        .zip(src.par_chunks(MEAN_MIN_LEN))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+/// A block's running sum of iterates `c S - B`, as [`mean_running_sums`] reads it.
+struct RunningSum<'a> {
+    coef: &'a [f64],
+    cum_scale: f64,
+    correction: &'a [f64],
+}
+
+/// `out[i] = 0 + s_0 x_0[i] / k + s_1 x_1[i] / k + ...`, the terms added in part order (the
+/// arithmetic of [`ScaledVec::mean_in_turn`]). With `own = Some(s_0)` the first part is
+/// `out`'s own values (in place) and `parts` the others; with `None` every part is in `parts`.
+/// Pieces of [`MEAN_MIN_LEN`] entries in parallel, each adding part after part in a loop the
+/// compiler vectorizes.
+fn mean_values(out: &mut [f64], own: Option<f64>, parts: &[(f64, &[f64])], k: f64) {
+    out.par_chunks_mut(MEAN_MIN_LEN)
+        .enumerate()
+        .for_each(|(piece, chunk)| {
+            let lo = piece * MEAN_MIN_LEN;
+            let hi = lo + chunk.len();
+            match own {
+                Some(s) => chunk.iter_mut().for_each(|o| {
+                    let mut acc = 0.0;
+                    acc += s * *o / k;
+                    *o = acc;
+                }),
+                None => chunk.fill(0.0),
+            }
+            for &(s, x) in parts {
+                for (o, v) in chunk.iter_mut().zip(&x[lo..hi]) {
+                    *o += s * v / k;
+                }
+            }
+        });
+}
+
+/// `out[i] = 0 - (c_0[i] S_0 - B_0[i]) / k - (c_1[i] S_1 - B_1[i]) / k - ...`: the correction
+/// of the mean of running sums (`sum_t theta_t = c S - B`, entering the mean as `-B` with
+/// `S = 0`), in part order. With `own = Some((c_0, S_0))` the first part's `B_0` is `out`
+/// itself (in place); pieces in parallel as in [`mean_values`].
+fn mean_running_sums(out: &mut [f64], own: Option<(&[f64], f64)>, parts: &[RunningSum], k: f64) {
+    out.par_chunks_mut(MEAN_MIN_LEN)
+        .enumerate()
+        .for_each(|(piece, chunk)| {
+            let lo = piece * MEAN_MIN_LEN;
+            let hi = lo + chunk.len();
+            match own {
+                Some((coef, cum)) => {
+                    for (b, c) in chunk.iter_mut().zip(&coef[lo..hi]) {
+                        let mut acc = 0.0;
+                        acc -= (c * cum - *b) / k;
+                        *b = acc;
+                    }
+                }
+                None => chunk.fill(0.0),
+            }
+            for p in parts {
+                let terms = p.coef[lo..hi].iter().zip(&p.correction[lo..hi]);
+                for (b, (c, pb)) in chunk.iter_mut().zip(terms) {
+                    *b -= (c * p.cum_scale - pb) / k;
+                }
+            }
+        });
+}
 
 impl ScaledVec {
     /// A zero block of `len` parameters; `averaging` keeps the running-average state.
@@ -231,43 +331,22 @@ impl ScaledVec {
         let k = parts.len().max(1) as f64;
         let image_len = parts.first().map_or(0, |p| p.image.len());
         let with_image = image_len > 0 && parts.iter().all(|p| p.image.len() == image_len);
-        let entries = |n: usize, entry: &(dyn Fn(usize) -> f64 + Sync)| -> Vec<f64> {
-            (0..n)
-                .into_par_iter()
-                .with_min_len(MEAN_MIN_LEN)
-                .map(entry)
-                .collect()
-        };
-        let coef = entries(len, &|i| {
-            let mut o = 0.0;
-            for p in parts {
-                o += p.scale * p.coef[i] / k;
-            }
-            o
-        });
-        let image = if with_image {
-            entries(image_len, &|i| {
-                let mut o = 0.0;
-                for p in parts {
-                    o += p.scale * p.image[i] / k;
-                }
-                o
-            })
-        } else {
-            Vec::new()
-        };
-        let correction = if averaging {
-            // sum_t theta_t = c S - B; the mean enters as -B with S = 0.
-            entries(len, &|i| {
-                let mut b = 0.0;
-                for p in parts {
-                    b -= (p.coef[i] * p.cum_scale - p.correction[i]) / k;
-                }
-                b
-            })
-        } else {
-            Vec::new()
-        };
+        let mut coef = vec![0.0; len];
+        let scaled: Vec<(f64, &[f64])> = parts.iter().map(|p| (p.scale, &p.coef[..])).collect();
+        mean_values(&mut coef, None, &scaled, k);
+        let mut image = Vec::new();
+        if with_image {
+            image = vec![0.0; image_len];
+            let scaled: Vec<(f64, &[f64])> =
+                parts.iter().map(|p| (p.scale, &p.image[..])).collect();
+            mean_values(&mut image, None, &scaled, k);
+        }
+        let mut correction = Vec::new();
+        if averaging {
+            correction = vec![0.0; len];
+            let sums: Vec<RunningSum> = parts.iter().map(|p| p.running_sum()).collect();
+            mean_running_sums(&mut correction, None, &sums, k);
+        }
         let sqnorm = coef.iter().map(|c| c * c).sum();
         ScaledVec {
             coef,
@@ -278,6 +357,55 @@ impl ScaledVec {
             averaging,
             image,
             units: Units::default(),
+        }
+    }
+
+    /// `self <- mean(self, others...)`: [`ScaledVec::mean`] of `self` followed by `others`,
+    /// the same values bit for bit, written over `self`'s vectors (no allocation, no copy of
+    /// `self`): the mix of the shards' states into the first shard's. The squared norm is
+    /// `mean`'s for a block without an image; a block with an image (a kernel group, whose
+    /// norm lives in feature space) is left with a NaN norm for the caller to set with
+    /// [`ScaledVec::set_sqnorm`], which saves a sequential pass over the coefficients.
+    pub fn mix_into(&mut self, others: &[&ScaledVec]) {
+        let len = self.len();
+        let averaging = self.averaging && others.iter().all(|p| p.averaging);
+        let k = (others.len() + 1) as f64;
+        let with_image =
+            !self.image.is_empty() && others.iter().all(|p| p.image.len() == self.image.len());
+        if averaging {
+            let sums: Vec<RunningSum> = others.iter().map(|p| p.running_sum()).collect();
+            let own = (&self.coef[..], self.cum_scale);
+            mean_running_sums(&mut self.correction, Some(own), &sums, k);
+        } else {
+            self.correction = Vec::new();
+        }
+        let scaled: Vec<(f64, &[f64])> = others.iter().map(|p| (p.scale, &p.coef[..])).collect();
+        mean_values(&mut self.coef, Some(self.scale), &scaled, k);
+        if with_image {
+            let scaled: Vec<(f64, &[f64])> =
+                others.iter().map(|p| (p.scale, &p.image[..])).collect();
+            mean_values(&mut self.image, Some(self.scale), &scaled, k);
+        } else {
+            self.image = Vec::new();
+        }
+        debug_assert_eq!(self.coef.len(), len);
+        self.sqnorm = if self.image.is_empty() {
+            self.coef.iter().map(|c| c * c).sum()
+        } else {
+            f64::NAN
+        };
+        self.scale = 1.0;
+        self.cum_scale = 0.0;
+        self.averaging = averaging;
+        self.units = Units::default();
+    }
+
+    /// The parts of the running sum of iterates `c S - B` (module docs).
+    fn running_sum(&self) -> RunningSum<'_> {
+        RunningSum {
+            coef: &self.coef,
+            cum_scale: self.cum_scale,
+            correction: &self.correction,
         }
     }
 
@@ -427,8 +555,8 @@ mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
-    /// The parallel mean gives the plain mean's blocks bit for bit: coefficients, running
-    /// sums, images and squared norm, for blocks long enough to be split between threads,
+    /// The parallel mean, and the mean written over the first part, give the plain mean's
+    /// blocks bit for bit: coefficients, running sums, images and squared norm, for blocks long enough to be split between threads,
     /// short ones, with and without averaging, with differing scales.
     #[test]
     fn parallel_mean_is_the_mean_in_turn_bit_for_bit() {
@@ -469,6 +597,22 @@ mod tests {
             assert_eq!(bits(&fast.correction), bits(&plain.correction));
             assert_eq!(fast.sqnorm.to_bits(), plain.sqnorm.to_bits());
             assert_eq!(fast, plain);
+            // The mean written over the first part's vectors, into a target whose vectors
+            // held another block before (`clone_from` reusing them).
+            let mut in_place = ScaledVec::zeros_with_image(len + 3, image_len, !averaging);
+            in_place.clone_from(&blocks[0]);
+            assert_eq!(in_place, blocks[0]);
+            in_place.mix_into(&refs[1..]);
+            assert_eq!(bits(&in_place.coef), bits(&plain.coef), "{len} {parts}");
+            assert_eq!(bits(&in_place.image), bits(&plain.image));
+            assert_eq!(bits(&in_place.correction), bits(&plain.correction));
+            if image_len > 0 {
+                // Left for the caller (a kernel group's norm is not the coefficients').
+                assert!(in_place.sqnorm.is_nan());
+                in_place.set_sqnorm(plain.sqnorm);
+            }
+            assert_eq!(in_place.sqnorm.to_bits(), plain.sqnorm.to_bits());
+            assert_eq!(in_place, plain);
         }
     }
 

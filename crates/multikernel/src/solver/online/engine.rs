@@ -31,7 +31,7 @@ mod batch;
 mod shards;
 
 /// The state of the learner: one scaled block per kernel group and per explicit group.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OnlineState {
     /// Per kernel: coefficients (point-major, `n_points * n_labels`) with cached scores
     /// `F = K c` as the image (label-major: `F[p, y]` at `y * n_points + p`).
@@ -45,6 +45,29 @@ pub struct OnlineState {
     /// the average is over rounds `avg_start + 1 ..= t` (0: over every round, Alg. 1).
     #[serde(default)]
     pub avg_start: u64,
+}
+
+/// `clone_from` reuses the target's blocks ([`ScaledVec`]'s `clone_from`).
+impl Clone for OnlineState {
+    fn clone(&self) -> Self {
+        OnlineState {
+            kernel: self.kernel.clone(),
+            explicit: self.explicit.clone(),
+            explicit_groups: self.explicit_groups.clone(),
+            n_labels: self.n_labels,
+            t: self.t,
+            avg_start: self.avg_start,
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.kernel.clone_from(&source.kernel);
+        self.explicit.clone_from(&source.explicit);
+        self.explicit_groups.clone_from(&source.explicit_groups);
+        self.n_labels = source.n_labels;
+        self.t = source.t;
+        self.avg_start = source.avg_start;
+    }
 }
 
 impl OnlineState {
@@ -345,6 +368,9 @@ pub struct OnlineLearner<'a, T: OnlineTask> {
     /// Sum of the losses of the last epoch's rounds, each before its update (the
     /// progressive loss), and the number of rounds.
     progressive: (f64, usize),
+    /// The states of shards 2..N kept between sharded epochs, so that each epoch's copies of
+    /// the start state reuse their vectors (scratch, never saved: [`shards`]).
+    shard_copies: Vec<OnlineState>,
 }
 
 /// The report after epoch `epoch` of a run at `state`: the objective lambda Omega(theta) +
@@ -444,6 +470,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
             reg,
             epoch: 0,
             progressive: (0.0, 0),
+            shard_copies: Vec::new(),
         })
     }
 
@@ -669,12 +696,14 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
             // pool, as `train` runs the learner, each round would hand the groups to the pool
             // and wait: two thread switches per round, slower than the groups one after
             // another (SPOM on OCR fold 0 on one thread: 42 ms per epoch with the hand-offs,
-            // 23 ms without; BENCHMARKS.md, "Rounds without hand-offs").
+            // 23 ms without; BENCHMARKS.md, "Rounds without hand-offs"). Nor when the round
+            // is one of `--shards N` passes and the pool has no more than `N` threads: every
+            // thread then runs a shard, and a `join` only costs.
             let groups = self.state.kernel.len();
             if groups > 1
                 && nz.len() * n * groups >= PAR_MIN_WORK
                 && rayon::current_thread_index().is_some()
-                && rayon::current_num_threads() > 1
+                && rayon::current_num_threads() > self.params.shards.max(1)
             {
                 use rayon::prelude::*;
                 self.state

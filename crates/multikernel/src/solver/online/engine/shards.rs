@@ -26,7 +26,10 @@
 //! Each shard's pass depends only on its examples and the start state, and the mean adds the
 //! shards in shard order, so the same seed and `N` give the same model, to the bit, on any
 //! number of threads. The memory is `N` copies of the state (parameters, running sums and,
-//! for kernel groups, the cached scores), on top of the shared Gram matrices and task.
+//! for kernel groups, the cached scores), on top of the shared Gram matrices and task: the
+//! first shard runs on the learner's state, the others on copies kept between epochs (each
+//! epoch copies the start state into them without allocating), and the mix is written into
+//! the first shard's state.
 
 use super::{prox_steps, OnlineLearner, OnlineState, STOP_POLL};
 use crate::params::ScaledVec;
@@ -52,45 +55,43 @@ pub fn shard_ranges(n: usize, shards: usize) -> Vec<Range<usize>> {
 }
 
 /// The uniform mix of shard states that started from one state and ran `rounds[k]` rounds
-/// each (module docs, step 4): every block the mean of the shards' ([`ScaledVec::mean`]), the
-/// squared norm of a kernel group recomputed from its mean coefficients and mean cached scores
-/// (`||theta||^2 = sum_{p, y} c[p, y] F[y, p]`, martins2011 Sec. 3.4), the round counter at the
-/// start plus the mean shard length (rounded). `parts` must not be empty and must share their
-/// groups (they are copies of one state).
-pub fn mix_states(parts: &[OnlineState], rounds: &[usize]) -> OnlineState {
-    let first = &parts[0];
-    let k = parts.len();
+/// each (module docs, step 4), written into `parts[0]` (the others are left as they are):
+/// every block the mean of the shards' ([`ScaledVec::mix_into`]), the squared norm of a
+/// kernel group recomputed from its mean coefficients and mean cached scores
+/// (`||theta||^2 = sum_{p, y} c[p, y] F[y, p]`, martins2011 Sec. 3.4; the points' terms in
+/// parallel, their sum in point order), the round counter at the start plus the mean shard
+/// length (rounded). `parts` must not be empty and must share their groups (they are copies
+/// of one state).
+pub fn mix_states(parts: &mut [OnlineState], rounds: &[usize]) {
+    let (first, others) = parts
+        .split_first_mut()
+        .expect("mix_states needs at least one shard state");
+    let k = others.len() + 1;
     let t0 = first.t - rounds[0] as u64;
     let total: usize = rounds.iter().sum();
     let l = first.n_labels;
-    let kernel = (0..first.kernel.len())
-        .map(|g| {
-            let blocks: Vec<&ScaledVec> = parts.iter().map(|p| &p.kernel[g]).collect();
-            let mut mean = ScaledVec::mean(&blocks);
-            let n = mean.len() / l.max(1);
-            let (c, f) = (mean.coef(), mean.image());
-            let sq: f64 = (0..n)
-                .map(|p| (0..l).map(|y| c[p * l + y] * f[y * n + p]).sum::<f64>())
-                .sum();
-            mean.set_sqnorm(sq);
-            mean
-        })
-        .collect();
-    let explicit = (0..first.explicit.len())
-        .map(|g| {
-            let blocks: Vec<&ScaledVec> = parts.iter().map(|p| &p.explicit[g]).collect();
-            ScaledVec::mean(&blocks)
-        })
-        .collect();
-    OnlineState {
-        kernel,
-        explicit,
-        explicit_groups: first.explicit_groups.clone(),
-        n_labels: l,
-        t: t0 + ((total + k / 2) / k) as u64,
-        avg_start: first.avg_start,
+    for (g, mean) in first.kernel.iter_mut().enumerate() {
+        let blocks: Vec<&ScaledVec> = others.iter().map(|p| &p.kernel[g]).collect();
+        mean.mix_into(&blocks);
+        let n = mean.len() / l.max(1);
+        let (c, f) = (mean.coef(), mean.image());
+        let per_point: Vec<f64> = (0..n)
+            .into_par_iter()
+            .with_min_len(NORM_MIN_POINTS)
+            .map(|p| (0..l).map(|y| c[p * l + y] * f[y * n + p]).sum::<f64>())
+            .collect();
+        let sq: f64 = per_point.iter().sum();
+        mean.set_sqnorm(sq);
     }
+    for (g, mean) in first.explicit.iter_mut().enumerate() {
+        let blocks: Vec<&ScaledVec> = others.iter().map(|p| &p.explicit[g]).collect();
+        mean.mix_into(&blocks);
+    }
+    first.t = t0 + ((total + k / 2) / k) as u64;
 }
+
+/// Points a thread takes at least in the squared norm of a mixed kernel group.
+const NORM_MIN_POINTS: usize = 1 << 10;
 
 /// What one shard's pass left: its state, the sum of its progressive losses, its rounds, and
 /// whether the observer asked to stop.
@@ -107,22 +108,35 @@ impl<T: OnlineTask> OnlineLearner<'_, T> {
     /// shards did and returns [`Control::Stop`] (the epoch is not counted).
     pub(super) fn sharded_pass(&mut self, observer: &(impl Observer + ?Sized)) -> Control {
         let ranges = shard_ranges(self.order.len(), self.params.shards);
+        // Shard 1 runs on the state itself, the others on copies of it whose vectors are
+        // kept from epoch to epoch (`shard_copies`).
+        let mut copies = std::mem::take(&mut self.shard_copies);
+        copies.truncate(ranges.len() - 1);
+        let start = &self.state;
+        copies.par_iter_mut().for_each(|c| c.clone_from(start));
+        while copies.len() + 1 < ranges.len() {
+            copies.push(self.state.clone());
+        }
+        let mut states = vec![std::mem::take(&mut self.state)];
+        states.append(&mut copies);
         let (task, grams, gamma, epoch) = (self.task, self.grams, self.gamma, self.epoch);
-        let (params, start, order) = (&self.params, &self.state, &self.order);
+        let (params, order) = (&self.params, &self.order);
         let passes: Vec<ShardPass> = ranges
             .into_par_iter()
-            .map(|range| {
+            .zip(states)
+            .map(|(range, state)| {
                 let mut shard = OnlineLearner {
                     task,
                     grams,
                     params: params.clone(),
-                    state: start.clone(),
+                    state,
                     gamma,
                     reg: params.reg.build(),
                     order: Vec::new(),
                     rng: rand_chacha::ChaCha8Rng::seed_from_u64(0),
                     epoch,
                     progressive: (0.0, 0),
+                    shard_copies: Vec::new(),
                 };
                 let (mut grad, mut scores) = (Gradient::default(), Vec::new());
                 let (mut loss, mut rounds, mut stopped) = (0.0, 0, false);
@@ -147,15 +161,16 @@ impl<T: OnlineTask> OnlineLearner<'_, T> {
             passes.iter().map(|p| p.loss).sum(),
             passes.iter().map(|p| p.rounds).sum(),
         );
+        let rounds: Vec<usize> = passes.iter().map(|p| p.rounds).collect();
+        let mut states: Vec<OnlineState> = passes.into_iter().map(|p| p.state).collect();
         if self.progressive.1 > 0 {
-            let rounds: Vec<usize> = passes.iter().map(|p| p.rounds).collect();
-            let states: Vec<OnlineState> = passes.into_iter().map(|p| p.state).collect();
-            let mut mixed = mix_states(&states, &rounds);
-            drop(states);
-            let eta = self.eta(mixed.t.max(1));
-            prox_steps(&mut mixed, self.reg.as_ref(), self.params.lambda, eta);
-            self.state = mixed;
+            mix_states(&mut states, &rounds);
+            let eta = self.eta(states[0].t.max(1));
+            prox_steps(&mut states[0], self.reg.as_ref(), self.params.lambda, eta);
         }
+        // With no round done, shard 1's state is still the start state.
+        self.shard_copies = states.split_off(1);
+        self.state = states.pop().expect("one state per shard");
         if stopped {
             return Control::Stop;
         }
