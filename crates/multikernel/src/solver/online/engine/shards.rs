@@ -108,8 +108,8 @@ impl<T: OnlineTask> OnlineLearner<'_, T> {
     /// shards did and returns [`Control::Stop`] (the epoch is not counted).
     pub(super) fn sharded_pass(&mut self, observer: &(impl Observer + ?Sized)) -> Control {
         let ranges = shard_ranges(self.order.len(), self.params.shards);
-        // Shard 1 runs on the state itself, the others on copies of it whose vectors are
-        // kept from epoch to epoch (`shard_copies`).
+        // The first shard runs on the state itself, the others on copies of it whose
+        // vectors are kept from epoch to epoch (`shard_copies`).
         let mut copies = std::mem::take(&mut self.shard_copies);
         copies.truncate(ranges.len() - 1);
         let start = &self.state;
