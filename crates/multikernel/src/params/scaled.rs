@@ -88,7 +88,8 @@ const MIN_SCALE: f64 = 1e-60;
 /// average dominated by rounding).
 const MIN_SCALE_AVERAGING: f64 = 1e-6;
 
-/// Entries of a [`ScaledVec::mean`] (or a copy) a thread takes at least (a few pages of each part).
+/// Entries of a [`ScaledVec::mean`] (or of a copy) a thread takes at least (a few pages of
+/// each part).
 const MEAN_MIN_LEN: usize = 1 << 13;
 
 /// `dst <- src`, reusing `dst`'s allocation; pieces of [`MEAN_MIN_LEN`] entries copied in
@@ -556,8 +557,9 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     /// The parallel mean, and the mean written over the first part, give the plain mean's
-    /// blocks bit for bit: coefficients, running sums, images and squared norm, for blocks long enough to be split between threads,
-    /// short ones, with and without averaging, with differing scales.
+    /// blocks bit for bit: coefficients, running sums, images and squared norm, for blocks
+    /// long enough to be split between threads, short ones, with and without averaging, with
+    /// differing scales.
     #[test]
     fn parallel_mean_is_the_mean_in_turn_bit_for_bit() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
