@@ -267,8 +267,8 @@ pub struct StructuredArgs {
 }
 
 /// The learners' own settings, one flag each, made from the library's registry
-/// ([`registry::SETTINGS`]: flag, doc, default, learners); the library parses and checks
-/// the values ([`multikernel::estimator::LearnerSpec::set`]).
+/// ([`SETTINGS`](multikernel::estimator::registry::SETTINGS): flag, doc, default, learners);
+/// the library parses and checks the values ([`multikernel::estimator::LearnerSpec::set`]).
 #[derive(Debug, Clone, Default)]
 pub struct LearnerFlags {
     /// The settings given, in table order: the setting, the flag as typed (current or

@@ -3,24 +3,27 @@
 //! Python on top of it (`python/multikernel/`); this module only moves arrays in and out,
 //! releases the GIL while Rust works, and turns Rust errors into Python exceptions.
 //!
-//! - [`fit`](fit::fit): builds a [`multikernel::estimator::LearnerSpec`] from keyword
+//! - `fit` (`fit::fit`): builds a [`multikernel::estimator::LearnerSpec`] from keyword
 //!   arguments and trains it (with the built-in selection when no `C` is given);
-//! - [`fit_precomputed`](fit::fit_precomputed): lp-MKL, SimpleMKL or Gauss-Seidel on the
+//! - `fit_precomputed` (`fit::fit_precomputed`): lp-MKL, SimpleMKL or Gauss-Seidel on the
 //!   caller's kernel matrices;
-//! - [`Model`](model::PyModel): a trained model (predict, decision values, summary, bytes);
+//! - `Model` (`model::PyModel`): a trained model (predict, decision values, summary, bytes);
 //!   it pickles through the versioned model bytes;
-//! - [`IncrementalFit`](incremental::PyIncrementalFit): the online learner chunk by chunk
+//! - `IncrementalFit` (`incremental::PyIncrementalFit`): the online learner chunk by chunk
 //!   (`partial_fit`, iterative parameter mixing for `multikernel.dask`); it pickles;
-//! - [`fit_tagger`](tagger::fit_tagger), [`Tagger`](tagger::PyTagger): the sequence tagger
+//! - `fit_tagger` (`tagger::fit_tagger`), `Tagger` (`tagger::PyTagger`): the sequence tagger
 //!   on sentences of feature dicts or columns (`multikernel.SequenceTagger`);
-//! - [`fit_parser`](parser::fit_parser), [`Parser`](parser::PyParser): the dependency
+//! - `fit_parser` (`parser::fit_parser`), `Parser` (`parser::PyParser`): the dependency
 //!   parser on CoNLL-U sentences (`multikernel.DependencyParser`);
-//! - [`svm_dual`](smo::svm_dual): the exact SVM dual solver (SMO) on a precomputed kernel,
+//! - `svm_dual` (`smo::svm_dual`): the exact SVM dual solver (SMO) on a precomputed kernel,
 //!   to check it against libsvm;
-//! - [`errors`]: the mapping of the library's errors to `ValueError`, `TypeError`,
+//! - `errors`: the mapping of the library's errors to `ValueError`, `TypeError`,
 //!   `MemoryError` and `OSError`;
-//! - [`interrupt`]: the fit runs on a worker thread while the calling thread watches for
+//! - `interrupt`: the fit runs on a worker thread while the calling thread watches for
 //!   Ctrl-C and stops the run through its observer.
+//!
+//! In brackets, where each lives (`module::item`; the modules are private: Python sees what
+//! `#[pymodule]` adds).
 
 mod arrays;
 mod errors;
