@@ -99,6 +99,70 @@ fn convert_train_eval_predict_score_inspect() {
     }
 }
 
+/// `--separation-step` reaches the cutting plane: the paper's loop (1) and the default (cuts
+/// found inside the segment) take different numbers of cuts to the same tolerance, both
+/// converged; a step outside (0, 1] is refused before any work.
+#[test]
+fn the_separation_step_reaches_the_cutting_plane() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.txt").to_str().unwrap().to_string();
+    let model = dir.path().join("m.model").to_str().unwrap().to_string();
+    let tb = repo("data/treebank/tr-web.conllu.gz");
+    ok(&["convert", "--data", &tb, "--folds", "0-1", "--out", &train]);
+    let tpl = repo("data/tagging/twt-upos-small.templates");
+    let args = |step: Option<&'static str>| {
+        let mut a = vec![
+            "train",
+            "--select",
+            "none",
+            "--task",
+            "sequence",
+            "--format",
+            "columns",
+            "--templates",
+            &tpl,
+            "--data",
+            &train,
+            "--C",
+            "1",
+            "--algo",
+            "mtl",
+            "--eps",
+            "0.3",
+            "--out",
+            &model,
+        ];
+        if let Some(s) = step {
+            a.extend(["--separation-step", s]);
+        }
+        a
+    };
+    let cuts = |log: &str| -> usize {
+        let line = log.lines().find(|l| l.starts_with("trained mtl")).unwrap();
+        assert!(line.contains("converged"), "{line}");
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let i = words
+            .iter()
+            .position(|w| w.starts_with("iterations"))
+            .unwrap();
+        words[i - 1].parse().unwrap()
+    };
+    let trained = |step| {
+        let o = run(&args(step));
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "stdout {out}\nstderr {err}");
+        cuts(&err)
+    };
+    let (inside, paper) = (trained(None), trained(Some("1")));
+    assert_ne!(
+        inside, paper,
+        "the same {inside} cuts with and without the paper's loop"
+    );
+    for bad in ["0", "1.5"] {
+        assert_clean_error(&run(&args(Some(bad))), &["--separation-step"]);
+    }
+}
+
 #[test]
 fn chunk_labels_are_scored_by_f1() {
     let dir = tempfile::tempdir().unwrap();

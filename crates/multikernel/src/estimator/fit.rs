@@ -216,6 +216,7 @@ fn mtl_params(
         c: cutting_plane_c(spec.strength, n),
         epsilon: m.epsilon,
         max_iter: m.max_iter,
+        separation_step: m.separation_step,
         ..Default::default()
     }
 }

@@ -322,6 +322,16 @@ pub const SETTINGS: &[Setting] = &[
         python: false,
     },
     Setting {
+        name: "separation_step",
+        flag: "--separation-step",
+        deprecated_flags: &[],
+        domain: Domain::PositiveReal,
+        default: "0.1",
+        doc: "find each cut at best + S (working-set solution - best), S in (0, 1]; 1 is the paper's loop",
+        learners: &[Mtl],
+        python: false,
+    },
+    Setting {
         name: "tol",
         flag: "--tol",
         deprecated_flags: &["--gap-tol"],

@@ -111,6 +111,7 @@ impl LearnerSpec {
             (Learner::Mtl(m), "q") => m.q = norm(s, t)?,
             (Learner::Mtl(m), "eps") => m.epsilon = real(s, t)?,
             (Learner::Mtl(m), "max_iter") => m.max_iter = count(s, t)?,
+            (Learner::Mtl(m), "separation_step") => m.separation_step = Some(real(s, t)?),
             (Learner::MirrorDescent(p) | Learner::Ucd(p) | Learner::Poly(p), _) => match name {
                 "degree" => p.degree = count(s, t)?,
                 "rho2" => p.rho2 = reals(s, t)?,
@@ -139,7 +140,7 @@ impl LearnerSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::estimator::spec::{LearnerKind, PolySpec, Task, WrapperSpec};
+    use crate::estimator::spec::{LearnerKind, MtlSpec, PolySpec, Task, WrapperSpec};
 
     /// A value inside each domain, and one outside it.
     fn good_and_bad(s: &Setting) -> (&'static str, &'static str) {
@@ -225,5 +226,29 @@ mod tests {
             ..WrapperSpec::default()
         };
         assert_eq!(w.learner, Learner::SimpleMkl(want));
+        let mut mtl = LearnerSpec::new(Task::Sequence, Learner::default_for(LearnerKind::Mtl));
+        mtl.set("separation_step", "1").unwrap();
+        mtl.set("q", "2").unwrap();
+        let want = MtlSpec {
+            q: 2.0,
+            separation_step: Some(1.0),
+            ..MtlSpec::default()
+        };
+        assert_eq!(mtl.learner, Learner::Mtl(want));
+    }
+
+    /// The separation step is parsed as a positive number and checked to be at most 1 with
+    /// the spec (the cutting plane's own check).
+    #[test]
+    fn a_separation_step_outside_0_1_is_refused() {
+        let mut mtl = LearnerSpec::new(Task::Sequence, Learner::default_for(LearnerKind::Mtl));
+        for bad in ["0", "-0.5", "nan", "x"] {
+            assert!(mtl.set("separation_step", bad).is_err(), "{bad}");
+        }
+        mtl.set("separation_step", "1.5").unwrap();
+        let e = mtl.check().unwrap_err().to_string();
+        assert!(e.contains("separation_step") && e.contains("(0, 1]"), "{e}");
+        mtl.set("separation_step", "0.25").unwrap();
+        mtl.check().unwrap();
     }
 }

@@ -481,6 +481,13 @@ pub struct MtlSpec {
     pub epsilon: f64,
     /// Cuts at most (then the run stops with status iteration-limit).
     pub max_iter: usize,
+    /// Where each cut is found: at `w_best + s (w_ws - w_best)`, between the best point so
+    /// far and the working set's solution (separation inside the segment); `None`: the
+    /// cutting plane's default
+    /// ([`crate::solver::cutting_plane::CuttingPlaneParams::separation_step`]), 1: the
+    /// paper's loop, at the working set's solution.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub separation_step: Option<f64>,
 }
 
 impl Default for MtlSpec {
@@ -489,6 +496,7 @@ impl Default for MtlSpec {
             q: 1.0,
             epsilon: 0.01,
             max_iter: 500,
+            separation_step: None,
         }
     }
 }
@@ -836,6 +844,9 @@ impl LearnerSpec {
                 }
                 if m.max_iter == 0 {
                     return Err(Error::param("max_iter", 0, "at least 1"));
+                }
+                if let Some(s) = m.separation_step {
+                    crate::solver::cutting_plane::check_separation_step(s)?;
                 }
             }
             Learner::LpMkl(l) => {
