@@ -271,29 +271,21 @@ fn template_taggers_resume_to_the_uninterrupted_model() {
     }
     let tpl = repo("data/tagging/twt-upos-small.templates");
     for schedule in ["sqrt", "adagrad"] {
-        let a = [
-            "train",
-            "--select",
-            "none",
-            "--task",
-            "sequence",
-            "--format",
-            "columns",
+        let mut a = columns_train_args(train.to_str().unwrap());
+        a.extend([
             "--templates",
             &tpl,
-            "--data",
-            train.to_str().unwrap(),
-            "--validation",
-            dev.to_str().unwrap(),
             "--C",
             "1",
+            "--validation",
+            dev.to_str().unwrap(),
             "--algo",
             "online",
             "--schedule",
             schedule,
             "--epochs",
             "8",
-        ];
+        ]);
         killed_and_resumed_is_uninterrupted(&format!("tagger {schedule}"), &a, 8, 2);
     }
 }
@@ -315,31 +307,10 @@ fn columns(folds: &str, out: &Path) {
 /// Multi-template learning (the cutting plane, block norm `q`): `--max-iter` cuts with an
 /// epsilon too small to converge first, the small templates on one fold.
 fn mtl_args(train: &str, tpl: &str, cuts: &str, q: &str) -> Vec<String> {
-    [
-        "train",
-        "--select",
-        "none",
-        "--task",
-        "sequence",
-        "--format",
-        "columns",
-        "--templates",
-        tpl,
-        "--data",
-        train,
-        "--C",
-        "1",
-        "--algo",
-        "mtl",
-        "--q",
-        q,
-        "--eps",
-        "1e-6",
-        "--max-iter",
-        cuts,
-    ]
-    .map(String::from)
-    .to_vec()
+    let mut a = columns_train_args(train);
+    a.extend(["--templates", tpl, "--C", "1", "--algo", "mtl", "--q", q]);
+    a.extend(["--eps", "1e-6", "--max-iter", cuts]);
+    a.into_iter().map(String::from).collect()
 }
 
 #[test]

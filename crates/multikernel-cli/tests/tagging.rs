@@ -48,25 +48,17 @@ fn convert_train_eval_predict_score_inspect() {
         &["--algo", "online", "--reg", "l21sq", "--epochs", "5"][..],
         &["--algo", "mtl", "--q", "1", "--eps", "0.3"][..],
     ] {
-        let mut args = vec![
-            "train",
-            "--select",
-            "none",
-            "--task",
-            "sequence",
-            "--format",
-            "columns",
+        let mut args = columns_train_args(&train);
+        args.extend([
             "--templates",
             &tpl,
-            "--data",
-            &train,
-            "--validation",
-            &dev,
             "--C",
             "1",
+            "--validation",
+            &dev,
             "--out",
             &model,
-        ];
+        ]);
         args.extend_from_slice(algo);
         let out = ok(&args);
         assert!(out.contains("templates kept"), "{out}");
@@ -111,27 +103,18 @@ fn the_separation_step_reaches_the_cutting_plane() {
     ok(&["convert", "--data", &tb, "--folds", "0-1", "--out", &train]);
     let tpl = repo("data/tagging/twt-upos-small.templates");
     let args = |step: Option<&'static str>| {
-        let mut a = vec![
-            "train",
-            "--select",
-            "none",
-            "--task",
-            "sequence",
-            "--format",
-            "columns",
+        let mut a = columns_train_args(&train);
+        a.extend([
             "--templates",
             &tpl,
-            "--data",
-            &train,
             "--C",
             "1",
             "--algo",
             "mtl",
             "--eps",
             "0.3",
-            "--out",
-            &model,
-        ];
+        ]);
+        a.extend(["--out", &model]);
         if let Some(s) = step {
             a.extend(["--separation-step", s]);
         }
@@ -274,19 +257,7 @@ fn bad_files_give_one_line_errors() {
     );
     assert!(!dir.path().join("m").exists(), "no model is written");
     assert_clean_error(
-        &run(&[
-            "train",
-            "--select",
-            "none",
-            "--task",
-            "sequence",
-            "--format",
-            "columns",
-            "--data",
-            &p("ok.txt"),
-            "--out",
-            &p("m"),
-        ]),
+        &run(&[columns_train_args(&p("ok.txt")), vec!["--out", &p("m")]].concat()),
         &["--templates"],
     );
     assert_clean_error(

@@ -26,6 +26,14 @@ pub fn text(o: &Output) -> (String, String) {
     )
 }
 
+/// The start of `train` for a tagger on the CRF++ columns `train` (no selection); the caller
+/// adds the templates, the learner, its settings and `--out`.
+pub fn columns_train_args(train: &str) -> Vec<&str> {
+    vec![
+        "train", "--select", "none", "--task", "sequence", "--format", "columns", "--data", train,
+    ]
+}
+
 /// Runs and asserts success; returns standard output.
 pub fn ok(args: &[&str]) -> String {
     let o = run(args);
