@@ -368,7 +368,6 @@ impl ScaledVec {
     /// norm lives in feature space) is left with a NaN norm for the caller to set with
     /// [`ScaledVec::set_sqnorm`], which saves a sequential pass over the coefficients.
     pub fn mix_into(&mut self, others: &[&ScaledVec]) {
-        let len = self.len();
         let averaging = self.averaging && others.iter().all(|p| p.averaging);
         let k = (others.len() + 1) as f64;
         let with_image =
@@ -389,7 +388,6 @@ impl ScaledVec {
         } else {
             self.image = Vec::new();
         }
-        debug_assert_eq!(self.coef.len(), len);
         self.sqnorm = if self.image.is_empty() {
             self.coef.iter().map(|c| c * c).sum()
         } else {
