@@ -96,9 +96,18 @@ const MEAN_MIN_LEN: usize = 1 << 13;
 /// parallel (the copies of the state each sharded epoch starts from).
 fn copy_values(dst: &mut Vec<f64>, src: &[f64]) {
     dst.resize(src.len(), 0.0);
-    dst.par_chunks_mut(MEAN_MIN_LEN)
-        .zip(src.par_chunks(MEAN_MIN_LEN))
-        .for_each(|(d, s)| d.copy_from_slice(s));
+    in_pieces(dst, |r, d| d.copy_from_slice(&src[r]));
+}
+
+/// `f(range, &mut out[range])` for consecutive pieces of [`MEAN_MIN_LEN`] entries of `out`,
+/// the pieces in parallel.
+fn in_pieces(out: &mut [f64], f: impl Fn(std::ops::Range<usize>, &mut [f64]) + Sync) {
+    out.par_chunks_mut(MEAN_MIN_LEN)
+        .enumerate()
+        .for_each(|(piece, chunk)| {
+            let lo = piece * MEAN_MIN_LEN;
+            f(lo..lo + chunk.len(), chunk)
+        });
 }
 
 /// A block's running sum of iterates `c S - B`, as [`mean_running_sums`] reads it.
@@ -110,58 +119,46 @@ struct RunningSum<'a> {
 
 /// `out[i] = 0 + s_0 x_0[i] / k + s_1 x_1[i] / k + ...`, the terms added in part order (the
 /// arithmetic of [`ScaledVec::mean_in_turn`]). With `own = Some(s_0)` the first part is
-/// `out`'s own values (in place) and `parts` the others; with `None` every part is in `parts`.
-/// Pieces of [`MEAN_MIN_LEN`] entries in parallel, each adding part after part in a loop the
-/// compiler vectorizes.
+/// `out`'s own values (in place) and `parts` the others; with `None` every part is in `parts`
+/// and `out` holds zeros. Pieces in parallel ([`in_pieces`]), each adding part after part in a
+/// loop the compiler vectorizes.
 fn mean_values(out: &mut [f64], own: Option<f64>, parts: &[(f64, &[f64])], k: f64) {
-    out.par_chunks_mut(MEAN_MIN_LEN)
-        .enumerate()
-        .for_each(|(piece, chunk)| {
-            let lo = piece * MEAN_MIN_LEN;
-            let hi = lo + chunk.len();
-            match own {
-                Some(s) => chunk.iter_mut().for_each(|o| {
-                    let mut acc = 0.0;
-                    acc += s * *o / k;
-                    *o = acc;
-                }),
-                None => chunk.fill(0.0),
+    in_pieces(out, |r, chunk| {
+        if let Some(s) = own {
+            for o in chunk.iter_mut() {
+                let mut acc = 0.0;
+                acc += s * *o / k;
+                *o = acc;
             }
-            for &(s, x) in parts {
-                for (o, v) in chunk.iter_mut().zip(&x[lo..hi]) {
-                    *o += s * v / k;
-                }
+        }
+        for &(s, x) in parts {
+            for (o, v) in chunk.iter_mut().zip(&x[r.clone()]) {
+                *o += s * v / k;
             }
-        });
+        }
+    });
 }
 
 /// `out[i] = 0 - (c_0[i] S_0 - B_0[i]) / k - (c_1[i] S_1 - B_1[i]) / k - ...`: the correction
 /// of the mean of running sums (`sum_t theta_t = c S - B`, entering the mean as `-B` with
 /// `S = 0`), in part order. With `own = Some((c_0, S_0))` the first part's `B_0` is `out`
-/// itself (in place); pieces in parallel as in [`mean_values`].
+/// itself (in place); with `None` `out` holds zeros. Pieces in parallel as in [`mean_values`].
 fn mean_running_sums(out: &mut [f64], own: Option<(&[f64], f64)>, parts: &[RunningSum], k: f64) {
-    out.par_chunks_mut(MEAN_MIN_LEN)
-        .enumerate()
-        .for_each(|(piece, chunk)| {
-            let lo = piece * MEAN_MIN_LEN;
-            let hi = lo + chunk.len();
-            match own {
-                Some((coef, cum)) => {
-                    for (b, c) in chunk.iter_mut().zip(&coef[lo..hi]) {
-                        let mut acc = 0.0;
-                        acc -= (c * cum - *b) / k;
-                        *b = acc;
-                    }
-                }
-                None => chunk.fill(0.0),
+    in_pieces(out, |r, chunk| {
+        if let Some((coef, cum)) = own {
+            for (b, c) in chunk.iter_mut().zip(&coef[r.clone()]) {
+                let mut acc = 0.0;
+                acc -= (c * cum - *b) / k;
+                *b = acc;
             }
-            for p in parts {
-                let terms = p.coef[lo..hi].iter().zip(&p.correction[lo..hi]);
-                for (b, (c, pb)) in chunk.iter_mut().zip(terms) {
-                    *b -= (c * p.cum_scale - pb) / k;
-                }
+        }
+        for p in parts {
+            let terms = p.coef[r.clone()].iter().zip(&p.correction[r.clone()]);
+            for (b, (c, pb)) in chunk.iter_mut().zip(terms) {
+                *b -= (c * p.cum_scale - pb) / k;
             }
-        });
+        }
+    });
 }
 
 impl ScaledVec {
