@@ -1,12 +1,39 @@
-//! Writing result files safely: a file is either whole or absent, never half-written.
+//! Writing result files safely: an output is whole or absent, never half-written, and what
+//! the user points an output at is never destroyed.
 //!
-//! [`write_atomic`] writes into a temporary file next to the target, flushes it to disk, and
-//! renames it over the target, so a reader (or a later run) sees the old content or the new
-//! content, never a mixture, even when the writing process is killed or the machine loses
-//! power. A process killed between creating its temporary file and the rename leaves that
-//! file behind; the temporary names are recognizable, `.{name}.{pid}-{n}.multikernel-tmp`
-//! next to the target `name`, and the next successful write of the same target removes the
-//! ones whose process is gone ([`TEMP_SUFFIX`]).
+//! Every output of the library and of the command line (model files, checkpoints, a run's
+//! JSON, predictions, converted columns, generated data, reproductions' JSON, CSV and SVG
+//! files) goes through [`AtomicWriter`], or [`write_atomic`] for bytes already in memory.
+//! Both look at what the path is first, following symbolic links as `open` would, and write
+//! each kind of target the way GNU coreutils and SQLite treat the files they are given:
+//!
+//! | the path is | what is written |
+//! | --- | --- |
+//! | absent, or a regular file | the path, atomically (below); a replaced file keeps its permissions |
+//! | a symbolic link to a regular file, or a dangling one | the file the link names, atomically in that file's own folder: the link stays a link |
+//! | a character or block device, a FIFO | the device or FIFO itself, opened and written in place: no temporary file, no rename (`/dev/null` discards, a FIFO's reader gets the bytes; opening a FIFO waits for its reader, as a shell's `>` does) |
+//! | a Unix socket | the socket, connected to and written |
+//! | a file named through `/proc` (`/dev/stdout`, `/dev/fd/N`) | the open file it names, in place; a regular file reached so is appended to, as the shell opened it |
+//! | a directory | nothing: an error |
+//!
+//! Atomically: the bytes go into a temporary file next to the target, which is flushed to
+//! disk (`fsync`) and renamed over the target, and the folder is flushed after the rename,
+//! so a reader (or a later run) sees the old content or the new content, never a mixture,
+//! even when the writing process is killed or the machine loses power. A process killed
+//! between creating its temporary file and the rename leaves that file behind; the
+//! temporary names are recognizable, `.{name}.{pid}-{n}.multikernel-tmp` next to the target
+//! `name`, and the next successful atomic write of the same target removes the ones whose
+//! process is gone ([`TEMP_SUFFIX`]). That cleanup runs only after a rename, in the folder
+//! the rename happened in (the target's real folder): never in the folder of a device, a
+//! FIFO or a socket, which is written in place.
+//!
+//! Before a long run a program calls [`check_output`]: it resolves the path as the writer
+//! will and, for an atomic write, creates and removes a temporary file in the target's
+//! folder, so a missing, read-only or otherwise unwritable folder is an error before any
+//! work (a probe, because permission bits do not stop root while a read-only mount or
+//! `/proc` does). [`output_kind`] says what a path is without touching it (a checkpoint,
+//! rewritten every step and read back, must be a regular file), and [`same_file`] whether
+//! two paths name one file (an output that is one of the run's inputs).
 
 use crate::error::{Error, Result};
 use std::io::Write;
@@ -21,18 +48,296 @@ pub const TEMP_SUFFIX: &str = ".multikernel-tmp";
 /// Distinguishes the temporary files of one process (several threads may write).
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// Symbolic links followed before a path is refused as a loop (Linux's own limit).
+const MAX_LINKS: usize = 40;
+
+/// What an output path is, and so how [`AtomicWriter`] writes it (module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputKind {
+    /// Nothing is there yet (or a dangling symbolic link names a file that is not): the
+    /// file is created atomically.
+    New,
+    /// A regular file (or a symbolic link to one): replaced atomically.
+    Regular,
+    /// A character device (`/dev/null`, a terminal): written in place.
+    CharDevice,
+    /// A block device: written in place.
+    BlockDevice,
+    /// A named pipe: written in place (opening it waits for a reader).
+    Fifo,
+    /// A Unix socket: connected to and written.
+    Socket,
+    /// A file named through `/proc` (`/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`): the
+    /// open file it names, written in place (appended to when it is a regular file).
+    Descriptor,
+}
+
+impl OutputKind {
+    /// Whether the target is replaced by a rename (a new path, a regular file) rather than
+    /// written in place.
+    pub fn is_replaced(self) -> bool {
+        matches!(self, OutputKind::New | OutputKind::Regular)
+    }
+
+    /// The kind in words, for messages ("a FIFO").
+    pub fn describe(self) -> &'static str {
+        match self {
+            OutputKind::New => "a new file",
+            OutputKind::Regular => "a regular file",
+            OutputKind::CharDevice => "a character device",
+            OutputKind::BlockDevice => "a block device",
+            OutputKind::Fifo => "a FIFO (named pipe)",
+            OutputKind::Socket => "a socket",
+            OutputKind::Descriptor => "an open file named through /proc",
+        }
+    }
+}
+
+/// An output path resolved: the file written (every symbolic link of the last component
+/// followed, except a link into `/proc`, which is opened as it is) and its kind.
+#[derive(Debug)]
+struct Resolved {
+    file: PathBuf,
+    kind: OutputKind,
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> Error {
+    Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The folder of `path` (`.` for a bare name).
+fn folder_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Whether the symbolic link `link` lies in `/proc` (its folder resolved), where links such
+/// as `/proc/self/fd/1` name open files rather than paths.
+fn in_proc(link: &Path) -> bool {
+    std::fs::canonicalize(folder_of(link)).is_ok_and(|d| d.starts_with("/proc"))
+}
+
+/// Follows the symbolic links of `path` (the last component, link after link) to the file
+/// an output to `path` writes, and says what it is.
+fn resolve(path: &Path) -> Result<Resolved> {
+    let mut file = path.to_path_buf();
+    for _ in 0..=MAX_LINKS {
+        let meta = match std::fs::symlink_metadata(&file) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Resolved {
+                    file,
+                    kind: OutputKind::New,
+                });
+            }
+            // A component of the folder is not a folder (`a-file/x`): written as a new
+            // file, whose creation fails with the system's words.
+            Err(e) if e.raw_os_error() == Some(ENOTDIR) => {
+                return Ok(Resolved {
+                    file,
+                    kind: OutputKind::New,
+                });
+            }
+            Err(e) => return Err(io_error(path, e)),
+        };
+        let ft = meta.file_type();
+        if ft.is_symlink() {
+            if in_proc(&file) {
+                // Opened as it is: the kernel follows it to the open file.
+                let target = std::fs::metadata(&file).map_err(|e| io_error(path, e))?;
+                if target.is_dir() {
+                    return Err(is_a_directory(path));
+                }
+                return Ok(Resolved {
+                    file,
+                    kind: OutputKind::Descriptor,
+                });
+            }
+            let target = std::fs::read_link(&file).map_err(|e| io_error(path, e))?;
+            file = if target.is_absolute() {
+                target
+            } else {
+                folder_of(&file).join(target)
+            };
+            continue;
+        }
+        let kind = if ft.is_file() {
+            OutputKind::Regular
+        } else if ft.is_dir() {
+            return Err(is_a_directory(path));
+        } else {
+            special_kind(&ft)
+        };
+        return Ok(Resolved { file, kind });
+    }
+    Err(io_error(
+        path,
+        std::io::Error::other(format!(
+            "more than {MAX_LINKS} symbolic links to follow (a loop?)"
+        )),
+    ))
+}
+
+/// ENOTDIR, the error of a path through a file that is not a folder.
+#[cfg(unix)]
+const ENOTDIR: i32 = libc::ENOTDIR;
+#[cfg(not(unix))]
+const ENOTDIR: i32 = 267; // ERROR_DIRECTORY
+
+fn is_a_directory(path: &Path) -> Error {
+    io_error(
+        path,
+        std::io::Error::other("is a directory, expected a file name"),
+    )
+}
+
+/// The kind of a file that is neither regular, a folder nor a symbolic link.
+fn special_kind(ft: &std::fs::FileType) -> OutputKind {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_char_device() {
+            return OutputKind::CharDevice;
+        }
+        if ft.is_block_device() {
+            return OutputKind::BlockDevice;
+        }
+        if ft.is_fifo() {
+            return OutputKind::Fifo;
+        }
+        if ft.is_socket() {
+            return OutputKind::Socket;
+        }
+    }
+    let _ = ft;
+    OutputKind::CharDevice
+}
+
+/// What writing `path` would write (module docs): a new file, a regular file (through any
+/// symbolic links), a device, a FIFO, a socket or an open file named through `/proc`. A
+/// directory, a loop of symbolic links or a path that cannot be examined is an error naming
+/// `path`. Nothing is opened or created.
+pub fn output_kind(path: &Path) -> Result<OutputKind> {
+    resolve(path).map(|r| r.kind)
+}
+
+/// Checks, before any work, that `path` can be written as [`AtomicWriter`] will write it,
+/// and says what it is. For an atomic write (a new path or a regular file, through any
+/// symbolic links) the real folder of the target must exist and take a new file: a
+/// temporary file is created there and removed (so a read-only mount, `/proc` or a folder
+/// root cannot write is refused even when the permission bits would let root through). A
+/// device, a FIFO or a socket is not opened (a FIFO would wait for its reader).
+pub fn check_output(path: &Path) -> Result<OutputKind> {
+    let r = resolve(path)?;
+    if !r.kind.is_replaced() {
+        return Ok(r.kind);
+    }
+    let (dir, _, tmp) = temp_target(&r.file).map_err(|e| match e {
+        Error::Io { source, .. } => io_error(path, source),
+        e => e,
+    })?;
+    match std::fs::metadata(&dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(io_error(
+                path,
+                std::io::Error::other(format!("{} is not a folder", dir.display())),
+            ))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(io_error(
+                path,
+                std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("the folder {} does not exist", dir.display()),
+                ),
+            ))
+        }
+        Err(e) if e.raw_os_error() == Some(ENOTDIR) => {
+            return Err(io_error(
+                path,
+                std::io::Error::other(format!(
+                    "the folder {} is under a file that is not a folder",
+                    dir.display()
+                )),
+            ))
+        }
+        Err(e) => return Err(io_error(path, e)),
+    }
+    let probe = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp);
+    match probe {
+        Ok(f) => {
+            drop(f);
+            let _ = std::fs::remove_file(&tmp);
+            Ok(r.kind)
+        }
+        Err(e) => Err(io_error(
+            path,
+            std::io::Error::new(
+                e.kind(),
+                format!("cannot create a file in the folder {}: {e}", dir.display()),
+            ),
+        )),
+    }
+}
+
+/// Whether `a` and `b` name the same file: the same device and inode when both exist
+/// (through symbolic links and hard links, `./x`, `x` and `dir/../x` alike), else the same
+/// resolved path (the real folder and the name the writer would create).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(ma), Ok(mb)) => same_inode(a, &ma, b, &mb),
+        (Err(_), Err(_)) => match (resolve(a), resolve(b)) {
+            (Ok(ra), Ok(rb)) => real_path(&ra.file) == real_path(&rb.file),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+#[cfg(unix)]
+fn same_inode(_: &Path, ma: &std::fs::Metadata, _: &Path, mb: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    ma.dev() == mb.dev() && ma.ino() == mb.ino()
+}
+
+#[cfg(not(unix))]
+fn same_inode(a: &Path, _: &std::fs::Metadata, b: &Path, _: &std::fs::Metadata) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// A path that does not exist, as its real folder (canonical, when it exists) and its name.
+fn real_path(file: &Path) -> PathBuf {
+    let dir = folder_of(file);
+    let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+    match file.file_name() {
+        Some(name) => dir.join(name),
+        None => file.to_path_buf(),
+    }
+}
+
 /// The directory of `path`, its file name and a fresh temporary path next to it (named as
 /// [`TEMP_SUFFIX`] says) for a new version of it.
 fn temp_target(path: &Path) -> Result<(PathBuf, String, PathBuf)> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let dir = folder_of(path);
     let file_name = path
         .file_name()
-        .ok_or_else(|| Error::Io {
-            path: path.to_path_buf(),
-            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"),
+        .ok_or_else(|| {
+            io_error(
+                path,
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"),
+            )
         })?
         .to_string_lossy()
         .to_string();
@@ -41,80 +346,118 @@ fn temp_target(path: &Path) -> Result<(PathBuf, String, PathBuf)> {
     Ok((dir, file_name, tmp))
 }
 
-/// Writes `bytes` to `path` atomically: through a temporary file in the same directory
-/// (named as [`TEMP_SUFFIX`] says), flushed to disk (`fsync`) before it is renamed over
-/// `path`, and the directory flushed after the rename so that the new name survives a power
-/// loss. On an error the temporary file is removed and `path` keeps its old content (or
-/// stays absent). After a successful write, temporary files of the same target left by
-/// killed processes are removed.
+/// Writes `bytes` to `path` as the module docs say: a new path or a regular file (through
+/// any symbolic links) atomically, through a temporary file in the target's folder (named
+/// as [`TEMP_SUFFIX`] says), flushed to disk (`fsync`) before it is renamed over the target,
+/// and the folder flushed after the rename so that the new name survives a power loss; a
+/// device, a FIFO or a socket in place. On an error the temporary file is removed and the
+/// target keeps its old content (or stays absent). After a successful atomic write,
+/// temporary files of the same target left by killed processes are removed.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let io_err = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let (dir, file_name, tmp) = temp_target(path)?;
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        // Keep the permissions of the file being replaced (a rename would otherwise give it
-        // the temporary file's defaults).
-        if let Ok(meta) = std::fs::metadata(path) {
-            let _ = f.set_permissions(meta.permissions());
-        }
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io_err(e));
-    }
-    sync_dir(&dir);
-    remove_stale_temps(&dir, &file_name);
-    Ok(())
+    let mut w = AtomicWriter::create(path)?;
+    w.write_all(bytes)?;
+    w.commit()
 }
 
-/// A file written piece by piece and published atomically, as [`write_atomic`] writes a
-/// whole one: the pieces go (buffered) into a temporary file next to the target (named as
-/// [`TEMP_SUFFIX`] says), and [`AtomicWriter::commit`] flushes it to disk and renames it over
-/// the target. Until then the target keeps its old content (or stays absent); a writer
-/// dropped without a commit (an error on the way, a panic) removes its temporary file. For
-/// outputs too large to build in memory first (`multikernel generate` at millions of rows).
+/// Where the bytes of an [`AtomicWriter`] go.
+#[derive(Debug)]
+enum Sink {
+    File(std::fs::File),
+    #[cfg(unix)]
+    Socket(std::os::unix::net::UnixStream),
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::File(f) => f.write(buf),
+            #[cfg(unix)]
+            Sink::Socket(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::File(f) => f.flush(),
+            #[cfg(unix)]
+            Sink::Socket(s) => s.flush(),
+        }
+    }
+}
+
+/// How an [`AtomicWriter`] publishes what it wrote.
+#[derive(Debug)]
+enum Publish {
+    /// Rename the temporary file `tmp` over `file` (the resolved target) in its folder.
+    Rename {
+        file: PathBuf,
+        dir: PathBuf,
+        file_name: String,
+        tmp: PathBuf,
+    },
+    /// Nothing to publish: the target itself is being written.
+    InPlace,
+}
+
+/// A file written piece by piece, as [`write_atomic`] writes a whole one: a new path or a
+/// regular file (through any symbolic links) gets the pieces (buffered) in a temporary file
+/// next to the target (named as [`TEMP_SUFFIX`] says), and [`AtomicWriter::commit`] flushes
+/// it to disk and renames it over the target; until then the target keeps its old content
+/// (or stays absent), and a writer dropped without a commit (an error on the way, a panic)
+/// removes its temporary file. A device, a FIFO or a socket is written in place as the
+/// pieces come (module docs). For outputs too large to build in memory first (`multikernel
+/// generate` at millions of rows, predictions chunk by chunk).
 #[derive(Debug)]
 pub struct AtomicWriter {
     path: PathBuf,
-    dir: PathBuf,
-    file_name: String,
-    tmp: PathBuf,
+    kind: OutputKind,
+    publish: Publish,
     /// `None` once committed (or after a failed commit, which removed the temporary file).
-    out: Option<std::io::BufWriter<std::fs::File>>,
+    out: Option<std::io::BufWriter<Sink>>,
 }
 
 impl AtomicWriter {
-    /// Creates the temporary file of a new version of `path` (the target's directory must
-    /// exist); the target's permissions, when it exists, are given to the new version.
+    /// Opens `path` for writing as its kind says (module docs): the temporary file of a new
+    /// version of a new path or regular file (the target's folder must exist; a replaced
+    /// file's permissions are given to the new version), or the device, FIFO (waiting for
+    /// its reader) or socket itself. A directory is an error.
     pub fn create(path: &Path) -> Result<AtomicWriter> {
-        let io_err = |source| Error::Io {
-            path: path.to_path_buf(),
-            source,
+        let r = resolve(path)?;
+        let io_err = |source| io_error(path, source);
+        let (sink, publish) = if r.kind.is_replaced() {
+            let (dir, file_name, tmp) = temp_target(&r.file)?;
+            let f = std::fs::File::create(&tmp).map_err(io_err)?;
+            if r.kind == OutputKind::Regular {
+                if let Ok(meta) = std::fs::metadata(&r.file) {
+                    let _ = f.set_permissions(meta.permissions());
+                }
+            }
+            let publish = Publish::Rename {
+                file: r.file,
+                dir,
+                file_name,
+                tmp,
+            };
+            (Sink::File(f), publish)
+        } else {
+            (open_in_place(&r).map_err(io_err)?, Publish::InPlace)
         };
-        let (dir, file_name, tmp) = temp_target(path)?;
-        let f = std::fs::File::create(&tmp).map_err(io_err)?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            let _ = f.set_permissions(meta.permissions());
-        }
         Ok(AtomicWriter {
             path: path.to_path_buf(),
-            dir,
-            file_name,
-            tmp,
-            out: Some(std::io::BufWriter::with_capacity(1 << 20, f)),
+            kind: r.kind,
+            publish,
+            out: Some(std::io::BufWriter::with_capacity(1 << 20, sink)),
         })
     }
 
     /// The target path (not the temporary file's).
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// What the target is: replaced atomically ([`OutputKind::is_replaced`]) or written in
+    /// place.
+    pub fn kind(&self) -> OutputKind {
+        self.kind
     }
 
     /// Appends `bytes` to the new version; an error names the target.
@@ -125,45 +468,73 @@ impl AtomicWriter {
         out.write_all(bytes).map_err(|e| self.io_err(e))
     }
 
-    /// Flushes the new version to disk (`fsync`), renames it over the target and flushes the
-    /// directory, as [`write_atomic`] does; then removes the temporary files of the same
-    /// target left by killed processes. On an error the temporary file is removed and the
-    /// target keeps its old content.
+    /// Publishes what was written. An atomic write flushes the new version to disk
+    /// (`fsync`), renames it over the target and flushes the folder, as [`write_atomic`]
+    /// does, then removes the temporary files of the same target left by killed processes;
+    /// on an error the temporary file is removed and the target keeps its old content. A
+    /// target written in place gets the last buffered bytes.
     pub fn commit(mut self) -> Result<()> {
         let Some(out) = self.out.take() else {
             return Err(self.io_err(std::io::Error::other("committed twice")));
         };
+        let sink = out.into_inner().map_err(|e| e.into_error());
+        let Publish::Rename {
+            file,
+            dir,
+            file_name,
+            tmp,
+        } = &self.publish
+        else {
+            return sink.map(drop).map_err(|e| self.io_err(e));
+        };
         let result = (|| {
-            let f = out.into_inner().map_err(|e| e.into_error())?;
+            let Sink::File(f) = sink? else {
+                unreachable!("an atomic write goes to a temporary file");
+            };
             f.sync_all()?;
             drop(f);
-            std::fs::rename(&self.tmp, &self.path)
+            std::fs::rename(tmp, file)
         })();
         if let Err(e) = result {
-            let _ = std::fs::remove_file(&self.tmp);
+            let _ = std::fs::remove_file(tmp);
             return Err(self.io_err(e));
         }
-        sync_dir(&self.dir);
-        remove_stale_temps(&self.dir, &self.file_name);
+        sync_dir(dir);
+        remove_stale_temps(dir, file_name);
         Ok(())
     }
 
     fn io_err(&self, source: std::io::Error) -> Error {
-        Error::Io {
-            path: self.path.clone(),
-            source,
-        }
+        io_error(&self.path, source)
     }
 }
 
 impl Drop for AtomicWriter {
-    /// An uncommitted writer removes its temporary file (the target is untouched).
+    /// An uncommitted atomic writer removes its temporary file (the target is untouched).
     fn drop(&mut self) {
         if let Some(out) = self.out.take() {
             drop(out);
-            let _ = std::fs::remove_file(&self.tmp);
+            if let Publish::Rename { tmp, .. } = &self.publish {
+                let _ = std::fs::remove_file(tmp);
+            }
         }
     }
+}
+
+/// Opens a target that is written in place: a device or a FIFO for writing (never created,
+/// never truncated), a socket by connecting to it, a file named through `/proc` for
+/// appending.
+fn open_in_place(r: &Resolved) -> std::io::Result<Sink> {
+    #[cfg(unix)]
+    if r.kind == OutputKind::Socket {
+        return std::os::unix::net::UnixStream::connect(&r.file).map(Sink::Socket);
+    }
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true);
+    if r.kind == OutputKind::Descriptor {
+        opts.append(true);
+    }
+    opts.open(&r.file).map(Sink::File)
 }
 
 /// The temporary file name of write number `n` of process `pid` to the target `file_name`.
@@ -401,5 +772,317 @@ mod tests {
             std::fs::read_to_string(&p).unwrap(),
             "a,b\n\"1,2\",\"x\"\"y\"\n"
         );
+    }
+
+    /// Two paths name one file through `./`, `..`, symbolic and hard links; a path that does
+    /// not exist yet is compared by its real folder and name.
+    #[cfg(unix)]
+    #[test]
+    fn same_file_sees_through_spellings_and_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir(d.join("sub")).unwrap();
+        std::fs::write(d.join("x"), b"x").unwrap();
+        std::fs::write(d.join("y"), b"x").unwrap();
+        std::os::unix::fs::symlink("x", d.join("lx")).unwrap();
+        std::fs::hard_link(d.join("x"), d.join("hx")).unwrap();
+        std::os::unix::fs::symlink("new", d.join("lnew")).unwrap();
+        let x = d.join("x");
+        for same in ["sub/../x", "./x", "lx", "hx"] {
+            assert!(same_file(&x, &d.join(same)), "{same}");
+        }
+        assert!(!same_file(&x, &d.join("y")));
+        assert!(!same_file(&x, &d.join("new")));
+        assert!(same_file(&d.join("new"), &d.join("sub/../new")));
+        assert!(same_file(&d.join("new"), &d.join("lnew")));
+        assert!(!same_file(&d.join("new"), &d.join("other")));
+    }
+
+    /// The probe before a run: a missing folder, a folder under a regular file, a directory
+    /// and a folder nobody can create files in (`/proc`, even for root) are errors naming
+    /// the path; a writable folder passes and keeps no probe file.
+    #[test]
+    fn check_output_refuses_unwritable_places() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("file"), b"x").unwrap();
+        for (bad, says) in [
+            ("no/such/m.model", "does not exist"),
+            ("file/m.model", "not a folder"),
+            (".", "is a directory"),
+        ] {
+            let e = check_output(&d.join(bad)).unwrap_err().to_string();
+            assert!(
+                e.contains(bad.trim_start_matches('.')) && e.contains(says),
+                "{bad}: {e}"
+            );
+        }
+        assert_eq!(check_output(&d.join("m.model")).unwrap(), OutputKind::New);
+        assert_eq!(check_output(&d.join("file")).unwrap(), OutputKind::Regular);
+        assert_eq!(names_in(d), vec!["file".to_string()]);
+        #[cfg(target_os = "linux")]
+        if Path::new("/proc/self").exists() {
+            let e = check_output(Path::new("/proc/m.model")).unwrap_err();
+            assert!(e.to_string().contains("cannot create a file"), "{e}");
+            assert_eq!(
+                output_kind(Path::new("/dev/null")).unwrap(),
+                OutputKind::CharDevice
+            );
+            if Path::new("/dev/stdout").exists() {
+                assert_eq!(
+                    output_kind(Path::new("/dev/stdout")).unwrap(),
+                    OutputKind::Descriptor
+                );
+            }
+        }
+    }
+
+    /// The kinds of target the property test writes.
+    #[cfg(unix)]
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum Target {
+        New,
+        Regular,
+        /// A relative link to a regular file in the same folder.
+        LinkToRegular,
+        /// An absolute link to a regular file in another folder.
+        LinkElsewhere,
+        /// A link to a link to a regular file in another folder.
+        LinkChain,
+        /// A link to a file that does not exist yet, in another folder.
+        Dangling,
+        Fifo,
+        LinkToFifo,
+        /// A character device like /dev/null (mknod c 1 3 as root, else a link to /dev/null).
+        NullDevice,
+        Socket,
+        Directory,
+        LinkLoop,
+    }
+
+    #[cfg(unix)]
+    const TARGETS: [Target; 12] = [
+        Target::New,
+        Target::Regular,
+        Target::LinkToRegular,
+        Target::LinkElsewhere,
+        Target::LinkChain,
+        Target::Dangling,
+        Target::Fifo,
+        Target::LinkToFifo,
+        Target::NullDevice,
+        Target::Socket,
+        Target::Directory,
+        Target::LinkLoop,
+    ];
+
+    #[cfg(unix)]
+    fn c_path(path: &Path) -> std::ffi::CString {
+        std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap()
+    }
+
+    #[cfg(unix)]
+    fn mkfifo(path: &Path) {
+        let c = c_path(path);
+        // SAFETY: `c` is a valid NUL-terminated path.
+        let rc = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+        assert_eq!(rc, 0, "mkfifo {}", path.display());
+    }
+
+    /// A character device that discards what it gets: /dev/null's numbers (1, 3) made with
+    /// mknod when the process may (root), else a symbolic link to /dev/null itself.
+    #[cfg(unix)]
+    fn null_device(path: &Path) {
+        let c = c_path(path);
+        // SAFETY: `c` is a valid NUL-terminated path; mknod only creates that node.
+        let made = unsafe {
+            libc::geteuid() == 0
+                && libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) == 0
+        };
+        if !made {
+            std::os::unix::fs::symlink("/dev/null", path).unwrap();
+        }
+    }
+
+    /// Every entry under `root`, its kind (a link with its text), sorted.
+    #[cfg(unix)]
+    fn tree(root: &Path) -> Vec<(PathBuf, String)> {
+        use std::os::unix::fs::FileTypeExt;
+        let mut out = Vec::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                let ft = std::fs::symlink_metadata(&p).unwrap().file_type();
+                let kind = if ft.is_symlink() {
+                    format!("link to {}", std::fs::read_link(&p).unwrap().display())
+                } else if ft.is_dir() {
+                    stack.push(p.clone());
+                    "dir".into()
+                } else if ft.is_file() {
+                    "file".into()
+                } else if ft.is_fifo() {
+                    "fifo".into()
+                } else if ft.is_char_device() {
+                    "char device".into()
+                } else if ft.is_socket() {
+                    "socket".into()
+                } else {
+                    "other".into()
+                };
+                out.push((p.strip_prefix(root).unwrap().to_path_buf(), kind));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Writes `bytes` to a target of kind `t` (whole with `write_atomic` when `piece` is 0,
+    /// else streamed in pieces of `piece` bytes), then checks that no entry changed kind
+    /// (only a new path or a dangling link's file appears, as a regular file), that no
+    /// temporary file is left anywhere, and that the bytes are where they belong.
+    #[cfg(unix)]
+    fn write_to_target(t: Target, bytes: &[u8], piece: usize, old: &[u8]) {
+        use std::os::unix::fs::symlink;
+        let root = tempfile::tempdir().unwrap();
+        let (a, b) = (root.path().join("a"), root.path().join("b"));
+        std::fs::create_dir(&a).unwrap();
+        std::fs::create_dir(&b).unwrap();
+        let p = a.join("out");
+        let mut fifo = None;
+        let mut socket = None;
+        match t {
+            Target::New => {}
+            Target::Regular => std::fs::write(&p, old).unwrap(),
+            Target::LinkToRegular => {
+                std::fs::write(a.join("real"), old).unwrap();
+                symlink("real", &p).unwrap();
+            }
+            Target::LinkElsewhere => {
+                std::fs::write(b.join("real"), old).unwrap();
+                symlink(b.join("real"), &p).unwrap();
+            }
+            Target::LinkChain => {
+                std::fs::write(b.join("real"), old).unwrap();
+                symlink("../b/real", a.join("l2")).unwrap();
+                symlink("l2", &p).unwrap();
+            }
+            Target::Dangling => symlink("../b/later", &p).unwrap(),
+            Target::Fifo => {
+                mkfifo(&p);
+                fifo = Some(p.clone());
+            }
+            Target::LinkToFifo => {
+                mkfifo(&b.join("fifo"));
+                symlink(b.join("fifo"), &p).unwrap();
+                fifo = Some(b.join("fifo"));
+            }
+            Target::NullDevice => null_device(&p),
+            Target::Socket => socket = Some(std::os::unix::net::UnixListener::bind(&p).unwrap()),
+            Target::Directory => {
+                std::fs::create_dir(&p).unwrap();
+                std::fs::write(p.join("inside"), old).unwrap();
+            }
+            Target::LinkLoop => {
+                symlink("loop", &p).unwrap();
+                symlink("out", a.join("loop")).unwrap();
+            }
+        }
+        let before = tree(root.path());
+        // The reader of a FIFO or a socket, in a thread of its own (the writer waits for it).
+        let reader = if let Some(f) = fifo.clone() {
+            Some(std::thread::spawn(move || std::fs::read(f).unwrap()))
+        } else {
+            socket.map(|l| {
+                std::thread::spawn(move || {
+                    let mut got = Vec::new();
+                    std::io::Read::read_to_end(&mut l.accept().unwrap().0, &mut got).unwrap();
+                    got
+                })
+            })
+        };
+        let result = if piece == 0 {
+            write_atomic(&p, bytes)
+        } else {
+            (|| {
+                let mut w = AtomicWriter::create(&p)?;
+                for c in bytes.chunks(piece) {
+                    w.write_all(c)?;
+                }
+                w.commit()
+            })()
+        };
+        if result.is_err() {
+            // Free a reader still waiting for a writer, so that the failure is reported.
+            if let Some(f) = &fifo {
+                use std::os::unix::fs::OpenOptionsExt;
+                let mut o = std::fs::OpenOptions::new();
+                o.write(true).custom_flags(libc::O_NONBLOCK);
+                while o.open(f).is_err() {
+                    std::thread::yield_now();
+                }
+            } else if t == Target::Socket {
+                let _ = std::os::unix::net::UnixStream::connect(&p);
+            }
+        }
+        let got = reader.map(|r| r.join().unwrap());
+        let mut want = before.clone();
+        match t {
+            Target::New => want.push(("a/out".into(), "file".into())),
+            Target::Dangling => want.push(("b/later".into(), "file".into())),
+            _ => {}
+        }
+        want.sort();
+        assert_eq!(
+            tree(root.path()),
+            want,
+            "{t:?}: the kinds changed or a temp is left"
+        );
+        match t {
+            Target::Directory | Target::LinkLoop => {
+                let e = result.expect_err("a directory or a loop is not written");
+                assert!(e.to_string().contains("out"), "{t:?}: {e}");
+                if t == Target::Directory {
+                    assert_eq!(std::fs::read(p.join("inside")).unwrap(), old);
+                }
+            }
+            Target::Fifo | Target::LinkToFifo | Target::Socket => {
+                result.unwrap();
+                assert_eq!(got.unwrap(), bytes, "{t:?}: the reader's bytes");
+            }
+            Target::NullDevice => result.unwrap(),
+            _ => {
+                result.unwrap();
+                assert_eq!(std::fs::read(&p).unwrap(), bytes, "{t:?}: the content");
+            }
+        }
+        let kind = output_kind(&p);
+        let expected = match t {
+            Target::Fifo | Target::LinkToFifo => Some(OutputKind::Fifo),
+            Target::Socket => Some(OutputKind::Socket),
+            Target::NullDevice => Some(OutputKind::CharDevice),
+            Target::Directory | Target::LinkLoop => None,
+            _ => Some(OutputKind::Regular),
+        };
+        assert_eq!(kind.ok(), expected, "{t:?}");
+    }
+
+    #[cfg(unix)]
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+        /// Every kind of target, with any bytes, whole or streamed in pieces: what was there
+        /// is still there (a link stays a link, a FIFO a FIFO, a device a device), the bytes
+        /// reach the file, the FIFO's or the socket's reader, no temporary file is left, and
+        /// a directory or a loop of links is an error that changes nothing.
+        #[test]
+        fn every_kind_of_target_keeps_its_kind(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..3000),
+            piece in 0usize..700,
+            old in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..100),
+        ) {
+            for t in TARGETS {
+                write_to_target(t, &bytes, piece, &old);
+            }
+        }
     }
 }
