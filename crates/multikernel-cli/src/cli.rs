@@ -64,7 +64,8 @@ pub struct ConvertArgs {
     /// Folds to keep (the fold of a sentence is its index mod 10; e.g. 0-7): default all.
     #[arg(long)]
     pub folds: Option<String>,
-    /// Output file (written whole or not at all; `-`: standard output).
+    /// Output file (written whole or not at all; a device or a FIFO is written in place;
+    /// `-`: standard output).
     #[arg(long)]
     pub out: PathBuf,
     /// Encoding of the columns written (the treebank is UTF-8): any ASCII-compatible
@@ -94,7 +95,8 @@ pub struct GenerateArgs {
     pub problem_seed: u64,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Output CSV file (written whole or not at all).
+    /// Output CSV file (written whole or not at all; a device or a FIFO is written in place;
+    /// `-`: standard output).
     #[arg(long)]
     pub out: PathBuf,
 }
@@ -174,15 +176,20 @@ pub struct TrainArgs {
     /// Refuse allocations above this many GiB.
     #[arg(long, default_value_t = 8.0)]
     pub memory_limit_gb: f64,
-    /// Where to write the model (`-`: standard output, the summary then goes to stderr).
+    /// Where to write the model: a file, replaced whole or not at all (through a symbolic
+    /// link, the file it names), or a device or FIFO, written in place (`-`: standard
+    /// output, the summary then goes to stderr). Refused before training when it is an input
+    /// or its folder cannot take a new file.
     #[arg(long)]
     pub out: PathBuf,
-    /// Write the run's information (status, steps, seconds, objective trace) as JSON here.
+    /// Write the run's information (status, steps, seconds, objective trace) as JSON here,
+    /// as --out writes the model (`-`: standard output, unless --out is).
     #[arg(long)]
     pub run_json: Option<PathBuf>,
     /// Save the learner's state to this file (atomically, replacing the last one) every
     /// --checkpoint-every steps, so that `--resume FILE` continues a killed run to the same
-    /// model, bit for bit. The online learner (tables, --stream, sequences, parsing,
+    /// model, bit for bit. A regular file (not `-`, a FIFO or a device: it is read back).
+    /// The online learner (tables, --stream, sequences, parsing,
     /// template taggers) and --algo mtl; not the built-in selection (give --C or --lambda).
     #[arg(long, value_name = "FILE")]
     pub checkpoint: Option<PathBuf>,
@@ -376,7 +383,7 @@ pub struct PredictArgs {
     #[arg(long)]
     pub test_folds: Option<String>,
     /// Output file, written whole or not at all (a malformed row leaves an older file as it
-    /// was); `-` or none: standard output, which for a table gets the predictions chunk by
+    /// was); a device or a FIFO is written in place; `-` or none: standard output, which for a table gets the predictions chunk by
     /// chunk (a malformed row stops the output after the chunks before its own).
     #[arg(long)]
     pub out: Option<PathBuf>,

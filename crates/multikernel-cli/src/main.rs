@@ -5,6 +5,7 @@ mod cli;
 mod data;
 mod errors;
 mod observe;
+mod outputs;
 mod reproduce;
 mod train;
 mod use_model;

@@ -3,16 +3,51 @@
 //! prints.
 
 use crate::cli::{DemoArgs, GenerateArgs};
-use anyhow::Result;
+use anyhow::{bail, Result};
 use multikernel::reproduce::options::Reproduction;
 use multikernel::run::{Control, Progress};
+use std::path::Path;
 
 /// Runs the reproduction, prints its table and writes its JSON rows where asked.
 pub fn run(r: &Reproduction) -> Result<()> {
+    check_json(r)?;
     let log = |line: &str| eprintln!("{line}");
     let report = r.run(&log)?;
     r.output()
         .finish(&report, &mut std::io::stdout().lock(), &log)?;
+    Ok(())
+}
+
+/// `--json`, before the run: a file (standard output gets the table) that can be written and
+/// is none of the files the experiment reads, nor a file in one of the folders it reads.
+fn check_json(r: &Reproduction) -> Result<()> {
+    let Some(json) = &r.output().json else {
+        return Ok(());
+    };
+    if crate::outputs::is_stdout(json) {
+        bail!("--json -: standard output gets the table; give --json a file name");
+    }
+    let inputs: Vec<(String, &Path)> = r
+        .inputs()
+        .into_iter()
+        .map(|(name, path)| (crate::errors::flag_of(name), path))
+        .collect();
+    let files: Vec<(&str, &Path)> = inputs.iter().map(|(f, p)| (f.as_str(), *p)).collect();
+    crate::outputs::check(&[("--json", json)], &files)?;
+    let Ok(real) = std::fs::canonicalize(json) else {
+        return Ok(()); // a new file
+    };
+    for (flag, dir) in &inputs {
+        let inside = dir.is_dir() && std::fs::canonicalize(dir).is_ok_and(|d| real.starts_with(d));
+        if inside && real.is_file() {
+            bail!(
+                "--json {}: a file in {flag} {}, which the experiment reads: writing it could \
+                 destroy an input; give another file",
+                json.display(),
+                dir.display()
+            );
+        }
+    }
     Ok(())
 }
 
@@ -76,7 +111,8 @@ const GENERATE_CHUNK: usize = 65_536;
 
 /// `multikernel generate`: a generated data set written as CSV, drawn and written a chunk of
 /// rows at a time (memory bounded by one chunk) into a temporary file renamed over `--out` at
-/// the end, so that `--out` is whole or absent. The rows are those of the in-memory generator
+/// the end, so that `--out` is whole or absent (a device or a FIFO is written in place, `-`
+/// is standard output). The rows are those of the in-memory generator
 /// (`synthetic::generate`) for the same seeds.
 pub fn generate(a: &GenerateArgs) -> Result<()> {
     let chunks = multikernel::data::synthetic::generate_chunks(
@@ -91,6 +127,22 @@ pub fn generate(a: &GenerateArgs) -> Result<()> {
         eprintln!("target: {t}");
     }
     let features = chunks.n_features();
+    if crate::outputs::is_stdout(&a.out) {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        let rows = chunks.write_csv(|text| {
+            stdout
+                .write_all(text.as_bytes())
+                .map_err(|source| multikernel::Error::Io {
+                    path: "<standard output>".into(),
+                    source,
+                })
+        })?;
+        stdout.flush()?;
+        eprintln!("wrote {rows} points x {features} features to standard output");
+        return Ok(());
+    }
+    crate::outputs::check(&[("--out", &a.out)], &[])?;
     let mut out = multikernel::io::AtomicWriter::create(&a.out)?;
     let rows = chunks.write_csv(|text| out.write_all(text.as_bytes()))?;
     out.commit()?;

@@ -142,30 +142,41 @@ pub fn selection_plan(a: &TrainArgs) -> Option<AutoConfig> {
         .map(|cfg| cfg.with_budget(a.select_budget))
 }
 
-/// Fails (naming the flag) when `path`'s directory does not exist, so that a typo in `--out`
-/// is reported before training rather than after it. `-` (standard output) passes.
-fn check_output_dir(path: &std::path::Path, flag: &str) -> Result<()> {
-    if path == std::path::Path::new("-") {
-        return Ok(());
+/// The outputs of `train`, checked before any data is read (a typo in `--out` or an
+/// unwritable folder is reported before training rather than after it): the model
+/// (`--out`), the run's JSON (`--run-json`; at most one of the two may be `-`, standard
+/// output) and the checkpoint (`--checkpoint`, or `--resume` when later checkpoints go to
+/// it: a regular file) can be written, and none of them is an input of the run (`--data`,
+/// `--validation`, `--templates`, the checkpoint resumed) or another output.
+fn check_outputs(a: &TrainArgs) -> Result<()> {
+    use std::path::Path;
+    let mut outputs: Vec<(&str, &Path)> = vec![("--out", &a.out)];
+    if let Some(p) = &a.run_json {
+        outputs.push(("--run-json", p));
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
+    let save_to = match (&a.checkpoint, &a.resume) {
+        (Some(c), _) => Some(("--checkpoint", c)),
+        (None, Some(r)) => Some(("--resume", r)),
+        (None, None) => None,
     };
-    if !dir.is_dir() {
-        bail!(
-            "{flag} {}: the directory {} does not exist",
-            path.display(),
-            dir.display()
-        );
+    if let Some((flag, path)) = save_to {
+        crate::outputs::check_checkpoint(flag, path)?;
+        outputs.push((flag, path));
     }
-    if path.is_dir() {
-        bail!(
-            "{flag} {}: is a directory, expected a file name",
-            path.display()
-        );
+    let mut inputs: Vec<(&str, &Path)> = vec![("--data", &a.data.data)];
+    if let Some(v) = a.settings.text("validation") {
+        inputs.push(("--validation", Path::new(v)));
     }
-    Ok(())
+    if let Some(t) = &a.structured.templates {
+        inputs.push(("--templates", t));
+    }
+    if let (Some(r), Some(c)) = (&a.resume, &a.checkpoint) {
+        // Saving over the checkpoint resumed is what `--resume F --checkpoint F` asks.
+        if !multikernel::io::same_file(r, c) {
+            inputs.push(("--resume", r));
+        }
+    }
+    crate::outputs::check(&outputs, &inputs)
 }
 
 pub fn train(a: &TrainArgs) -> Result<Outcome> {
@@ -173,10 +184,7 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
     // Check every setting before reading any data.
     spec.check()?;
     // And that the outputs can be written, before a long training.
-    check_output_dir(&a.out, "--out")?;
-    if let Some(p) = &a.run_json {
-        check_output_dir(p, "--run-json")?;
-    }
+    check_outputs(a)?;
     if a.stream && !matches!(a.learner, None | Some(LearnerKind::Online)) {
         bail!("--stream trains the online learner (--algo online)");
     }
@@ -260,20 +268,29 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
         return Ok(Outcome::Interrupted);
     }
     // The model is written before anything is printed: a closed pipe loses output, never
-    // the model. `--out -` writes it to standard output, and the summary goes to stderr.
-    let to_stdout = a.out == std::path::Path::new("-");
-    if to_stdout {
+    // the model. `--out -` writes it to standard output (or `--run-json -` the run's JSON),
+    // and the summary goes to stderr.
+    let to_stdout = crate::outputs::is_stdout(&a.out)
+        || a.run_json.as_deref().is_some_and(crate::outputs::is_stdout);
+    let print = |bytes: &[u8]| -> Result<()> {
         use std::io::Write;
-        let bytes = fitted.model.to_bytes()?;
         let mut stdout = std::io::stdout().lock();
-        stdout.write_all(&bytes)?;
+        stdout.write_all(bytes)?;
         stdout.flush()?;
+        Ok(())
+    };
+    if crate::outputs::is_stdout(&a.out) {
+        print(&fitted.model.to_bytes()?)?;
     } else {
         fitted.model.save(&a.out)?;
     }
     if let Some(path) = &a.run_json {
         let text = serde_json::to_string_pretty(&fitted.run)?;
-        multikernel::io::write_atomic(path, text.as_bytes())?;
+        if crate::outputs::is_stdout(path) {
+            print(format!("{text}\n").as_bytes())?;
+        } else {
+            multikernel::io::write_atomic(path, text.as_bytes())?;
+        }
     }
     for n in &fitted.notes {
         eprintln!("note: {n}");
@@ -330,12 +347,6 @@ fn checkpoints(
             "{flag} applies to the online learner (--algo online: tables, streams, \
              sequences, parsing, template taggers) and to --algo mtl, not to --algo {kind}"
         );
-    }
-    if let Some(p) = &a.checkpoint {
-        check_output_dir(p, "--checkpoint")?;
-        if p == &a.out {
-            bail!("--checkpoint {}: the same file as --out", p.display());
-        }
     }
     let mut data = Fingerprint::new();
     data.file("data", &a.data.data)?;

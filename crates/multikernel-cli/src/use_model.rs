@@ -8,7 +8,6 @@ use multikernel::estimator::{ApplyOptions, FileSource};
 use multikernel::io::AtomicWriter;
 use multikernel::kernel::MemoryLimit;
 use multikernel::model::Model;
-use std::path::Path;
 
 /// The file `--data` (`--format`), the folds given.
 pub fn file_source(d: &DataArgs, folds: &Option<String>) -> Result<FileSource> {
@@ -29,6 +28,7 @@ pub fn convert(a: &ConvertArgs) -> Result<()> {
     use multikernel::data::columns::write_columns;
     use multikernel::task::tagging::convert::{from_conllu, LabelColumn};
     let label: LabelColumn = a.label.parse()?;
+    crate::outputs::check(&[("--out", &a.out)], &[("--data", &a.data)])?;
     let sentences = FileSource::new(&a.data)
         .with_folds(a.folds.clone())
         .read_treebank(Heads::Optional)?;
@@ -59,7 +59,7 @@ pub fn convert(a: &ConvertArgs) -> Result<()> {
         }
         out.extend_from_slice(&bytes);
     }
-    if a.out == Path::new("-") {
+    if crate::outputs::is_stdout(&a.out) {
         crate::emit_bytes(&out);
     } else {
         multikernel::io::write_atomic(&a.out, &out)?;
@@ -89,10 +89,16 @@ pub fn eval(a: &EvalArgs) -> Result<()> {
 }
 
 /// Predictions, written to `--out` through a temporary file renamed over it at the end (a
-/// malformed row leaves no output and an older file as it was), or to standard output as
-/// they come (a table's chunk by chunk: a malformed row stops the output after the chunks
-/// before it).
+/// malformed row leaves no output and an older file as it was), or to standard output, a
+/// device or a FIFO as they come (a table's chunk by chunk: a malformed row stops the output
+/// after the chunks before it). An `--out` that is the model or the data is refused first.
 pub fn predict(a: &PredictArgs) -> Result<()> {
+    if let Some(out) = &a.out {
+        crate::outputs::check(
+            &[("--out", out)],
+            &[("--model", &a.model), ("--data", &a.data.data)],
+        )?;
+    }
     let model = Model::load(&a.model)?;
     if a.marginals.is_some() && !matches!(model, Model::Tagger(_)) {
         bail!(
@@ -109,7 +115,7 @@ pub fn predict(a: &PredictArgs) -> Result<()> {
     };
     let source = file_source(&a.data, &a.test_folds)?;
     let mut writer = match &a.out {
-        Some(path) if path != Path::new("-") => Some(AtomicWriter::create(path)?),
+        Some(path) if !crate::outputs::is_stdout(path) => Some(AtomicWriter::create(path)?),
         _ => None,
     };
     multikernel::estimator::predict(&model, &source, &opts, |bytes| match writer.as_mut() {

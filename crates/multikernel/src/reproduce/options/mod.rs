@@ -117,6 +117,26 @@ impl Reproduction {
         }
     }
 
+    /// The files and folders the experiment reads, by option name (`data_dir`, `glass`, ...),
+    /// so that a shell can refuse an output that would overwrite one of them before the run.
+    pub fn inputs(&self) -> Vec<(&'static str, &std::path::Path)> {
+        match self {
+            Reproduction::Uci(o) => vec![("data_dir", o.data_dir.as_path())],
+            Reproduction::Ocr(o) => vec![("data", o.data.as_path())],
+            Reproduction::Gomp(o) => vec![("glass", o.glass.as_path())],
+            Reproduction::MirrorDescent(o) => vec![("data_dir", o.data_dir.as_path())],
+            Reproduction::Parsing(o) => {
+                let mut v = vec![("data_dir", o.data_dir.as_path())];
+                v.extend(o.templates.as_deref().map(|t| ("templates", t)));
+                v
+            }
+            Reproduction::Mtl(o) => {
+                vec![("data_dir", o.data_dir.as_path()), ("template_dir", o.template_dir.as_path())]
+            }
+            Reproduction::Wrappers(o) => vec![("data", o.data.as_path())],
+        }
+    }
+
     /// Checks the options, reads the data and runs the experiment; `log` receives the
     /// progress lines. Bad options fail before any data is read.
     pub fn run(&self, log: &(dyn Fn(&str) + Sync)) -> Result<Report> {
