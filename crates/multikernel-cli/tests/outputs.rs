@@ -141,6 +141,12 @@ fn fifos_devices_and_links_as_outputs_keep_their_kind() {
             out,
         ])
     };
+    // generate --out -: the file's bytes on standard output.
+    let ring = d.join("ring.csv");
+    ok(&["generate", "ringnorm", "--n", "20", "--out", s(&ring)]);
+    let o = run(&["generate", "ringnorm", "--n", "20", "--out", "-"]);
+    assert_ok(&o);
+    assert_eq!(o.stdout, std::fs::read(&ring).unwrap());
     let to_stdout = predict("-");
     assert_ok(&to_stdout);
     assert!(!to_stdout.stdout.is_empty());
@@ -162,7 +168,10 @@ fn fifos_devices_and_links_as_outputs_keep_their_kind() {
     assert_eq!(json["steps"], 2, "{json}");
     let (o, got) = with_fifo_reader(&fifo, || predict(s(&fifo)));
     assert_ok(&o);
-    assert_eq!(got, to_stdout.stdout, "the FIFO's reader gets the predictions");
+    assert_eq!(
+        got, to_stdout.stdout,
+        "the FIFO's reader gets the predictions"
+    );
     assert_eq!(kind(&fifo), "fifo");
 
     // A symbolic link to a regular file elsewhere: the file gets the bytes, the link stays.
@@ -244,7 +253,10 @@ fn checkpoints_refuse_what_cannot_be_read_back() {
     let fifo = d.join("fifo");
     mkfifo(&fifo);
     let dev = d.join("null");
-    let mut targets = vec![("-".to_string(), "standard output"), (s(&fifo).into(), "FIFO")];
+    let mut targets = vec![
+        ("-".to_string(), "standard output"),
+        (s(&fifo).into(), "FIFO"),
+    ];
     if null_device(&dev) {
         targets.push((s(&dev).into(), "character device"));
     }
@@ -335,7 +347,10 @@ fn inputs_as_outputs_are_refused() {
     for (extra, flags) in &cases {
         let o = run_with(&args, extra);
         assert_clean_error(&o, &[flags[0], flags[1], "same file"]);
-        assert!(!text(&o).1.contains("training "), "{extra:?}: before any work");
+        assert!(
+            !text(&o).1.contains("training "),
+            "{extra:?}: before any work"
+        );
     }
     // predict: the model or the data as --out.
     for (out, flag) in [(&model, "--model"), (&data, "--data")] {
@@ -356,13 +371,50 @@ fn inputs_as_outputs_are_refused() {
 
     // convert: the treebank as --out.
     let tb = d.join("tb.conllu");
-    let conllu = "1\tBen\tben\tPRON\t_\t_\t2\tnsubj\t_\t_\n2\tgeldim\tgel\tVERB\t_\t_\t0\troot\t_\t_\n\n";
+    let conllu =
+        "1\tBen\tben\tPRON\t_\t_\t2\tnsubj\t_\t_\n2\tgeldim\tgel\tVERB\t_\t_\t0\troot\t_\t_\n\n";
     std::fs::write(&tb, conllu).unwrap();
     let o = run(&["convert", "--data", s(&tb), "--out", s(&tb)]);
     assert_clean_error(&o, &["--out", "--data", "same file"]);
     assert_eq!(std::fs::read_to_string(&tb).unwrap(), conllu);
     // The same command with another --out converts (so the refusal is the check's).
     ok(&["convert", "--data", s(&tb), "--out", s(&d.join("tb.txt"))]);
+
+    // reproduce --json: an input file, or a file in an input folder (small runs in case
+    // the check let them through).
+    let glass = d.join("glass.csv");
+    std::fs::copy(common::data("glass.csv"), &glass).unwrap();
+    std::fs::create_dir(d.join("uci")).unwrap();
+    let sonar = d.join("uci/sonar.csv");
+    std::fs::copy(common::data("sonar.csv"), &sonar).unwrap();
+    let tables = [&glass, &sonar].map(|p| std::fs::read(p).unwrap());
+    let o = run(&[
+        "reproduce",
+        "gomp",
+        "--reps",
+        "1",
+        "--glass",
+        s(&glass),
+        "--json",
+        s(&glass),
+    ]);
+    assert_clean_error(&o, &["--json", "--glass", "same file"]);
+    let o = run(&[
+        "reproduce",
+        "uci",
+        "--splits",
+        "1",
+        "--epochs",
+        "1",
+        "--datasets",
+        "sonar",
+        "--data-dir",
+        s(&d.join("uci")),
+        "--json",
+        s(&sonar),
+    ]);
+    assert_clean_error(&o, &["--json", "--data-dir"]);
+    assert!(tables == [&glass, &sonar].map(|p| std::fs::read(p).unwrap()));
 }
 
 /// An output folder that is missing, a regular file or cannot take a new file (`/proc`,
@@ -391,12 +443,18 @@ fn unwritable_output_folders_fail_before_training() {
             vec!["--out", s(&out), "--run-json", "/proc/run.json"],
             ["--run-json /proc/run.json", "cannot create a file"],
         ));
-        cases.push((vec!["--out", "/proc/m.model"], ["--out /proc/m.model", "/proc"]));
+        cases.push((
+            vec!["--out", "/proc/m.model"],
+            ["--out /proc/m.model", "/proc"],
+        ));
     }
     for (extra, needles) in &cases {
         let o = run_with(&args, extra);
         assert_clean_error(&o, needles);
-        assert!(!text(&o).1.contains("training "), "{extra:?}: before training");
+        assert!(
+            !text(&o).1.contains("training "),
+            "{extra:?}: before training"
+        );
     }
     assert!(!out.exists());
     assert_eq!(kind(&d.join("T")), "file");

@@ -1069,7 +1069,7 @@ mod tests {
 
     #[cfg(unix)]
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(10))]
         /// Every kind of target, with any bytes, whole or streamed in pieces: what was there
         /// is still there (a link stays a link, a FIFO a FIFO, a device a device), the bytes
         /// reach the file, the FIFO's or the socket's reader, no temporary file is left, and

@@ -131,7 +131,10 @@ impl Reproduction {
                 v
             }
             Reproduction::Mtl(o) => {
-                vec![("data_dir", o.data_dir.as_path()), ("template_dir", o.template_dir.as_path())]
+                vec![
+                    ("data_dir", o.data_dir.as_path()),
+                    ("template_dir", o.template_dir.as_path()),
+                ]
             }
             Reproduction::Wrappers(o) => vec![("data", o.data.as_path())],
         }
