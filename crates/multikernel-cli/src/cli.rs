@@ -171,8 +171,10 @@ pub struct TrainArgs {
     /// Do not standardize the features.
     #[arg(long)]
     pub no_standardize: bool,
-    /// Refuse allocations above this many GiB.
-    #[arg(long, default_value_t = 8.0)]
+    /// Refuse allocations above this many GiB, before they are made: the Gram matrices, and a
+    /// tagger's structures sized by its labels (the label-pair parts of bigram templates with
+    /// macros, the weights, the sentences' buffers). A positive number; inf: no limit.
+    #[arg(long, default_value_t = 8.0, value_parser = crate::train::memory_limit_gb)]
     pub memory_limit_gb: f64,
     /// Where to write the model (`-`: standard output, the summary then goes to stderr).
     #[arg(long)]
@@ -358,7 +360,10 @@ pub struct EvalArgs {
     /// Sequence data (OCR) or a treebank: folds to test on (e.g. 1-9, or 9).
     #[arg(long)]
     pub test_folds: Option<String>,
-    #[arg(long, default_value_t = 8.0)]
+    /// Refuse allocations above this many GiB, before they are made: the kernel rows of the
+    /// test points, and a tagger's buffers sized by its labels. A positive number; inf: no
+    /// limit.
+    #[arg(long, default_value_t = 8.0, value_parser = crate::train::memory_limit_gb)]
     pub memory_limit_gb: f64,
     /// Tables: rows read and scored at a time (the file is never whole in memory; the score
     /// is the same for every chunk size).
@@ -380,7 +385,10 @@ pub struct PredictArgs {
     /// chunk (a malformed row stops the output after the chunks before its own).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    #[arg(long, default_value_t = 8.0)]
+    /// Refuse allocations above this many GiB, before they are made: the kernel rows of the
+    /// test points, and a tagger's buffers sized by its labels. A positive number; inf: no
+    /// limit.
+    #[arg(long, default_value_t = 8.0, value_parser = crate::train::memory_limit_gb)]
     pub memory_limit_gb: f64,
     /// Tables: rows read and predicted at a time (the file is never whole in memory).
     #[arg(long, default_value_t = multikernel::data::model_stream::DEFAULT_CHUNK_ROWS)]
