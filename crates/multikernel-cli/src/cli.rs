@@ -174,7 +174,12 @@ pub struct TrainArgs {
     /// Refuse allocations above this many GiB, before they are made: the Gram matrices, and a
     /// tagger's structures sized by its labels (the label-pair parts of bigram templates with
     /// macros, the weights, the sentences' buffers). A positive number; inf: no limit.
-    #[arg(long, default_value_t = 8.0, value_parser = crate::train::memory_limit_gb)]
+    #[arg(
+        long,
+        default_value_t = 8.0,
+        value_parser = crate::train::memory_limit_gb,
+        allow_negative_numbers = true
+    )]
     pub memory_limit_gb: f64,
     /// Where to write the model (`-`: standard output, the summary then goes to stderr).
     #[arg(long)]
@@ -363,7 +368,12 @@ pub struct EvalArgs {
     /// Refuse allocations above this many GiB, before they are made: the kernel rows of the
     /// test points, and a tagger's buffers sized by its labels. A positive number; inf: no
     /// limit.
-    #[arg(long, default_value_t = 8.0, value_parser = crate::train::memory_limit_gb)]
+    #[arg(
+        long,
+        default_value_t = 8.0,
+        value_parser = crate::train::memory_limit_gb,
+        allow_negative_numbers = true
+    )]
     pub memory_limit_gb: f64,
     /// Tables: rows read and scored at a time (the file is never whole in memory; the score
     /// is the same for every chunk size).
@@ -388,7 +398,12 @@ pub struct PredictArgs {
     /// Refuse allocations above this many GiB, before they are made: the kernel rows of the
     /// test points, and a tagger's buffers sized by its labels. A positive number; inf: no
     /// limit.
-    #[arg(long, default_value_t = 8.0, value_parser = crate::train::memory_limit_gb)]
+    #[arg(
+        long,
+        default_value_t = 8.0,
+        value_parser = crate::train::memory_limit_gb,
+        allow_negative_numbers = true
+    )]
     pub memory_limit_gb: f64,
     /// Tables: rows read and predicted at a time (the file is never whole in memory).
     #[arg(long, default_value_t = multikernel::data::model_stream::DEFAULT_CHUNK_ROWS)]
