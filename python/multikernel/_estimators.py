@@ -565,7 +565,8 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
     standardize : bool
         Standardize the features on the training rows.
     memory_limit_gb : float
-        Refuse allocations above this (MemoryError, with what was needed).
+        Refuse allocations above this many GiB (MemoryError, with what was needed): a
+        positive number, ``float("inf")`` for no limit.
     random_state : int, RandomState or None
         Seed of the folds, shuffles, subsamples and samplers.
     verbose : int

@@ -173,8 +173,15 @@ pub struct TrainArgs {
     /// Do not standardize the features.
     #[arg(long)]
     pub no_standardize: bool,
-    /// Refuse allocations above this many GiB.
-    #[arg(long, default_value_t = 8.0)]
+    /// Refuse allocations above this many GiB, before they are made: the Gram matrices, and a
+    /// tagger's structures sized by its labels (the label-pair parts of bigram templates with
+    /// macros, the weights, the sentences' buffers). A positive number; inf: no limit.
+    #[arg(
+        long,
+        default_value_t = 8.0,
+        value_parser = crate::train::memory_limit_gb,
+        allow_negative_numbers = true
+    )]
     pub memory_limit_gb: f64,
     /// Where to write the model: a file, replaced whole or not at all (through a symbolic
     /// link, the file it names), or a device or FIFO, written in place (`-`: standard
@@ -365,7 +372,15 @@ pub struct EvalArgs {
     /// Sequence data (OCR) or a treebank: folds to test on (e.g. 1-9, or 9).
     #[arg(long)]
     pub test_folds: Option<String>,
-    #[arg(long, default_value_t = 8.0)]
+    /// Refuse allocations above this many GiB, before they are made: the kernel rows of the
+    /// test points, and a tagger's buffers sized by its labels. A positive number; inf: no
+    /// limit.
+    #[arg(
+        long,
+        default_value_t = 8.0,
+        value_parser = crate::train::memory_limit_gb,
+        allow_negative_numbers = true
+    )]
     pub memory_limit_gb: f64,
     /// Tables: rows read and scored at a time (the file is never whole in memory; the score
     /// is the same for every chunk size).
@@ -387,7 +402,15 @@ pub struct PredictArgs {
     /// chunk (a malformed row stops the output after the chunks before its own).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    #[arg(long, default_value_t = 8.0)]
+    /// Refuse allocations above this many GiB, before they are made: the kernel rows of the
+    /// test points, and a tagger's buffers sized by its labels. A positive number; inf: no
+    /// limit.
+    #[arg(
+        long,
+        default_value_t = 8.0,
+        value_parser = crate::train::memory_limit_gb,
+        allow_negative_numbers = true
+    )]
     pub memory_limit_gb: f64,
     /// Tables: rows read and predicted at a time (the file is never whole in memory).
     #[arg(long, default_value_t = multikernel::data::model_stream::DEFAULT_CHUNK_ROWS)]

@@ -110,7 +110,7 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
     spec.bias = !a.no_bias;
     spec.standardize = !a.no_standardize;
     spec.seed = a.seed;
-    spec.memory = MemoryLimit::gib(a.memory_limit_gb);
+    spec.memory = MemoryLimit::try_gib(a.memory_limit_gb)?;
     Ok(spec)
 }
 
@@ -447,6 +447,15 @@ fn fit_summary(f: &Fitted) -> String {
         out.push_str(&format!("  {n}\n"));
     }
     out
+}
+
+/// The parser of every `--memory-limit-gb`: a positive number of GiB, `inf` for no limit
+/// ([`MemoryLimit::try_gib`]); zero, a negative number or NaN is a usage error, before any
+/// work.
+pub fn memory_limit_gb(s: &str) -> std::result::Result<f64, String> {
+    let expected = || format!("expected {}", MemoryLimit::EXPECTED);
+    let g: f64 = s.trim().parse().map_err(|_| expected())?;
+    MemoryLimit::try_gib(g).map(|_| g).map_err(|_| expected())
 }
 
 #[cfg(test)]

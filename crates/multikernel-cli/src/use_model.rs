@@ -76,7 +76,7 @@ pub fn convert(a: &ConvertArgs) -> Result<()> {
 pub fn eval(a: &EvalArgs) -> Result<()> {
     let model = Model::load(&a.model)?;
     let opts = ApplyOptions {
-        memory: MemoryLimit::gib(a.memory_limit_gb),
+        memory: MemoryLimit::try_gib(a.memory_limit_gb)?,
         chunk_rows: a.chunk_rows,
         marginals: None,
     };
@@ -109,7 +109,7 @@ pub fn predict(a: &PredictArgs) -> Result<()> {
         );
     }
     let opts = ApplyOptions {
-        memory: MemoryLimit::gib(a.memory_limit_gb),
+        memory: MemoryLimit::try_gib(a.memory_limit_gb)?,
         chunk_rows: a.chunk_rows,
         marginals: a.marginals,
     };

@@ -265,3 +265,71 @@ fn bad_files_give_one_line_errors() {
         &["ragged.txt:2"],
     );
 }
+
+/// Issue 46, item 3: the 250-label file with a bigram template with macros under
+/// `--memory-limit-gb 0.05` is refused before the label-pair parts are built, the message
+/// naming the template, the labels and the estimate; `predict` and `eval` refuse a limit
+/// below the sentences' buffers the same way; a limit that is not a positive number of GiB
+/// is a usage error of all three commands, and `inf` means no limit.
+#[test]
+fn label_pairs_over_the_memory_limit_are_refused_with_the_estimate() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m").to_str().unwrap().to_string();
+    let (data, tpl) = label_pair_files(dir.path(), 250);
+    let train = |data: &str, limit: &str| {
+        let mut args = columns_train_args(data);
+        args.extend(["--templates", &tpl, "--epochs", "1", "--out", &model]);
+        let flag = format!("--memory-limit-gb={limit}");
+        args.push(&flag);
+        run(&args)
+    };
+    assert_clean_error(
+        &train(&data, "0.05"),
+        &[
+            "training a tagger with 250 labels",
+            "B01:%x[0,1]",
+            "380 positions",
+            "needs 0.",
+            "GiB but the memory limit is 51.2 MiB",
+            "(--memory-limit-gb 1)",
+        ],
+    );
+    assert!(!dir.path().join("m").exists(), "no model is written");
+    let (small, _) = label_pair_files(dir.path(), 20);
+    assert!(train(&small, "inf").status.success());
+    for cmd in ["predict", "eval"] {
+        assert_clean_error(
+            &run(&[
+                cmd,
+                "--model",
+                &model,
+                "--data",
+                &small,
+                "--memory-limit-gb",
+                "0.000001",
+            ]),
+            &["tagging with 20 labels", "B01:%x[0,1]", "sentence buffers"],
+        );
+    }
+    for bad in ["-1", "NaN", "0", "-inf", "lots"] {
+        let o = train(&small, bad);
+        assert_eq!(o.status.code(), Some(2), "train {bad}");
+        assert_clean_error(&o, &["--memory-limit-gb", "positive number of GiB"]);
+        for cmd in ["predict", "eval"] {
+            let o = run(&[
+                cmd,
+                "--model",
+                &model,
+                "--data",
+                &small,
+                "--memory-limit-gb",
+                bad,
+            ]);
+            assert_eq!(o.status.code(), Some(2), "{cmd} {bad}");
+            if bad != "-inf" {
+                // (`-inf` after a space reads as a flag: clap's own usage error.)
+                assert_clean_error(&o, &["--memory-limit-gb", "positive number of GiB"]);
+            }
+        }
+    }
+}

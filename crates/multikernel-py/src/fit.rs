@@ -270,11 +270,7 @@ pub fn fit<'py>(
         Some(p) => p.learner.unwrap_or(LearnerKind::LpMkl),
         None => named.unwrap_or(LearnerKind::Online),
     };
-    if !(memory_limit_gb.is_finite() && memory_limit_gb > 0.0) {
-        return Err(PyValueError::new_err(format!(
-            "memory_limit_gb = {memory_limit_gb}: a positive number of GiB"
-        )));
-    }
+    let memory = MemoryLimit::try_gib(memory_limit_gb).or_py()?;
     let mut spec = LearnerSpec::new(task, args.learner(kind)?)
         .with_kernels(parse_kernels(kernels)?)
         .with_seed(seed);
@@ -283,7 +279,7 @@ pub fn fit<'py>(
     }
     spec.bias = bias;
     spec.standardize = standardize;
-    spec.memory = MemoryLimit::gib(memory_limit_gb);
+    spec.memory = memory;
     let checked = spec.check().or_py()?;
 
     let xr = rows(&x, "X")?;
@@ -355,11 +351,7 @@ pub fn fit_precomputed<'py>(
     verbose: bool,
 ) -> PyResult<(PyModel, Bound<'py, PyDict>)> {
     let learner = precomputed_learner(learner.as_deref(), max_iter, epsilon, tol, svm_tol)?;
-    if !(memory_limit_gb.is_finite() && memory_limit_gb > 0.0) {
-        return Err(PyValueError::new_err(format!(
-            "memory_limit_gb = {memory_limit_gb}: a positive number of GiB"
-        )));
-    }
+    let memory = MemoryLimit::try_gib(memory_limit_gb).or_py()?;
     let refs = crate::model::kernel_views(&kernels)?;
     let y = y.as_slice().map_err(|_| {
         pyo3::exceptions::PyTypeError::new_err("y: a contiguous float64 array is needed")
@@ -377,7 +369,7 @@ pub fn fit_precomputed<'py>(
         c,
         bias,
         seed,
-        memory: MemoryLimit::gib(memory_limit_gb),
+        memory,
         names: kernel_names,
     };
     let observer = PyObserver::new(verbose);

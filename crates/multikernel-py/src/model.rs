@@ -48,10 +48,7 @@ pub fn kernel_views<'a>(
 fn limit(memory_limit_gb: Option<f64>) -> PyResult<MemoryLimit> {
     match memory_limit_gb {
         None => Ok(MemoryLimit::default()),
-        Some(g) if g.is_finite() && g > 0.0 => Ok(MemoryLimit::gib(g)),
-        Some(g) => Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "memory_limit_gb = {g}: a positive number of GiB"
-        ))),
+        Some(g) => MemoryLimit::try_gib(g).or_py(),
     }
 }
 

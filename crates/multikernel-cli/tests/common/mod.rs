@@ -113,3 +113,26 @@ pub fn temp_files(dir: &std::path::Path) -> Vec<String> {
         .filter(|n| n.contains(".tmp") || n.starts_with('.'))
         .collect()
 }
+
+/// The columns file of issue 46's label-pair finding with `labels` labels (250 there: the
+/// bytes `benches/hostile/memory.sh` writes): 400 tokens in sentences of 20, token `t` the
+/// line `w{t % 37} f{t % 11} L{t % labels}` (the label zero-padded to 3 digits). Written
+/// to `dir` with its templates (`U00:%x[0,0]` and the bigram template with macros
+/// `B01:%x[0,1]`); returns the two paths.
+pub fn label_pair_files(dir: &std::path::Path, labels: usize) -> (String, String) {
+    let mut text = String::new();
+    for t in 0..400 {
+        text.push_str(&format!("w{} f{} L{:03}\n", t % 37, t % 11, t % labels));
+        if t % 20 == 19 {
+            text.push('\n');
+        }
+    }
+    let data = dir.join(format!("label-pairs-{labels}.txt"));
+    let tpl = dir.join("label-pairs.tpl");
+    std::fs::write(&data, text).unwrap();
+    std::fs::write(&tpl, "U00:%x[0,0]\nB01:%x[0,1]\n").unwrap();
+    (
+        data.to_str().unwrap().to_string(),
+        tpl.to_str().unwrap().to_string(),
+    )
+}

@@ -204,7 +204,7 @@ pub fn evaluate(model: &Model, source: &FileSource, opts: &ApplyOptions) -> Resu
                     ),
                 });
             }
-            let (scores, unseen) = m.evaluate(&sentences)?;
+            let (scores, unseen) = m.evaluate_with(&sentences, &opts.memory)?;
             Ok(Evaluation::Tags {
                 sentences: sentences.len(),
                 unseen: Some(unseen),
@@ -297,10 +297,16 @@ pub fn predict(
             let mut text = Vec::new();
             let io = |e: std::io::Error| Error::data(e.to_string());
             match opts.marginals {
-                None => write_with_predictions(&mut text, &sentences, &m.tag(&sentences)?)
-                    .map_err(io)?,
+                None => write_with_predictions(
+                    &mut text,
+                    &sentences,
+                    &m.tag_with(&sentences, &opts.memory)?,
+                )
+                .map_err(io)?,
                 Some(level) => {
-                    let marg = m.marginals(&sentences).map_err(|e| e.within("marginals"))?;
+                    let marg = m
+                        .marginals_with(&sentences, &opts.memory)
+                        .map_err(|e| e.within("marginals"))?;
                     write_marginals(&mut text, m, &sentences, &marg, level);
                 }
             }

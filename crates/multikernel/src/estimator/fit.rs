@@ -260,6 +260,7 @@ fn fit_tagging(
         track_objective: false,
         average_from: 0,
         calibrate: None,
+        memory: spec.memory,
     };
     let dev = (!data.dev.is_empty()).then_some(data.dev.as_slice());
     let fit = fit_tagger(&data.train, dev, data.templates.clone(), &tagger, observer)?;

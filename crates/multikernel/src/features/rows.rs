@@ -27,6 +27,32 @@ impl SparseRows {
         SparseRows::default()
     }
 
+    /// No rows, with room for `rows` rows and `entries` entries (no reallocation up to
+    /// them): [`SparseRows::bytes_for`] bytes.
+    pub fn with_capacity(rows: usize, entries: usize) -> SparseRows {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        SparseRows {
+            offsets,
+            entries: Vec::with_capacity(entries),
+        }
+    }
+
+    /// Heap bytes of rows holding `rows` rows and `entries` entries in all: 8 per row (and
+    /// one more offset) and 16 per `(index, value)` entry. Saturates instead of overflowing.
+    pub fn bytes_for(rows: usize, entries: usize) -> usize {
+        rows.saturating_add(1)
+            .saturating_mul(std::mem::size_of::<usize>())
+            .saturating_add(entries.saturating_mul(std::mem::size_of::<(usize, f64)>()))
+    }
+
+    /// Heap bytes allocated (the capacity of both buffers, which [`SparseRows::with_capacity`]
+    /// sets to [`SparseRows::bytes_for`]).
+    pub fn heap_bytes(&self) -> usize {
+        self.offsets.capacity() * std::mem::size_of::<usize>()
+            + self.entries.capacity() * std::mem::size_of::<(usize, f64)>()
+    }
+
     /// Appends a row.
     pub fn push(&mut self, row: &SparseVector) {
         self.entries.extend_from_slice(row.entries());
@@ -116,5 +142,22 @@ mod tests {
             assert_eq!(out[r + 1], v.dot(&dense));
         }
         assert!(SparseRows::new().is_empty());
+    }
+
+    #[test]
+    fn capacity_is_what_bytes_for_says() {
+        let mut rows = SparseRows::with_capacity(3, 4);
+        assert_eq!(rows.heap_bytes(), SparseRows::bytes_for(3, 4));
+        assert_eq!(SparseRows::bytes_for(3, 4), 4 * 8 + 4 * 16);
+        rows.push_entries(&[(0, 1.0), (5, 2.0)]);
+        rows.push_entries(&[]);
+        rows.push_entries(&[(1, 1.0), (2, 1.0)]);
+        assert_eq!(
+            rows.heap_bytes(),
+            SparseRows::bytes_for(3, 4),
+            "no reallocation"
+        );
+        assert_eq!(rows.n_rows(), 3);
+        assert_eq!(SparseRows::bytes_for(usize::MAX, 1), usize::MAX);
     }
 }

@@ -1,5 +1,7 @@
-//! A memory guard: every Gram computation estimates its bytes before allocating and refuses
-//! clearly when the estimate exceeds a user-set limit (ARCHITECTURE.md, "Performance notes").
+//! A memory guard: every Gram computation, and every structure of a tagger sized by its
+//! labels (label-pair parts, weights, per-sentence buffers), estimates its bytes before
+//! allocating and refuses clearly when the estimate exceeds a user-set limit (ARCHITECTURE.md,
+//! "Performance notes").
 
 use crate::error::{Error, Result};
 
@@ -19,7 +21,24 @@ impl Default for MemoryLimit {
 }
 
 impl MemoryLimit {
-    /// A limit of `g` GiB (2^30 bytes). Negative or NaN gives 0; `f64::INFINITY` gives no limit.
+    /// What a limit in GiB must be (the text of [`MemoryLimit::try_gib`]'s refusal).
+    pub const EXPECTED: &'static str = "a positive number of GiB (inf: no limit)";
+
+    /// A limit of `g` GiB (2^30 bytes), checked: `g` must be a positive number, and
+    /// `f64::INFINITY` means no limit; zero, a negative number or NaN is refused
+    /// ([`Error::InvalidParameter`] named `memory_limit_gb`). The constructor for a limit a
+    /// user gives (the command line's `--memory-limit-gb`, the Python binding's
+    /// `memory_limit_gb`).
+    pub fn try_gib(g: f64) -> Result<Self> {
+        if g.is_nan() || g <= 0.0 {
+            return Err(Error::param("memory_limit_gb", g, Self::EXPECTED));
+        }
+        Ok(MemoryLimit::gib(g))
+    }
+
+    /// A limit of `g` GiB (2^30 bytes), unchecked: negative or NaN gives 0 (every request
+    /// refused); `f64::INFINITY` gives no limit. For limits the program sets; a user's goes
+    /// through [`MemoryLimit::try_gib`].
     pub fn gib(g: f64) -> Self {
         let bytes = if g.is_nan() || g <= 0.0 {
             0
@@ -76,5 +95,26 @@ mod tests {
         assert_eq!(MemoryLimit::gib(-1.0).bytes, 0);
         assert_eq!(MemoryLimit::gib(f64::INFINITY).bytes, usize::MAX);
         assert_eq!(bytes_of(usize::MAX, 2, 8), usize::MAX);
+    }
+
+    #[test]
+    fn a_users_limit_is_a_positive_number_or_inf() {
+        for bad in [0.0, -0.0, -1.0, f64::NAN, f64::NEG_INFINITY] {
+            let e = MemoryLimit::try_gib(bad).unwrap_err();
+            assert!(
+                matches!(&e, Error::InvalidParameter { name, .. } if name == "memory_limit_gb"),
+                "{bad}: {e}"
+            );
+            assert!(e.to_string().contains("positive number of GiB"), "{e}");
+        }
+        assert_eq!(MemoryLimit::try_gib(1.0).unwrap(), MemoryLimit::gib(1.0));
+        assert_eq!(
+            MemoryLimit::try_gib(0.05).unwrap().bytes,
+            (0.05 * GIB) as usize
+        );
+        assert_eq!(
+            MemoryLimit::try_gib(f64::INFINITY).unwrap(),
+            MemoryLimit::unlimited()
+        );
     }
 }

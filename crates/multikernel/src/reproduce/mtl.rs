@@ -28,6 +28,7 @@ use super::{Report, Row};
 use crate::data::columns::ColumnSentence;
 use crate::data::conllu::{read_conllu, select_folds, ConlluSentence, Heads};
 use crate::error::{Error, Result};
+use crate::kernel::MemoryLimit;
 use crate::plot::{LinePlot, Series};
 use crate::prox::RegSpec;
 use crate::select::Search;
@@ -344,6 +345,7 @@ pub fn run(cfg: &MtlConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
                         eta0_grid: cfg.eta0.clone(),
                         epochs: cfg.calibration_epochs,
                     }),
+                    memory: MemoryLimit::default(),
                 };
                 let t = Instant::now();
                 let fit = fit_tagger(&train, Some(&dev), templates.clone(), &spec, &())?;
@@ -562,6 +564,7 @@ fn reference_optimum(
         track_objective: false,
         average_from: 0,
         calibrate: None,
+        memory: MemoryLimit::default(),
     };
     let fit = fit_tagger(train, None, templates.clone(), &spec, &())?;
     let task = TaggingTask::new(&fit.model.featurizer, train)?;

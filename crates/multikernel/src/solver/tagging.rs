@@ -11,6 +11,7 @@
 
 use crate::data::columns::ColumnSentence;
 use crate::error::{Error, Result};
+use crate::kernel::MemoryLimit;
 use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
 use crate::solver::batch::{self, LbfgsParams};
 use crate::solver::cutting_plane::{self, CuttingPlaneParams};
@@ -25,6 +26,9 @@ use crate::task::tagging::{
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
+
+mod memory;
+pub use memory::LabelMemory;
 
 /// A template whose weight is below this share of the total is pruned (mao-tsang;
 /// docs/formulas.md, "Multi-template learning").
@@ -63,6 +67,9 @@ pub struct TaggerSpec {
     /// Online: choose the initial step size `eta0` before training ([`Calibration`]);
     /// `None` trains with the params' `eta0`.
     pub calibrate: Option<Calibration>,
+    /// Refuse to train when the structures sized by the labels would exceed this
+    /// ([`LabelMemory::training`], checked before they are allocated).
+    pub memory: MemoryLimit,
 }
 
 /// The initial step size chosen from a grid by short runs, before the full run (Bottou 2012,
@@ -229,9 +236,21 @@ impl TaggerModel {
     }
 
     /// The best label sequence of every sentence (in parallel), as label slots. Tokens need
-    /// the observation columns the model reads; an error otherwise.
+    /// the observation columns the model reads; an error otherwise. Under the default memory
+    /// limit ([`TaggerModel::tag_ids_with`]).
     pub fn tag_ids(&self, sentences: &[ColumnSentence]) -> Result<Vec<Vec<usize>>> {
+        self.tag_ids_with(sentences, &MemoryLimit::default())
+    }
+
+    /// [`TaggerModel::tag_ids`], refused before any work when the sentences' buffers sized
+    /// by the labels ([`LabelMemory::applying`]) exceed `limit`.
+    pub fn tag_ids_with(
+        &self,
+        sentences: &[ColumnSentence],
+        limit: &MemoryLimit,
+    ) -> Result<Vec<Vec<usize>>> {
         self.featurizer.check_sentences(sentences)?;
+        LabelMemory::applying(self, sentences, false).check(limit, "tagging")?;
         let l = self.featurizer.n_labels();
         let trans = self.transitions();
         Ok(sentences
@@ -250,7 +269,18 @@ impl TaggerModel {
     /// `p(y | x) = exp(s(y) - log Z(x))` (martins2011 eq. 3; Lafferty et al. 2001): each
     /// token's label marginals by forward-backward and the best sequence's probability. An
     /// error for a model trained with the hinge loss, whose scores are no log-probabilities.
+    /// Under the default memory limit ([`TaggerModel::marginals_with`]).
     pub fn marginals(&self, sentences: &[ColumnSentence]) -> Result<Vec<SentenceMarginals>> {
+        self.marginals_with(sentences, &MemoryLimit::default())
+    }
+
+    /// [`TaggerModel::marginals`], refused before any work when the sentences' buffers sized
+    /// by the labels ([`LabelMemory::applying`]) exceed `limit`.
+    pub fn marginals_with(
+        &self,
+        sentences: &[ColumnSentence],
+        limit: &MemoryLimit,
+    ) -> Result<Vec<SentenceMarginals>> {
         if !self.is_crf() {
             return Err(Error::unsupported(format!(
                 "marginals need a tagger trained with the CRF loss (train --loss crf); this \
@@ -263,6 +293,7 @@ impl TaggerModel {
             )));
         }
         self.featurizer.check_sentences(sentences)?;
+        LabelMemory::applying(self, sentences, true).check(limit, "the marginals of a tagger")?;
         let l = self.featurizer.n_labels();
         let trans = self.transitions();
         Ok(sentences
@@ -286,10 +317,20 @@ impl TaggerModel {
             .collect())
     }
 
-    /// The best labels of every sentence (bytes, in the training data's encoding).
+    /// The best labels of every sentence (bytes, in the training data's encoding). Under the
+    /// default memory limit ([`TaggerModel::tag_with`]).
     pub fn tag(&self, sentences: &[ColumnSentence]) -> Result<Vec<Vec<Vec<u8>>>> {
+        self.tag_with(sentences, &MemoryLimit::default())
+    }
+
+    /// [`TaggerModel::tag`] under `limit` ([`TaggerModel::tag_ids_with`]).
+    pub fn tag_with(
+        &self,
+        sentences: &[ColumnSentence],
+        limit: &MemoryLimit,
+    ) -> Result<Vec<Vec<Vec<u8>>>> {
         Ok(self
-            .tag_ids(sentences)?
+            .tag_ids_with(sentences, limit)?
             .into_iter()
             .map(|y| {
                 y.into_iter()
@@ -301,9 +342,19 @@ impl TaggerModel {
 
     /// Tags `sentences` and scores the labels against their last column (token accuracy,
     /// chunk counts). A gold label the model never saw counts as wrong; the number of such
-    /// tokens is returned beside the scores.
+    /// tokens is returned beside the scores. Under the default memory limit
+    /// ([`TaggerModel::evaluate_with`]).
     pub fn evaluate(&self, sentences: &[ColumnSentence]) -> Result<(TagScores, usize)> {
-        let predicted = self.tag(sentences)?;
+        self.evaluate_with(sentences, &MemoryLimit::default())
+    }
+
+    /// [`TaggerModel::evaluate`] under `limit` ([`TaggerModel::tag_ids_with`]).
+    pub fn evaluate_with(
+        &self,
+        sentences: &[ColumnSentence],
+        limit: &MemoryLimit,
+    ) -> Result<(TagScores, usize)> {
+        let predicted = self.tag_with(sentences, limit)?;
         let gold: Vec<Vec<&[u8]>> = sentences.iter().map(|s| s.last_column()).collect();
         let unseen = gold
             .iter()
@@ -319,9 +370,15 @@ impl TaggerModel {
     }
 
     /// The development score used to pick epochs and hyper-parameters: chunk F1 for chunk
-    /// labels, token accuracy otherwise (percent).
+    /// labels, token accuracy otherwise (percent). Under the default memory limit
+    /// ([`TaggerModel::dev_score_with`]).
     pub fn dev_score(&self, sentences: &[ColumnSentence]) -> Result<f64> {
-        let (s, _) = self.evaluate(sentences)?;
+        self.dev_score_with(sentences, &MemoryLimit::default())
+    }
+
+    /// [`TaggerModel::dev_score`] under `limit` ([`TaggerModel::tag_ids_with`]).
+    pub fn dev_score_with(&self, sentences: &[ColumnSentence], limit: &MemoryLimit) -> Result<f64> {
+        let (s, _) = self.evaluate_with(sentences, limit)?;
         Ok(100.0
             * if is_chunk_scheme(&self.featurizer.labels) {
                 s.chunks.f1()
@@ -396,11 +453,14 @@ pub fn fit_tagger(
     }
     let start = Instant::now();
     let featurizer = TagFeaturizer::fit(templates, train, spec.min_count)?;
-    let task = TaggingTask::new(&featurizer, train)?;
     let dev = dev.filter(|d| !d.is_empty());
     if let Some(d) = dev {
         featurizer.check_sentences(d)?;
     }
+    // Before the label-pair parts and the learner's vectors are allocated.
+    LabelMemory::training(&featurizer, train, dev, spec)
+        .check(&spec.memory, "training a tagger")?;
+    let task = TaggingTask::new(&featurizer, train)?;
     let index_seconds = start.elapsed().as_secs_f64();
     let t = Instant::now();
     match &spec.learner {
@@ -505,7 +565,7 @@ pub fn fit_tagger(
                 ),
             };
             let dev_scores = match dev {
-                Some(d) => vec![model.dev_score(d)?],
+                Some(d) => vec![model.dev_score_with(d, &spec.memory)?],
                 None => Vec::new(),
             };
             Ok(TaggerFit {
@@ -538,7 +598,7 @@ pub fn fit_tagger(
                 ),
             };
             let dev_scores = match dev {
-                Some(d) => vec![model.dev_score(d)?],
+                Some(d) => vec![model.dev_score_with(d, &spec.memory)?],
                 None => Vec::new(),
             };
             Ok(TaggerFit {
@@ -731,7 +791,7 @@ fn online_epochs(
                     template_weights: Vec::new(),
                     loss: Some(loss),
                 };
-                let s = m.dev_score(d)?;
+                let s = m.dev_score_with(d, &spec.memory)?;
                 dev_scores.push(s);
                 s
             }
@@ -884,6 +944,7 @@ mod tests {
                 track_objective: false,
                 average_from: 0,
                 calibrate: None,
+                memory: MemoryLimit::default(),
             },
             &(),
         )
@@ -959,6 +1020,7 @@ mod tests {
                 track_objective: false,
                 average_from: 0,
                 calibrate: None,
+                memory: MemoryLimit::default(),
             };
             let fit = fit_tagger(train, Some(test), templates(), &spec, &()).unwrap();
             let (s, unseen) = fit.model.evaluate(test).unwrap();
@@ -1068,6 +1130,7 @@ mod tests {
             track_objective: true,
             average_from: 0,
             calibrate: None,
+            memory: MemoryLimit::default(),
         };
         let restarted = |learner| TaggerSpec {
             average_from: 2,
@@ -1219,6 +1282,7 @@ mod tests {
             track_objective: false,
             average_from: 2,
             calibrate,
+            memory: MemoryLimit::default(),
         };
         let grid = Calibration {
             eta0_grid: vec![1e-7, 0.5],

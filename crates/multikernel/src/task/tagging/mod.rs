@@ -355,6 +355,51 @@ impl TagFeaturizer {
         out
     }
 
+    /// Explicit label-pair parts of a sentence of `n` tokens: one per token `i >= 1` and label
+    /// pair with bigram templates with macros, `(n - 1) L^2`; 0 without them.
+    pub fn pair_parts_of(&self, n: usize) -> usize {
+        if self.has_bigram_macros() {
+            n.saturating_sub(1)
+                .saturating_mul(self.n_labels())
+                .saturating_mul(self.n_labels())
+        } else {
+            0
+        }
+    }
+
+    /// Parts of a sentence of `n` tokens ([`TaggingTask`]'s `n_parts`): the plain label
+    /// pairs (`L^2`, with a `B` line), the explicit label-pair parts and `n L` unigram parts.
+    pub fn parts_of(&self, n: usize) -> usize {
+        let l = self.n_labels();
+        let plain = if self.has_bigram() { l * l } else { 0 };
+        plain
+            .saturating_add(self.pair_parts_of(n))
+            .saturating_add(n.saturating_mul(l))
+    }
+
+    /// The label-pair parts [`TaggingTask::new`] builds for `sentences` (which must have the
+    /// observation columns: [`TagFeaturizer::check_sentences`]), counted without building
+    /// them: the positions (tokens `i >= 1`) and the heap bytes, exactly (`L^2` rows per
+    /// position, each with the position's kept bigram expansions: [`SparseRows::bytes_for`]).
+    /// `(0, 0)` without bigram templates with macros.
+    pub fn pair_part_bytes(&self, sentences: &[ColumnSentence]) -> (usize, usize) {
+        if !self.has_bigram_macros() {
+            return (0, 0);
+        }
+        let l2 = self.n_labels().saturating_mul(self.n_labels());
+        sentences
+            .par_iter()
+            .map(|s| {
+                let b = self.bigram_rows(s);
+                let bytes = SparseRows::bytes_for(
+                    b.n_rows().saturating_mul(l2),
+                    b.n_entries().saturating_mul(l2),
+                );
+                (b.n_rows(), bytes)
+            })
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1.saturating_add(b.1)))
+    }
+
     /// The parameter groups: the bigram group (if any), then one per unigram template.
     pub fn groups(&self) -> Vec<ExplicitGroup> {
         let l = self.n_labels();
@@ -528,7 +573,10 @@ impl TaggingTask {
                 .par_iter()
                 .map(|s| {
                     let b = featurizer.bigram_rows(s);
-                    let mut parts = SparseRows::new();
+                    // Exactly the bytes `TagFeaturizer::pair_part_bytes` counts (the memory
+                    // guard's estimate): no reallocation.
+                    let mut parts =
+                        SparseRows::with_capacity(b.n_rows() * l * l, b.n_entries() * l * l);
                     let mut entries = Vec::new();
                     for r in 0..b.n_rows() {
                         for pair in 0..l * l {
@@ -559,6 +607,12 @@ impl TaggingTask {
     /// Stored feature entries (one per token and kept template expansion).
     pub fn n_entries(&self) -> usize {
         self.rows.iter().map(SparseRows::n_entries).sum()
+    }
+
+    /// Heap bytes of the explicit label-pair parts of every sentence (what
+    /// [`TagFeaturizer::pair_part_bytes`] estimates before they are built).
+    pub fn pair_part_heap_bytes(&self) -> usize {
+        self.pair_parts.iter().map(SparseRows::heap_bytes).sum()
     }
 
     /// Explicit label-pair parts of sentence `i` (0 without bigram templates with macros).
