@@ -42,7 +42,7 @@ c=fold-0-run-json-objective
 if "$B" train --task parsing --loss crf --data "$WEB" --train-folds 0 --epochs 3 \
   --out "$W/m0" --run-json "$W/r0.json" >/dev/null 2>"$W/err0"; then
   got=$(json_field "$W/r0.json" \
-    "(r['objective'] is not None, len([t for t in r['trace'] if t['objective'] is not None]), r['skipped_examples'])")
+    "(r['objective'] is not None, len([t for t in r['trace'] if t['objective'] is not None]), r.get('skipped_examples'))")
   if [[ $got == "(True, 3, 0)" ]]; then ok $c; else fail $c "objective set, trace points, skipped: $got"; fi
 else
   fail $c "rc $?: $(tail -1 "$W/err0")"
