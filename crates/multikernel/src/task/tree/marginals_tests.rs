@@ -361,6 +361,47 @@ fn assert_probabilities(n: usize, m: &PartMarginals, single_root: bool, what: &s
     );
 }
 
+/// Up to 300 tokens, where enumeration cannot go: with arcs only between neighbours every
+/// tree is projective, so the matrix-tree theorem (LU and elimination) must give what
+/// inside-outside (log space throughout) gives, at every score magnitude; and with every
+/// arc allowed and moderate scores, where the LU is accurate, the elimination agrees with it.
+#[test]
+fn long_sentences_match_inside_outside_and_the_lu() {
+    let mut rng = ChaCha8Rng::seed_from_u64(41);
+    for (n, scale) in [(60, 1.0), (120, 30.0), (300, 1.0), (300, 1e2), (300, 1e4)] {
+        let n1 = n + 1;
+        let mut arc = vec![f64::NEG_INFINITY; n1 * n1];
+        for m in 1..n1 {
+            arc[m] = scale * rng.gen_range(-3.0..3.0);
+            arc[(m - 1) * n1 + m] = scale * rng.gen_range(-3.0..3.0);
+            if m < n {
+                arc[(m + 1) * n1 + m] = scale * rng.gen_range(-3.0..3.0);
+            }
+        }
+        for single_root in [true, false] {
+            let want = inside_outside(n, &arc, single_root).unwrap();
+            let what = format!("neighbours, scale {scale} single={single_root}");
+            assert_close(matrix_tree(n, &arc, single_root), &want, n, &what, scale);
+            let what = format!("elimination, {what}");
+            assert_close(
+                matrix_tree_exact(n, &arc, single_root),
+                &want,
+                n,
+                &what,
+                scale,
+            );
+        }
+    }
+    for n in [40, 150, 300] {
+        let arc = random_scores(&mut rng, n, n % 4);
+        for single_root in [true, false] {
+            let lu = matrix_tree(n, &arc, single_root).unwrap();
+            let exact = matrix_tree_exact(n, &arc, single_root);
+            assert_close(exact, &lu, n, &format!("LU single={single_root}"), 5.0);
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
     /// `log Z` and every marginal against enumeration, for random scores of random
@@ -382,4 +423,56 @@ proptest! {
         assert_close(matrix_tree(n, &arc, single_root), &want, n, "matrix-tree", scale);
         assert_close(matrix_tree_exact(n, &arc, single_root), &want, n, "elimination", scale);
     }
+}
+
+/// Chu-Liu-Edmonds whose marginals are missing once any score is positive: a sentence whose
+/// CRF loss cannot be computed.
+#[derive(Debug, Clone, Copy)]
+struct DecliningOnPositive;
+
+impl TreeDecoder for DecliningOnPositive {
+    fn max_tokens(&self) -> usize {
+        ChuLiuEdmonds::default().max_tokens()
+    }
+    fn decode(&self, n: usize, arc: &[f64]) -> Vec<usize> {
+        ChuLiuEdmonds::default().decode(n, arc)
+    }
+    fn marginals(&self, n: usize, arc: &[f64]) -> Option<PartMarginals> {
+        if arc.iter().any(|&a| a > 0.0) {
+            None
+        } else {
+            matrix_tree(n, arc, true)
+        }
+    }
+}
+
+/// A sentence without marginals counts as loss 0 with no gradient and is counted by the
+/// adapter, so the learner's progressive loss and objective stay finite.
+#[test]
+fn sentences_without_marginals_are_counted_not_nan() {
+    use crate::solver::online::{OnlineLearner, OnlineParams};
+    use crate::task::online::OnlineTask;
+    use crate::task::structured::StructuredOnline;
+    let kind = EnumerationOf {
+        single_root: true,
+        projective: false,
+    };
+    let sentences = sentences_of_kind(kind);
+    let f = ArcFeaturizer::fit(&ArcTemplate::ALL, &sentences);
+    let task = TreeTask::with_decoder(sentences, &f, DecliningOnPositive).unwrap();
+    let adapter = StructuredOnline::new(&task, StructLoss::Crf).unwrap();
+    assert_eq!(adapter.skipped(), 0);
+    let params = OnlineParams {
+        epochs: 3,
+        ..OnlineParams::default()
+    };
+    let mut learner = OnlineLearner::new(&adapter, &[], params).unwrap();
+    for _ in 0..3 {
+        learner.epoch();
+        let (sum, rounds) = learner.progressive_loss();
+        assert!(sum.is_finite() && rounds == adapter.n_examples());
+    }
+    // The first round sees zero scores and takes a step; later rounds see positive ones.
+    assert!(adapter.skipped() > 0);
+    assert!(adapter.skipped() < 3 * adapter.n_examples() as u64);
 }
