@@ -295,6 +295,22 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
     for n in &fitted.notes {
         eprintln!("note: {n}");
     }
+    if a.task == Task::Parsing && !fitted.run.trace.is_empty() {
+        let by_epoch: Vec<String> = fitted
+            .run
+            .trace
+            .iter()
+            .map(|t| format!("{}:{:.5}", t.step, t.objective))
+            .collect();
+        eprintln!("objective by epoch: {}", by_epoch.join(" "));
+    }
+    if fitted.run.skipped_examples > 0 {
+        eprintln!(
+            "warning: the loss of {} examples could not be computed (no marginals), so no \
+             step was taken on them (counted once per epoch)",
+            fitted.run.skipped_examples
+        );
+    }
     let summary = fit_summary(&fitted);
     if to_stdout {
         eprint!("{summary}");

@@ -177,6 +177,30 @@ fn parsers_resume_to_the_uninterrupted_model() {
     killed_and_resumed_is_uninterrupted("parser", &a, 8, 3);
 }
 
+/// The tree CRF at the default step on the Turkish Web Treebank (issue 46: its loss was NaN
+/// on sentences whose arcs form cycles far above every tree, the checkpoint stored `null`
+/// and `--resume` failed): killed and resumed, the uninterrupted model's bytes.
+#[test]
+fn crf_parsers_resume_to_the_uninterrupted_model() {
+    let d = repo("data/treebank/tr-web.conllu.gz");
+    let a = [
+        "train",
+        "--task",
+        "parsing",
+        "--loss",
+        "crf",
+        "--data",
+        &d,
+        "--train-folds",
+        "0",
+        "--epochs",
+        "6",
+        "--lambda",
+        "1e-3",
+    ];
+    killed_and_resumed_is_uninterrupted("crf parser", &a, 6, 3);
+}
+
 /// Sharded epochs (`--shards 2`: parallel passes mixed at the epoch's end) resume at an
 /// epoch boundary to the uninterrupted model too.
 #[test]

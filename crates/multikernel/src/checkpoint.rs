@@ -21,6 +21,8 @@
 //! [`FileCheckpoints`] is the store a run's observer carries
 //! ([`crate::run::Checkpointed`]); the learners see it as [`crate::run::Checkpoints`].
 
+mod finite;
+
 use crate::error::{Error, Result};
 use crate::run::Checkpoints;
 use serde::{Deserialize, Serialize};
@@ -311,18 +313,51 @@ impl Checkpoints for FileCheckpoints {
     }
 }
 
-/// A learner's state as checkpoint bytes (JSON; floats read back to the same bits).
+/// A learner's state as checkpoint bytes (JSON; floats read back to the same bits). A
+/// non-finite number is refused, naming where it is (JSON would hold `null`, which no
+/// resume can read).
 pub fn encode<T: Serialize>(state: &T) -> Result<Vec<u8>> {
+    if let Some((path, v)) = finite::first_non_finite(state) {
+        return Err(Error::Numerical(format!(
+            "cannot save a checkpoint: the learner's state holds {v} at {path} (a checkpoint \
+             stores finite numbers only)"
+        )));
+    }
     serde_json::to_vec(state).map_err(|e| Error::data(format!("cannot save a checkpoint: {e}")))
 }
 
-/// A learner's state from checkpoint bytes.
+/// A learner's state from checkpoint bytes. A `null` where a number belongs (a non-finite
+/// number saved before checkpoints refused them) is reported with the field it is in.
 pub fn decode<T: serde::de::DeserializeOwned>(family: &str, bytes: &[u8]) -> Result<T> {
     serde_json::from_slice(bytes).map_err(|e| {
-        Error::data(format!(
-            "the checkpoint's state is not a state of the {family} learner: {e}"
-        ))
+        let field = e
+            .to_string()
+            .starts_with("invalid type: null")
+            .then(|| field_before(bytes, e.line(), e.column()))
+            .flatten();
+        match field {
+            Some(f) => Error::data(format!(
+                "the checkpoint's state has null in field `{f}` where a number belongs (a NaN \
+                 or infinity saved by an older version): it cannot be resumed ({e})"
+            )),
+            None => Error::data(format!(
+                "the checkpoint's state is not a state of the {family} learner: {e}"
+            )),
+        }
     })
+}
+
+/// The name of the last JSON key before `line`:`column` (1-based) of `bytes`.
+fn field_before(bytes: &[u8], line: usize, column: usize) -> Option<String> {
+    let start: usize = bytes
+        .split_inclusive(|&b| b == b'\n')
+        .take(line.saturating_sub(1))
+        .map(<[u8]>::len)
+        .sum();
+    let text = std::str::from_utf8(&bytes[..(start + column).min(bytes.len())]).ok()?;
+    let colon = text.rfind("\":")?;
+    let key_start = text[..colon].rfind('"')? + 1;
+    Some(text[key_start..colon].to_string())
 }
 
 #[cfg(test)]

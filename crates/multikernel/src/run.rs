@@ -264,6 +264,10 @@ pub struct RunInfo {
     pub objective: Option<f64>,
     /// The objective after each step that reported one.
     pub trace: Vec<TracePoint>,
+    /// Examples whose loss could not be computed, so that no step was taken on them (one
+    /// count per epoch in which it happened; a tree CRF sentence without marginals).
+    #[serde(default)]
+    pub skipped_examples: u64,
 }
 
 /// Builds a [`RunInfo`] while a learner runs, and relays steps to the observer.
@@ -275,6 +279,7 @@ pub struct RunRecorder {
     steps: u64,
     trace: Vec<TracePoint>,
     objective: Option<f64>,
+    skipped_examples: u64,
 }
 
 impl RunRecorder {
@@ -287,7 +292,13 @@ impl RunRecorder {
             steps: 0,
             trace: Vec::new(),
             objective: None,
+            skipped_examples: 0,
         }
+    }
+
+    /// Counts examples whose loss could not be computed ([`RunInfo::skipped_examples`]).
+    pub fn add_skipped(&mut self, examples: u64) {
+        self.skipped_examples += examples;
     }
 
     /// Seconds since the start.
@@ -341,6 +352,7 @@ impl RunRecorder {
             seconds: self.seconds(),
             objective: self.objective,
             trace: self.trace,
+            skipped_examples: self.skipped_examples,
         }
     }
 }

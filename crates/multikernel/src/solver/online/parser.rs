@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
 use crate::solver::cutting_plane::{fit_block_norm, CuttingPlaneParams};
 use crate::solver::online::arc_labels::{default_label_templates, train_labeler, ArcLabeler};
-use crate::solver::online::engine::{EngineSnapshot, OnlineLearner, SnapshotRef};
+use crate::solver::online::engine::{epoch_report, EngineSnapshot, OnlineLearner, SnapshotRef};
 use crate::solver::online::params::OnlineParams;
 pub use crate::task::parse::TreeKind;
 use crate::task::parse::{tree_task, ArcFeaturizer, ParseSentence, Support, TemplateSet};
@@ -253,7 +253,7 @@ fn fit_with<D: TreeDecoder + Clone>(
         epochs: 1,
         ..spec.params.clone()
     };
-    let mut learner = OnlineLearner::new(&adapter, &[], params)?;
+    let mut learner = OnlineLearner::new(&adapter, &[], params.clone())?;
     let mut best: Option<(f64, usize, Vec<f64>)> = None;
     let mut dev_uas = Vec::new();
     let mut epoch_seconds = Vec::new();
@@ -279,11 +279,14 @@ fn fit_with<D: TreeDecoder + Clone>(
     }
     for epoch in first..=spec.params.epochs {
         let t = Instant::now();
+        let skipped_before = adapter.skipped();
         if learner.epoch_observed(observer) == Control::Stop {
             status = RunStatus::Cancelled;
             break;
         }
         epoch_seconds.push(t.elapsed().as_secs_f64());
+        rec.add_skipped(adapter.skipped() - skipped_before);
+        let objective = progressive_objective(&learner, &params, epoch);
         let w = learner
             .state()
             .explicit_values(spec.params.averaging)
@@ -307,7 +310,7 @@ fn fit_with<D: TreeDecoder + Clone>(
             };
             c.save(CHECKPOINT_FAMILY, epoch as u64, &encode(&saved)?)?;
         }
-        if rec.step(None, observer) == Control::Stop {
+        if rec.step(objective, observer) == Control::Stop {
             if epoch < spec.params.epochs {
                 status = RunStatus::Cancelled;
             }
@@ -339,6 +342,22 @@ fn fit_with<D: TreeDecoder + Clone>(
         decode_seconds: 0.0,
         master_seconds: 0.0,
     })
+}
+
+/// The objective of the epoch just run: `lambda Omega(theta)` at its end plus its progressive
+/// loss (each sentence's loss before its update, averaged), which costs no second pass over
+/// the sentences; `None` when the epoch had no rounds or the value is not finite.
+fn progressive_objective<T: crate::task::online::OnlineTask>(
+    learner: &OnlineLearner<'_, T>,
+    params: &OnlineParams,
+    epoch: usize,
+) -> Option<f64> {
+    let (sum, rounds) = learner.progressive_loss();
+    if rounds == 0 {
+        return None;
+    }
+    let report = epoch_report(learner.state(), params, epoch, sum / rounds as f64, 0.0);
+    report.objective.is_finite().then_some(report.objective)
 }
 
 /// The learner family name of the parser's checkpoints.

@@ -11,22 +11,39 @@
 //!    explicit part adds `dL/ds_r * phi_r` to the explicit groups (entries in part order, then
 //!    feature order).
 
-use super::loss::{loss_grad, StructLoss};
+use super::loss::{try_loss_grad, StructLoss};
 use super::{check_parts, explicit_layout, Conjoined, StructuredTask};
 use crate::error::{Error, Result};
 use crate::features::{GroupLayout, SparseRows};
 use crate::params::ScaledVec;
 use crate::task::online::{ExplicitGroup, Gradient, OnlineTask};
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A structured task with a loss, seen by the online learner.
-#[derive(Debug, Clone)]
+/// A structured task with a loss, seen by the online learner. An example whose loss cannot
+/// be computed ([`try_loss_grad`] says `None`: no CRF marginals) counts as loss 0 with a zero
+/// gradient, and is counted ([`Self::skipped`]), never a NaN in the learner's sums.
+#[derive(Debug)]
 pub struct StructuredOnline<'a, T: StructuredTask> {
     task: &'a T,
     loss: StructLoss,
     groups: Vec<ExplicitGroup>,
     layout: GroupLayout,
     loss_at_zero: f64,
+    skipped: AtomicU64,
+}
+
+impl<T: StructuredTask> Clone for StructuredOnline<'_, T> {
+    fn clone(&self) -> Self {
+        StructuredOnline {
+            task: self.task,
+            loss: self.loss,
+            groups: self.groups.clone(),
+            layout: self.layout.clone(),
+            loss_at_zero: self.loss_at_zero,
+            skipped: AtomicU64::new(self.skipped()),
+        }
+    }
 }
 
 impl<'a, T: StructuredTask> StructuredOnline<'a, T> {
@@ -49,7 +66,14 @@ impl<'a, T: StructuredTask> StructuredOnline<'a, T> {
             layout: explicit_layout(task),
             groups,
             loss_at_zero: task.loss_at_zero(loss),
+            skipped: AtomicU64::new(0),
         })
+    }
+
+    /// How many times the loss of an example could not be computed so far (each counted
+    /// as loss 0 with no gradient).
+    pub fn skipped(&self) -> u64 {
+        self.skipped.load(Ordering::Relaxed)
     }
 
     pub fn task(&self) -> &T {
@@ -169,7 +193,11 @@ impl<T: StructuredTask> OnlineTask for StructuredOnline<'_, T> {
             self.conjoined_scores(c, explicit, &mut part_scores);
         }
         let mut part_grad = vec![0.0; part_scores.len()];
-        let loss = loss_grad(self.task, self.loss, i, &part_scores, &mut part_grad);
+        let Some(loss) = try_loss_grad(self.task, self.loss, i, &part_scores, &mut part_grad)
+        else {
+            self.skipped.fetch_add(1, Ordering::Relaxed);
+            return 0.0;
+        };
         grad.scores[..k].copy_from_slice(&part_grad[..k]);
         for (j, &g) in map.parameters.clone().zip(&part_grad[k..k + p]) {
             if g != 0.0 {

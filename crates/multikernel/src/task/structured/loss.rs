@@ -43,8 +43,8 @@ impl std::fmt::Display for StructLoss {
 
 /// Loss of example `i` given its part scores; writes `dL/ds` into `grad` (one entry per part,
 /// overwritten). Negative values from rounding are clipped to 0. A CRF loss on a task without
-/// marginals gives NaN and a zero gradient (learners check [`StructuredTask::marginals`]
-/// first).
+/// marginals for this example gives NaN and a zero gradient (learners call
+/// [`try_loss_grad`], which says so).
 pub fn loss_grad<T: StructuredTask + ?Sized>(
     task: &T,
     loss: StructLoss,
@@ -52,6 +52,19 @@ pub fn loss_grad<T: StructuredTask + ?Sized>(
     scores: &[f64],
     grad: &mut [f64],
 ) -> f64 {
+    try_loss_grad(task, loss, i, scores, grad).unwrap_or(f64::NAN)
+}
+
+/// [`loss_grad`], `None` (and a zero gradient) when the loss cannot be computed: the CRF
+/// loss of an example the task has no marginals for (no tree allowed by the scores, or a
+/// score of `+inf`).
+pub fn try_loss_grad<T: StructuredTask + ?Sized>(
+    task: &T,
+    loss: StructLoss,
+    i: usize,
+    scores: &[f64],
+    grad: &mut [f64],
+) -> Option<f64> {
     grad.iter_mut().for_each(|g| *g = 0.0);
     let gold = task.gold(i);
     let gold_score = task.score(i, scores, gold);
@@ -59,19 +72,17 @@ pub fn loss_grad<T: StructuredTask + ?Sized>(
         StructLoss::Hinge => {
             let aug = task.loss_augmented_decode(i, scores);
             if aug.output == *gold {
-                return 0.0;
+                return Some(0.0);
             }
             aug.feature.add_scaled_to(grad, 1.0);
             task.joint_feature(i, gold).add_scaled_to(grad, -1.0);
-            (aug.score - gold_score).max(0.0)
+            Some((aug.score - gold_score).max(0.0))
         }
         StructLoss::Crf => {
-            let Some(m) = task.marginals(i, scores) else {
-                return f64::NAN;
-            };
+            let m = task.marginals(i, scores)?;
             grad.copy_from_slice(&m.expected);
             task.joint_feature(i, gold).add_scaled_to(grad, -1.0);
-            (m.log_z - gold_score).max(0.0)
+            Some((m.log_z - gold_score).max(0.0))
         }
     }
 }

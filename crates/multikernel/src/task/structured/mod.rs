@@ -42,7 +42,7 @@ pub mod loss;
 pub(crate) mod testing;
 
 pub use adapter::StructuredOnline;
-pub use loss::{loss_grad, StructLoss};
+pub use loss::{loss_grad, try_loss_grad, StructLoss};
 
 use crate::error::{Error, Result};
 use crate::features::{GroupLayout, SparseRows, SparseVector};

@@ -28,6 +28,7 @@ pub mod chu_liu_edmonds;
 #[cfg(test)]
 mod decoder_tests;
 pub mod eisner;
+mod elimination;
 pub mod marginals;
 #[cfg(test)]
 mod marginals_tests;
