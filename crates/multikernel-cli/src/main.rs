@@ -5,7 +5,6 @@ mod cli;
 mod data;
 mod errors;
 mod observe;
-mod outputs;
 mod reproduce;
 mod train;
 mod use_model;

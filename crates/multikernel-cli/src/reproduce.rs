@@ -24,31 +24,19 @@ fn check_json(r: &Reproduction) -> Result<()> {
     let Some(json) = &r.output().json else {
         return Ok(());
     };
-    if crate::outputs::is_stdout(json) {
+    if multikernel::io::is_stdout(json) {
         bail!("--json -: standard output gets the table; give --json a file name");
     }
-    let inputs: Vec<(String, &Path)> = r
+    let flags: Vec<(String, &Path)> = r
         .inputs()
         .into_iter()
         .map(|(name, path)| (crate::errors::flag_of(name), path))
         .collect();
-    let files: Vec<(&str, &Path)> = inputs.iter().map(|(f, p)| (f.as_str(), *p)).collect();
-    crate::outputs::check(&[("--json", json)], &files)?;
-    let Ok(real) = std::fs::canonicalize(json) else {
-        return Ok(()); // a new file
-    };
-    for (flag, dir) in &inputs {
-        let inside = dir.is_dir() && std::fs::canonicalize(dir).is_ok_and(|d| real.starts_with(d));
-        if inside && real.is_file() {
-            bail!(
-                "--json {}: a file in {flag} {}, which the experiment reads: writing it could \
-                 destroy an input; give another file",
-                json.display(),
-                dir.display()
-            );
-        }
-    }
-    Ok(())
+    let inputs: Vec<(&str, &Path)> = flags.iter().map(|(f, p)| (f.as_str(), *p)).collect();
+    Ok(multikernel::io::check_outputs(
+        &[("--json", json)],
+        &inputs,
+    )?)
 }
 
 pub fn demo(a: &DemoArgs) -> Result<()> {
@@ -127,7 +115,7 @@ pub fn generate(a: &GenerateArgs) -> Result<()> {
         eprintln!("target: {t}");
     }
     let features = chunks.n_features();
-    if crate::outputs::is_stdout(&a.out) {
+    if multikernel::io::is_stdout(&a.out) {
         use std::io::Write;
         let mut stdout = std::io::stdout().lock();
         let rows = chunks.write_csv(|text| {
@@ -142,7 +130,7 @@ pub fn generate(a: &GenerateArgs) -> Result<()> {
         eprintln!("wrote {rows} points x {features} features to standard output");
         return Ok(());
     }
-    crate::outputs::check(&[("--out", &a.out)], &[])?;
+    multikernel::io::check_outputs(&[("--out", &a.out)], &[])?;
     let mut out = multikernel::io::AtomicWriter::create(&a.out)?;
     let rows = chunks.write_csv(|text| out.write_all(text.as_bytes()))?;
     out.commit()?;

@@ -160,7 +160,7 @@ fn check_outputs(a: &TrainArgs) -> Result<()> {
         (None, None) => None,
     };
     if let Some((flag, path)) = save_to {
-        crate::outputs::check_checkpoint(flag, path)?;
+        multikernel::io::check_rewritable(flag, path)?;
         outputs.push((flag, path));
     }
     let mut inputs: Vec<(&str, &Path)> = vec![("--data", &a.data.data)];
@@ -176,7 +176,7 @@ fn check_outputs(a: &TrainArgs) -> Result<()> {
             inputs.push(("--resume", r));
         }
     }
-    crate::outputs::check(&outputs, &inputs)
+    Ok(multikernel::io::check_outputs(&outputs, &inputs)?)
 }
 
 pub fn train(a: &TrainArgs) -> Result<Outcome> {
@@ -270,8 +270,10 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
     // The model is written before anything is printed: a closed pipe loses output, never
     // the model. `--out -` writes it to standard output (or `--run-json -` the run's JSON),
     // and the summary goes to stderr.
-    let to_stdout = crate::outputs::is_stdout(&a.out)
-        || a.run_json.as_deref().is_some_and(crate::outputs::is_stdout);
+    let to_stdout = multikernel::io::is_stdout(&a.out)
+        || a.run_json
+            .as_deref()
+            .is_some_and(multikernel::io::is_stdout);
     let print = |bytes: &[u8]| -> Result<()> {
         use std::io::Write;
         let mut stdout = std::io::stdout().lock();
@@ -279,14 +281,14 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
         stdout.flush()?;
         Ok(())
     };
-    if crate::outputs::is_stdout(&a.out) {
+    if multikernel::io::is_stdout(&a.out) {
         print(&fitted.model.to_bytes()?)?;
     } else {
         fitted.model.save(&a.out)?;
     }
     if let Some(path) = &a.run_json {
         let text = serde_json::to_string_pretty(&fitted.run)?;
-        if crate::outputs::is_stdout(path) {
+        if multikernel::io::is_stdout(path) {
             print(format!("{text}\n").as_bytes())?;
         } else {
             multikernel::io::write_atomic(path, text.as_bytes())?;

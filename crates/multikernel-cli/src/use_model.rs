@@ -28,7 +28,7 @@ pub fn convert(a: &ConvertArgs) -> Result<()> {
     use multikernel::data::columns::write_columns;
     use multikernel::task::tagging::convert::{from_conllu, LabelColumn};
     let label: LabelColumn = a.label.parse()?;
-    crate::outputs::check(&[("--out", &a.out)], &[("--data", &a.data)])?;
+    multikernel::io::check_outputs(&[("--out", &a.out)], &[("--data", &a.data)])?;
     let sentences = FileSource::new(&a.data)
         .with_folds(a.folds.clone())
         .read_treebank(Heads::Optional)?;
@@ -59,7 +59,7 @@ pub fn convert(a: &ConvertArgs) -> Result<()> {
         }
         out.extend_from_slice(&bytes);
     }
-    if crate::outputs::is_stdout(&a.out) {
+    if multikernel::io::is_stdout(&a.out) {
         crate::emit_bytes(&out);
     } else {
         multikernel::io::write_atomic(&a.out, &out)?;
@@ -94,7 +94,7 @@ pub fn eval(a: &EvalArgs) -> Result<()> {
 /// after the chunks before it). An `--out` that is the model or the data is refused first.
 pub fn predict(a: &PredictArgs) -> Result<()> {
     if let Some(out) = &a.out {
-        crate::outputs::check(
+        multikernel::io::check_outputs(
             &[("--out", out)],
             &[("--model", &a.model), ("--data", &a.data.data)],
         )?;
@@ -115,7 +115,7 @@ pub fn predict(a: &PredictArgs) -> Result<()> {
     };
     let source = file_source(&a.data, &a.test_folds)?;
     let mut writer = match &a.out {
-        Some(path) if !crate::outputs::is_stdout(path) => Some(AtomicWriter::create(path)?),
+        Some(path) if !multikernel::io::is_stdout(path) => Some(AtomicWriter::create(path)?),
         _ => None,
     };
     multikernel::estimator::predict(&model, &source, &opts, |bytes| match writer.as_mut() {

@@ -18,6 +18,16 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An output that cannot be written as asked, found before any work ([`crate::io`]:
+    /// one of the run's inputs, another output, a folder that takes no file, a checkpoint
+    /// that is not a regular file). `name` is the caller's word for the output (a flag such
+    /// as `--out`, a parameter name), given to [`crate::io::check_outputs`].
+    #[error("{name} {}: {msg}", path.display())]
+    Output {
+        name: String,
+        path: PathBuf,
+        msg: String,
+    },
     /// A line of an input file is malformed.
     #[error("{path}:{line}: {msg}")]
     Parse {

@@ -27,13 +27,16 @@
 //! the rename happened in (the target's real folder): never in the folder of a device, a
 //! FIFO or a socket, which is written in place.
 //!
-//! Before a long run a program calls [`check_output`]: it resolves the path as the writer
-//! will and, for an atomic write, creates and removes a temporary file in the target's
-//! folder, so a missing, read-only or otherwise unwritable folder is an error before any
-//! work (a probe, because permission bits do not stop root while a read-only mount or
-//! `/proc` does). [`output_kind`] says what a path is without touching it (a checkpoint,
-//! rewritten every step and read back, must be a regular file), and [`same_file`] whether
-//! two paths name one file (an output that is one of the run's inputs).
+//! Before a long run a program calls [`check_outputs`] with the run's outputs and inputs:
+//! each output is checked by [`check_output`], which resolves the path as the writer will
+//! and, for an atomic write, creates and removes a temporary file in the target's folder, so
+//! a missing, read-only or otherwise unwritable folder is an error before any work (a probe,
+//! because permission bits do not stop root while a read-only mount or `/proc` does); an
+//! output that is one of the inputs or another output ([`same_file`]: by device and inode,
+//! so `x`, `./x` and links to `x` match) is refused, as is more than one `-` ([`is_stdout`],
+//! standard output, which the caller writes). A checkpoint, rewritten every step and read
+//! back, must be a regular file or a new path ([`check_rewritable`]); [`output_kind`] says
+//! what a path is without touching it.
 
 use crate::error::{Error, Result};
 use std::io::Write;
@@ -325,6 +328,120 @@ fn real_path(file: &Path) -> PathBuf {
         Some(name) => dir.join(name),
         None => file.to_path_buf(),
     }
+}
+
+/// Whether `path` is `-`, which a command line takes for standard output.
+pub fn is_stdout(path: &Path) -> bool {
+    path == Path::new("-")
+}
+
+/// An [`Error::Output`] about the output `name` at `path`.
+fn refuse(name: &str, path: &Path, msg: impl Into<String>) -> Error {
+    Error::Output {
+        name: name.to_string(),
+        path: path.to_path_buf(),
+        msg: msg.into(),
+    }
+}
+
+/// An error of this module about `path` as an [`Error::Output`] named `name`.
+fn named(name: &str, path: &Path, e: Error) -> Error {
+    match e {
+        Error::Io { source, .. } => refuse(name, path, source.to_string()),
+        e => e,
+    }
+}
+
+/// Checks the outputs of one run before any work, each given as `(name, path)` with the
+/// caller's name for it (a flag such as `--out`), and refuses with an [`Error::Output`]
+/// naming both paths' names: more than one output `-` (standard output, which the caller
+/// writes); an output that cannot be written ([`check_output`]: a missing folder, a folder
+/// that takes no file, a directory); an output that is the same file ([`same_file`]: `x`,
+/// `./x`, a symbolic or hard link to `x`) as one of the `inputs` or an earlier output, or an
+/// existing file inside an input that is a folder. A character device may be both an input
+/// and an output (a terminal, `/dev/null`).
+pub fn check_outputs(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Result<()> {
+    let to_stdout: Vec<&str> = outputs
+        .iter()
+        .filter(|(_, p)| is_stdout(p))
+        .map(|(name, _)| *name)
+        .collect();
+    if to_stdout.len() > 1 {
+        let others = to_stdout[..to_stdout.len() - 1].join(" -, ");
+        return Err(refuse(
+            to_stdout[to_stdout.len() - 1],
+            Path::new("-"),
+            format!("standard output takes one output of a run, and {others} - is one already"),
+        ));
+    }
+    for (i, &(name, path)) in outputs.iter().enumerate() {
+        if is_stdout(path) {
+            continue;
+        }
+        check_output(path).map_err(|e| named(name, path, e))?;
+        if is_char_device(path) {
+            continue;
+        }
+        let earlier = outputs[..i]
+            .iter()
+            .map(|o| (o, "give each output a file of its own"));
+        let sources = inputs
+            .iter()
+            .map(|o| (o, "writing it would destroy an input of the run"));
+        for (&(other_name, other), why) in sources.chain(earlier) {
+            if is_stdout(other) {
+                continue;
+            }
+            if same_file(path, other) {
+                let msg = format!("the same file as {other_name} {}: {why}", other.display());
+                return Err(refuse(name, path, msg));
+            }
+            let inside = std::fs::metadata(path).is_ok_and(|m| m.is_file())
+                && std::fs::metadata(other).is_ok_and(|m| m.is_dir())
+                && match (std::fs::canonicalize(path), std::fs::canonicalize(other)) {
+                    (Ok(p), Ok(d)) => p.starts_with(d),
+                    _ => false,
+                };
+            if inside {
+                let msg = format!("a file in {other_name} {}: {why}", other.display());
+                return Err(refuse(name, path, msg));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn is_char_device(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
+/// Checks a file that is rewritten during a run and read back (a checkpoint), named `name`
+/// by the caller: a new path or a regular file (through symbolic links), never `-`
+/// (standard output), a FIFO, a device or a socket ([`Error::Output`] otherwise).
+pub fn check_rewritable(name: &str, path: &Path) -> Result<()> {
+    let why = "a checkpoint is rewritten every step and read back to resume the run: give a \
+               regular file";
+    if is_stdout(path) {
+        return Err(refuse(
+            name,
+            path,
+            format!("standard output cannot be read back; {why}"),
+        ));
+    }
+    let kind = output_kind(path).map_err(|e| named(name, path, e))?;
+    if !kind.is_replaced() {
+        return Err(refuse(name, path, format!("is {}; {why}", kind.describe())));
+    }
+    Ok(())
 }
 
 /// The directory of `path`, its file name and a fresh temporary path next to it (named as
@@ -835,6 +952,63 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The checks of a run's outputs: an input (through any spelling), a file in an input
+    /// folder or an earlier output refused with both names; `-` once; a character device may
+    /// be read and written; a checkpoint must be a regular file or a new path.
+    #[cfg(unix)]
+    #[test]
+    fn outputs_that_are_inputs_or_other_outputs_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir(d.join("data")).unwrap();
+        std::fs::write(d.join("data/x.csv"), b"a,b").unwrap();
+        std::os::unix::fs::symlink("data/x.csv", d.join("lx")).unwrap();
+        let inputs = [("--data", d.join("data/x.csv")), ("--dir", d.join("data"))];
+        let inputs: Vec<(&str, &Path)> = inputs.iter().map(|(n, p)| (*n, p.as_path())).collect();
+        let check = |outs: &[(&str, PathBuf)]| {
+            let outs: Vec<(&str, &Path)> = outs.iter().map(|(n, p)| (*n, p.as_path())).collect();
+            check_outputs(&outs, &inputs).map_err(|e| e.to_string())
+        };
+        let out = |p: &str| ("--out", d.join(p));
+        for (bad, says) in [
+            ("data/x.csv", "the same file as --data"),
+            ("data/../lx", "the same file as --data"),
+            ("data/x.csv/m", "not a folder"),
+        ] {
+            let e = check(&[out(bad)]).unwrap_err();
+            assert!(e.starts_with("--out ") && e.contains(says), "{bad}: {e}");
+        }
+        std::fs::write(d.join("data/old.json"), b"{}").unwrap();
+        let e = check(&[out("data/old.json")]).unwrap_err();
+        assert!(e.contains("a file in --dir"), "{e}");
+        // A new file in an input folder destroys nothing.
+        check(&[out("data/new.json"), out("m.model")]).unwrap();
+        let e = check(&[out("m.model"), ("--run-json", d.join("./m.model"))]).unwrap_err();
+        assert!(
+            e.contains("--run-json") && e.contains("the same file as --out"),
+            "{e}"
+        );
+        let e = check(&[("--out", "-".into()), ("--run-json", "-".into())]).unwrap_err();
+        assert!(e.contains("--run-json -") && e.contains("--out -"), "{e}");
+        check(&[out("m.model"), ("--run-json", "-".into())]).unwrap();
+        assert_eq!(names_in(d), vec!["data".to_string(), "lx".to_string()]);
+        let null = Path::new("/dev/null");
+        if null.exists() {
+            check_outputs(&[("--out", null)], &[("--data", null)]).unwrap();
+            let e = check_rewritable("--checkpoint", null)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("--checkpoint /dev/null: is a character device"),
+                "{e}"
+            );
+        }
+        let e = check_rewritable("--checkpoint", Path::new("-")).unwrap_err();
+        assert!(e.to_string().contains("regular file"), "{e}");
+        check_rewritable("--checkpoint", &d.join("lx")).unwrap();
+        check_rewritable("--checkpoint", &d.join("new.ck")).unwrap();
     }
 
     /// The kinds of target the property test writes.
