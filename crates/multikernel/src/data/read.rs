@@ -256,8 +256,36 @@ pub(crate) fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     }
 }
 
+/// Why a line cannot be read as text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BadLine {
+    /// The line is not valid UTF-8.
+    NotUtf8,
+    /// A carriage return inside the line: the file ends its lines with CR alone (classic
+    /// Mac OS), so that what looks like many lines is one.
+    CrLineEnds,
+}
+
+/// Whether `line` (split at `\n`, its `\r\n` ending removed) holds a carriage return
+/// followed by more text: the file's lines end with CR alone. Carriage returns at the end
+/// of the line (`\r\r\n`, a file converted twice) are not counted.
+pub(crate) fn has_cr_line_ends(line: &[u8]) -> bool {
+    let end = line.iter().rposition(|&b| b != b'\r').map_or(0, |p| p + 1);
+    line[..end].contains(&b'\r')
+}
+
+/// Checks one line as the text readers do: no carriage return inside it
+/// ([`has_cr_line_ends`]), valid UTF-8.
+pub(crate) fn text_line(line: &[u8]) -> std::result::Result<&str, BadLine> {
+    if has_cr_line_ends(line) {
+        return Err(BadLine::CrLineEnds);
+    }
+    std::str::from_utf8(line).map_err(|_| BadLine::NotUtf8)
+}
+
 /// Lines of a byte buffer with 1-based numbers; `\r\n` endings and a leading UTF-8 byte
-/// order mark are removed; a line that is not UTF-8 yields `Err(())`.
+/// order mark are removed; a line that is not UTF-8, or holds a carriage return followed by
+/// more text (a file with CR line ends), yields the [`BadLine`].
 pub(crate) struct Lines<'a> {
     rest: Option<&'a [u8]>,
     line: usize,
@@ -274,7 +302,7 @@ impl<'a> Lines<'a> {
 }
 
 impl<'a> Iterator for Lines<'a> {
-    type Item = (usize, std::result::Result<&'a str, ()>);
+    type Item = (usize, std::result::Result<&'a str, BadLine>);
 
     fn next(&mut self) -> Option<Self::Item> {
         let rest = self.rest?;
@@ -287,12 +315,13 @@ impl<'a> Iterator for Lines<'a> {
             line = l;
         }
         self.line += 1;
-        Some((self.line, std::str::from_utf8(line).map_err(|_| ())))
+        Some((self.line, text_line(line)))
     }
 }
 
 /// Lines of a byte buffer as bytes, with 1-based numbers; `\r\n` endings and a leading
-/// UTF-8 byte order mark are removed, nothing is decoded.
+/// UTF-8 byte order mark are removed, nothing is decoded (the caller checks
+/// [`has_cr_line_ends`]).
 pub(crate) fn byte_lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
@@ -313,9 +342,17 @@ pub(crate) fn parse_err(path: &Path, line: usize, msg: impl Into<String>) -> Err
     }
 }
 
-/// The error for a line that is not UTF-8.
-pub(crate) fn utf8_err(path: &Path, line: usize) -> Error {
-    parse_err(path, line, "the line is not valid UTF-8 text")
+/// The message for a line with a carriage return inside it ([`has_cr_line_ends`]).
+pub(crate) const CR_LINE_ENDS: &str = "a carriage return (CR) inside the line: the file's \
+     lines end with CR alone (an old Mac OS text file), so it reads as one line; convert the \
+     line ends to LF (e.g. tr '\\r' '\\n' < FILE > FILE.lf) or CR LF";
+
+/// The error for a line that cannot be read as text.
+pub(crate) fn line_err(path: &Path, line: usize, bad: BadLine) -> Error {
+    match bad {
+        BadLine::NotUtf8 => parse_err(path, line, "the line is not valid UTF-8 text"),
+        BadLine::CrLineEnds => parse_err(path, line, CR_LINE_ENDS),
+    }
 }
 
 /// Parses a finite number; `what` names it in the message (e.g. "field 3").
@@ -616,12 +653,19 @@ mod tests {
                 (1, Ok("a")),
                 (2, Ok("b")),
                 (3, Ok("")),
-                (4, Err(())),
+                (4, Err(BadLine::NotUtf8)),
                 (5, Ok("c"))
             ]
         );
         assert_eq!(Lines::new(b"x\n").count(), 1);
         assert_eq!(Lines::new(b"").count(), 0);
+        // CR line ends (an old Mac file) are named; CRs at a line's end are line ends.
+        let v: Vec<_> = Lines::new(b"a,b\r1,2\r").collect();
+        assert_eq!(v, vec![(1, Err(BadLine::CrLineEnds))]);
+        let v: Vec<_> = Lines::new(b"a\r\r\nb\r").collect();
+        assert_eq!(v, vec![(1, Ok("a\r")), (2, Ok("b"))]);
+        let e = line_err(Path::new("m.csv"), 1, BadLine::CrLineEnds).to_string();
+        assert!(e.starts_with("m.csv:1: a carriage return (CR)") && e.contains("CR alone"));
     }
 
     #[test]
