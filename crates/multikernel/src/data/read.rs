@@ -474,9 +474,16 @@ impl<'a> TargetCollector<'a> {
     }
 }
 
+/// The largest magnitude of a regression target: its square, and the sum of the squares
+/// of 10^8 such targets, stay finite (the mean squared error and the learners' squared
+/// losses are computed on the targets as read).
+pub const MAX_REAL_TARGET: f64 = 1e150;
+
 /// Checks the target `raw` of the data row at `line` of `path` as [`TargetCollector::push`]
-/// does (`what` names its place in the line): a real target must be a finite number, a class
-/// label must not be empty. Returns the trimmed label and, for a real target, its value.
+/// does (`what` names its place in the line): a real target must be a finite number of
+/// magnitude at most [`MAX_REAL_TARGET`], a class label must not be empty nor a number that
+/// is not finite (`NaN`, `inf`: a missing value, not a class). Returns the trimmed label
+/// and, for a real target, its value.
 pub(crate) fn check_target<'s>(
     path: &Path,
     kind: TargetKind,
@@ -488,10 +495,31 @@ pub(crate) fn check_target<'s>(
     match kind {
         TargetKind::Real => {
             let v = parse_number(label, what).map_err(|m| parse_err(path, line, m))?;
+            if v.abs() > MAX_REAL_TARGET {
+                return Err(parse_err(
+                    path,
+                    line,
+                    format!(
+                        "{what} '{label}' is too large for a regression target: expected a \
+                         magnitude of at most {MAX_REAL_TARGET:e} (so that squared errors stay \
+                         finite); scale the target column"
+                    ),
+                ));
+            }
             Ok((label, Some(v)))
         }
         TargetKind::Classes if label.is_empty() => {
             Err(parse_err(path, line, format!("{what} is empty")))
+        }
+        TargetKind::Classes if label.parse::<f64>().is_ok_and(|v| !v.is_finite()) => {
+            Err(parse_err(
+                path,
+                line,
+                format!(
+                    "{what} '{label}' is not a class label: expected a class name or a finite \
+                     number ('{label}' marks a missing value); remove the row or name its class"
+                ),
+            ))
         }
         TargetKind::Classes => Ok((label, None)),
     }
@@ -720,6 +748,32 @@ mod tests {
         let mut c = TargetCollector::new(p, TargetKind::Real, Some(&train));
         c.push(" 2.5 ", 1, "label").unwrap();
         assert!(c.push("inf", 2, "label").is_err());
-        assert_eq!(c.finish(), Targets::Real(vec![2.5]));
+        // A regression target whose square overflows: file, line and field named.
+        c.push("-1e150", 3, "label").unwrap();
+        for big in ["1e300", "-1e300", "1.1e150"] {
+            let e = c.push(big, 4, "field 14 (the target)").unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("t.csv:4: field 14 (the target) '{big}' is too large"))
+                    && e.contains("at most 1e150"),
+                "{e}"
+            );
+        }
+        assert_eq!(c.finish(), Targets::Real(vec![2.5, -1e150]));
+
+        // A class label that is a number but not finite is a missing value, not a class,
+        // in training and in a file for a model; a name that is not a number is a class.
+        for fixed in [None, Some(&train[..])] {
+            let mut c = TargetCollector::new(p, TargetKind::Classes, fixed);
+            for bad in ["NaN", "nan", "-inf", "+Infinity"] {
+                let e = c.push(bad, 7, "field 10 (the target)").unwrap_err().to_string();
+                assert!(
+                    e.starts_with(&format!("t.csv:7: field 10 (the target) '{bad}' is not a class label")),
+                    "{e}"
+                );
+            }
+        }
+        let mut c = TargetCollector::new(p, TargetKind::Classes, None);
+        c.push("Nancy", 1, "label").unwrap();
+        c.push("information", 2, "label").unwrap();
     }
 }
