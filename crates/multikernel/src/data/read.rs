@@ -238,6 +238,70 @@ pub(crate) fn sniff_line(line: &str) -> Option<Option<Format>> {
     })
 }
 
+/// What kind of file `bytes` (as read, or gunzipped) look like when it is one this crate
+/// knows and a reader got the wrong one: a multikernel checkpoint or model (by their
+/// header), a CoNLL-U treebank (a first token line of 10 tab-separated columns whose ID is a
+/// number, or a `# sent_id` / `# text` comment), a libsvm table (`index:value` after the
+/// label), a CSV table (commas and no whitespace) or a gzip file; `None` otherwise (e.g.
+/// CRF++ columns). For messages only: a guess from the first lines.
+pub fn looks_like(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        return Some("a gzip-compressed file");
+    }
+    let head = &bytes[..bytes.len().min(256)];
+    let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
+    if head.starts_with(b"{") {
+        if has(br#""format":"multikernel-checkpoint""#) {
+            return Some("a multikernel checkpoint (the state train --checkpoint saves)");
+        }
+        if has(br#""multikernel-model""#) {
+            return Some("a multikernel model");
+        }
+    }
+    let lines: Vec<&str> = Lines::new(bytes)
+        .take(50)
+        .filter_map(|(_, l)| l.ok())
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let first = *lines.first()?;
+    let conllu_comment = |l: &str| l.starts_with("# sent_id") || l.starts_with("# text");
+    let conllu_token = |l: &str| {
+        let cols: Vec<&str> = l.split('\t').collect();
+        cols.len() == 10
+            && cols[0]
+                .split(['-', '.'])
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    };
+    if conllu_comment(first)
+        || lines
+            .iter()
+            .find(|l| !l.starts_with('#'))
+            .is_some_and(|l| conllu_token(l))
+    {
+        return Some("a CoNLL-U treebank");
+    }
+    let t = first.trim();
+    if !t.starts_with('#') {
+        let mut tokens = t.split_ascii_whitespace();
+        let label = tokens.next();
+        let rest: Vec<&str> = tokens.collect();
+        if label.is_some()
+            && !rest.is_empty()
+            && rest.iter().all(|tok| {
+                tok.split_once(':').is_some_and(|(i, v)| {
+                    i.bytes().all(|b| b.is_ascii_digit()) && v.parse::<f64>().is_ok()
+                })
+            })
+        {
+            return Some("a libsvm table");
+        }
+        if t.contains(',') && !t.contains([' ', '\t']) {
+            return Some("a CSV table");
+        }
+    }
+    None
+}
+
 /// The whole content of `path`, gunzipped when it starts with the gzip magic bytes.
 pub(crate) fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     let io = |source| Error::Io {
@@ -697,6 +761,26 @@ mod tests {
     }
 
     #[test]
+    fn file_kinds_are_told_for_messages() {
+        let ck = crate::checkpoint::to_bytes("tagger", 2, "a", "b", b"{}");
+        assert!(looks_like(&ck).unwrap().contains("checkpoint"));
+        assert_eq!(
+            looks_like(br#"{"format":"multikernel-model","version":2}"#),
+            Some("a multikernel model")
+        );
+        let conllu = b"# sent_id = 1\n1\tAli\t_\t_\t_\t_\t0\troot\t_\t_\n";
+        assert_eq!(looks_like(conllu), Some("a CoNLL-U treebank"));
+        assert_eq!(looks_like(&conllu[14..]), Some("a CoNLL-U treebank"));
+        assert_eq!(looks_like(b"a,b,label\n1,2,x\n"), Some("a CSV table"));
+        assert_eq!(looks_like(b"+1 1:0.5 3:2\n"), Some("a libsvm table"));
+        assert_eq!(looks_like(b"\x1f\x8b\x08"), Some("a gzip-compressed file"));
+        // CRF++ columns, even with commas or colons in a token, are none of these.
+        for columns in [&b"He PRP B-NP\n"[..], b"1,000 CD O\n", b"12:30 CD O\n", b""] {
+            assert_eq!(looks_like(columns), None, "{columns:?}");
+        }
+    }
+
+    #[test]
     fn natural_order_numeric_then_lexicographic() {
         let names = s(&["7", "10", "2", "-1", "+1"]);
         let o: Vec<&str> = natural_order(&names)
@@ -751,10 +835,14 @@ mod tests {
         // A regression target whose square overflows: file, line and field named.
         c.push("-1e150", 3, "label").unwrap();
         for big in ["1e300", "-1e300", "1.1e150"] {
-            let e = c.push(big, 4, "field 14 (the target)").unwrap_err().to_string();
+            let e = c
+                .push(big, 4, "field 14 (the target)")
+                .unwrap_err()
+                .to_string();
             assert!(
-                e.starts_with(&format!("t.csv:4: field 14 (the target) '{big}' is too large"))
-                    && e.contains("at most 1e150"),
+                e.starts_with(&format!(
+                    "t.csv:4: field 14 (the target) '{big}' is too large"
+                )) && e.contains("at most 1e150"),
                 "{e}"
             );
         }
@@ -765,9 +853,14 @@ mod tests {
         for fixed in [None, Some(&train[..])] {
             let mut c = TargetCollector::new(p, TargetKind::Classes, fixed);
             for bad in ["NaN", "nan", "-inf", "+Infinity"] {
-                let e = c.push(bad, 7, "field 10 (the target)").unwrap_err().to_string();
+                let e = c
+                    .push(bad, 7, "field 10 (the target)")
+                    .unwrap_err()
+                    .to_string();
                 assert!(
-                    e.starts_with(&format!("t.csv:7: field 10 (the target) '{bad}' is not a class label")),
+                    e.starts_with(&format!(
+                        "t.csv:7: field 10 (the target) '{bad}' is not a class label"
+                    )),
                     "{e}"
                 );
             }
