@@ -273,7 +273,11 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
         multikernel::io::write_atomic(path, text.as_bytes())?;
     }
     for n in &fitted.notes {
-        eprintln!("note: {n}");
+        if n.starts_with("warning: ") {
+            eprintln!("{n}");
+        } else {
+            eprintln!("note: {n}");
+        }
     }
     let summary = fit_summary(&fitted);
     if to_stdout {
