@@ -202,8 +202,13 @@ pub struct TrainArgs {
     pub checkpoint: Option<PathBuf>,
     /// --checkpoint: steps between two checkpoints: epochs (default 1), --stream: chunks of
     /// --chunk-rows rows trained (default 1), --algo mtl: cuts (default 10). The state after
-    /// the last step is not saved: the model is.
-    #[arg(long, value_name = "N", requires = "checkpoint")]
+    /// the last step is not saved: the model is. At least 1.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "checkpoint",
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
     pub checkpoint_every: Option<u64>,
     /// Continue the run saved in this checkpoint file (refused when it was written for other
     /// data, other settings or by another version); later checkpoints go to --checkpoint,

@@ -203,9 +203,6 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
         "training {learner_name} on {} (Ctrl-C stops it)",
         loaded.describe()
     );
-    if let Some(step) = store.as_ref().and_then(|s| s.resumed_step()) {
-        eprintln!("resuming after step {step} of the run saved in the checkpoint");
-    }
     let out = match &store {
         Some(s) => loaded.fit(
             &spec,
@@ -295,7 +292,11 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
         }
     }
     for n in &fitted.notes {
-        eprintln!("note: {n}");
+        if n.starts_with("warning: ") {
+            eprintln!("{n}");
+        } else {
+            eprintln!("note: {n}");
+        }
     }
     if a.task == Task::Parsing && !fitted.run.trace.is_empty() {
         let by_epoch: Vec<String> = fitted
@@ -398,7 +399,10 @@ fn checkpoints(
         LearnerKind::Mtl => MTL_CHECKPOINT_EVERY,
         _ => 1,
     });
-    let store = FileCheckpoints::new(save_to, every, data.finish(), settings);
+    // Said once the learner restored the state and checked the header's step against it.
+    let announce: fn(u64) =
+        |step| eprintln!("resuming after step {step} of the run saved in the checkpoint");
+    let store = FileCheckpoints::new(save_to, every, data.finish(), settings).on_resume(announce);
     Ok(Some(match &a.resume {
         Some(p) => store.resuming(p)?,
         None => store,

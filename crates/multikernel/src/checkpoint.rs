@@ -14,9 +14,12 @@
 //! everything else that changes the model (the resolved learner settings, seed included);
 //! both are computed by the caller with [`Fingerprint`]. A file is written atomically
 //! ([`crate::io::write_atomic`]), so a kill while saving leaves the previous checkpoint.
-//! Reading checks the format, the version, the state's length and hash (a truncated or
-//! altered file is refused) and, against the run that resumes, the learner family and the
-//! two fingerprints, naming the one that differs.
+//! Reading checks the format, the version, the version of multikernel that wrote it (only
+//! this one's resumes), the state's length and hash (a truncated or altered file is
+//! refused) and, against the run that resumes, the learner family and the two
+//! fingerprints, naming the one that differs. The header's `step` is not covered by the
+//! state's hash: the learner that restores the state tells the store the step the state is
+//! after ([`Checkpoints::resumed_at`]), and a header that says another step is refused.
 //!
 //! [`FileCheckpoints`] is the store a run's observer carries
 //! ([`crate::run::Checkpointed`]); the learners see it as [`crate::run::Checkpoints`].
@@ -132,7 +135,8 @@ pub fn to_bytes(family: &str, step: u64, data: &str, settings: &str, state: &[u8
 }
 
 /// Reads a checkpoint from its bytes; `path` names them in messages. Checks the format,
-/// the version and the state's length and hash; never panics.
+/// the version, the version of multikernel that wrote it (this one's) and the state's length
+/// and hash; never panics.
 pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Checkpoint> {
     let err = |line: usize, msg: String| Error::Parse {
         path: path.to_path_buf(),
@@ -172,6 +176,18 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Checkpoint> {
     }
     let header: Header = serde_json::from_value(value)
         .map_err(|e| err(1, format!("malformed checkpoint header: {e}")))?;
+    let ours = env!("CARGO_PKG_VERSION");
+    if header.crate_version != ours {
+        return Err(err(
+            1,
+            format!(
+                "this checkpoint was written by multikernel {}, this is multikernel {ours}: a \
+                 checkpoint resumes only in the version that wrote it (a learner's state may \
+                 differ between versions); resume with that version, or train without --resume",
+                header.crate_version
+            ),
+        ));
+    }
     let state = &bytes[nl + 1..];
     if state.len() != header.state_bytes {
         return Err(err(
@@ -215,6 +231,8 @@ pub struct FileCheckpoints {
     data: String,
     settings: String,
     resume: Option<(PathBuf, Checkpoint)>,
+    /// Called with the step once the learner restored the state and its step was checked.
+    announce: Option<fn(u64)>,
     claimed: Mutex<Option<String>>,
     saved: Mutex<u64>,
 }
@@ -228,6 +246,7 @@ impl FileCheckpoints {
             data,
             settings,
             resume: None,
+            announce: None,
             claimed: Mutex::new(None),
             saved: Mutex::new(0),
         }
@@ -257,9 +276,11 @@ impl FileCheckpoints {
         Ok(self)
     }
 
-    /// The step of the checkpoint resumed from, if any.
-    pub fn resumed_step(&self) -> Option<u64> {
-        self.resume.as_ref().map(|(_, c)| c.header.step)
+    /// Calls `announce` with the step resumed after, once the learner restored the saved
+    /// state and the step was checked ([`Checkpoints::resumed_at`]), before it trains on.
+    pub fn on_resume(mut self, announce: fn(u64)) -> Self {
+        self.announce = Some(announce);
+        self
     }
 
     /// The learner that claimed the store, if any did.
@@ -296,6 +317,28 @@ impl Checkpoints for FileCheckpoints {
             ))),
             Some((_, ck)) => Ok(Some(ck.state.clone())),
         }
+    }
+
+    fn resumed_at(&self, step: u64) -> Result<()> {
+        let Some((path, ck)) = &self.resume else {
+            return Ok(());
+        };
+        if ck.header.step != step {
+            return Err(Error::Parse {
+                path: path.clone(),
+                line: 1,
+                msg: format!(
+                    "the header says step {}, but the saved state is after step {step} (the \
+                     header is not covered by the state's SHA-256: an edited file); resume \
+                     from the checkpoint as it was written, or train without --resume",
+                    ck.header.step
+                ),
+            });
+        }
+        if let Some(announce) = self.announce {
+            announce(step);
+        }
+        Ok(())
     }
 
     fn due(&self, step: u64) -> bool {
@@ -394,12 +437,60 @@ mod tests {
         let v2 = text.replace("\"version\":1", "\"version\":2");
         let e = from_bytes(v2.as_bytes(), Path::new("f")).unwrap_err();
         assert!(e.to_string().contains("version 2 is not supported"), "{e}");
+        // Another crate version: refused at line 1, naming both versions.
+        let other = text.replace(
+            &format!("\"crate_version\":\"{}\"", env!("CARGO_PKG_VERSION")),
+            "\"crate_version\":\"9.9.9\"",
+        );
+        assert_ne!(other, text);
+        let e = from_bytes(other.as_bytes(), Path::new("f")).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("f:1: this checkpoint was written by multikernel 9.9.9")
+                && e.to_string().contains(env!("CARGO_PKG_VERSION")),
+            "{e}"
+        );
         let e = from_bytes(b"{\"format\":\"multikernel-model\"}\n", Path::new("f")).unwrap_err();
         assert!(
             e.to_string()
                 .starts_with("f:1: not a multikernel checkpoint"),
             "{e}"
         );
+    }
+
+    /// The header's step is checked against the step the learner restores: an edited step
+    /// is refused (naming both) and never announced; the right one is announced once.
+    #[test]
+    fn a_resumed_step_is_checked_against_the_state() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static ANNOUNCED: AtomicU64 = AtomicU64::new(0);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ck");
+        let bytes = to_bytes("online", 3, "aa", "bb", b"{}");
+        std::fs::write(&path, &bytes).unwrap();
+        let store = |p: &Path| {
+            FileCheckpoints::new(None, 1, "aa".into(), "bb".into())
+                .on_resume(|s| ANNOUNCED.store(s, Ordering::SeqCst))
+                .resuming(p)
+                .unwrap()
+        };
+        let ok = store(&path);
+        assert_eq!(ok.resume("online").unwrap().as_deref(), Some(&b"{}"[..]));
+        assert_eq!(ANNOUNCED.load(Ordering::SeqCst), 0);
+        let e = ok.resumed_at(2).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "{}:1: the header says step 3, but the saved state is after step 2",
+                path.display()
+            )),
+            "{e}"
+        );
+        assert_eq!(ANNOUNCED.load(Ordering::SeqCst), 0);
+        ok.resumed_at(3).unwrap();
+        assert_eq!(ANNOUNCED.load(Ordering::SeqCst), 3);
+        // A store that resumes nothing accepts any step.
+        let fresh = FileCheckpoints::new(None, 1, "aa".into(), "bb".into());
+        assert!(fresh.resumed_at(7).is_ok());
     }
 
     #[test]

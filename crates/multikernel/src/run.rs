@@ -93,6 +93,10 @@ pub trait Checkpoints: Sync {
     /// fails when the saved state is of another learner. The first learner that asks
     /// claims the store: a second one asking (an inner run of a larger fit) is refused.
     fn resume(&self, family: &str) -> crate::Result<Option<Vec<u8>>>;
+    /// Called by a learner once it restored the state [`Checkpoints::resume`] gave, with the
+    /// step that state is after (as the learner counts its steps); fails when the store read
+    /// the state under another step (an edited checkpoint header).
+    fn resumed_at(&self, step: u64) -> crate::Result<()>;
     /// Whether the state after step `step` (1 after the first) is to be saved.
     fn due(&self, step: u64) -> bool;
     /// Saves the state `state` of learner `family` after step `step`.

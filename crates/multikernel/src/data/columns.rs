@@ -20,12 +20,14 @@
 //!   only the file's first (files joined by `cat` keep theirs), and separates columns
 //!   elsewhere in such a line (in a line of another encoding its three bytes may be text);
 //! - a carriage return separates columns like a space (CRF++ keeps it inside the last
-//!   column of a file with Windows line ends, so that `O\r` is another label than `O`).
+//!   column of a file with Windows line ends, so that `O\r` is another label than `O`);
+//! - a carriage return followed by more text on its line is refused: the file's lines end
+//!   with CR alone (an old Mac OS file), which CRF++ would read as one long sentence.
 //!
 //! [`write_with_predictions`] writes sentences back as `crf_test` does: each token's columns
 //! separated by tabs, the predicted label appended, a blank line after each sentence.
 
-use crate::data::read::{byte_lines, parse_err, read_bytes};
+use crate::data::read::{byte_lines, has_cr_line_ends, parse_err, read_bytes, CR_LINE_ENDS};
 use crate::error::Result;
 use std::io::Write;
 use std::path::Path;
@@ -159,13 +161,17 @@ fn check_ascii_compatible(bytes: &[u8], path: &Path) -> Result<()> {
 
 /// Parses column text as bytes; `path` names it in errors. An error for a file without
 /// tokens, a line with another number of columns than the first token line, a token line
-/// that starts with whitespace, or a file in an encoding that is not ASCII-compatible.
+/// that starts with whitespace, a file with CR line ends, or a file in an encoding that is
+/// not ASCII-compatible.
 pub fn parse_columns(bytes: &[u8], path: &Path) -> Result<ColumnData> {
     check_ascii_compatible(bytes, path)?;
     let mut out = ColumnData::default();
     let mut cur = ColumnSentence::default();
     let mut first_line = 0;
     for (line, raw) in byte_lines(bytes) {
+        if has_cr_line_ends(raw) {
+            return Err(parse_err(path, line, CR_LINE_ENDS));
+        }
         let (text, cols) = split_line(raw);
         if cols.is_empty() {
             // A line of separators only (spaces, tabs, carriage returns, byte order marks).
@@ -291,6 +297,18 @@ mod tests {
         assert!(e.contains("starts with a space"), "{e}");
         let e = parse("\n\n  \n").unwrap_err().to_string();
         assert!(e.contains("no tokens"), "{e}");
+        // An old Mac file (CR line ends) reads as one line: named, not a sentence of one
+        // token; a line after LF lines is named by its number.
+        let e = parse("He PRP\rran VBD\r\rIt PRP\r")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("t.txt:1: a carriage return (CR)"), "{e}");
+        assert!(e.contains("CR alone"), "{e}");
+        let e = parse("He PRP\n\nran VBD\rIt PRP\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("t.txt:3: a carriage return"), "{e}");
+        assert_eq!(parse("a B\r\r\nc D\r").unwrap().n_tokens(), 2);
         for utf16 in [&b"a\0 \0b\0\n\0"[..], b"\xff\xfea\0"] {
             let e = parse_columns(utf16, Path::new("t.txt"))
                 .unwrap_err()

@@ -11,15 +11,20 @@
 //! and, skipped as tokens but kept for writing back, multi-word token ranges (`3-4`) and
 //! empty nodes (`5.1`). Token IDs run 1, 2, ... in order; HEAD is a token ID or 0 (the root).
 //! When heads are required ([`Heads::Required`]: training and evaluation files) each
-//! sentence must be a tree: HEAD a number within the sentence, at least one token on the
-//! root, no cycle. Several root children are accepted (CoNLL-X files have them).
+//! sentence must be a tree with exactly one token on the root, as Universal Dependencies
+//! requires and as the parser decodes (its decoders build single-root trees): HEAD a number
+//! within the sentence, one token with HEAD 0, no cycle. A gold tree with several root
+//! children (CoNLL-X files have them) is refused, naming them: trained on, it would be a
+//! tree the parser can never output. Text to parse ([`Heads::Optional`]) may have several.
+//! A multi-word token range `a-b` must come just before token `a`, with `a < b` and `b`
+//! within the sentence.
 //!
 //! Errors name the file and the line and say what was expected. [`write_sentence`] gives a
 //! sentence's lines back exactly (line ends as `\n`), with HEAD and DEPREL filled in.
 //! [`fold_of`]: the Turkish Web Treebank's official split (sentence index mod 10: 0-7 train,
 //! 8 dev, 9 test).
 
-use crate::data::read::{parse_err, read_bytes, utf8_err, Lines};
+use crate::data::read::{line_err, parse_err, read_bytes, Lines};
 use crate::error::Result;
 use std::path::Path;
 
@@ -54,6 +59,9 @@ pub struct ConlluSentence {
     lines: Vec<String>,
     /// Index in `lines` of each token's line.
     token_lines: Vec<usize>,
+    /// The multi-word token ranges (first, last token) and their lines, checked against
+    /// the sentence's length when it ends.
+    ranges: Vec<(usize, usize, usize)>,
 }
 
 impl ConlluSentence {
@@ -86,7 +94,8 @@ impl ConlluSentence {
 pub enum Heads {
     /// Training and evaluation data: every sentence a tree.
     Required,
-    /// Text to parse: HEAD may be `_` (or a number, checked like a required one).
+    /// Text to parse: HEAD may be `_` (or a number, checked like a required one, except
+    /// that several tokens may be on the root).
     Optional,
 }
 
@@ -118,7 +127,7 @@ pub fn parse_conllu(bytes: &[u8], path: &Path, heads: Heads) -> Result<Vec<Conll
     let mut last_line = 0;
     for (line, text) in Lines::new(bytes) {
         last_line = line;
-        let text = text.map_err(|()| utf8_err(path, line))?;
+        let text = text.map_err(|b| line_err(path, line, b))?;
         if text.trim().is_empty() {
             if !cur.lines.is_empty() {
                 finish(&mut cur, path, heads, line)?;
@@ -158,6 +167,9 @@ pub fn parse_conllu(bytes: &[u8], path: &Path, heads: Heads) -> Result<Vec<Conll
                         "ID '{id}' is not a token number, a range (3-4) or an empty node (5.1)"
                     ),
                 ));
+            }
+            if id.contains('-') {
+                check_range(&mut cur, path, line, id, a, b)?;
             }
             cur.lines.push(text.to_string());
             continue;
@@ -212,8 +224,66 @@ pub fn parse_conllu(bytes: &[u8], path: &Path, heads: Heads) -> Result<Vec<Conll
     Ok(out)
 }
 
-/// Checks a finished sentence: tokens present, heads in range, a tree when heads are
-/// required. `end` is the line after the sentence.
+/// Checks the multi-word token range `id` (`a-b`) at `line` as Universal Dependencies
+/// defines it: it comes just before its first token (`a` is the next token), spans at least
+/// two tokens (`a < b`) and does not overlap the range before it; its last token is checked
+/// against the sentence's length when the sentence ends ([`finish`]).
+fn check_range(
+    s: &mut ConlluSentence,
+    path: &Path,
+    line: usize,
+    id: &str,
+    a: &str,
+    b: &str,
+) -> Result<()> {
+    let next = s.tokens.len() + 1;
+    let number = |x: &str| x.parse::<usize>().ok();
+    let (Some(first), Some(last)) = (number(a), number(b)) else {
+        return Err(parse_err(
+            path,
+            line,
+            format!("the range '{id}' has a token number too large to read"),
+        ));
+    };
+    if first >= last {
+        return Err(parse_err(
+            path,
+            line,
+            format!(
+                "the multi-word token range '{id}' is empty or reversed: expected FIRST-LAST \
+                 with FIRST < LAST (e.g. {next}-{})",
+                next + 1
+            ),
+        ));
+    }
+    if first != next {
+        return Err(parse_err(
+            path,
+            line,
+            format!(
+                "the multi-word token range '{id}' does not start at the next token: expected \
+                 {next}-N, just before token {next}'s line"
+            ),
+        ));
+    }
+    if let Some(&(p, q, at)) = s.ranges.last().filter(|r| r.1 >= first) {
+        return Err(parse_err(
+            path,
+            line,
+            format!(
+                "the multi-word token range '{id}' overlaps the range '{p}-{q}' of line {at}: \
+                 expected ranges of distinct tokens"
+            ),
+        ));
+    }
+    s.ranges.push((first, last, line));
+    Ok(())
+}
+
+/// Checks a finished sentence: tokens present, heads in range, multi-word token ranges
+/// within it, a tree when heads are required, with exactly one token on the root (as
+/// Universal Dependencies requires, and as the parser decodes). `end` is the line after the
+/// sentence.
 fn finish(s: &mut ConlluSentence, path: &Path, heads: Heads, end: usize) -> Result<()> {
     let n = s.tokens.len();
     if n == 0 {
@@ -222,6 +292,18 @@ fn finish(s: &mut ConlluSentence, path: &Path, heads: Heads, end: usize) -> Resu
             s.line,
             format!(
                 "the sentence of lines {}-{} has no token line",
+                s.line,
+                end - 1
+            ),
+        ));
+    }
+    if let Some(&(first, last, line)) = s.ranges.iter().find(|r| r.1 > n) {
+        return Err(parse_err(
+            path,
+            line,
+            format!(
+                "the multi-word token range '{first}-{last}' goes past the end of the sentence \
+                 of lines {}-{}, which has {n} tokens: expected a range of tokens 1 to {n}",
                 s.line,
                 end - 1
             ),
@@ -258,6 +340,23 @@ fn finish(s: &mut ConlluSentence, path: &Path, heads: Heads, end: usize) -> Resu
             path,
             line_of(0),
             "no token is attached to the root (HEAD 0)",
+        ));
+    }
+    let roots: Vec<usize> = (1..=n).filter(|&k| heads_all[k - 1] == 0).collect();
+    if heads == Heads::Required && roots.len() > 1 {
+        let list: Vec<String> = roots.iter().map(usize::to_string).collect();
+        return Err(parse_err(
+            path,
+            line_of(roots[1] - 1),
+            format!(
+                "the sentence of lines {}-{} has {} tokens on the root (HEAD 0: tokens {}): \
+                 expected exactly one, as Universal Dependencies requires and the parser \
+                 decodes; attach the others to a token of the sentence",
+                s.line,
+                end - 1,
+                roots.len(),
+                list.join(", ")
+            ),
         ));
     }
     // Cycles: follow heads from each token, marking tokens known to reach the root.
@@ -385,6 +484,70 @@ mod tests {
             .heads()
             .is_none());
         assert!(msg(&tok("1-x", "0")).contains("is not a token number, a range"));
+        // Two tokens on the root: refused with the sentence's lines and the tokens when
+        // heads are required (gold trees), allowed in text to parse.
+        let two_roots = format!("# c\n{}{}{}", tok("1", "0"), tok("2", "0"), tok("3", "2"));
+        assert_eq!(
+            msg(&two_roots),
+            "t.conllu:3: the sentence of lines 1-4 has 2 tokens on the root (HEAD 0: tokens \
+             1, 2): expected exactly one, as Universal Dependencies requires and the parser \
+             decodes; attach the others to a token of the sentence"
+        );
+        assert_eq!(
+            parse(&two_roots, Heads::Optional).unwrap()[0].tokens.len(),
+            3
+        );
+        // Multi-word token ranges: reversed, empty, not at the next token, overlapping,
+        // past the end of the sentence (7 tokens).
+        let seven = |range: &str, before: usize| {
+            let mut t = String::new();
+            for k in 1..=7 {
+                if k == before {
+                    t.push_str(&tok(range, "_"));
+                }
+                t.push_str(&tok(&k.to_string(), if k == 1 { "0" } else { "1" }));
+            }
+            t
+        };
+        for (range, before, line, want) in [
+            (
+                "2-1",
+                2,
+                2,
+                "'2-1' is empty or reversed: expected FIRST-LAST with FIRST < LAST",
+            ),
+            ("3-3", 3, 3, "'3-3' is empty or reversed"),
+            (
+                "4-5",
+                2,
+                2,
+                "'4-5' does not start at the next token: expected 2-N",
+            ),
+            (
+                "6-9",
+                6,
+                6,
+                "'6-9' goes past the end of the sentence of lines 1-8, which has 7 tokens",
+            ),
+        ] {
+            for heads in [Heads::Required, Heads::Optional] {
+                let e = parse(&seven(range, before), heads).unwrap_err().to_string();
+                assert!(e.starts_with(&format!("t.conllu:{line}: ")), "{e}");
+                assert!(e.contains(want), "{e}");
+            }
+        }
+        assert!(parse(&seven("6-7", 6), Heads::Required).is_ok());
+        let overlap = format!(
+            "{}{}{}{}{}",
+            tok("1-3", "_"),
+            tok("1", "0"),
+            tok("2-3", "_"),
+            tok("2", "1"),
+            tok("3", "1")
+        );
+        assert!(msg(&overlap).contains(
+            "t.conllu:3: the multi-word token range '2-3' overlaps the range '1-3' of line 1"
+        ));
         let bytes = b"1\tw\xff\tw\tX\tX\t_\t0\tdep\t_\t_\n";
         let e = parse_conllu(bytes, Path::new("t.conllu"), Heads::Required).unwrap_err();
         assert!(e.to_string().starts_with("t.conllu:1: "), "{e}");

@@ -14,7 +14,7 @@
 //! Class labels are kept as strings and indexed in natural order (see [`super::read`]).
 
 use super::read::{
-    finish_dataset, parse_err, parse_number, read_bytes, utf8_err, Lines, TargetCollector,
+    finish_dataset, line_err, parse_err, parse_number, read_bytes, Lines, TargetCollector,
     TargetKind, NO_ROWS,
 };
 use super::read::{ModelRows, Schema};
@@ -242,7 +242,7 @@ pub fn parse_csv(
     let (first_no, first) = loop {
         match lines.next() {
             None => return Err(parse_err(path, last_line.max(1), EMPTY_FILE)),
-            Some((no, Err(()))) => return Err(utf8_err(path, no)),
+            Some((no, Err(b))) => return Err(line_err(path, no, b)),
             Some((no, Ok(l))) => {
                 last_line = no;
                 if !l.trim().is_empty() {
@@ -271,7 +271,7 @@ pub fn parse_csv(
     let feature_names = layout.feature_names;
     for (no, l) in lines {
         last_line = no;
-        let l = l.map_err(|()| utf8_err(path, no))?;
+        let l = l.map_err(|b| line_err(path, no, b))?;
         if l.trim().is_empty() {
             continue;
         }
@@ -292,7 +292,7 @@ pub(crate) fn parse_csv_for_model(path: &Path, bytes: &[u8], schema: &Schema) ->
     let (first_no, first) = loop {
         match lines.next() {
             None => return Err(parse_err(path, last_line.max(1), EMPTY_FILE)),
-            Some((no, Err(()))) => return Err(utf8_err(path, no)),
+            Some((no, Err(b))) => return Err(line_err(path, no, b)),
             Some((no, Ok(l))) => {
                 last_line = no;
                 if !l.trim().is_empty() {
@@ -317,7 +317,7 @@ pub(crate) fn parse_csv_for_model(path: &Path, bytes: &[u8], schema: &Schema) ->
     }
     for (no, l) in lines {
         last_line = no;
-        let l = l.map_err(|()| utf8_err(path, no))?;
+        let l = l.map_err(|b| line_err(path, no, b))?;
         if l.trim().is_empty() {
             continue;
         }

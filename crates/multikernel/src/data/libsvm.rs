@@ -14,7 +14,7 @@
 //! for the usual `-1/+1` labels the positive class `+1` has index 1.
 
 use super::read::{
-    check_dense_size, finish_dataset, parse_err, parse_number, read_bytes, utf8_err, Lines,
+    check_dense_size, finish_dataset, line_err, parse_err, parse_number, read_bytes, Lines,
     TargetCollector, TargetKind,
 };
 use super::{Dataset, Matrix};
@@ -71,7 +71,7 @@ pub(crate) fn parse_libsvm_rows(
     let mut last_line = 0;
     for (no, line) in Lines::new(bytes) {
         last_line = no;
-        let line = line.map_err(|()| utf8_err(path, no))?;
+        let line = line.map_err(|b| line_err(path, no, b))?;
         let Some(mut tokens) = line_tokens(line) else {
             continue; // blank or comment line
         };

@@ -24,7 +24,7 @@ use super::csv::{split_fields, ModelCsvLayout};
 use super::libsvm::{
     line_tokens, placeholder_label, push_dense_row, take_label, LabelPresence, LABEL,
 };
-use super::read::{check_dense_size, parse_err, utf8_err, TargetCollector, NO_ROWS};
+use super::read::{check_dense_size, line_err, parse_err, TargetCollector, NO_ROWS};
 use super::stream::{
     bytes_opener, csv_first_line, file_opener, pick_source_format, LineReader, Opener,
     MAX_CHUNK_VALUES,
@@ -238,7 +238,7 @@ impl ModelStream {
                 break;
             };
             self.last_line = no;
-            let line = line.map_err(|()| utf8_err(origin, no))?;
+            let line = line.map_err(|b| line_err(origin, no, b))?;
             match &mut self.body {
                 Body::Csv(layout) => {
                     if line.trim().is_empty() {

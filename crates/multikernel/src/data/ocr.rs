@@ -154,6 +154,9 @@ pub fn parse_ocr(path: &Path, bytes: &[u8]) -> Result<SequenceData> {
     let mut open: Option<(usize, usize, Line)> = None;
     for (k, raw_line) in text.lines().enumerate() {
         let lineno = k + 1;
+        if crate::data::read::has_cr_line_ends(raw_line.as_bytes()) {
+            return Err(perr(lineno, crate::data::read::CR_LINE_ENDS.into()));
+        }
         let line = raw_line.trim_end();
         if line.trim().is_empty() {
             continue;
@@ -457,6 +460,10 @@ mod tests {
         let t = good.replacen("\t1\t3\t", "\t1\t12\t", 1);
         let (_, m) = parse_err(&t);
         assert!(m.contains("fold"), "{m}");
+        // CR line ends (an old Mac file): named, not a count of fields.
+        let (l, m) = parse_err(&good.replace('\n', "\r"));
+        assert_eq!(l, 1);
+        assert!(m.contains("carriage return"), "{m}");
     }
 
     #[test]

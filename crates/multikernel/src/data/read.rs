@@ -238,6 +238,70 @@ pub(crate) fn sniff_line(line: &str) -> Option<Option<Format>> {
     })
 }
 
+/// What kind of file `bytes` (as read, or gunzipped) look like when it is one this crate
+/// knows and a reader got the wrong one: a multikernel checkpoint or model (by their
+/// header), a CoNLL-U treebank (a first token line of 10 tab-separated columns whose ID is a
+/// number, or a `# sent_id` / `# text` comment), a libsvm table (`index:value` after the
+/// label), a CSV table (commas and no whitespace) or a gzip file; `None` otherwise (e.g.
+/// CRF++ columns). For messages only: a guess from the first lines.
+pub fn looks_like(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        return Some("a gzip-compressed file");
+    }
+    let head = &bytes[..bytes.len().min(256)];
+    let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
+    if head.starts_with(b"{") {
+        if has(br#""format":"multikernel-checkpoint""#) {
+            return Some("a multikernel checkpoint (the state train --checkpoint saves)");
+        }
+        if has(br#""multikernel-model""#) {
+            return Some("a multikernel model");
+        }
+    }
+    let lines: Vec<&str> = Lines::new(bytes)
+        .take(50)
+        .filter_map(|(_, l)| l.ok())
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let first = *lines.first()?;
+    let conllu_comment = |l: &str| l.starts_with("# sent_id") || l.starts_with("# text");
+    let conllu_token = |l: &str| {
+        let cols: Vec<&str> = l.split('\t').collect();
+        cols.len() == 10
+            && cols[0]
+                .split(['-', '.'])
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    };
+    if conllu_comment(first)
+        || lines
+            .iter()
+            .find(|l| !l.starts_with('#'))
+            .is_some_and(|l| conllu_token(l))
+    {
+        return Some("a CoNLL-U treebank");
+    }
+    let t = first.trim();
+    if !t.starts_with('#') {
+        let mut tokens = t.split_ascii_whitespace();
+        let label = tokens.next();
+        let rest: Vec<&str> = tokens.collect();
+        if label.is_some()
+            && !rest.is_empty()
+            && rest.iter().all(|tok| {
+                tok.split_once(':').is_some_and(|(i, v)| {
+                    i.bytes().all(|b| b.is_ascii_digit()) && v.parse::<f64>().is_ok()
+                })
+            })
+        {
+            return Some("a libsvm table");
+        }
+        if t.contains(',') && !t.contains([' ', '\t']) {
+            return Some("a CSV table");
+        }
+    }
+    None
+}
+
 /// The whole content of `path`, gunzipped when it starts with the gzip magic bytes.
 pub(crate) fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     let io = |source| Error::Io {
@@ -256,8 +320,36 @@ pub(crate) fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     }
 }
 
+/// Why a line cannot be read as text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BadLine {
+    /// The line is not valid UTF-8.
+    NotUtf8,
+    /// A carriage return inside the line: the file ends its lines with CR alone (classic
+    /// Mac OS), so that what looks like many lines is one.
+    CrLineEnds,
+}
+
+/// Whether `line` (split at `\n`, its `\r\n` ending removed) holds a carriage return
+/// followed by more text: the file's lines end with CR alone. Carriage returns at the end
+/// of the line (`\r\r\n`, a file converted twice) are not counted.
+pub(crate) fn has_cr_line_ends(line: &[u8]) -> bool {
+    let end = line.iter().rposition(|&b| b != b'\r').map_or(0, |p| p + 1);
+    line[..end].contains(&b'\r')
+}
+
+/// Checks one line as the text readers do: no carriage return inside it
+/// ([`has_cr_line_ends`]), valid UTF-8.
+pub(crate) fn text_line(line: &[u8]) -> std::result::Result<&str, BadLine> {
+    if has_cr_line_ends(line) {
+        return Err(BadLine::CrLineEnds);
+    }
+    std::str::from_utf8(line).map_err(|_| BadLine::NotUtf8)
+}
+
 /// Lines of a byte buffer with 1-based numbers; `\r\n` endings and a leading UTF-8 byte
-/// order mark are removed; a line that is not UTF-8 yields `Err(())`.
+/// order mark are removed; a line that is not UTF-8, or holds a carriage return followed by
+/// more text (a file with CR line ends), yields the [`BadLine`].
 pub(crate) struct Lines<'a> {
     rest: Option<&'a [u8]>,
     line: usize,
@@ -274,7 +366,7 @@ impl<'a> Lines<'a> {
 }
 
 impl<'a> Iterator for Lines<'a> {
-    type Item = (usize, std::result::Result<&'a str, ()>);
+    type Item = (usize, std::result::Result<&'a str, BadLine>);
 
     fn next(&mut self) -> Option<Self::Item> {
         let rest = self.rest?;
@@ -287,12 +379,13 @@ impl<'a> Iterator for Lines<'a> {
             line = l;
         }
         self.line += 1;
-        Some((self.line, std::str::from_utf8(line).map_err(|_| ())))
+        Some((self.line, text_line(line)))
     }
 }
 
 /// Lines of a byte buffer as bytes, with 1-based numbers; `\r\n` endings and a leading
-/// UTF-8 byte order mark are removed, nothing is decoded.
+/// UTF-8 byte order mark are removed, nothing is decoded (the caller checks
+/// [`has_cr_line_ends`]).
 pub(crate) fn byte_lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
@@ -313,9 +406,17 @@ pub(crate) fn parse_err(path: &Path, line: usize, msg: impl Into<String>) -> Err
     }
 }
 
-/// The error for a line that is not UTF-8.
-pub(crate) fn utf8_err(path: &Path, line: usize) -> Error {
-    parse_err(path, line, "the line is not valid UTF-8 text")
+/// The message for a line with a carriage return inside it ([`has_cr_line_ends`]).
+pub(crate) const CR_LINE_ENDS: &str = "a carriage return (CR) inside the line: the file's \
+     lines end with CR alone (an old Mac OS text file), so it reads as one line; convert the \
+     line ends to LF (e.g. tr '\\r' '\\n' < FILE > FILE.lf) or CR LF";
+
+/// The error for a line that cannot be read as text.
+pub(crate) fn line_err(path: &Path, line: usize, bad: BadLine) -> Error {
+    match bad {
+        BadLine::NotUtf8 => parse_err(path, line, "the line is not valid UTF-8 text"),
+        BadLine::CrLineEnds => parse_err(path, line, CR_LINE_ENDS),
+    }
 }
 
 /// Parses a finite number; `what` names it in the message (e.g. "field 3").
@@ -437,9 +538,16 @@ impl<'a> TargetCollector<'a> {
     }
 }
 
+/// The largest magnitude of a regression target: its square, and the sum of the squares
+/// of 10^8 such targets, stay finite (the mean squared error and the learners' squared
+/// losses are computed on the targets as read).
+pub const MAX_REAL_TARGET: f64 = 1e150;
+
 /// Checks the target `raw` of the data row at `line` of `path` as [`TargetCollector::push`]
-/// does (`what` names its place in the line): a real target must be a finite number, a class
-/// label must not be empty. Returns the trimmed label and, for a real target, its value.
+/// does (`what` names its place in the line): a real target must be a finite number of
+/// magnitude at most [`MAX_REAL_TARGET`], a class label must not be empty nor a number that
+/// is not finite (`NaN`, `inf`: a missing value, not a class). Returns the trimmed label
+/// and, for a real target, its value.
 pub(crate) fn check_target<'s>(
     path: &Path,
     kind: TargetKind,
@@ -451,10 +559,31 @@ pub(crate) fn check_target<'s>(
     match kind {
         TargetKind::Real => {
             let v = parse_number(label, what).map_err(|m| parse_err(path, line, m))?;
+            if v.abs() > MAX_REAL_TARGET {
+                return Err(parse_err(
+                    path,
+                    line,
+                    format!(
+                        "{what} '{label}' is too large for a regression target: expected a \
+                         magnitude of at most {MAX_REAL_TARGET:e} (so that squared errors stay \
+                         finite); scale the target column"
+                    ),
+                ));
+            }
             Ok((label, Some(v)))
         }
         TargetKind::Classes if label.is_empty() => {
             Err(parse_err(path, line, format!("{what} is empty")))
+        }
+        TargetKind::Classes if label.parse::<f64>().is_ok_and(|v| !v.is_finite()) => {
+            Err(parse_err(
+                path,
+                line,
+                format!(
+                    "{what} '{label}' is not a class label: expected a class name or a finite \
+                     number ('{label}' marks a missing value); remove the row or name its class"
+                ),
+            ))
         }
         TargetKind::Classes => Ok((label, None)),
     }
@@ -616,12 +745,39 @@ mod tests {
                 (1, Ok("a")),
                 (2, Ok("b")),
                 (3, Ok("")),
-                (4, Err(())),
+                (4, Err(BadLine::NotUtf8)),
                 (5, Ok("c"))
             ]
         );
         assert_eq!(Lines::new(b"x\n").count(), 1);
         assert_eq!(Lines::new(b"").count(), 0);
+        // CR line ends (an old Mac file) are named; CRs at a line's end are line ends.
+        let v: Vec<_> = Lines::new(b"a,b\r1,2\r").collect();
+        assert_eq!(v, vec![(1, Err(BadLine::CrLineEnds))]);
+        let v: Vec<_> = Lines::new(b"a\r\r\nb\r").collect();
+        assert_eq!(v, vec![(1, Ok("a\r")), (2, Ok("b"))]);
+        let e = line_err(Path::new("m.csv"), 1, BadLine::CrLineEnds).to_string();
+        assert!(e.starts_with("m.csv:1: a carriage return (CR)") && e.contains("CR alone"));
+    }
+
+    #[test]
+    fn file_kinds_are_told_for_messages() {
+        let ck = crate::checkpoint::to_bytes("tagger", 2, "a", "b", b"{}");
+        assert!(looks_like(&ck).unwrap().contains("checkpoint"));
+        assert_eq!(
+            looks_like(br#"{"format":"multikernel-model","version":2}"#),
+            Some("a multikernel model")
+        );
+        let conllu = b"# sent_id = 1\n1\tAli\t_\t_\t_\t_\t0\troot\t_\t_\n";
+        assert_eq!(looks_like(conllu), Some("a CoNLL-U treebank"));
+        assert_eq!(looks_like(&conllu[14..]), Some("a CoNLL-U treebank"));
+        assert_eq!(looks_like(b"a,b,label\n1,2,x\n"), Some("a CSV table"));
+        assert_eq!(looks_like(b"+1 1:0.5 3:2\n"), Some("a libsvm table"));
+        assert_eq!(looks_like(b"\x1f\x8b\x08"), Some("a gzip-compressed file"));
+        // CRF++ columns, even with commas or colons in a token, are none of these.
+        for columns in [&b"He PRP B-NP\n"[..], b"1,000 CD O\n", b"12:30 CD O\n", b""] {
+            assert_eq!(looks_like(columns), None, "{columns:?}");
+        }
     }
 
     #[test]
@@ -676,6 +832,41 @@ mod tests {
         let mut c = TargetCollector::new(p, TargetKind::Real, Some(&train));
         c.push(" 2.5 ", 1, "label").unwrap();
         assert!(c.push("inf", 2, "label").is_err());
-        assert_eq!(c.finish(), Targets::Real(vec![2.5]));
+        // A regression target whose square overflows: file, line and field named.
+        c.push("-1e150", 3, "label").unwrap();
+        for big in ["1e300", "-1e300", "1.1e150"] {
+            let e = c
+                .push(big, 4, "field 14 (the target)")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "t.csv:4: field 14 (the target) '{big}' is too large"
+                )) && e.contains("at most 1e150"),
+                "{e}"
+            );
+        }
+        assert_eq!(c.finish(), Targets::Real(vec![2.5, -1e150]));
+
+        // A class label that is a number but not finite is a missing value, not a class,
+        // in training and in a file for a model; a name that is not a number is a class.
+        for fixed in [None, Some(&train[..])] {
+            let mut c = TargetCollector::new(p, TargetKind::Classes, fixed);
+            for bad in ["NaN", "nan", "-inf", "+Infinity"] {
+                let e = c
+                    .push(bad, 7, "field 10 (the target)")
+                    .unwrap_err()
+                    .to_string();
+                assert!(
+                    e.starts_with(&format!(
+                        "t.csv:7: field 10 (the target) '{bad}' is not a class label"
+                    )),
+                    "{e}"
+                );
+            }
+        }
+        let mut c = TargetCollector::new(p, TargetKind::Classes, None);
+        c.push("Nancy", 1, "label").unwrap();
+        c.push("information", 2, "label").unwrap();
     }
 }

@@ -26,8 +26,8 @@ use super::libsvm::{
     check_sparse_width, line_tokens, parse_entries, push_dense_row, take_label, LABEL,
 };
 use super::read::{
-    check_dense_size, check_target, natural_order, parse_err, sniff_line, unknown_format_err,
-    utf8_err, TargetCollector, NO_ROWS,
+    check_dense_size, check_target, line_err, natural_order, parse_err, sniff_line, text_line,
+    unknown_format_err, BadLine, TargetCollector, NO_ROWS,
 };
 use super::standardize::{Standardizer, StandardizerAccumulator, TargetScaler};
 use super::{Format, Matrix, TargetKind, Targets};
@@ -70,7 +70,8 @@ pub(crate) fn bytes_opener(bytes: Arc<[u8]>) -> Opener {
 
 /// Lines of a reader with 1-based numbers, one at a time into a reused buffer: the same
 /// lines as the in-memory readers' splitting (`\r\n` endings and a leading UTF-8 byte order
-/// mark removed; a line that is not UTF-8 is `Err(())`).
+/// mark removed; a line that is not UTF-8 or holds a carriage return followed by more text
+/// is the [`BadLine`]).
 pub(crate) struct LineReader {
     origin: PathBuf,
     reader: Box<dyn BufRead + Send>,
@@ -120,7 +121,9 @@ impl LineReader {
     }
 
     /// The next line and its number; `None` at the end of the data.
-    pub(crate) fn next_line(&mut self) -> Result<Option<(usize, std::result::Result<&str, ()>)>> {
+    pub(crate) fn next_line(
+        &mut self,
+    ) -> Result<Option<(usize, std::result::Result<&str, BadLine>)>> {
         self.buf.clear();
         let n = (&mut self.reader)
             .take(MAX_LINE_BYTES as u64 + 1)
@@ -157,7 +160,7 @@ impl LineReader {
         if let Some(l) = line.strip_suffix(b"\r") {
             line = l;
         }
-        Ok(Some((self.line, std::str::from_utf8(line).map_err(|_| ()))))
+        Ok(Some((self.line, text_line(line))))
     }
 }
 
@@ -420,7 +423,7 @@ impl TableStream {
                 break;
             };
             self.last_line = no;
-            let line = line.map_err(|()| utf8_err(origin, no))?;
+            let line = line.map_err(|b| line_err(origin, no, b))?;
             let label = match self.csv {
                 Some(shape) => {
                     if line.trim().is_empty() {
@@ -523,7 +526,7 @@ pub(crate) fn csv_first_line<T>(
     loop {
         match lines.next_line()? {
             None => return Err(parse_err(origin, last_line.max(1), EMPTY_FILE)),
-            Some((no, Err(()))) => return Err(utf8_err(origin, no)),
+            Some((no, Err(b))) => return Err(line_err(origin, no, b)),
             Some((no, Ok(l))) => {
                 last_line = no;
                 if !l.trim().is_empty() {
@@ -542,7 +545,7 @@ fn libsvm_width(origin: &Path, opener: &mut Opener, target: TargetKind) -> Resul
     let (mut rows, mut stored, mut max_index, mut max_line, mut last_line) = (0, 0, 0, 0, 0);
     while let Some((no, line)) = lines.next_line()? {
         last_line = no;
-        let line = line.map_err(|()| utf8_err(origin, no))?;
+        let line = line.map_err(|b| line_err(origin, no, b))?;
         let Some(mut tokens) = line_tokens(line) else {
             continue;
         };
@@ -676,7 +679,9 @@ pub fn summarize(stream: &mut TableStream, chunk_rows: usize) -> Result<TableSum
 mod tests {
     use super::*;
 
-    fn lines_of(bytes: &[u8]) -> Result<Vec<(usize, std::result::Result<String, ()>)>> {
+    type Line = (usize, std::result::Result<String, BadLine>);
+
+    fn lines_of(bytes: &[u8]) -> Result<Vec<Line>> {
         let mut opener = bytes_opener(bytes.into());
         let mut r = LineReader::open(Path::new("t"), &mut opener)?;
         let mut out = Vec::new();
@@ -696,6 +701,7 @@ mod tests {
             b"\xEF\xBB\xBF",
             b"\xEF\xBB\xBF\n",
             b"\r\n\r\r\n",
+            b"a,b\r1,2\r3,4\n5,6\r\n",
             b"a\xEF\xBB\xBF\n\xEF\xBB\xBFb",
             b"\x1f",
         ] {

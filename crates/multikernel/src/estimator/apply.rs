@@ -190,20 +190,7 @@ pub fn evaluate(model: &Model, source: &FileSource, opts: &ApplyOptions) -> Resu
             })
         }
         Model::Tagger(m) => {
-            let sentences = source.read_columns()?;
-            let need = m.featurizer.n_columns + 1;
-            if let Some(s) = sentences.iter().find(|s| s.tokens[0].len() < need) {
-                return Err(Error::Parse {
-                    path: source.path.clone(),
-                    line: s.line,
-                    msg: format!(
-                        "{} columns; evaluation needs the model's {} observation columns and \
-                         the label",
-                        s.tokens[0].len(),
-                        need - 1
-                    ),
-                });
-            }
+            let sentences = tagger_sentences(m, source, true)?;
             let (scores, unseen) = m.evaluate_with(&sentences, &opts.memory)?;
             Ok(Evaluation::Tags {
                 sentences: sentences.len(),
@@ -238,6 +225,44 @@ pub fn evaluate(model: &Model, source: &FileSource, opts: &ApplyOptions) -> Resu
             Ok(Evaluation::Table(acc.finish()))
         }
     }
+}
+
+/// The sentences of `source` for the tagger `m`: CRF++ columns with the model's observation
+/// columns and, when `labelled` (evaluation), the label after them. A file with fewer is
+/// refused with its name, the line of the first such sentence and what the model reads.
+fn tagger_sentences(
+    m: &TaggerModel,
+    source: &FileSource,
+    labelled: bool,
+) -> Result<Vec<ColumnSentence>> {
+    let sentences = source.read_columns()?;
+    let observed = m.featurizer.n_columns;
+    let need = observed + usize::from(labelled);
+    // Every token line of a column file has the same number of columns.
+    if let Some(s) = sentences.iter().find(|s| s.tokens[0].len() < need) {
+        let found = s.tokens[0].len();
+        return Err(Error::Parse {
+            path: source.path.clone(),
+            line: s.line,
+            msg: format!(
+                "{found} column{}; {} {observed} observation column{}{}{}",
+                if found == 1 { "" } else { "s" },
+                if labelled {
+                    "evaluation needs the model's"
+                } else {
+                    "the tagger model reads"
+                },
+                if observed == 1 { "" } else { "s" },
+                if labelled {
+                    " and the label"
+                } else {
+                    " a token"
+                },
+                source.columns_hint()
+            ),
+        });
+    }
+    Ok(sentences)
 }
 
 /// conlleval's scores of the last two columns (gold, predicted) of a column file.
@@ -293,7 +318,7 @@ pub fn predict(
             text.into_bytes()
         }
         Model::Tagger(m) => {
-            let sentences = source.read_columns()?;
+            let sentences = tagger_sentences(m, source, false)?;
             let mut text = Vec::new();
             let io = |e: std::io::Error| Error::data(e.to_string());
             match opts.marginals {

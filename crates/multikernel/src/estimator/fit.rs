@@ -289,6 +289,21 @@ fn fit_tagging(
     if !spec.standardize {
         notes.push("standardize = false has no effect on a template tagger".into());
     }
+    let empty = fit.model.featurizer.empty_templates();
+    if data.min_count > 1 && !empty.is_empty() {
+        let names: Vec<&str> = empty.iter().map(|t| t.text.as_str()).collect();
+        notes.push(format!(
+            "warning: min_count {} kept no expansion of {} of the {} templates with \
+             observations ({}): none was seen {} times in training, so they add nothing to \
+             the model",
+            data.min_count,
+            empty.len(),
+            fit.model.featurizer.features_per_template().len()
+                + fit.model.featurizer.templates.bigram_macros().count(),
+            names.join(", "),
+            data.min_count
+        ));
+    }
     Ok(Fitted {
         model: Model::Tagger(fit.model),
         run: fit.run,

@@ -23,6 +23,7 @@ use super::stream::{fit_stream, StreamOptions, StreamReport};
 use crate::data::columns::{read_columns, ColumnSentence};
 use crate::data::conllu::{read_conllu, ConlluSentence, Heads};
 use crate::data::ocr::{parse_folds, read_ocr};
+use crate::data::read::looks_like;
 use crate::data::{
     read_for_model, read_table, Dataset, Format, Schema, SequenceData, TargetKind, TargetSchema,
     Targets,
@@ -187,11 +188,35 @@ impl FileSource {
         Ok(s)
     }
 
-    /// Sentences in the column format (used whole).
+    /// Sentences in the column format (used whole). A file the column reader refuses that
+    /// looks like another kind of file ([`looks_like`]: a treebank, a table, a model) is
+    /// named as such in the message.
     pub fn read_columns(&self) -> Result<Vec<ColumnSentence>> {
         self.expect(DataFormat::Columns, "a template tagger")?;
         self.no_folds()?;
-        Ok(read_columns(&self.path)?.sentences)
+        match read_columns(&self.path) {
+            Ok(d) => Ok(d.sentences),
+            Err(Error::Parse { path, line, msg }) => Err(Error::Parse {
+                msg: format!("{msg}{}", self.columns_hint()),
+                path,
+                line,
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// When the file looks like a kind of file this crate knows ([`looks_like`]), a clause
+    /// that says so and what a template tagger reads; empty otherwise.
+    pub(crate) fn columns_hint(&self) -> String {
+        let bytes = crate::data::read::read_bytes(&self.path).ok();
+        match bytes.as_deref().and_then(looks_like) {
+            Some(kind) => format!(
+                " (the file looks like {kind}; a template tagger reads CRF++ columns: one \
+                 token a line, whitespace-separated columns, the label last, a blank line \
+                 between sentences)"
+            ),
+            None => String::new(),
+        }
     }
 
     /// Whether the data are sentences in columns for a template tagger: the sequence task

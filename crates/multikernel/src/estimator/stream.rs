@@ -225,6 +225,11 @@ pub fn fit_stream(
                     "the checkpoint's streamed fit does not fit this run's settings",
                 ));
             }
+            if let Some(c) = ck {
+                // The checkpoint step: `chunk_rows` rows trained since the run began.
+                let rows = (r.epoch as u64 - 1) * n as u64 + r.rounds as u64;
+                c.resumed_at(rows / opts.chunk_rows as u64)?;
+            }
             first_epoch = r.epoch;
             skip_blocks = r.blocks;
             begun = PassReport {

@@ -61,13 +61,31 @@ pub fn to_bytes(model: &Model) -> Result<Vec<u8>> {
 /// or `<bytes>`).
 pub fn from_bytes(bytes: &[u8], origin: &str) -> Result<Model> {
     let err = |msg: String| Error::model(origin, msg);
-    let value: serde_json::Value = serde_json::from_slice(bytes)
-        .map_err(|e| err(format!("not a multikernel model (invalid JSON: {e})")))?;
+    // A file of another kind this crate knows (a checkpoint, a data file) is named.
+    let other_kind = || match crate::data::read::looks_like(bytes) {
+        Some(kind) if kind.contains("checkpoint") => format!(
+            "; the file is {kind}, which train --resume reads: give the model file train wrote \
+             to --out"
+        ),
+        Some(kind) if kind.contains("model") => String::new(),
+        Some(kind) => format!(
+            "; the file looks like {kind}: a model is the file train wrote to --out (the data \
+             go to --data)"
+        ),
+        None => String::new(),
+    };
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        err(format!(
+            "not a multikernel model (invalid JSON: {e}){}",
+            other_kind()
+        ))
+    })?;
     match value.get("format").and_then(|f| f.as_str()) {
         Some(FORMAT) => {}
         _ => {
             return Err(err(format!(
-                "not a multikernel model (no \"format\": \"{FORMAT}\")"
+                "not a multikernel model (no \"format\": \"{FORMAT}\"){}",
+                other_kind()
             )))
         }
     }
@@ -106,4 +124,34 @@ pub fn load(path: &Path) -> Result<Model> {
         source,
     })?;
     from_bytes(&bytes, &path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A checkpoint or a data file given as a model is named as what it is.
+    #[test]
+    fn other_kinds_of_file_are_named() {
+        let ck = crate::checkpoint::to_bytes("tagger", 2, "a", "b", b"{}");
+        let e = from_bytes(&ck, "run.ckpt").unwrap_err().to_string();
+        assert!(
+            e.starts_with("model run.ckpt: not a multikernel model (invalid JSON")
+                && e.contains("the file is a multikernel checkpoint")
+                && e.contains(
+                    "which train --resume reads: give the model file train wrote to --out"
+                ),
+            "{e}"
+        );
+        let conllu = b"# sent_id = 1\n1\tAli\t_\t_\t_\t_\t0\troot\t_\t_\n";
+        let e = from_bytes(conllu, "tb.conllu").unwrap_err().to_string();
+        assert!(e.contains("the file looks like a CoNLL-U treebank"), "{e}");
+        let e = from_bytes(br#"{"format":"x"}"#, "m")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            r#"model m: not a multikernel model (no "format": "multikernel-model")"#
+        );
+    }
 }

@@ -758,6 +758,9 @@ fn online_epochs(
             )));
         }
         learner.restore(saved.learner)?;
+        if let Some(c) = ck {
+            c.resumed_at(saved.epoch as u64)?;
+        }
         first = saved.epoch + 1;
         best = saved.best;
         dev_scores = saved.dev_scores;

@@ -597,6 +597,9 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
         w = s.check(dim, params.max_iter)?;
         best = s.best_point(dim)?;
         master.restore(s.master)?;
+        if let Some(c) = ck {
+            c.resumed_at(s.added as u64)?;
+        }
         added = s.added;
         cuts = s.cuts;
         idle = s.idle;

@@ -892,6 +892,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
                         self.epoch, self.params.epochs
                     )));
                 }
+                c.resumed_at(self.epoch as u64)?;
                 rec.set_steps(self.epoch as u64);
             }
         }

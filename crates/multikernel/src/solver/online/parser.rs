@@ -273,6 +273,9 @@ fn fit_with<D: TreeDecoder + Clone>(
                 "the checkpoint's epochs do not fit this run's".to_string(),
             ));
         }
+        if let Some(c) = ck {
+            c.resumed_at(first as u64 - 1)?;
+        }
         best = saved.best;
         dev_uas = saved.dev_uas;
         rec.set_steps(first as u64 - 1);

@@ -236,7 +236,8 @@ impl TagFeaturizer {
             (Some(f), Some(j)) => f.value(j, &s.tokens[pos][j]).is_some(),
             _ => true,
         };
-        let kept_keys = |(j, t): (Option<usize>, &&Template), first: usize| -> Vec<u64> {
+        // The kept keys of a template and the count of its most frequent expansion.
+        let kept_keys = |(j, t): (Option<usize>, &&Template), first: usize| -> (Vec<u64>, usize) {
             {
                 let mut all: Vec<u64> = Vec::new();
                 let mut buf = Vec::new();
@@ -248,6 +249,7 @@ impl TagFeaturizer {
                 }
                 all.sort_unstable();
                 let mut kept = Vec::new();
+                let mut most = 0;
                 let mut k = 0;
                 while k < all.len() {
                     let mut e = k;
@@ -257,20 +259,40 @@ impl TagFeaturizer {
                     if e - k >= min_count.max(1) {
                         kept.push(all[k]);
                     }
+                    most = most.max(e - k);
                     k = e;
                 }
-                kept
+                (kept, most)
             }
         };
-        let keys = unigrams
+        let (keys, most): (Vec<Vec<u64>>, Vec<usize>) = unigrams
             .par_iter()
             .enumerate()
             .map(|(j, t)| kept_keys((Some(j), t), 0))
-            .collect();
-        let bigram_keys = bigrams
-            .par_iter()
-            .map(|t| kept_keys((None, t), 1))
-            .collect();
+            .unzip();
+        let (bigram_keys, bigram_most): (Vec<Vec<u64>>, Vec<usize>) =
+            bigrams.par_iter().map(|t| kept_keys((None, t), 1)).unzip();
+        // A count cutoff that keeps no expansion of any template leaves a model that does
+        // not read the tokens (at most the label pairs): refused, with the largest count.
+        let observed = keys.iter().chain(&bigram_keys);
+        if min_count > 1 && observed.clone().count() > 0 && observed.clone().all(Vec::is_empty) {
+            let largest = most.iter().chain(&bigram_most).max().copied().unwrap_or(0);
+            let names: Vec<&str> = unigrams
+                .iter()
+                .chain(&bigrams)
+                .map(|t| t.text.as_str())
+                .collect();
+            return Err(Error::param(
+                "min_count",
+                min_count,
+                format!(
+                    "at most {largest}, the count of the most frequent template expansion in \
+                     training: {min_count} keeps no expansion of any template ({}), and the \
+                     model would not read the tokens",
+                    names.join(", ")
+                ),
+            ));
+        }
         Ok(TagFeaturizer {
             templates,
             n_columns,
@@ -302,6 +324,19 @@ impl TagFeaturizer {
     /// Expansions kept per unigram template.
     pub fn features_per_template(&self) -> Vec<usize> {
         self.keys.iter().map(Vec::len).collect()
+    }
+
+    /// The templates (unigram, then bigram with macros) that kept no expansion: none was
+    /// seen `min_count` times in training (or, with feature dicts, the template's cell was
+    /// always empty). They add nothing to the model.
+    pub fn empty_templates(&self) -> Vec<&Template> {
+        let unigrams = self.templates.unigrams().zip(&self.keys);
+        let bigrams = self.templates.bigram_macros().zip(&self.bigram_keys);
+        unigrams
+            .chain(bigrams)
+            .filter(|(_, k)| k.is_empty())
+            .map(|(t, _)| t)
+            .collect()
     }
 
     /// Whether bigram templates with macros are present.

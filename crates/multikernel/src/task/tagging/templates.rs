@@ -16,7 +16,7 @@
 //! refuses a column the data does not have (CRF++ fails on it at the first sentence).
 
 use super::dicts::FeatureKeys;
-use crate::data::read::{parse_err, read_bytes, utf8_err, Lines};
+use crate::data::read::{line_err, parse_err, read_bytes, Lines};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -218,7 +218,7 @@ impl TemplateFile {
         let mut lines = Vec::new();
         for (line, text) in Lines::new(bytes) {
             let text = text
-                .map_err(|()| utf8_err(path, line))?
+                .map_err(|b| line_err(path, line, b))?
                 .trim_end_matches('\r');
             if text.is_empty() || text.starts_with('#') {
                 continue;

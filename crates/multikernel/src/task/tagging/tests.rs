@@ -214,6 +214,34 @@ fn min_count_drops_rare_expansions_and_keys_are_stable() {
     assert_ne!(expansion_key(b"U00:a"), expansion_key(b"U01:a"));
 }
 
+/// A count cutoff that empties some templates names them ([`TagFeaturizer::empty_templates`]);
+/// one that empties every template with observations is refused before any training, with
+/// the largest count that keeps something.
+#[test]
+fn min_count_that_empties_templates_is_named_or_refused() {
+    let tpl = "U00:%x[0,0]\nU01:%x[0,1]\nU02:%x[-1,0]/%x[1,0]\nB01:%x[0,1]\nB\n";
+    let parse = || TemplateFile::parse(tpl.as_bytes(), Path::new("tpl")).unwrap();
+    let f = TagFeaturizer::fit(parse(), &sentences(), 2).unwrap();
+    let empty: Vec<&str> = f
+        .empty_templates()
+        .iter()
+        .map(|t| t.text.as_str())
+        .collect();
+    assert_eq!(empty, ["U02:%x[-1,0]/%x[1,0]"]);
+    assert!(featurizer(tpl).empty_templates().is_empty());
+    // "He", "the", "VBZ" and "DT" are seen twice, nothing three times.
+    let e = TagFeaturizer::fit(parse(), &sentences(), 3).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "min_count = 3: at most 2, the count of the most frequent template expansion in \
+         training: 3 keeps no expansion of any template (U00:%x[0,0], U01:%x[0,1], \
+         U02:%x[-1,0]/%x[1,0], B01:%x[0,1]), and the model would not read the tokens"
+    );
+    // Only the label pair: nothing to empty, nothing refused.
+    let b = TemplateFile::parse(b"B\n", Path::new("tpl")).unwrap();
+    assert!(TagFeaturizer::fit(b, &sentences(), 3).is_ok());
+}
+
 /// Labels are bytes: a UTF-8 label is stored as a JSON string (as model files written
 /// before had it, so they still load), another one as an array of its bytes; both read back
 /// unchanged, and the features of an EUC-JP file are those of its bytes.
