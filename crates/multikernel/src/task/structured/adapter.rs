@@ -5,7 +5,7 @@
 //! 1. scores every part: the kernel parts are the learner's kernel scores of the example's
 //!    points and label slots (the same layout, copied), a parameter part is its explicit
 //!    parameter, an explicit part takes `<theta, phi_r>` over the explicit groups;
-//! 2. takes the loss and its gradient in part space ([`loss_grad`]);
+//! 2. takes the loss and its gradient in part space ([`try_loss_grad`]);
 //! 3. maps the gradient back by the chain rule: `dL/ds_r` of a kernel part is the gradient of
 //!    its point and label's score, of a parameter part the gradient of its parameter; an
 //!    explicit part adds `dL/ds_r * phi_r` to the explicit groups (entries in part order, then

@@ -35,7 +35,7 @@
 //!   1600), the determinant and the marginals are differences of large numbers: an answer
 //!   whose marginals leave `[0, 1]` or whose heads do not sum to 1 within `1e-10` is then
 //!   recomputed by elimination without subtraction ([`matrix_tree_exact`],
-//!   [`super::elimination`]: the GTH algorithm in log space, marginals as escape
+//!   `elimination.rs`: the GTH algorithm in log space, marginals as escape
 //!   probabilities), exact to rounding at any magnitude but about 15 times slower.
 //! - [`inside_outside`]: projective trees, over Eisner's chart ([`super::eisner`]) with
 //!   `log-sum-exp` in place of `max` (the inside pass, in log space) and the outside pass as
@@ -103,7 +103,7 @@ pub fn matrix_tree(n: usize, arc: &[f64], single_root: bool) -> Option<PartMargi
         .or_else(|| exact_marginals(n, &arc, single_root))
 }
 
-/// [`matrix_tree`] by elimination without subtraction alone ([`super::elimination`]): exact
+/// [`matrix_tree`] by elimination without subtraction alone (`elimination.rs`): exact
 /// to rounding at any score magnitude, in `O(n^3)` logarithms and exponentials (the LU's
 /// slower, safe twin; [`matrix_tree`] uses it when the LU's answer fails its checks).
 pub fn matrix_tree_exact(n: usize, arc: &[f64], single_root: bool) -> Option<PartMarginals> {
