@@ -7,21 +7,12 @@
 
 #![cfg(unix)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 mod common;
 use common::*;
-
-fn repo(p: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(p)
-        .to_str()
-        .unwrap()
-        .to_string()
-}
 
 /// The step of the checkpoint at `path`, if one is there.
 fn saved_step(path: &Path) -> Option<u64> {

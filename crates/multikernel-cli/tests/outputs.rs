@@ -7,20 +7,11 @@
 //! error before training starts.
 
 use std::os::unix::fs::{symlink, FileTypeExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 
 mod common;
 use common::*;
-
-fn repo(p: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(p)
-        .to_str()
-        .unwrap()
-        .to_string()
-}
 
 /// A small tagging run (the shipped EUC-JP columns, 350 tokens, two unigram templates and
 /// the label bigram, the online learner with the CRF loss, 2 epochs): the data and templates

@@ -5,19 +5,8 @@
 //! again), `score` (conlleval on two columns), `inspect`, and bad files that must give a
 //! one-line error with the file and line and a non-zero exit.
 
-use std::path::PathBuf;
-
 mod common;
 use common::*;
-
-fn repo(p: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(p)
-        .to_str()
-        .unwrap()
-        .to_string()
-}
 
 fn last_value(out: &str, key: &str) -> f64 {
     let line = out.lines().last().unwrap();

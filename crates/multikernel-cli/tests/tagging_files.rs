@@ -4,19 +4,8 @@
 //! CRF-loss taggers and refused for hinge ones; bare `B`/`I`/`O` labels scored as conlleval
 //! scores them; `convert --encoding`.
 
-use std::path::PathBuf;
-
 mod common;
 use common::*;
-
-fn repo(p: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(p)
-        .to_str()
-        .unwrap()
-        .to_string()
-}
 
 fn last_line(out: &str) -> (String, f64) {
     let (k, v) = out.lines().last().unwrap().split_once(' ').unwrap();

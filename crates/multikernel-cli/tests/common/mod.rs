@@ -9,6 +9,16 @@ pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_multikernel"))
 }
 
+/// A path of the repository as text (shipped data, templates).
+pub fn repo(p: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(p)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
 /// A shipped UCI table.
 pub fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../data/uci/{name}"))
