@@ -325,7 +325,13 @@ pub fn predict(
                 None => write_with_predictions(&mut text, &sentences, &m.tag(&sentences)?)
                     .map_err(io)?,
                 Some(level) => {
-                    let marg = m.marginals(&sentences).map_err(|e| e.within("marginals"))?;
+                    let marg = m.marginals(&sentences).map_err(|e| match e {
+                        // A sentence's scores: the file's name before its line.
+                        Error::Data(msg) => {
+                            Error::data(format!("{}: {msg}", source.path.display()))
+                        }
+                        e => e.within("marginals"),
+                    })?;
                     write_marginals(&mut text, m, &sentences, &marg, level);
                 }
             }
