@@ -331,7 +331,13 @@ pub fn predict(
                 Some(level) => {
                     let marg = m
                         .marginals_with(&sentences, &opts.memory)
-                        .map_err(|e| e.within("marginals"))?;
+                        .map_err(|e| match e {
+                            // A sentence's scores: the file's name before its line.
+                            Error::Data(msg) => {
+                                Error::data(format!("{}: {msg}", source.path.display()))
+                            }
+                            e => e.within("marginals"),
+                        })?;
                     write_marginals(&mut text, m, &sentences, &marg, level);
                 }
             }

@@ -18,7 +18,9 @@ use crate::solver::cutting_plane::{self, CuttingPlaneParams};
 use crate::solver::online::adagrad::AdagradLearner;
 use crate::solver::online::engine::OnlineLearner;
 use crate::solver::online::params::{OnlineParams, StepSchedule};
-use crate::task::chain::{forward_backward, forward_backward_at, viterbi, viterbi_at};
+use crate::task::chain::{
+    forward_backward, forward_backward_at, stable_marginals, viterbi, viterbi_at,
+};
 use crate::task::structured::{StructLoss, StructuredOnline};
 use crate::task::tagging::{
     decode_chain, is_chunk_scheme, TagFeaturizer, TagScores, TaggingTask, TemplateFile,
@@ -267,8 +269,11 @@ impl TaggerModel {
 
     /// The best labels of every sentence with their probabilities under the CRF
     /// `p(y | x) = exp(s(y) - log Z(x))` (martins2011 eq. 3; Lafferty et al. 2001): each
-    /// token's label marginals by forward-backward and the best sequence's probability. An
-    /// error for a model trained with the hinge loss, whose scores are no log-probabilities.
+    /// token's label marginals by forward-backward and the best sequence's probability.
+    /// Scores so large that the sentence's score or `log Z` overflow or cancel (weights
+    /// near 1e300) are recomputed by [`stable_marginals`]; scores that are not finite
+    /// numbers (weights whose sum overflows) are an error naming the sentence's line, as is
+    /// a model trained with the hinge loss, whose scores are no log-probabilities.
     /// Under the default memory limit ([`TaggerModel::marginals_with`]).
     pub fn marginals(&self, sentences: &[ColumnSentence]) -> Result<Vec<SentenceMarginals>> {
         self.marginals_with(sentences, &MemoryLimit::default())
@@ -296,25 +301,73 @@ impl TaggerModel {
         LabelMemory::applying(self, sentences, true).check(limit, "the marginals of a tagger")?;
         let l = self.featurizer.n_labels();
         let trans = self.transitions();
-        Ok(sentences
+        let largest = self.weights.iter().fold(0.0f64, |m, w| m.max(w.abs()));
+        let each: Vec<Result<SentenceMarginals>> = sentences
             .par_iter()
             .map(|s| {
                 let unary = self.unary(s);
-                let (score, best, m) = if self.featurizer.has_bigram_macros() {
-                    let t = self.positional(s);
-                    let (score, best) = viterbi_at(&unary, &t, l);
-                    (score, best, forward_backward_at(&unary, &t, l))
-                } else {
-                    let (score, best) = viterbi(&unary, &trans, l);
-                    (score, best, forward_backward(&unary, &trans, l))
-                };
-                SentenceMarginals {
-                    best,
-                    token: m.node,
-                    sequence: (score - m.log_z).exp(),
+                let positional = self
+                    .featurizer
+                    .has_bigram_macros()
+                    .then(|| self.positional(s));
+                let pairs = positional.as_deref().unwrap_or(&trans);
+                if let Some(bad) = unary.iter().chain(pairs).find(|v| !v.is_finite()) {
+                    return Err(Error::data(format!(
+                        "the sentence at line {}: a score of the model is {bad}, not a finite \
+                         number (the weights, up to {largest:e} in magnitude, overflow when \
+                         added): the model cannot give probabilities",
+                        s.line
+                    )));
                 }
+                let (score, best, m) = match &positional {
+                    Some(t) => {
+                        let (score, best) = viterbi_at(&unary, t, l);
+                        (score, best, forward_backward_at(&unary, t, l))
+                    }
+                    None => {
+                        let (score, best) = viterbi(&unary, &trans, l);
+                        (score, best, forward_backward(&unary, &trans, l))
+                    }
+                };
+                let sequence = (score - m.log_z).exp();
+                let valid = |p: f64| (0.0..=1.0 + 1e-9).contains(&p);
+                if valid(sequence)
+                    && m.node.iter().all(|&p| valid(p))
+                    && m.node
+                        .chunks_exact(l)
+                        .all(|r| (r.iter().sum::<f64>() - 1.0).abs() < 1e-6)
+                {
+                    return Ok(SentenceMarginals {
+                        best,
+                        token: m.node,
+                        sequence,
+                    });
+                }
+                // Scores near the largest float: the sentence's score or log Z overflowed
+                // or cancelled.
+                let l2 = l * l;
+                let pairs_at = |i: usize| match &positional {
+                    Some(t) => &t[(i - 1) * l2..i * l2],
+                    None => &trans[..],
+                };
+                let (sequence, token) =
+                    stable_marginals(&unary, pairs_at, l, &best).ok_or_else(|| {
+                        Error::data(format!(
+                            "the sentence at line {}: the model's scores differ by more than \
+                             the floating-point range (weights up to {largest:e} in \
+                             magnitude): its probabilities cannot be computed",
+                            s.line
+                        ))
+                    })?;
+                Ok(SentenceMarginals {
+                    best,
+                    token,
+                    sequence,
+                })
             })
-            .collect())
+            .collect();
+        // The first failing sentence in file order, whatever the threads' order.
+        each.into_iter().collect()
     }
 
     /// The best labels of every sentence (bytes, in the training data's encoding). Under the

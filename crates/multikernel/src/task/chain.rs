@@ -261,6 +261,131 @@ fn forward_backward_with<'t>(
     (log_z, node)
 }
 
+/// `log sum_k exp(h_k + l_k)` of values each held as a large part `h_k` (sums and
+/// differences of scores) and a small part `l_k` (logarithms of counts and sums of
+/// probabilities), returned the same way: `(M, ln sum_k exp((h_k - M) + l_k))` with `M =
+/// max_k h_k`. The large parts are subtracted from each other before the small ones are
+/// added, so that `ln 2` of two tied labels is not rounded away next to 1e300.
+fn log_sum_exp_split(v: impl Iterator<Item = (f64, f64)> + Clone) -> (f64, f64) {
+    let m = v.clone().map(|(h, _)| h).fold(f64::NEG_INFINITY, f64::max);
+    if !m.is_finite() {
+        return (m, 0.0);
+    }
+    (m, v.map(|(h, l)| ((h - m) + l).exp()).sum::<f64>().ln())
+}
+
+/// The node marginals and the probability of `path` at any score magnitude (scores up to
+/// the largest float, where `s(y)` and `log Z` themselves overflow or cancel): the
+/// log-space form of the scaled recursions (Rabiner 1989, Sec. V.A; [`scaled`]) on scores
+/// shifted by their maxima. With `u'[i, b] = u[i, b] - max_b u[i, b]`, `T'_i = T_i - max
+/// T_i` (every term `<= 0`) and `lse` the stable log-sum-exp:
+///
+/// ```text
+/// f_0 = u'[0, .] - c_0,   f_i[b] = u'[i, b] + lse_a(f_{i-1}[a] + T'_i[a, b]) - c_i
+///                         (c_i: the lse of the unnormalized f_i, so that lse f_i = 0)
+/// g_{n-1} = 0,            g_i[a] = lse_b(T'_{i+1}[a, b] + u'[i+1, b] + g_{i+1}[b]) - c_{i+1}
+/// p(y_i = b) = exp(f_i[b] + g_i[b]),
+/// p(y) = exp(sum_i (u'[i, y_i] + T'_i[y_{i-1}, y_i] - c_i))   (log Z' = sum_i c_i)
+/// ```
+///
+/// Every quantity is relative to one position's scale, so nothing adds up to the sentence's
+/// total (which overflows). Each log-value is held as a large part (scores, exact sums of
+/// them) and a small part (logarithms of sums, [`log_sum_exp_split`]): `f_i[b] + g_i[b]`
+/// cancels the large parts first, which near 1e300 would otherwise swallow the small
+/// ones. `None` when a score is not finite or when the shifted scores leave no mass at
+/// some position (score differences beyond the float range). `trans_at(i)` gives `T_i`
+/// (`L x L`) for `i` in `1..n`. For prediction: `O(n L^2)` exponentials, where
+/// [`forward_backward`] takes `n L + L^2` on ordinary scores.
+pub fn stable_marginals<'t>(
+    unary: &[f64],
+    trans_at: impl Fn(usize) -> &'t [f64],
+    n_labels: usize,
+    path: &[usize],
+) -> Option<(f64, Vec<f64>)> {
+    let l = n_labels;
+    if l == 0 || unary.is_empty() {
+        return Some((1.0, Vec::new()));
+    }
+    let n = unary.len() / l;
+    let max = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+    let mut u = unary.to_vec();
+    for row in u.chunks_exact_mut(l) {
+        if !finite(row) {
+            return None;
+        }
+        let m = max(row);
+        row.iter_mut().for_each(|x| *x -= m);
+    }
+    let mut t = Vec::with_capacity(n.saturating_sub(1) * l * l);
+    for i in 1..n {
+        let ti = trans_at(i);
+        if !finite(ti) {
+            return None;
+        }
+        let m = max(ti);
+        t.extend(ti.iter().map(|x| x - m));
+    }
+    let t_at = |i: usize| &t[(i - 1) * l * l..i * l * l];
+    // Forward: f as large and small parts; c_i as its large part M_i and small part c'_i.
+    let (mut fh, mut fl) = (vec![0.0; n * l], vec![0.0; n * l]);
+    let (mut big, mut small) = (vec![0.0; n], vec![0.0; n]);
+    for i in 0..n {
+        let (head, cur_h) = fh.split_at_mut(i * l);
+        let cur_h = &mut cur_h[..l];
+        let (head_l, cur_l) = fl.split_at_mut(i * l);
+        let cur_l = &mut cur_l[..l];
+        for b in 0..l {
+            (cur_h[b], cur_l[b]) = if i == 0 {
+                (u[b], 0.0)
+            } else {
+                let ti = t_at(i);
+                let (ph, pl) = (&head[(i - 1) * l..], &head_l[(i - 1) * l..]);
+                let (m, r) = log_sum_exp_split((0..l).map(|a| (ph[a] + ti[a * l + b], pl[a])));
+                (u[i * l + b] + m, r)
+            };
+        }
+        let (m, r) = log_sum_exp_split(cur_h.iter().copied().zip(cur_l.iter().copied()));
+        if !(m.is_finite() && r.is_finite()) {
+            return None;
+        }
+        (big[i], small[i]) = (m, r);
+        cur_h.iter_mut().for_each(|x| *x -= m);
+        cur_l.iter_mut().for_each(|x| *x -= r);
+    }
+    let (mut gh, mut gl) = (vec![0.0; n * l], vec![0.0; n * l]);
+    for i in (0..n - 1).rev() {
+        let ti = t_at(i + 1);
+        for a in 0..l {
+            let (m, r) = log_sum_exp_split((0..l).map(|b| {
+                let k = (i + 1) * l + b;
+                (ti[a * l + b] + u[k] + gh[k], gl[k])
+            }));
+            gh[i * l + a] = m - big[i + 1];
+            gl[i * l + a] = r - small[i + 1];
+        }
+    }
+    let node: Vec<f64> = (0..n * l)
+        .map(|k| ((fh[k] + gh[k]) + (fl[k] + gl[k])).exp())
+        .collect();
+    // The large parts of log p(y) first (they cancel across positions), then the small.
+    let large: f64 = (0..n)
+        .map(|i| {
+            let pair = if i > 0 {
+                t_at(i)[path[i - 1] * l + path[i]]
+            } else {
+                0.0
+            };
+            u[i * l + path[i]] + pair - big[i]
+        })
+        .sum();
+    let p = (large - small.iter().sum::<f64>()).exp();
+    let sums_to_one = node
+        .chunks_exact(l)
+        .all(|r| (r.iter().sum::<f64>() - 1.0).abs() < 1e-6);
+    (p.is_finite() && p <= 1.0 + 1e-9 && finite(&node) && sums_to_one).then_some((p, node))
+}
+
 /// `log Z = log sum_y exp s(y)` alone (the forward pass).
 pub fn log_partition(unary: &[f64], trans: &[f64], n_labels: usize) -> f64 {
     let l = n_labels;
@@ -439,6 +564,71 @@ mod tests {
                 assert!((s - 1.0).abs() < 1e-9);
             }
         }
+    }
+
+    /// [`stable_marginals`] against enumeration: at ordinary scores (and equal to
+    /// [`forward_backward`]), and at scores that are multiples of 2^990 (about 1e298: every
+    /// sum exact, so a path ties the best one or has probability 0), where the sentence's
+    /// score overflows and the plain recursions fail. Non-finite scores give `None`.
+    #[test]
+    fn stable_marginals_match_enumeration_at_any_magnitude() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(46);
+        let big = 2f64.powi(990);
+        let mut plain_failed = 0;
+        for trial in 0..160 {
+            let n = 1 + trial % 5;
+            let l = 2 + trial % 3;
+            let huge = trial % 2 == 1;
+            let draw = |rng: &mut rand_chacha::ChaCha8Rng| -> f64 {
+                if huge {
+                    f64::from(rng.gen_range(-3i32..=3)) * big
+                } else {
+                    rng.gen_range(-2.0..2.0)
+                }
+            };
+            let u: Vec<f64> = (0..n * l).map(|_| draw(&mut rng)).collect();
+            let t: Vec<f64> = (0..(n - 1) * l * l).map(|_| draw(&mut rng)).collect();
+            let at = |i: usize| &t[(i - 1) * l * l..i * l * l];
+            let score = |y: &[usize]| -> f64 {
+                (0..n).map(|i| u[i * l + y[i]]).sum::<f64>()
+                    + (1..n).map(|i| at(i)[y[i - 1] * l + y[i]]).sum::<f64>()
+            };
+            // Enumeration in the scores' own scale: exp(s(y) - max s) / sum.
+            let seqs = all_sequences(n, l);
+            let scale = if huge { big } else { 1.0 };
+            let scores: Vec<f64> = seqs.iter().map(|y| score(y) / scale).collect();
+            let m = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let w: Vec<f64> = scores.iter().map(|s| ((s - m) * scale).exp()).collect();
+            let total: f64 = w.iter().sum();
+            let mut node = vec![0.0; n * l];
+            for (y, wy) in seqs.iter().zip(&w) {
+                for i in 0..n {
+                    node[i * l + y[i]] += wy / total;
+                }
+            }
+            let path = &seqs[rng.gen_range(0..seqs.len())];
+            let want_p = w[seqs.iter().position(|y| y == path).unwrap()] / total;
+            let (p, got) = stable_marginals(&u, at, l, path).expect("finite scores");
+            assert!((p - want_p).abs() < 1e-9, "trial {trial}: {p} vs {want_p}");
+            for (a, b) in got.iter().zip(&node) {
+                assert!((a - b).abs() < 1e-9, "trial {trial}: node {a} vs {b}");
+            }
+            if n > 1 {
+                let fb = forward_backward_at(&u, &t, l);
+                let same = got.iter().zip(&fb.node).all(|(a, b)| (a - b).abs() < 1e-12);
+                assert!(
+                    same || huge,
+                    "trial {trial}: ordinary scores, other marginals"
+                );
+                plain_failed += usize::from(!same);
+            }
+        }
+        // The case this routine exists for: the plain recursions are wrong there.
+        assert!(plain_failed > 10, "{plain_failed}");
+        let inf = [0.0, f64::INFINITY, 1.0, 2.0];
+        assert!(stable_marginals(&inf, |_| &[0.0; 4][..], 2, &[0, 0]).is_none());
+        let nan = [0.0; 4];
+        assert!(stable_marginals(&nan, |_| &[f64::NAN; 4][..], 2, &[0, 0]).is_none());
     }
 
     #[test]
