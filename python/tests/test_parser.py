@@ -25,15 +25,15 @@ from sklearn.utils import estimator_checks
 
 from multikernel import DependencyParser
 
+import cli_binary
+
 ROOT = Path(__file__).resolve().parents[2]
-CLI = Path(os.environ.get("MULTIKERNEL_CLI", ROOT / "target" / "release" / "multikernel"))
+CLI = cli_binary.path()
 TREEBANK = ROOT / "data" / "treebank" / "tr-web.conllu.gz"
 N_TRAIN = 80
 
-needs_cli = pytest.mark.skipif(
-    not CLI.exists(),
-    reason=f"the command-line tool is not built ({CLI}; cargo build --release -p multikernel-cli)",
-)
+# Skips without the binary, fails with MULTIKERNEL_REQUIRE_BIN=1 (conftest.py).
+needs_cli = pytest.mark.usefixtures("multikernel_bin")
 
 
 def cli(*args):
