@@ -56,3 +56,13 @@ def glass():
 @pytest.fixture(scope="session")
 def boston():
     return read_table("boston-housing", real=True)
+
+
+@pytest.fixture(scope="session")
+def selected_regressor_on_boston(boston):
+    """``MKLRegressor(random_state=0)`` fitted on boston: the built-in selection, seconds
+    long, fitted once for the tests that read it (pickling, cv_results_); not to be
+    changed by them."""
+    from multikernel import MKLRegressor
+
+    return MKLRegressor(random_state=0).fit(*boston)

@@ -194,6 +194,7 @@ def test_templates_from_a_path_or_text(twt, tmp_path):
     assert a.predict(test[:3]) == b.predict(test[:3])
 
 
+@pytest.mark.slow  # a fresh Python process
 def test_pickles_into_a_fresh_process(twt, tmp_path):
     _, train, test = twt
     parser = DependencyParser(learner="mtl", max_iter=5).fit(train)

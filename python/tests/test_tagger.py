@@ -172,6 +172,7 @@ def test_marginals_only_for_the_crf_loss(twt):
 
 
 @needs_cli
+@pytest.mark.slow  # a fresh Python process
 def test_pickles_into_a_fresh_process(twt, tmp_path):
     X, y, Xt, _ = small(twt)
     D, Dt = [token_dicts(s) for s in X], [token_dicts(s) for s in Xt]
