@@ -1,8 +1,46 @@
-"""Shared fixtures: the tables shipped in data/uci."""
+"""Shared fixtures: the tables shipped in data/uci, and the command-line binary.
+
+The tagger and parser tests compare with the command line, found at ``$MULTIKERNEL_BIN``
+(default ``target/release/multikernel``; CI points it at its cargo profile's binary).
+Without it they skip, unless ``MULTIKERNEL_REQUIRE_BIN=1``: then they fail. With
+``MULTIKERNEL_NO_SKIPS=1`` (CI) any skipped test fails with its reason, so that nothing
+drops out of the suite silently. The ``slow`` marker (pyproject.toml) marks the tests of
+a second or more: ``-m "not slow"`` is the quick tier, the default runs every test."""
+
+import os
 
 import pytest
 
+import cli_binary
 from tables import read_table
+
+
+@pytest.fixture(scope="session")
+def multikernel_bin():
+    """The command-line binary's path; skips (fails with MULTIKERNEL_REQUIRE_BIN=1) when
+    it is not there."""
+    path = cli_binary.path()
+    if not path.is_file():
+        why = (
+            f"the command-line tool is not built ({path}; cargo build --release -p "
+            "multikernel-cli, or set MULTIKERNEL_BIN)"
+        )
+        if cli_binary.required():
+            pytest.fail(f"MULTIKERNEL_REQUIRE_BIN is set and {why}", pytrace=False)
+        pytest.skip(why)
+    return path
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and not hasattr(report, "wasxfail") and os.environ.get(
+        "MULTIKERNEL_NO_SKIPS", ""
+    ) not in ("", "0"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = f"skipped, and MULTIKERNEL_NO_SKIPS is set: {reason}"
 
 
 @pytest.fixture(scope="session")
@@ -18,3 +56,13 @@ def glass():
 @pytest.fixture(scope="session")
 def boston():
     return read_table("boston-housing", real=True)
+
+
+@pytest.fixture(scope="session")
+def selected_regressor_on_boston(boston):
+    """``MKLRegressor(random_state=0)`` fitted on boston: the built-in selection, seconds
+    long, fitted once for the tests that read it (pickling, cv_results_); not to be
+    changed by them."""
+    from multikernel import MKLRegressor
+
+    return MKLRegressor(random_state=0).fit(*boston)

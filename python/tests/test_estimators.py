@@ -68,7 +68,8 @@ def _check_cv_results(est, minimize):
     assert all(r["rank_test_score"][k] == n for k in range(n) if k not in full)
 
 
-def test_cv_results_of_the_selection(sonar, boston):
+@pytest.mark.slow
+def test_cv_results_of_the_selection(sonar, boston, selected_regressor_on_boston):
     X, y = sonar
     clf = MKLClassifier(random_state=0).fit(X, y)
     _check_cv_results(clf, minimize=False)
@@ -76,7 +77,7 @@ def test_cv_results_of_the_selection(sonar, boston):
     assert {"single kernel", "single kernel, hinge loss", "uniform sum"} <= kinds
     assert "learned combination" in kinds
     X, y = boston
-    reg = MKLRegressor(random_state=0).fit(X, y)
+    reg = selected_regressor_on_boston  # MKLRegressor(random_state=0).fit(X, y)
     _check_cv_results(reg, minimize=True)
     assert "single kernel, hinge loss" not in reg.cv_results_["kind"]
     # No selection among candidates: no cv_results_.
@@ -130,6 +131,7 @@ def test_predict_proba_only_with_the_logistic_loss(glass, sonar):
     np.testing.assert_allclose(Pb[:, 1], 1 / (1 + np.exp(-clf.decision_function(Xb))))
 
 
+@pytest.mark.slow
 def test_regressor_on_boston(boston):
     X, y = boston
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0)
@@ -147,7 +149,10 @@ def test_regressor_on_boston(boston):
         dict(learner="poly", degree=2, C=10.0),
         dict(learner="online", regularizer="l2", kernels=["rbf", "linear"], C=10.0),
         dict(learner="lp-mkl", p=1.0, kernels=["rbf", "linear", "poly:degree=2"], C=10.0),
-        dict(learner="simplemkl", kernels=["rbf", "linear", "poly:degree=2"], C=10.0),
+        pytest.param(
+            dict(learner="simplemkl", kernels=["rbf", "linear", "poly:degree=2"], C=10.0),
+            marks=pytest.mark.slow,
+        ),
         dict(learner="gauss-seidel", epsilon=0.2, max_iter=50, C=10.0),
     ],
 )

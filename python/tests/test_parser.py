@@ -25,15 +25,15 @@ from sklearn.utils import estimator_checks
 
 from multikernel import DependencyParser
 
+import cli_binary
+
 ROOT = Path(__file__).resolve().parents[2]
-CLI = Path(os.environ.get("MULTIKERNEL_CLI", ROOT / "target" / "release" / "multikernel"))
+CLI = cli_binary.path()
 TREEBANK = ROOT / "data" / "treebank" / "tr-web.conllu.gz"
 N_TRAIN = 80
 
-needs_cli = pytest.mark.skipif(
-    not CLI.exists(),
-    reason=f"the command-line tool is not built ({CLI}; cargo build --release -p multikernel-cli)",
-)
+# Skips without the binary, fails with MULTIKERNEL_REQUIRE_BIN=1 (conftest.py).
+needs_cli = pytest.mark.usefixtures("multikernel_bin")
 
 
 def cli(*args):
@@ -194,6 +194,7 @@ def test_templates_from_a_path_or_text(twt, tmp_path):
     assert a.predict(test[:3]) == b.predict(test[:3])
 
 
+@pytest.mark.slow  # a fresh Python process
 def test_pickles_into_a_fresh_process(twt, tmp_path):
     _, train, test = twt
     parser = DependencyParser(learner="mtl", max_iter=5).fit(train)

@@ -53,6 +53,7 @@ def mixed_list(A, B):
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("learner", ["simplemkl", "gauss-seidel"])
 def test_precomputed_wrappers_give_the_rows_path_model(learner):
     X, y = read_table("ionosphere")

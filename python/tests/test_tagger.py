@@ -22,15 +22,15 @@ from sklearn.utils import estimator_checks
 
 from multikernel import SequenceTagger, metrics
 
+import cli_binary
+
 ROOT = Path(__file__).resolve().parents[2]
-CLI = Path(os.environ.get("MULTIKERNEL_CLI", ROOT / "target" / "release" / "multikernel"))
+CLI = cli_binary.path()
 TEMPLATES = ROOT / "data" / "tagging" / "twt-upos-small.templates"
 TREEBANK = ROOT / "data" / "treebank" / "tr-web.conllu.gz"
 
-needs_cli = pytest.mark.skipif(
-    not CLI.exists(),
-    reason=f"the command-line tool is not built ({CLI}; cargo build --release -p multikernel-cli)",
-)
+# Skips without the binary, fails with MULTIKERNEL_REQUIRE_BIN=1 (conftest.py).
+needs_cli = pytest.mark.usefixtures("multikernel_bin")
 
 
 def cli(*args):
@@ -61,10 +61,8 @@ def write_columns(path, X, y):
 
 
 @pytest.fixture(scope="module")
-def twt(tmp_path_factory):
+def twt(tmp_path_factory, multikernel_bin):
     """Folds 0 (train) and 9 (test) of the TWT columns, as the command line converts them."""
-    if not CLI.exists():
-        pytest.skip(f"the command-line tool is not built ({CLI})")
     d = tmp_path_factory.mktemp("twt")
     cli("convert", "--data", TREEBANK, "--folds", "0", "--out", d / "train.txt")
     cli("convert", "--data", TREEBANK, "--folds", "9", "--out", d / "test.txt")
@@ -174,6 +172,7 @@ def test_marginals_only_for_the_crf_loss(twt):
 
 
 @needs_cli
+@pytest.mark.slow  # a fresh Python process
 def test_pickles_into_a_fresh_process(twt, tmp_path):
     X, y, Xt, _ = small(twt)
     D, Dt = [token_dicts(s) for s in X], [token_dicts(s) for s in Xt]
