@@ -1,9 +1,11 @@
 //! The run contract every learner follows.
 //!
-//! - A learner takes one [`Observer`]. It calls [`Observer::progress`] after each natural
-//!   step (an epoch, an iteration, a kernel chosen) and polls [`Observer::should_stop`]
-//!   between the smaller units of work inside a step (examples, candidate kernels), so a
-//!   request to stop takes effect at the next such point, from any thread.
+//! - A learner takes one observer, as `&dyn Observer` (not a generic parameter, so the
+//!   engines compile once, in this crate, whatever observer the caller passes). It calls
+//!   [`Observer::progress`] after each natural step (an epoch, an iteration, a kernel
+//!   chosen) and polls [`Observer::should_stop`] between the smaller units of work inside a
+//!   step (examples, candidate kernels), so a request to stop takes effect at the next such
+//!   point, from any thread.
 //! - A run ends with a [`RunStatus`] kept apart from errors: converged, completed its
 //!   planned steps, hit an iteration cap or a time budget, or cancelled by the observer. A
 //!   cancelled run still returns the model it had reached; what to do with it is the
@@ -316,7 +318,7 @@ impl RunRecorder {
     }
 
     /// Records one more step (with its objective, if any) and tells the observer.
-    pub fn step(&mut self, objective: Option<f64>, observer: &(impl Observer + ?Sized)) -> Control {
+    pub fn step(&mut self, objective: Option<f64>, observer: &dyn Observer) -> Control {
         self.steps += 1;
         let seconds = self.seconds();
         if let Some(o) = objective {

@@ -354,15 +354,15 @@ impl<C, S> Clone for Search<'_, C, S> {
 type Cell<T> = Option<Result<(Vec<f64>, T)>>;
 
 /// Shared state of a running search: the observer, the stop flag, the step count.
-struct Runner<'o, O: ?Sized> {
-    observer: &'o O,
+struct Runner<'o> {
+    observer: &'o dyn Observer,
     stop: AtomicBool,
     done: AtomicU64,
     total: u64,
     start: Instant,
 }
 
-impl<O: Observer + ?Sized> Runner<'_, O> {
+impl Runner<'_> {
     /// Whether the next evaluation may start.
     fn go(&self) -> bool {
         if self.stop.load(Ordering::SeqCst) {
@@ -467,7 +467,7 @@ impl<'a, C: Sync, S: Sync> Search<'a, C, S> {
         self.rule.check()
     }
 
-    fn runner<'o, O: Observer + ?Sized>(&self, observer: &'o O) -> Runner<'o, O> {
+    fn runner<'o>(&self, observer: &'o dyn Observer) -> Runner<'o> {
         Runner {
             observer,
             stop: AtomicBool::new(false),
@@ -480,11 +480,7 @@ impl<'a, C: Sync, S: Sync> Search<'a, C, S> {
     /// Scores every candidate on every split, all `(candidate, split)` pairs in parallel.
     /// `eval(candidate, split)` returns a score, or scores and an output (see
     /// [`Evaluation`]).
-    pub fn run<E, F>(
-        &self,
-        eval: F,
-        observer: &(impl Observer + ?Sized),
-    ) -> Result<Selection<E::Output>>
+    pub fn run<E, F>(&self, eval: F, observer: &dyn Observer) -> Result<Selection<E::Output>>
     where
         E: Evaluation,
         F: Fn(&C, &S) -> Result<E> + Sync,
@@ -513,7 +509,7 @@ impl<'a, C: Sync, S: Sync> Search<'a, C, S> {
         &self,
         init: I,
         eval: F,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
     ) -> Result<Selection<E::Output>>
     where
         E: Evaluation,
@@ -559,7 +555,7 @@ impl<'a, C: Sync, S: Sync> Search<'a, C, S> {
         &self,
         setup: U,
         eval: F,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
     ) -> Result<Selection<E::Output>>
     where
         P: Sync,
@@ -588,11 +584,7 @@ impl<'a, C: Sync, S: Sync> Search<'a, C, S> {
     }
 
     /// Checks the cells, averages the scores of every complete candidate and chooses.
-    fn assemble<T, O: Observer + ?Sized>(
-        &self,
-        cells: Vec<Vec<Cell<T>>>,
-        runner: &Runner<'_, O>,
-    ) -> Result<Selection<T>> {
+    fn assemble<T>(&self, cells: Vec<Vec<Cell<T>>>, runner: &Runner<'_>) -> Result<Selection<T>> {
         let mut entries = Vec::new();
         let mut outputs = Vec::with_capacity(cells.len());
         let mut skipped = false;

@@ -241,7 +241,7 @@ pub fn fit_auto(
     table: TableRef<'_>,
     base: &LearnerSpec,
     cfg: &AutoConfig,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<AutoFitted> {
     if matches!(base.task, Task::Sequence | Task::Parsing) {
         return Err(Error::unsupported(
@@ -410,7 +410,7 @@ fn refit(
     kind: LearnerKind,
     record: SelectionRecord,
     select_seconds: f64,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<AutoFitted> {
     let mut fitted = fit_checked(TrainingData::Table(table), None, &spec.check()?, observer)?;
     if fitted.run.status != RunStatus::Cancelled {
@@ -444,7 +444,7 @@ fn fit_candidates(
     base: &LearnerSpec,
     cfg: &AutoConfig,
     setup: SelectionSetup,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<AutoFitted> {
     use super::candidates::{self as cs, Family};
     use crate::kernel::{expand_specs, KernelKind};
@@ -809,7 +809,7 @@ fn lp_path_scores(
     c_grid: &[f64],
     splits: &[Split],
     goal: Goal,
-    stop: &(impl Observer + ?Sized),
+    stop: &dyn Observer,
 ) -> Result<Vec<Option<f64>>> {
     let checked = base.check()?;
     let specs = checked.kernels_for(table.n_features());
@@ -857,7 +857,7 @@ impl LpPath<'_> {
         c_grid: &[f64],
         splits: &[Split],
         goal: Goal,
-        stop: &(impl Observer + ?Sized),
+        stop: &dyn Observer,
     ) -> Result<Vec<Option<f64>>> {
         let (all, y_all, targets, task) = (self.kernels, self.y, self.targets, self.task);
         let mut sorted_c: Vec<usize> = (0..c_grid.len()).collect();

@@ -308,7 +308,7 @@ fn best_c(means: &[Option<f64>], goal: Goal) -> Option<(usize, f64)> {
 pub(crate) fn score(
     cands: &[Candidate],
     problem: &Problem<'_>,
-    stop: &(impl Observer + ?Sized),
+    stop: &dyn Observer,
 ) -> Result<Vec<Scores>> {
     let k = problem.folds.len();
     let nc = problem.c_grid.len();
@@ -452,7 +452,7 @@ fn c_path(
     cand: &Candidate,
     fold: &Fold,
     problem: &Problem<'_>,
-    stop: &(impl Observer + ?Sized),
+    stop: &dyn Observer,
 ) -> Result<Vec<f64>> {
     let grid = problem.c_grid;
     let mut order: Vec<usize> = (0..grid.len()).collect();

@@ -117,7 +117,7 @@ pub struct Fitted {
 pub fn fit<'a>(
     data: impl Into<TrainingData<'a>>,
     spec: &LearnerSpec,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<Fitted> {
     fit_checked(data.into(), None, &spec.check()?, observer)
 }
@@ -129,7 +129,7 @@ pub fn fit_with_validation<'a>(
     data: impl Into<TrainingData<'a>>,
     validation: TableRef<'_>,
     spec: &LearnerSpec,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<Fitted> {
     fit_checked(data.into(), Some(validation), &spec.check()?, observer)
 }
@@ -139,7 +139,7 @@ pub fn fit_checked(
     data: TrainingData<'_>,
     validation: Option<TableRef<'_>>,
     spec: &CheckedSpec,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<Fitted> {
     if validation.is_some() && !matches!(spec.learner, Learner::Gomp(_)) {
         return Err(Error::unsupported(format!(
@@ -224,11 +224,7 @@ fn mtl_params(
 /// A template tagger (mao-tsang Sec. 3 / martins2011 Sec. 4.1 with templates as groups):
 /// SPOM (averaged iterate of the epoch that tags the development sentences best) or
 /// multi-template learning by the cutting plane.
-fn fit_tagging(
-    data: &TagData,
-    spec: &CheckedSpec,
-    observer: &(impl Observer + ?Sized),
-) -> Result<Fitted> {
+fn fit_tagging(data: &TagData, spec: &CheckedSpec, observer: &dyn Observer) -> Result<Fitted> {
     use crate::solver::tagging::{fit_tagger, TaggerLearner, TaggerSpec};
     if data.train.is_empty() {
         return Err(Error::data("the training set has no sentences"));
@@ -317,7 +313,7 @@ fn fit_online(
     table: TableRef<'_>,
     task: TaskKind,
     spec: &CheckedSpec,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<Fitted> {
     let Learner::Online(o) = &spec.learner else {
         unreachable!()
@@ -350,11 +346,7 @@ fn fit_online(
 /// Chu-Liu-Edmonds (or Eisner) decoding, the averaged iterate
 /// of the epoch that parses the development sentences best (the last epoch without them),
 /// and a relation labeler when the sentences have relations.
-fn fit_parsing(
-    data: &ParseData,
-    spec: &CheckedSpec,
-    observer: &(impl Observer + ?Sized),
-) -> Result<Fitted> {
+fn fit_parsing(data: &ParseData, spec: &CheckedSpec, observer: &dyn Observer) -> Result<Fitted> {
     if data.train.is_empty() {
         return Err(Error::data("the training set has no sentences"));
     }
@@ -426,7 +418,7 @@ fn fit_parsing(
 fn fit_sequences(
     data: &SequenceData,
     spec: &CheckedSpec,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<Fitted> {
     let o = match &spec.learner {
         Learner::Online(o) => o,
@@ -478,7 +470,7 @@ fn fit_sequence_wrappers(
     method: WrapperMethod,
     w: &WrapperSpec,
     spec: &CheckedSpec,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<Fitted> {
     if data.n_sequences() == 0 {
         return Err(Error::data("the training set has no sequences"));
@@ -580,7 +572,7 @@ fn fit_gomp(
     validation: Option<TableRef<'_>>,
     task: TaskKind,
     spec: &CheckedSpec,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<Fitted> {
     let Learner::Gomp(g) = &spec.learner else {
         unreachable!()
@@ -651,7 +643,7 @@ fn fit_wrapper(
     method: WrapperMethod,
     w: &WrapperSpec,
     spec: &CheckedSpec,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<Fitted> {
     let (classes, y) = encode_targets(task, table.targets())?;
     let c = spec.strength.svm_c(table.len());
@@ -683,7 +675,7 @@ fn fit_lp(
     table: TableRef<'_>,
     task: TaskKind,
     spec: &CheckedSpec,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<Fitted> {
     let Learner::LpMkl(l) = &spec.learner else {
         unreachable!()
@@ -728,7 +720,7 @@ fn fit_poly_auto(
     task: TaskKind,
     p: &PolySpec,
     spec: &CheckedSpec,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<Fitted> {
     let (classes, y) = encode_targets(task, table.targets())?;
     let lambda = spec.strength.ridge_lambda();
@@ -791,7 +783,7 @@ fn fit_poly(
     p: &PolySpec,
     sampling: Sampling,
     spec: &CheckedSpec,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<Fitted> {
     let kind = spec.learner.kind();
     let mut notes = Vec::new();

@@ -308,7 +308,7 @@ pub fn fit_dependency_parser(
     templates: Option<(&str, &str)>,
     projective: bool,
     spec: &LearnerSpec,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<Fitted> {
     if spec.task != Task::Parsing {
         return Err(Error::param("task", spec.task, "parsing (a parser)"));

@@ -110,7 +110,7 @@ pub fn fit_precomputed(
     targets: &Targets,
     task: TaskKind,
     spec: &PrecomputedSpec,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<PrecomputedFitted> {
     if let Some(c) = spec.c {
         if !(c.is_finite() && c > 0.0) {
@@ -267,7 +267,7 @@ fn select(
     targets: &Targets,
     task: TaskKind,
     spec: &PrecomputedSpec,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<(f64, f64, Option<SelectionRecord>)> {
     let (metric, goal) = match task {
         TaskKind::Regression => ("mse", Goal::Minimize),
@@ -383,7 +383,7 @@ impl FoldGrams<'_> {
         c_grid: &[f64],
         splits: &[Split],
         goal: Goal,
-        stop: &(impl Observer + ?Sized),
+        stop: &dyn Observer,
     ) -> Result<Vec<Option<f64>>> {
         let names: Vec<String> = (0..self.kernels.len()).map(|m| format!("K{m}")).collect();
         let sel = Search::new(c_grid, splits).goal(goal).run_warm(

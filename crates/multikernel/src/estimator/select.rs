@@ -150,7 +150,7 @@ impl<'s> SpecSearch<'s> {
     pub fn run<'a>(
         &self,
         data: impl Into<TrainingData<'a>>,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
     ) -> Result<SpecSelection> {
         if self.specs.is_empty() {
             return Err(Error::param("candidates", 0, "at least one learner spec"));
@@ -226,7 +226,7 @@ pub fn select_spec<'a>(
     data: impl Into<TrainingData<'a>>,
     specs: &[LearnerSpec],
     strategy: &SplitStrategy,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<SpecSelection> {
     SpecSearch::new(specs, strategy.clone()).run(data, observer)
 }

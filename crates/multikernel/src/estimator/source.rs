@@ -496,7 +496,7 @@ impl<'a> Loaded<'a> {
         &self,
         spec: &LearnerSpec,
         select: Option<&AutoConfig>,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
     ) -> Result<SourceFitted> {
         let done = |fitted| SourceFitted {
             fitted,
@@ -533,7 +533,7 @@ pub fn fit_source(
     source: &TrainSource<'_>,
     spec: &LearnerSpec,
     select: Option<&AutoConfig>,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<SourceFitted> {
     source.load(spec.task)?.fit(spec, select, observer)
 }

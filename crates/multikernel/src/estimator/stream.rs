@@ -114,7 +114,7 @@ pub fn fit_stream(
     format: Option<Format>,
     spec: &LearnerSpec,
     opts: &StreamOptions,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<(Fitted, StreamReport)> {
     let checked = spec.check()?;
     let task = checked

@@ -236,7 +236,7 @@ pub fn fit_sequence_tagger(
     y: &[Vec<String>],
     templates: Option<(&str, &str)>,
     spec: &LearnerSpec,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<Fitted> {
     check_labels(x, y)?;
     if spec.task != Task::Sequence {

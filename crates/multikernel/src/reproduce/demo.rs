@@ -58,7 +58,7 @@ pub fn ocr_demo_spec() -> Result<(LearnerSpec, f64)> {
 }
 
 /// Trains the OCR demo on fold 0 of `DIR/ocr/letter.data.gz` and tests it on folds 1-9.
-pub fn ocr_demo(data_dir: &Path, observer: &(impl Observer + ?Sized)) -> Result<OcrDemo> {
+pub fn ocr_demo(data_dir: &Path, observer: &dyn Observer) -> Result<OcrDemo> {
     let all = read_ocr(&data_dir.join("ocr/letter.data.gz"))?;
     let train = all.select_folds(&[0]);
     let test = all.exclude_folds(&[0]);
@@ -100,7 +100,7 @@ pub struct UciDemo {
 
 /// Sparse MKL (squared l2,1) over trace-normalized linear, quadratic and Gaussian kernels on
 /// a stratified 70/30 split of ionosphere (`DIR/uci/ionosphere.csv`), C = 10, 20 epochs.
-pub fn uci_demo(data_dir: &Path, observer: &(impl Observer + ?Sized)) -> Result<UciDemo> {
+pub fn uci_demo(data_dir: &Path, observer: &dyn Observer) -> Result<UciDemo> {
     let tables = load_uci(&data_dir.join("uci"), Some("ionosphere"))?;
     let t = &tables[0];
     let Targets::Classes { y, .. } = &t.data.targets else {

@@ -484,7 +484,7 @@ pub fn fit_tagger(
     dev: Option<&[ColumnSentence]>,
     templates: TemplateFile,
     spec: &TaggerSpec,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<TaggerFit> {
     if train.is_empty() {
         return Err(Error::data("no training sentences"));
@@ -681,7 +681,7 @@ enum Spom<'a> {
 }
 
 impl Spom<'_> {
-    fn epoch_observed(&mut self, observer: &(impl Observer + ?Sized)) -> Result<Control> {
+    fn epoch_observed(&mut self, observer: &dyn Observer) -> Result<Control> {
         match self {
             Spom::Prox(l) => Ok(l.epoch_observed(observer)),
             Spom::AdaGrad(l) => l.epoch_observed(observer),
@@ -776,7 +776,7 @@ fn online_epochs(
     spec: &TaggerSpec,
     track: bool,
     dev: Option<&[ColumnSentence]>,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<OnlineRun> {
     let adapter = StructuredOnline::new(task, loss)?;
     let one = OnlineParams {

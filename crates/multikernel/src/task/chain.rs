@@ -290,7 +290,7 @@ fn log_sum_exp_split(v: impl Iterator<Item = (f64, f64)> + Clone) -> (f64, f64) 
 ///
 /// Every quantity is relative to one position's scale, so nothing adds up to the sentence's
 /// total (which overflows). Each log-value is held as a large part (scores, exact sums of
-/// them) and a small part (logarithms of sums, [`log_sum_exp_split`]): `f_i[b] + g_i[b]`
+/// them) and a small part (logarithms of sums, `log_sum_exp_split`): `f_i[b] + g_i[b]`
 /// cancels the large parts first, which near 1e300 would otherwise swallow the small
 /// ones. `None` when a score is not finite or when the shifted scores leave no mass at
 /// some position (score differences beyond the float range). `trans_at(i)` gives `T_i`

@@ -372,7 +372,7 @@ fn separation<T: StructuredTask + ?Sized>(
     task: &T,
     w: &[f64],
     a: &mut [f64],
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<Option<Cut>> {
     let n = task.n_examples();
     let found: Vec<Option<ExampleCut>> = (0..n)
@@ -432,7 +432,7 @@ fn separation<T: StructuredTask + ?Sized>(
 pub fn fit<T: StructuredTask + ?Sized>(
     task: &T,
     params: &CuttingPlaneParams,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<(CuttingPlaneModel, RunInfo)> {
     fit_with_master(
         task,
@@ -452,7 +452,7 @@ pub fn fit_block_norm<T: StructuredTask + ?Sized>(
     task: &T,
     params: &CuttingPlaneParams,
     q: f64,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<(CuttingPlaneModel, RunInfo, Vec<f64>)> {
     if !(q.is_finite() && q >= 1.0) {
         return Err(Error::param("q", q, "a finite block norm q >= 1"));
@@ -541,7 +541,7 @@ pub fn fit_with_master<T: StructuredTask + ?Sized>(
     task: &T,
     params: &CuttingPlaneParams,
     master: &mut dyn MasterProblem,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<(CuttingPlaneModel, RunInfo)> {
     params.validate()?;
     let n = task.n_examples();

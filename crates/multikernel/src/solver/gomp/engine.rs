@@ -431,7 +431,7 @@ pub fn gomp(
     kernels: &[KernelMatrix],
     y: &Matrix,
     params: &GompParams,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<(GompPath, RunInfo)> {
     params.validate()?;
     let n = check_inputs(kernels, y)?;

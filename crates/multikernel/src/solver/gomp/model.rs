@@ -108,7 +108,7 @@ impl GompModel {
         y: &Matrix,
         kernels: &[KernelSpec],
         params: &GompModelParams,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
     ) -> Result<(GompModel, RunInfo)> {
         params.gomp.validate()?;
         if kernels.is_empty() {

@@ -71,7 +71,7 @@ pub fn lp_mkl(
     kernels: &[KernelMatrix],
     y: &Matrix,
     params: &LpMklParams,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<(LpMklSolution, RunInfo)> {
     params.validate()?;
     check_inputs(kernels, y)?;

@@ -45,7 +45,7 @@ impl LpMklModel {
         y: &Matrix,
         kernels: &[KernelSpec],
         params: &LpMklModelParams,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
     ) -> Result<(LpMklModel, RunInfo)> {
         params.lp.validate()?;
         if kernels.is_empty() {

@@ -561,7 +561,7 @@ pub fn solve(
     sampler: &PolySampler,
     y: &[f64],
     opts: &SolverOptions,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<(MdSolution, RunInfo)> {
     opts.validate()?;
     if y.len() != sampler.points() {

@@ -166,7 +166,7 @@ impl PolyProblem {
     pub fn fit(
         &self,
         opts: &SolverOptions,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
     ) -> Result<(PolyMklModel, MdSolution, RunInfo)> {
         let (sol, info) = solve(&self.sampler, &self.y, opts, observer)?;
         let u = sol.uniform_weight;
@@ -263,7 +263,7 @@ impl PolyProblem {
         &self,
         lambda: f64,
         memory: &MemoryLimit,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
     ) -> Result<(PolyMklModel, RunInfo)> {
         let Some(list) = &self.rank_one else {
             return Err(Error::unsupported(
@@ -381,7 +381,7 @@ impl PolyMklModel {
         x: MatrixRef<'_>,
         y: &[f64],
         params: &MirrorDescentParams,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
     ) -> Result<(PolyMklModel, RunInfo)> {
         let problem = PolyProblem::new(x, y, params)?;
         let (model, _, info) = problem.fit(&params.solver, observer)?;

@@ -271,7 +271,7 @@ impl<'a, T: StructuredTask + ?Sized> AdagradLearner<'a, T> {
 
     /// One pass over the examples (in a fresh random order when shuffling), polling
     /// `observer` every [`STOP_POLL`] rounds ([`Control::Stop`] when it asked to stop).
-    pub fn epoch_observed(&mut self, observer: &(impl Observer + ?Sized)) -> Result<Control> {
+    pub fn epoch_observed(&mut self, observer: &dyn Observer) -> Result<Control> {
         if self.shuffle {
             let mut order = std::mem::take(&mut self.order);
             order.shuffle(&mut self.rng);

@@ -215,7 +215,7 @@ impl<'a> BlockLearner<'a> {
         &mut self,
         block: &Block,
         mapped: &[Matrix],
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
     ) -> Result<PassReport> {
         if block.x.rows != block.targets.len() {
             return Err(Error::shape(
@@ -265,11 +265,7 @@ impl<'a> BlockLearner<'a> {
     /// while the rounds of block `k` run (module docs). Stops at the first error of the
     /// iterator (the state then holds the rounds of the blocks before it) or when `observer`
     /// asks.
-    pub fn train_blocks<I>(
-        &mut self,
-        blocks: I,
-        observer: &(impl Observer + ?Sized),
-    ) -> Result<PassReport>
+    pub fn train_blocks<I>(&mut self, blocks: I, observer: &dyn Observer) -> Result<PassReport>
     where
         I: Iterator<Item = Result<Block>> + Send,
     {
@@ -285,7 +281,7 @@ impl<'a> BlockLearner<'a> {
         &mut self,
         blocks: I,
         report: PassReport,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
         after_block: &mut dyn FnMut(&OnlineState, &PassReport) -> Result<()>,
     ) -> Result<PassReport>
     where
@@ -377,7 +373,7 @@ impl BlockLearner<'_> {
         x: &Matrix,
         targets: &[f64],
         block_rows: usize,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
         on_epoch: &mut dyn FnMut(&EpochReport),
     ) -> Result<RunInfo> {
         use rand::seq::SliceRandom;

@@ -787,7 +787,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
 
     /// One pass over the training examples, polling `observer` every [`STOP_POLL`] rounds;
     /// returns [`Control::Stop`] when it asked to stop (the pass is then cut short).
-    pub fn epoch_observed(&mut self, observer: &(impl Observer + ?Sized)) -> Control {
+    pub fn epoch_observed(&mut self, observer: &dyn Observer) -> Control {
         if self.params.shuffle {
             let mut order = std::mem::take(&mut self.order);
             order.shuffle(&mut self.rng);
@@ -878,7 +878,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
     /// fit or cannot be written.
     pub fn run(
         mut self,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
         on_epoch: &mut dyn FnMut(&EpochReport, &OnlineState) -> Control,
     ) -> Result<(OnlineState, RunInfo)> {
         let mut rec = RunRecorder::new(StepUnit::Epoch, Some(self.params.epochs as u64));

@@ -275,7 +275,7 @@ impl IncrementalFit {
     pub fn partial_fit(
         &mut self,
         chunk: TableRef<'_>,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
     ) -> Result<PassReport> {
         let block = self.block(chunk)?;
         let rows: Vec<usize> = (0..block.x.rows).collect();
@@ -290,11 +290,7 @@ impl IncrementalFit {
 
     /// One round per row of the blocks (standardized rows, online targets:
     /// [`IncrementalFit::block`]), in order; on an error the fit is left as it was.
-    pub fn train_blocks<I>(
-        &mut self,
-        blocks: I,
-        observer: &(impl Observer + ?Sized),
-    ) -> Result<PassReport>
+    pub fn train_blocks<I>(&mut self, blocks: I, observer: &dyn Observer) -> Result<PassReport>
     where
         I: Iterator<Item = Result<Block>> + Send,
     {
@@ -309,7 +305,7 @@ impl IncrementalFit {
         &mut self,
         blocks: I,
         report: PassReport,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
         after_block: &mut dyn FnMut(&OnlineState, &PassReport) -> Result<()>,
     ) -> Result<PassReport>
     where

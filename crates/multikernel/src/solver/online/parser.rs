@@ -177,7 +177,7 @@ pub fn fit_parser(
     dev: Option<&[ParseSentence]>,
     templates: TemplateSet,
     spec: &ParserSpec,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<ParserFit> {
     match spec.trees {
         TreeKind::NonProjective => fit_with(
@@ -198,7 +198,7 @@ fn fit_with<D: TreeDecoder + Clone>(
     templates: TemplateSet,
     spec: &ParserSpec,
     decoder: D,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<ParserFit> {
     if train.is_empty() {
         return Err(Error::data("no training sentences"));

@@ -59,7 +59,7 @@ impl VectorFitConfig {
 pub fn fit_vector(
     train: TableRef<'_>,
     cfg: &VectorFitConfig,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<(KernelMachine, RunInfo)> {
     check_loss(cfg.task, cfg.loss)?;
     if train.is_empty() {
@@ -280,7 +280,7 @@ fn run<T: OnlineTask>(
     task: &T,
     grams: &[Gram],
     cfg: &VectorFitConfig,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
     last: &mut Option<EpochReport>,
 ) -> Result<(OnlineState, RunInfo, Option<f64>)> {
     let learner = OnlineLearner::new(task, grams, cfg.params.clone())?;

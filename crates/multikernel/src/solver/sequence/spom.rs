@@ -42,7 +42,7 @@ pub struct SequenceFitConfig {
 pub fn fit_sequence(
     train: &SequenceData,
     cfg: &SequenceFitConfig,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<(SequenceModel, RunInfo)> {
     if train.n_sequences() == 0 {
         return Err(Error::data("the training set has no sequences"));
@@ -82,7 +82,7 @@ pub fn fit_with_grams(
     groups: Vec<KernelGroup>,
     grams: &[Gram],
     cfg: &SequenceFitConfig,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
     on_epoch: &mut dyn FnMut(&EpochReport, &OnlineState) -> Control,
 ) -> Result<(SequenceModel, RunInfo)> {
     let n = train.n_positions();

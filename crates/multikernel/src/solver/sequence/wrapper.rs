@@ -291,7 +291,7 @@ impl InnerSolver for SequenceInner<'_> {
         &mut self,
         d: &[f64],
         start: Option<&SequenceState>,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
     ) -> Result<InnerSolve<SequenceState>> {
         if d.len() != self.base.len() {
             return Err(Error::shape("kernel weights", self.base.len(), d.len()));
@@ -511,7 +511,7 @@ impl SequenceWrapperConfig {
 pub fn fit_sequence_wrapper(
     train: &SequenceData,
     cfg: &SequenceWrapperConfig,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<(SequenceModel, RunInfo)> {
     cfg.validate()?;
     if train.n_sequences() == 0 {
@@ -538,7 +538,7 @@ pub fn fit_wrapper_with_grams(
     base: &[Gram],
     cfg: &SequenceWrapperConfig,
     resume: Option<SequenceState>,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
     on_step: &mut OnStep<'_, SequenceState>,
 ) -> Result<(SequenceModel, WrapperResult<SequenceState>)> {
     cfg.validate()?;

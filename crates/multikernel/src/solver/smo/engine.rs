@@ -118,7 +118,7 @@ impl SmoProblem<'_> {
 pub fn smo(
     problem: &SmoProblem<'_>,
     params: &SmoParams,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<SmoSolution> {
     problem.check()?;
     let tol = params.tol;

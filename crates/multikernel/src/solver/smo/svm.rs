@@ -69,7 +69,7 @@ pub fn svc(
     y: &[f64],
     c: f64,
     params: &SmoParams,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<SvmFit> {
     svc_from(kernel, y, c, None, params, observer)
 }
@@ -83,7 +83,7 @@ pub fn svc_from(
     c: f64,
     start: Option<&[f64]>,
     params: &SmoParams,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<SvmFit> {
     check_c(c)?;
     let n = y.len();
@@ -118,7 +118,7 @@ pub fn svc_ovr(
     k: usize,
     c: f64,
     params: &SmoParams,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<Vec<SvmFit>> {
     if let Some(&bad) = classes.iter().find(|&&l| l >= k) {
         return Err(Error::data(format!("class {bad} of {k} classes")));
@@ -141,7 +141,7 @@ pub fn svr(
     c: f64,
     epsilon: f64,
     params: &SmoParams,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<SvmFit> {
     svr_from(kernel, z, c, epsilon, None, params, observer)
 }
@@ -155,7 +155,7 @@ pub fn svr_from(
     epsilon: f64,
     start: Option<&[f64]>,
     params: &SmoParams,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
 ) -> Result<SvmFit> {
     check_c(c)?;
     if !(epsilon.is_finite() && epsilon >= 0.0) {

@@ -23,7 +23,7 @@ pub fn closed_form_weights(d: &[f64], gradient: &[f64]) -> Option<Vec<f64>> {
 pub fn gauss_seidel<I: InnerSolver>(
     inner: &mut I,
     params: &WrapperParams,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
     on_step: &mut OnStep<'_, I::State>,
 ) -> Result<WrapperResult<I::State>> {
     let mut d = params.start_weights(inner.n_kernels())?;

@@ -64,7 +64,7 @@ pub fn fit_grams(
     y: &Matrix,
     task: TaskKind,
     params: &WrapperModelParams,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
     on_step: &mut dyn FnMut(&WrapperStep) -> Control,
 ) -> Result<(GramFit, RunInfo)> {
     let svm = svm_task(task, y, params.epsilon)?;

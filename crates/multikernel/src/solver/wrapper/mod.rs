@@ -93,7 +93,7 @@ pub trait InnerSolver {
         &mut self,
         d: &[f64],
         start: Option<&Self::State>,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
     ) -> Result<InnerSolve<Self::State>>;
 }
 
@@ -260,7 +260,7 @@ impl Tally {
         solve: &InnerSolve<S>,
         params: &WrapperParams,
         on_step: &mut OnStep<'_, S>,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
     ) -> Option<RunStatus> {
         let gap = relative_gap(d, &solve.gradient, solve.objective);
         self.steps.push(WrapperStep {

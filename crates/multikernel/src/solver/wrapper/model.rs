@@ -87,7 +87,7 @@ impl WrapperModel {
         task: TaskKind,
         kernels: &[KernelSpec],
         params: &WrapperModelParams,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
         on_step: &mut dyn FnMut(&WrapperStep) -> Control,
     ) -> Result<(WrapperModel, RunInfo)> {
         if kernels.is_empty() {

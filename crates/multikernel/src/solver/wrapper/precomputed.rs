@@ -57,7 +57,7 @@ impl PrecomputedWrapperModel {
         y: &Matrix,
         task: TaskKind,
         params: &WrapperModelParams,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
     ) -> Result<(PrecomputedWrapperModel, RunInfo)> {
         check::len(
             || "kernel names (one per kernel)".into(),

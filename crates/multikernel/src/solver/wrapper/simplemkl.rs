@@ -71,7 +71,7 @@ fn step_to(d: &[f64], dir: &[f64], gamma: f64, zero_below: f64) -> Vec<f64> {
 pub fn simplemkl<I: InnerSolver>(
     inner: &mut I,
     params: &WrapperParams,
-    observer: &(impl Observer + ?Sized),
+    observer: &dyn Observer,
     on_step: &mut OnStep<'_, I::State>,
 ) -> Result<WrapperResult<I::State>> {
     let mut d = params.start_weights(inner.n_kernels())?;

@@ -144,7 +144,7 @@ impl<'a> SvmInner<'a> {
         &self,
         index: usize,
         start: Option<&SvmFit>,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
     ) -> Result<SvmFit> {
         let k = self.combined.view();
         let start = start.map(|f| f.solution.alpha.as_slice());
@@ -185,7 +185,7 @@ impl InnerSolver for SvmInner<'_> {
         &mut self,
         d: &[f64],
         start: Option<&Vec<SvmFit>>,
-        observer: &(impl Observer + ?Sized),
+        observer: &dyn Observer,
     ) -> Result<InnerSolve<Vec<SvmFit>>> {
         if d.len() != self.kernels.len() {
             return Err(Error::shape("kernel weights", self.kernels.len(), d.len()));
