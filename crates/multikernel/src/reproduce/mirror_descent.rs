@@ -804,14 +804,14 @@ fn figure2(
                 .wrapping_add(rep as u64 * 17 + r as u64);
             progress(&format!("figure 2: r = {r}, repetition {}", rep + 1));
             let problem = MonomialProblem::new(r, 10, 3, seed)?;
-            let gen = |n: usize, k: u64| -> Result<(Matrix, Vec<f64>)> {
+            let draw = |n: usize, k: u64| -> Result<(Matrix, Vec<f64>)> {
                 let d = problem.generate(n, seed.wrapping_mul(7).wrapping_add(k));
                 let y = numeric(&d.targets, "synthetic")?;
                 Ok((d.x, y))
             };
-            let (xtr, ytr) = gen(500, 1)?;
-            let (xva, yva) = gen(1000, 2)?;
-            let (xte, yte) = gen(1000, 3)?;
+            let (xtr, ytr) = draw(500, 1)?;
+            let (xva, yva) = draw(1000, 2)?;
+            let (xte, yte) = draw(1000, 3)?;
             let s = Split {
                 xtr,
                 ytr,
@@ -1208,11 +1208,11 @@ mod tests {
     #[test]
     fn ridge_searches_choose_what_the_loops_chose() {
         let problem = MonomialProblem::new(4, 5, 3, 3).unwrap();
-        let gen = |n: usize, k: u64| {
+        let draw = |n: usize, k: u64| {
             let d = problem.generate(n, k);
             (d.x, numeric(&d.targets, "synthetic").unwrap())
         };
-        let ((xtr, ytr), (xva, yva), (xte, yte)) = (gen(60, 1), gen(80, 2), gen(80, 3));
+        let ((xtr, ytr), (xva, yva), (xte, yte)) = (draw(60, 1), draw(80, 2), draw(80, 3));
         let s = Split {
             xtr,
             ytr,
