@@ -46,15 +46,17 @@ fn env_list(k: &str) -> Option<Vec<f64>> {
         .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
 }
 
-/// Train / validation / test parts with numeric targets (as the reproduction splits them).
+/// Training and test parts with numeric targets, split as the reproduction splits them (the
+/// validation part is set aside).
 struct Split {
     xtr: Matrix,
     ytr: Vec<f64>,
-    xva: Matrix,
-    yva: Vec<f64>,
     xte: Matrix,
     yte: Vec<f64>,
 }
+
+/// A convergence curve: (seconds, J).
+type Curve = Vec<(f64, f64)>;
 
 /// Real targets as they are; two classes as -1 / +1, more as 1, 2, 3, ...
 fn numeric(targets: &Targets) -> Result<Vec<f64>> {
@@ -86,23 +88,15 @@ fn split(tables: &[MdTable], name: &str, seed: u64) -> Result<Split> {
             (t.data.clone(), ntr, nva)
         }
     };
-    let (tr, va, te) = three_way_split(ds.len(), ntr, nva, seed);
+    let (tr, _validation, te) = three_way_split(ds.len(), ntr, nva, seed);
     let part = |idx: &[usize]| -> Result<(Matrix, Vec<f64>)> {
         let d = ds.select(idx);
         let y = numeric(&d.targets)?;
         Ok((d.x, y))
     };
     let (xtr, ytr) = part(&tr)?;
-    let (xva, yva) = part(&va)?;
     let (xte, yte) = part(&te)?;
-    Ok(Split {
-        xtr,
-        ytr,
-        xva,
-        yva,
-        xte,
-        yte,
-    })
+    Ok(Split { xtr, ytr, xte, yte })
 }
 
 /// MSE in units of the training targets' variance.
@@ -166,14 +160,13 @@ fn lp_over(
 
 /// One convergence race (as Figure 1's): Stoch and UCD for `secs` seconds each, then lp-MKL
 /// over all product kernels of degree `<= degree`, refused (an empty curve) beyond `limit`.
-/// Curves are (seconds, J).
 fn race(
     prob: &PolyProblem,
     degree: usize,
     secs: f64,
     seed: u64,
     limit: &MemoryLimit,
-) -> Result<Vec<(&'static str, Vec<(f64, f64)>)>> {
+) -> Result<Vec<(&'static str, Curve)>> {
     let mut curves = Vec::new();
     for (method, sampling) in [("stoch", Sampling::Importance), ("ucd", Sampling::Uniform)] {
         let opts = SolverOptions {
@@ -335,7 +328,7 @@ fn fig1(tables: &[MdTable]) -> Result<()> {
             };
         }
         let (sol, _) = solve(&prob.sampler, &prob.y, &opts, &())?;
-        let curve: Vec<(f64, f64)> = sol.trace.iter().map(|c| (c.seconds, c.objective)).collect();
+        let curve: Curve = sol.trace.iter().map(|c| (c.seconds, c.objective)).collect();
         let t1 = curve.iter().find(|p| p.1 <= 1.01 * best).map(|p| p.0);
         // Second moment of the eq.-14 estimate under uniform sampling relative to sampling
         // by |g| (which is 1): N sum_m q_m^2, q = |g| / ||g||_1 at the end.
