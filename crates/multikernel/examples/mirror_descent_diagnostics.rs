@@ -489,18 +489,22 @@ fn errors(tables: &[MdTable]) -> Result<()> {
     Ok(())
 }
 
-fn main() -> Result<()> {
+fn main() {
     let what = std::env::args().nth(1).unwrap_or_default();
     let tables = || load_tables(Path::new("data/uci"));
-    match what.as_str() {
+    let done = match what.as_str() {
         "sweep" => sweep(),
-        "fig1" => fig1(&tables()?),
+        "fig1" => tables().and_then(|t| fig1(&t)),
         "fig2" => fig2(),
-        "errors" => errors(&tables()?),
+        "errors" => tables().and_then(|t| errors(&t)),
         _ => Err(Error::param(
             "diagnostic",
             what,
             "sweep, fig1, fig2 or errors",
         )),
+    };
+    if let Err(e) = done {
+        eprintln!("error: {e}");
+        std::process::exit(1);
     }
 }
