@@ -68,7 +68,7 @@ fn killed_training_leaves_the_old_model_or_the_new_one() {
     for k in 0..KILLS {
         std::fs::write(&f, &old).unwrap();
         let mut child = train("150", "7", fs).spawn().unwrap();
-        std::thread::sleep(normal.mul_f64(1.25 * rand::Rng::gen::<f64>(&mut rng)));
+        std::thread::sleep(normal.mul_f64(1.25 * rand::Rng::r#gen::<f64>(&mut rng)));
         // SIGKILL (a no-op error when the run has already finished).
         let _ = child.kill();
         child.wait().unwrap();

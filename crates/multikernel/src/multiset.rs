@@ -86,7 +86,7 @@ pub fn pick<R: Rng + ?Sized>(w: &[f64], rng: &mut R) -> Option<usize> {
     if !pos(total) || !total.is_finite() {
         return None;
     }
-    let u = rng.gen::<f64>() * total;
+    let u = rng.r#gen::<f64>() * total;
     let mut acc = 0.0;
     let mut last = None;
     for (i, &v) in w.iter().enumerate() {

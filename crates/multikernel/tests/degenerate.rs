@@ -17,7 +17,7 @@ struct Rng(rand_chacha::ChaCha8Rng);
 impl Rng {
     fn normal_ish(&mut self) -> f64 {
         use rand::Rng as _;
-        (0..4).map(|_| self.0.gen::<f64>()).sum::<f64>() - 2.0
+        (0..4).map(|_| self.0.r#gen::<f64>()).sum::<f64>() - 2.0
     }
 }
 

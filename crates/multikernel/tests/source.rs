@@ -91,7 +91,7 @@ fn ocr_sequences_fit_as_read_by_hand_and_folds_select_them() {
         .map(|(p, s)| {
             p.iter()
                 .zip(&words.labels[s.clone()])
-                .filter(|(a, &b)| **a == words.label_names[b])
+                .filter(|&(a, &b)| *a == words.label_names[b])
                 .count()
         })
         .sum();

@@ -728,7 +728,7 @@ mod tests {
         for case in 0..3000 {
             let bytes: Vec<u8> = if case % 3 == 0 {
                 (0..rng.gen_range(0..200))
-                    .map(|_| rng.gen::<u8>())
+                    .map(|_| rng.r#gen::<u8>())
                     .collect()
             } else {
                 // Mostly well-formed rows of a fixed width, with random corruptions.

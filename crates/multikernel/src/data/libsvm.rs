@@ -524,7 +524,7 @@ mod tests {
         for case in 0..3000 {
             let bytes: Vec<u8> = if case % 3 == 0 {
                 (0..rng.gen_range(0..200))
-                    .map(|_| rng.gen::<u8>())
+                    .map(|_| rng.r#gen::<u8>())
                     .collect()
             } else {
                 let mut s = String::new();

@@ -52,7 +52,7 @@ fn ringnorm_from(rng: &mut ChaCha8Rng, n: usize) -> Dataset {
     let mut data = Vec::with_capacity(n * d);
     let mut y = Vec::with_capacity(n);
     for _ in 0..n {
-        let c = usize::from(rng.gen::<bool>());
+        let c = usize::from(rng.r#gen::<bool>());
         for _ in 0..d {
             let e: f64 = StandardNormal.sample(rng);
             data.push(if c == 0 { 2.0 * e } else { a + e });
@@ -90,7 +90,7 @@ fn waveform_from(rng: &mut ChaCha8Rng, n: usize) -> Dataset {
     let mut y = Vec::with_capacity(n);
     for _ in 0..n {
         let c = rng.gen_range(0..3usize);
-        let u: f64 = rng.gen();
+        let u: f64 = rng.r#gen();
         let (p, q) = pairs[c];
         for i in 1..=d {
             let e: f64 = StandardNormal.sample(rng);
@@ -147,8 +147,8 @@ fn interactions_from(rng: &mut ChaCha8Rng, n: usize, r: usize) -> Dataset {
             data.push(e);
         }
         let mut c = usize::from(data[start] * data[start + 1] <= 0.0);
-        if rng.gen::<f64>() < INTERACTIONS_NOISE {
-            c = usize::from(rng.gen::<bool>());
+        if rng.r#gen::<f64>() < INTERACTIONS_NOISE {
+            c = usize::from(rng.r#gen::<bool>());
         }
         y.push(c);
     }

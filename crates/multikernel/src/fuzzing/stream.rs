@@ -236,7 +236,7 @@ mod tests {
                 }
                 text.push_str(if rng.gen_bool(0.1) { "\r\n" } else { "\n" });
             }
-            let mode: u8 = rng.gen::<u8>() & 0x7c | if svm { 2 } else { 1 };
+            let mode: u8 = rng.r#gen::<u8>() & 0x7c | if svm { 2 } else { 1 };
             let mut input = vec![mode];
             input.extend_from_slice(text.as_bytes());
             super::table_stream(&input);

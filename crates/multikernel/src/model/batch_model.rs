@@ -348,7 +348,7 @@ mod tests {
         let hits = p
             .iter()
             .zip(y)
-            .filter(|(p, &c)| **p == Prediction::Class(c))
+            .filter(|&(p, &c)| *p == Prediction::Class(c))
             .count();
         hits as f64 / y.len() as f64
     }

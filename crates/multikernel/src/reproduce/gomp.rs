@@ -1011,29 +1011,4 @@ mod tests {
             assert!(r.mean.unwrap() > 0.8, "{} {:?}", r.method, r.mean);
         }
     }
-
-    /// The whole study as `multikernel reproduce gomp` runs it (minutes):
-    /// `cargo test --release -p multikernel --lib -- --ignored full_gomp_study --nocapture`.
-    #[test]
-    #[ignore]
-    fn full_gomp_study() {
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/uci/glass.csv");
-        let glass =
-            crate::data::read_table(&path, None, crate::data::TargetKind::Classes, None, None)
-                .unwrap();
-        let out = std::env::var("GOMP_OUT_DIR").ok().map(PathBuf::from);
-        let cfg = GompConfig {
-            glass: Some(glass),
-            out_dir: out,
-            ..GompConfig::default()
-        };
-        let t0 = Instant::now();
-        let report = run(&cfg, &mut |l| eprintln!("{l}")).unwrap();
-        println!("{}", report.table);
-        println!("total {:.1} s", t0.elapsed().as_secs_f64());
-        if let Ok(j) = std::env::var("GOMP_JSON") {
-            std::fs::write(j, report.to_json()).unwrap();
-        }
-    }
 }

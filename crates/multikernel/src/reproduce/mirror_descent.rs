@@ -16,8 +16,8 @@
 //!   wall time of its (multi-threaded, warm-started) solve at the chosen ridge.
 //!
 //!   Why Stoch's test MSE grows with `r` (the criterion's dense optimum, not the sampler):
-//!   BENCHMARKS.md, "Measurements moved from module documentation"; the ignored test
-//!   `diag_fig2` reruns the measurement.
+//!   BENCHMARKS.md, "Measurements moved from module documentation"; the example
+//!   `mirror_descent_diagnostics` (`fig2`) reruns the measurement.
 //! - **(c) Figure 3, real data**: test MSE of Stoch (D = 2, 3, and 3 with `rho_3^2 = 4`),
 //!   Stoch D = 2 over one Gaussian kernel per variable (the full-rank path), the uniform
 //!   kernel (D = 1, 2, 3) and lp-MKL over the linear kernels (p = 1, 2), `lambda` from
@@ -62,12 +62,13 @@ pub const FIG1_LAMBDA: f64 = 1e-5;
 /// `lambdas`; commit 4743484): stoch 1e-2, lp-MKL 1e-4, uniform 1e2. At r = 100 the first
 /// repetition chose 1 for stoch and 1e-6 for uniform, but there the test MSE is flat in
 /// lambda (stoch 0.836 for every lambda in 1e-6..1, uniform 0.977 in an earlier check with
-/// `diag_validation_lambdas`), so the r = 20 values serve both.
+/// `reproduce mirror-descent --figures 2 --r 20,100 --reps 1 --json F`), so the r = 20 values
+/// serve both.
 pub const QUICK_FIG2_LAMBDA: [(&str, f64); 3] =
     [("stoch", 1e-2), ("lp-mkl", 1e-4), ("uniform", 1e2)];
 /// `--quick`: fixed ridge per method of Figure 3, the choice on the validation sets of the
-/// full run's first split (as for [`QUICK_FIG2_LAMBDA`]; also `cargo test --release -p
-/// multikernel diag_validation_lambdas -- --ignored --nocapture` with `DIAG_FIGS=3`): per
+/// full run's first split (as for [`QUICK_FIG2_LAMBDA`]; also `reproduce mirror-descent
+/// --figures 3 --reps 1 --json F`, field `lambdas`): per
 /// method the value chosen most often over the six tables (ties: the median of the six
 /// choices). The choices (ionosphere, sonar, ringnorm, waveform, breast-cancer,
 /// pima-diabetes) at commit 4743484: stoch-d2 1, 10, 10, 100, 10, 100; stoch-d3 100, 1e-3,
@@ -803,14 +804,14 @@ fn figure2(
                 .wrapping_add(rep as u64 * 17 + r as u64);
             progress(&format!("figure 2: r = {r}, repetition {}", rep + 1));
             let problem = MonomialProblem::new(r, 10, 3, seed)?;
-            let gen = |n: usize, k: u64| -> Result<(Matrix, Vec<f64>)> {
+            let draw = |n: usize, k: u64| -> Result<(Matrix, Vec<f64>)> {
                 let d = problem.generate(n, seed.wrapping_mul(7).wrapping_add(k));
                 let y = numeric(&d.targets, "synthetic")?;
                 Ok((d.x, y))
             };
-            let (xtr, ytr) = gen(500, 1)?;
-            let (xva, yva) = gen(1000, 2)?;
-            let (xte, yte) = gen(1000, 3)?;
+            let (xtr, ytr) = draw(500, 1)?;
+            let (xva, yva) = draw(1000, 2)?;
+            let (xte, yte) = draw(1000, 3)?;
             let s = Split {
                 xtr,
                 ytr,
@@ -1189,422 +1190,6 @@ mod tests {
         assert!(report.table.contains("Figure 1") && report.table.contains("Figure 2"));
     }
 
-    /// Diagnostics of Figure 2 at one `r` (not a test: `cargo test --release -p multikernel
-    /// diag_fig2 -- --ignored --nocapture`, env `DIAG_R`, `DIAG_ITERS`, `DIAG_LAMBDA`).
-    #[test]
-    #[ignore]
-    fn diag_fig2() {
-        let env = |k: &str, d: f64| {
-            std::env::var(k)
-                .ok()
-                .and_then(|v| v.parse::<f64>().ok())
-                .unwrap_or(d)
-        };
-        let r = env("DIAG_R", 100.0) as usize;
-        let iters = env("DIAG_ITERS", 1000.0) as u64;
-        let lambda = env("DIAG_LAMBDA", 1e-4);
-        let batch = env("DIAG_BATCH", 0.0) as usize;
-        let seed = 1000 + r as u64;
-        let problem = MonomialProblem::new(r, 10, 3, seed).unwrap();
-        let gen = |n: usize, k: u64| {
-            let d = problem.generate(n, seed.wrapping_mul(7).wrapping_add(k));
-            let y = numeric(&d.targets, "synthetic").unwrap();
-            (d.x, y)
-        };
-        let (xtr, ytr) = gen(500, 1);
-        let (xva, yva) = gen(1000, 2);
-        let (xte, yte) = gen(1000, 3);
-        let s = Split {
-            xtr,
-            ytr,
-            xva,
-            yva,
-            xte,
-            yte,
-        };
-        println!("true terms: {:?}", problem.terms);
-        let params = stoch_params(3, Vec::new(), perfeature_linear(), seed);
-        let prob = PolyProblem::new(s.xtr.view(), &s.ytr, &params).unwrap();
-        // Oracle: lp-MKL over the true monomials (and the constant).
-        let mut idx = problem.terms.clone();
-        if !idx.contains(&vec![]) {
-            idx.push(vec![]);
-        }
-        let kernels: Vec<KernelMatrix> = idx
-            .iter()
-            .map(|m| KernelMatrix::rank_one(prob.sampler.feature(m).unwrap()))
-            .collect();
-        let ym = Matrix::from_vec(prob.y.len(), 1, prob.y.clone());
-        let sol = lp_mkl(
-            &kernels,
-            &ym,
-            &LpMklParams {
-                p: 2.0,
-                lambda,
-                bias: false,
-                max_iter: 500,
-                tol: 1e-10,
-                init_theta: None,
-            },
-            &(),
-        )
-        .unwrap()
-        .0;
-        println!(
-            "oracle J (lp-MKL over the true terms) {:.6e}",
-            sol.objective.last().unwrap()
-        );
-        let share = |alpha: &[f64]| {
-            let tot = prob.sampler.distinct_mass(alpha);
-            let rel: f64 = problem
-                .terms
-                .iter()
-                .map(|m| prob.sampler.grad_mass(m, alpha))
-                .sum();
-            rel / tot
-        };
-        println!(
-            "true-term share of ||g||_1 at theta = 0: {:.4}",
-            share(&prob.y)
-        );
-        if env("DIAG_LP", 0.0) > 0.0 {
-            let t = Instant::now();
-            let f = lp_grid(
-                &s,
-                &all_monomials(r, 3),
-                2.0,
-                &[lambda],
-                &MemoryLimit::gib(4.0),
-            )
-            .unwrap()
-            .unwrap();
-            println!(
-                "lp-mkl lambda {lambda:e}: val {:.4} test {:.4} ({:.1} s)",
-                f.val,
-                f.test,
-                t.elapsed().as_secs_f64()
-            );
-        }
-        let init = if env("DIAG_ZERO", 0.0) > 0.0 {
-            crate::solver::mirror_descent::Init::Zero
-        } else {
-            crate::solver::mirror_descent::Init::Uniform
-        };
-        let lambdas: Vec<f64> = std::env::var("DIAG_LAMBDAS")
-            .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
-            .unwrap_or_else(|_| vec![lambda]);
-        for lambda in lambdas {
-            let t = Instant::now();
-            let opts = SolverOptions {
-                sampling: Sampling::Importance,
-                lambda,
-                max_iter: iters,
-                seed,
-                batch,
-                init,
-                eval: EvalSchedule::Iterations((iters / 5).max(1)),
-                ..SolverOptions::default()
-            };
-            let (model, sol, _) = prob
-                .fit(&opts, &|p: &crate::run::Progress| {
-                    if let Some(j) = p.objective {
-                        println!("  it {} {:.2}s J {j:.6e}", p.step, p.seconds);
-                    }
-                    crate::run::Control::Continue
-                })
-                .unwrap();
-            println!(
-                "stoch lambda {lambda:e}: {:.2} s, eta0 {}, pilot {:?}, J {:.6e}, touched {}, uniform weight {:.3e}",
-                t.elapsed().as_secs_f64(),
-                sol.eta0,
-                sol.pilot,
-                sol.objective,
-                sol.terms.len(),
-                sol.uniform_weight,
-            );
-            for (m, w) in sol.terms.iter().take(12) {
-                println!(
-                    "  {m:?} {w:.4} {}",
-                    if problem.terms.contains(m) {
-                        "TRUE"
-                    } else {
-                        ""
-                    }
-                );
-            }
-            println!(
-                "true-term share of ||g||_1 at the end: {:.4}",
-                share(&sol.alpha)
-            );
-            let scale = prob.target.scale;
-            println!(
-                "stoch lambda {lambda:e} val {:.4} test {:.4}",
-                scaled_mse(
-                    &model
-                        .predict(s.xva.view(), &MemoryLimit::default())
-                        .unwrap()
-                        .data,
-                    &s.yva,
-                    scale
-                ),
-                scaled_mse(
-                    &model
-                        .predict(s.xte.view(), &MemoryLimit::default())
-                        .unwrap()
-                        .data,
-                    &s.yte,
-                    scale
-                )
-            );
-        }
-    }
-
-    /// Diagnostics of Figure 1 (not a test: `cargo test --release -p multikernel diag_fig1
-    /// -- --ignored --nocapture`; env `DIAG_DS`, `DIAG_SECS`, `DIAG_ZERO`, `DIAG_BATCH`,
-    /// `DIAG_POWER`, `DIAG_DECAY`, `DIAG_ETAS`, `DIAG_UCD`).
-    #[test]
-    #[ignore]
-    fn diag_fig1() {
-        use crate::solver::mirror_descent::Init;
-        let env = |k: &str, d: f64| {
-            std::env::var(k)
-                .ok()
-                .and_then(|v| v.parse::<f64>().ok())
-                .unwrap_or(d)
-        };
-        let list = |k: &str| -> Option<Vec<f64>> {
-            std::env::var(k)
-                .ok()
-                .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
-        };
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/uci");
-        let cfg = MirrorDescentConfig::quick(load_tables(&dir).unwrap());
-        let names = std::env::var("DIAG_DS").unwrap_or("ionosphere,sonar,ringnorm,waveform".into());
-        let secs = env("DIAG_SECS", 5.0);
-        for name in names.split(',') {
-            let s = split(&cfg, name, cfg.seed).unwrap();
-            let mut params = stoch_params(3, Vec::new(), perfeature_linear(), cfg.seed);
-            params.solver.lambda = FIG1_LAMBDA;
-            let prob = PolyProblem::new(s.xtr.view(), &s.ytr, &params).unwrap();
-            let idx = all_monomials(prob.sampler.base_count(), 3);
-            let kernels: Vec<KernelMatrix> = idx
-                .iter()
-                .map(|m| KernelMatrix::rank_one(prob.sampler.feature(m).unwrap()))
-                .collect();
-            let ym = Matrix::from_vec(prob.y.len(), 1, prob.y.clone());
-            let lp = lp_mkl(
-                &kernels,
-                &ym,
-                &LpMklParams {
-                    p: 2.0,
-                    lambda: FIG1_LAMBDA,
-                    bias: false,
-                    max_iter: 500,
-                    tol: 1e-9,
-                    init_theta: None,
-                },
-                &(),
-            )
-            .unwrap()
-            .0;
-            let best = lp.objective.iter().copied().fold(f64::INFINITY, f64::min);
-            let mut opts = SolverOptions {
-                sampling: if env("DIAG_UCD", 0.0) > 0.0 {
-                    Sampling::Uniform
-                } else {
-                    Sampling::Importance
-                },
-                lambda: FIG1_LAMBDA,
-                max_iter: env("DIAG_ITERS", 0.0) as u64,
-                max_seconds: if env("DIAG_ITERS", 0.0) > 0.0 {
-                    None
-                } else {
-                    Some(secs)
-                },
-                eval: EvalSchedule::Geometric {
-                    first: 0.02,
-                    factor: 1.15,
-                },
-                seed: cfg.seed,
-                batch: env("DIAG_BATCH", 0.0) as usize,
-                step_decay: env("DIAG_DECAY", 0.5),
-                averaging_power: Some(env("DIAG_POWER", 1.0)),
-                init: if env("DIAG_ZERO", 0.0) > 0.0 {
-                    Init::Zero
-                } else {
-                    Init::Uniform
-                },
-                ..SolverOptions::default()
-            };
-            if let Some(g) = list("DIAG_ETAS") {
-                opts.step = StepRule::Pilot {
-                    grid: g,
-                    fraction: 0.1,
-                };
-            }
-            let (sol, _) =
-                crate::solver::mirror_descent::solve(&prob.sampler, &prob.y, &opts, &()).unwrap();
-            let curve: Vec<(f64, f64)> =
-                sol.trace.iter().map(|c| (c.seconds, c.objective)).collect();
-            let t1 = curve.iter().find(|p| p.1 <= 1.01 * best).map(|p| p.0);
-            // Second moment of the eq.-14 estimate under uniform sampling relative to
-            // sampling by |g| (which is 1): N sum_m q_m^2, q = |g| / ||g||_1 at the end.
-            let tot = prob.sampler.distinct_mass(&sol.alpha);
-            let sq: f64 = idx
-                .iter()
-                .map(|m| (prob.sampler.grad_mass(m, &sol.alpha) / tot).powi(2))
-                .sum();
-            println!(
-                "{name}: N sum q^2 = {:.2} (uniform-sampling variance factor)",
-                idx.len() as f64 * sq
-            );
-            let at = |t: f64| {
-                curve
-                    .iter()
-                    .rfind(|p| p.0 <= t)
-                    .map_or(f64::NAN, |p| p.1 / best)
-            };
-            println!(
-                "{name}: n {} N {} lp best {best:.4e}; {} iters, eta0 {}, t1pct {t1:?}, J/best at 0.5s {:.4} 1s {:.4} 2s {:.4} end {:.4}",
-                s.xtr.rows,
-                idx.len(),
-                sol.iterations,
-                sol.eta0,
-                at(0.5),
-                at(1.0),
-                at(2.0),
-                sol.objective / best
-            );
-        }
-    }
-
-    /// The validation-chosen ridges behind [`QUICK_FIG2_LAMBDA`] and [`QUICK_FIG3_LAMBDA`]
-    /// (not a test: `cargo test --release -p multikernel diag_validation -- --ignored
-    /// --nocapture`, env `DIAG_FIGS=2,3`): the non-quick path with one repetition.
-    #[test]
-    #[ignore]
-    fn diag_validation_lambdas() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/uci");
-        let figs = std::env::var("DIAG_FIGS").unwrap_or("3".into());
-        let cfg = MirrorDescentConfig {
-            figures: [false, figs.contains('2'), figs.contains('3')],
-            fig2_r: vec![20, 100],
-            fig2_reps: 1,
-            fig3_reps: 1,
-            ..MirrorDescentConfig::full(load_tables(&dir).unwrap())
-        };
-        let report = run(&cfg, &mut |m| println!("{m}")).unwrap();
-        println!("{}", report.table);
-        for r in &report.rows {
-            println!(
-                "{} {} {:?} lambdas {:?}",
-                r.dataset,
-                r.method,
-                r.mean,
-                r.extra.get("lambdas")
-            );
-        }
-    }
-
-    /// Where Stoch and lp-MKL each win over the number of inputs r and the degree D (not a
-    /// test; BENCHMARKS.md): the Figure 1 race on Sec. 5.2's synthetic data, 500 points,
-    /// lambda = 1e-5, `DIAG_SECS` (default 10) seconds per stochastic method, lp-MKL under
-    /// the default 0.5 GiB limit. `cargo test --release -p multikernel diag_sweep --
-    /// --ignored --nocapture`
-    #[test]
-    #[ignore]
-    fn diag_sweep() {
-        let secs: f64 = std::env::var("DIAG_SECS").map_or(10.0, |v| v.parse().unwrap());
-        let limit = MemoryLimit::gib(0.5);
-        println!(
-            "| r | D | kernels | best J | stoch s | ucd s | lp-mkl s | stoch J/best | ucd J/best |"
-        );
-        println!("|---|---|---|---|---|---|---|---|---|");
-        for (r, degree) in [
-            (10, 2),
-            (10, 3),
-            (10, 4),
-            (10, 5),
-            (20, 2),
-            (20, 3),
-            (20, 4),
-            (20, 5),
-            (40, 2),
-            (40, 3),
-            (40, 4),
-        ] {
-            let seed = 5;
-            let problem = MonomialProblem::new(r, 10, 3, seed).unwrap();
-            let d = problem.generate(500, 1);
-            let y = numeric(&d.targets, "synthetic").unwrap();
-            let mut params = stoch_params(degree, Vec::new(), perfeature_linear(), seed);
-            params.solver.lambda = FIG1_LAMBDA;
-            let prob = PolyProblem::new(d.x.view(), &y, &params).unwrap();
-            let curves = race(&prob, degree, FIG1_LAMBDA, secs, seed, &limit, &mut |m| {
-                eprintln!("r {r} D {degree}: {m}")
-            })
-            .unwrap();
-            let best = curves
-                .iter()
-                .flat_map(|c| c.1.iter().map(|p| p.2))
-                .fold(f64::INFINITY, f64::min);
-            let t1: Vec<String> = curves
-                .iter()
-                .map(|(m, c, _, _)| {
-                    if *m == "lp-mkl" && c.is_empty() {
-                        "refused".into()
-                    } else {
-                        fmt_opt(c.iter().find(|p| p.2 <= 1.01 * best).map(|p| p.0), 2)
-                    }
-                })
-                .collect();
-            let fin: Vec<String> = curves[..2]
-                .iter()
-                .map(|c| fmt_opt(c.1.last().map(|p| p.2 / best), 4))
-                .collect();
-            println!(
-                "| {r} | {degree} | {} | {best:.4e} | {} | {} | {} | {} | {} |",
-                count_kernels(r, degree),
-                t1[0],
-                t1[1],
-                t1[2],
-                fin[0],
-                fin[1]
-            );
-        }
-    }
-
-    /// Where the test error of a polynomial fit comes from (not a test: `cargo test --release
-    /// -p multikernel diag_errors -- --ignored --nocapture`).
-    #[test]
-    #[ignore]
-    fn diag_errors() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/uci");
-        let cfg = MirrorDescentConfig::quick(load_tables(&dir).unwrap());
-        for (name, degree, lambda) in [("ionosphere", 2, 10.0), ("ringnorm", 3, 100.0)] {
-            let s = split(&cfg, name, cfg.seed + 100).unwrap();
-            let m = UniformPolyModel::fit(s.xtr.view(), &s.ytr, degree, lambda).unwrap();
-            let pred = m.predict(s.xte.view()).unwrap();
-            let scale = m.target.scale;
-            let mut err: Vec<f64> = pred
-                .iter()
-                .zip(&s.yte)
-                .map(|(p, t)| (p - t) * (p - t) / (scale * scale))
-                .collect();
-            err.sort_by(|a, b| b.total_cmp(a));
-            let total: f64 = err.iter().sum();
-            let top: f64 = err.iter().take(err.len() / 20).sum();
-            let tr = m.predict(s.xtr.view()).unwrap();
-            println!(
-                "{name} uniform-d{degree} lambda {lambda}: test MSE {:.3}, worst 5% of points carry {:.0}% of it, max {:.1}; train MSE {:.4}",
-                total / err.len() as f64,
-                100.0 * top / total,
-                err[0],
-                scaled_mse(&tr, &s.ytr, scale)
-            );
-        }
-    }
-
     /// The choice the ridge searches replaced (commit 3b69a82), kept as their slow twin:
     /// finite validation MSEs only, the lowest, ties to the larger ridge.
     fn select_as_before(fits: Vec<Fit>) -> Option<Fit> {
@@ -1623,11 +1208,11 @@ mod tests {
     #[test]
     fn ridge_searches_choose_what_the_loops_chose() {
         let problem = MonomialProblem::new(4, 5, 3, 3).unwrap();
-        let gen = |n: usize, k: u64| {
+        let draw = |n: usize, k: u64| {
             let d = problem.generate(n, k);
             (d.x, numeric(&d.targets, "synthetic").unwrap())
         };
-        let ((xtr, ytr), (xva, yva), (xte, yte)) = (gen(60, 1), gen(80, 2), gen(80, 3));
+        let ((xtr, ytr), (xva, yva), (xte, yte)) = (draw(60, 1), draw(80, 2), draw(80, 3));
         let s = Split {
             xtr,
             ytr,

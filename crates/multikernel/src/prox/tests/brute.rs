@@ -134,7 +134,7 @@ pub fn random_case(rng: &mut ChaCha8Rng, allow_ungrouped: bool) -> Case {
         })
         .collect();
     for g in &groups.members {
-        let u: f64 = rng.gen();
+        let u: f64 = rng.r#gen();
         if u < 0.25 {
             for &i in g {
                 x[i] = 0.0;

@@ -303,7 +303,7 @@ fn ball_projection() {
         let dp = norm2(&p.iter().zip(&x).map(|(a, b)| a - b).collect::<Vec<_>>());
         for _ in 0..50 {
             let mut c: Vec<f64> = (0..3).map(|_| StandardNormal.sample(&mut rng)).collect();
-            let r = gamma * rng.gen::<f64>().cbrt() / norm2(&c);
+            let r = gamma * rng.r#gen::<f64>().cbrt() / norm2(&c);
             c.iter_mut().for_each(|v| *v *= r);
             let dc = norm2(&c.iter().zip(&x).map(|(a, b)| a - b).collect::<Vec<_>>());
             assert!(dp <= dc + 1e-12);

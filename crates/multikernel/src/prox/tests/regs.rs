@@ -384,7 +384,7 @@ fn groups_helpers() {
     assert_eq!(o.order_by_size(), vec![2, 1, 0]);
     assert!(!Groups::new(vec![vec![5]]).is_disjoint(3));
     let mut rng = ChaCha8Rng::seed_from_u64(81);
-    let v: Vec<f64> = (0..5).map(|_| rng.gen::<f64>()).collect();
+    let v: Vec<f64> = (0..5).map(|_| rng.r#gen::<f64>()).collect();
     let mut w = v.clone();
     g.scale_blocks(&mut w, &[2.0, 7.0, 0.5]);
     assert_eq!(

@@ -372,7 +372,7 @@ impl SequenceModel {
             right += p
                 .iter()
                 .zip(gold)
-                .filter(|(&a, &b)| to_model.get(b).copied().flatten() == Some(a))
+                .filter(|&(&a, &b)| to_model.get(b).copied().flatten() == Some(a))
                 .count();
         }
         Ok(if total == 0 {

@@ -49,7 +49,7 @@ fn max_step(d: &[f64], dir: &[f64]) -> Option<(f64, usize)> {
     d.iter()
         .zip(dir)
         .enumerate()
-        .filter(|(_, (_, &v))| v < 0.0)
+        .filter(|&(_, (_, &v))| v < 0.0)
         .map(|(k, (&w, &v))| (-w / v, k))
         .min_by(|a, b| a.0.total_cmp(&b.0))
 }

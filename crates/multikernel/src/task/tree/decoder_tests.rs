@@ -169,19 +169,3 @@ fn long_sentences() {
         assert_eq!(Eisner::default().decode(n, &arc), chain);
     }
 }
-
-/// Decode time of 1,000 random sentences of 30 tokens (a measurement, not a test).
-#[test]
-#[ignore]
-fn decode_time() {
-    let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let arcs: Vec<Vec<f64>> = (0..1000).map(|_| random_scores(&mut rng, 30, 0)).collect();
-    for d in [
-        &ChuLiuEdmonds::default() as &dyn TreeDecoder,
-        &Eisner::default(),
-    ] {
-        let t = std::time::Instant::now();
-        let total: usize = arcs.iter().map(|a| d.decode(30, a)[0]).sum();
-        println!("{d:?}: {:.1} ms ({total})", t.elapsed().as_secs_f64() * 1e3);
-    }
-}

@@ -319,7 +319,7 @@ impl PackedGrams {
             .cuts
             .iter()
             .zip(alpha)
-            .filter(|(_, &a)| a != 0.0)
+            .filter(|&(_, &a)| a != 0.0)
             .map(|(c, _)| c.index.len())
             .sum();
         map_items(slices, work >= PARALLEL_WORK, |_, (k, lo, f, out)| {

@@ -372,7 +372,7 @@ impl PolySampler {
         for _ in 0..max_tries.max(1) {
             let m = self.draw(prep, alpha, rng)?;
             let c = orderings(&m);
-            if c <= 1.0 || rng.gen::<f64>() * c < 1.0 {
+            if c <= 1.0 || rng.r#gen::<f64>() * c < 1.0 {
                 return Some(m);
             }
         }
