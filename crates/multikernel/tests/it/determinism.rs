@@ -205,7 +205,12 @@ fn large_ridge_solves_do_not_depend_on_rayon_num_threads() {
         .map(|t| {
             let out = dir.path().join(format!("lp{t}.model"));
             let status = std::process::Command::new(std::env::current_exe().unwrap())
-                .args(["--exact", "large_ridge_solves_child", "--test-threads", "1"])
+                .args([
+                    "--exact",
+                    "determinism::large_ridge_solves_child",
+                    "--test-threads",
+                    "1",
+                ])
                 .env("RAYON_NUM_THREADS", t.to_string())
                 .env(CHILD_OUT, &out)
                 .stdout(std::process::Stdio::null())

@@ -5,14 +5,11 @@
 //! refused. `KILLS` seeded kills per family here; `benches/checkpoint_kills.sh` runs the
 //! long loop by hand.
 
-#![cfg(unix)]
-
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// The step of the checkpoint at `path`, if one is there.
 fn saved_step(path: &Path) -> Option<u64> {

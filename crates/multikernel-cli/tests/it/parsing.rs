@@ -6,8 +6,7 @@
 
 use std::path::PathBuf;
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn treebank() -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

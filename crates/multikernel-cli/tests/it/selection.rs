@@ -3,8 +3,7 @@
 //! the choice in the model; `--C` or `--select none` turns it off; too small a table falls
 //! back to the defaults with a reason.
 
-mod common;
-use common::{assert_clean_error, data, ok, run, text};
+use crate::common::{assert_clean_error, data, ok, run, text};
 
 /// The grid's lines: `  * lp-mkl   p=2 ...` or `    online   eta0=1 ...`, and the
 /// candidates' (`single ...`, `svm ...`, `uniform sum ...`).

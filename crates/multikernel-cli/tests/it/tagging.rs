@@ -5,8 +5,7 @@
 //! again), `score` (conlleval on two columns), `inspect`, and bad files that must give a
 //! one-line error with the file and line and a non-zero exit.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn last_value(out: &str, key: &str) -> f64 {
     let line = out.lines().last().unwrap();

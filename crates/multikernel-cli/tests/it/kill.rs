@@ -3,15 +3,12 @@
 //! anything else; a normal run afterwards leaves no temporary file in the directory (it
 //! removes those of the killed runs).
 
-#![cfg(unix)]
-
 use multikernel::model::Model;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Instant;
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// The names in a directory, sorted.
 fn names_in(dir: &Path) -> Vec<String> {
