@@ -8,6 +8,7 @@ mod batch_learners;
 #[cfg(unix)]
 mod checkpoint;
 mod cli;
+mod flags;
 mod hostile_inputs;
 #[cfg(unix)]
 mod kill;
