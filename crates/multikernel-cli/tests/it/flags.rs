@@ -50,8 +50,8 @@ fn the_cli_flags_are_the_registry_settings() {
 }
 
 /// A value outside a setting's domain is refused in the words of the command line: the
-/// flag, the value, what was expected (`C`, a learner setting, the schedule's sigma). A
-/// parameter no flag sets keeps its name (the data set of `generate`).
+/// flag, the value, what was expected (`C`, every learner setting with a number or a norm,
+/// the step schedule). A parameter no flag sets keeps its name (the data set of `generate`).
 #[test]
 fn parameters_become_flags() {
     let dir = tempfile::tempdir().unwrap();
@@ -81,7 +81,7 @@ fn parameters_become_flags() {
         ),
         (
             &["--algo", "online", "--schedule", "inv:sigma=-1"],
-            "--schedule -1: expected a positive number",
+            "--schedule inv:sigma=-1: expected",
         ),
     ];
     for (extra, expected) in cases {
