@@ -26,6 +26,7 @@ fn is_temp(name: &str) -> bool {
 }
 
 #[test]
+#[ignore = "full tier: train runs killed at random moments, 3 s"]
 fn killed_training_leaves_the_old_model_or_the_new_one() {
     const KILLS: usize = 30;
     let data = data("pima-diabetes.csv");

@@ -34,6 +34,7 @@ fn train(args: &[&str]) -> (String, String) {
 }
 
 #[test]
+#[ignore = "full tier: built-in selection runs of train, 7 s"]
 fn train_without_c_selects_and_the_model_remembers() {
     let dir = tempfile::tempdir().unwrap();
     let sonar = data("sonar.csv");
@@ -92,6 +93,7 @@ fn train_without_c_selects_and_the_model_remembers() {
 }
 
 #[test]
+#[ignore = "full tier: train runs with and without selection, 5 s"]
 fn giving_c_or_select_none_skips_selection() {
     let dir = tempfile::tempdir().unwrap();
     let ion = data("ionosphere.csv");

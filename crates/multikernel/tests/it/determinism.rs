@@ -230,6 +230,7 @@ fn large_ridge_solves_do_not_depend_on_rayon_num_threads() {
 /// the same model file on 1, 2 and 3 threads: its choices are rules of the scores and of
 /// fit counts, never of the clock.
 #[test]
+#[ignore = "full tier: the built-in selection on 1, 2 and 3 threads, 5 s"]
 fn the_built_in_selection_does_not_depend_on_the_thread_count() {
     use multikernel::estimator::{fit_auto, AutoConfig};
     let data = multikernel::data::synthetic::interactions(160, 6, 4).unwrap();
