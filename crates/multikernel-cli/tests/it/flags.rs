@@ -69,11 +69,11 @@ fn parameters_become_flags() {
     let cases: [(&[&str], &str); 4] = [
         (
             &["--algo", "gomp", "--max-kernels", "0"],
-            "--max-kernels 0: expected at least 1",
+            "--max-kernels 0: expected an integer, at least 1",
         ),
         (
             &["--algo", "ucd", "--degree", "0"],
-            "--degree 0: expected at least 1",
+            "--degree 0: expected an integer, at least 1",
         ),
         (
             &["--algo", "online", "--C", "-1"],
