@@ -3,8 +3,7 @@
 
 use std::path::Path;
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn train_eval_predict_inspect_workflow() {

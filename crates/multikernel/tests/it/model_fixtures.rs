@@ -6,10 +6,14 @@
 //! the same text comes out: a change to the model format, the predictors or the kernels that
 //! moves one bit fails it.
 //!
-//! The fixtures are written by the ignored test [`rewrite_fixtures`], never by hand:
+//! The fixtures are written by [`every_kind_loads_and_predicts_to_the_bit`] itself when
+//! `MULTIKERNEL_BLESS=1` is set (the snapshot idiom of expect-test's `UPDATE_EXPECT=1`), never
+//! by hand: it then writes every file, prints what it wrote, checks the files it wrote and
+//! passes.
 //!
 //! ```text
-//! cargo test --release -p multikernel --test model_fixtures -- --ignored rewrite_fixtures
+//! MULTIKERNEL_BLESS=1 cargo test --release -p multikernel --test it \
+//!     model_fixtures::every_kind_loads_and_predicts_to_the_bit -- --exact --nocapture
 //! ```
 //!
 //! Rewrite them only when a change is meant to change predictions (and say so in the
@@ -531,14 +535,22 @@ fn kind_of(bytes: &[u8]) -> String {
     v["kind"].as_str().unwrap().to_string()
 }
 
+/// Whether the fixtures are to be written (`MULTIKERNEL_BLESS=1`) rather than only checked.
+fn bless() -> bool {
+    std::env::var_os("MULTIKERNEL_BLESS").is_some_and(|v| v == "1")
+}
+
 #[test]
 fn every_kind_loads_and_predicts_to_the_bit() {
     let dir = fixtures();
+    if bless() {
+        write_fixtures(&dir);
+    }
     let mut kinds = BTreeSet::new();
     for (name, _) in every_fixture() {
         let path = dir.join(format!("{name}.model"));
         let bytes = std::fs::read(&path)
-            .unwrap_or_else(|e| panic!("{}: {e} (rewrite_fixtures writes it)", path.display()));
+            .unwrap_or_else(|e| panic!("{}: {e} (MULTIKERNEL_BLESS=1 writes it)", path.display()));
         kinds.insert(kind_of(&bytes));
         let model = Model::load(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
         let want = std::fs::read_to_string(dir.join(format!("{name}.out.txt"))).unwrap();
@@ -608,13 +620,11 @@ fn sequential_online_learners_refit_to_their_fixture_bytes() {
     }
 }
 
-/// Writes every fixture: the model, its outputs on the probe and, for models on
-/// precomputed kernels, the probe's kernel matrices.
-#[test]
-#[ignore = "rewrites tests/fixtures/models-v2; run by hand when predictions are meant to change"]
-fn rewrite_fixtures() {
-    let dir = fixtures();
-    std::fs::create_dir_all(&dir).unwrap();
+/// Writes every fixture into `dir` (`MULTIKERNEL_BLESS=1`): the model, its outputs on the
+/// probe and, for models on precomputed kernels, the probe's kernel matrices; prints each
+/// file written.
+fn write_fixtures(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
     for (name, build) in every_fixture() {
         let (model, probe) = build();
         model.save(&dir.join(format!("{name}.model"))).unwrap();
@@ -628,6 +638,10 @@ fn rewrite_fixtures() {
             outputs(&back, &probe_of(name)),
         )
         .unwrap();
-        eprintln!("{name}: {}", kind_of(&back.to_bytes().unwrap()));
+        println!(
+            "MULTIKERNEL_BLESS: wrote {} ({})",
+            dir.join(format!("{name}.*")).display(),
+            kind_of(&back.to_bytes().unwrap())
+        );
     }
 }

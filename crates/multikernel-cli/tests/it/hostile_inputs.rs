@@ -5,8 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn repo(p: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

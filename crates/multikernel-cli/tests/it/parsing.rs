@@ -6,8 +6,7 @@
 
 use std::path::PathBuf;
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn treebank() -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -18,6 +17,7 @@ fn treebank() -> String {
 }
 
 #[test]
+#[ignore = "full tier: a parser trained on TWT, 7 s"]
 fn train_eval_predict_inspect() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("web.model");
@@ -79,6 +79,7 @@ fn train_eval_predict_inspect() {
 /// `--loss crf` trains a parser (it was refused before issue 29), non-projective and
 /// projective, and the model parses with the usual decoders.
 #[test]
+#[ignore = "full tier: CRF parsers trained on TWT, 7 s"]
 fn crf_loss_trains_a_parser() {
     let dir = tempfile::tempdir().unwrap();
     let tb = treebank();

@@ -3,15 +3,12 @@
 //! anything else; a normal run afterwards leaves no temporary file in the directory (it
 //! removes those of the killed runs).
 
-#![cfg(unix)]
-
 use multikernel::model::Model;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Instant;
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// The names in a directory, sorted.
 fn names_in(dir: &Path) -> Vec<String> {
@@ -29,6 +26,7 @@ fn is_temp(name: &str) -> bool {
 }
 
 #[test]
+#[ignore = "full tier: train runs killed at random moments, 3 s"]
 fn killed_training_leaves_the_old_model_or_the_new_one() {
     const KILLS: usize = 30;
     let data = data("pima-diabetes.csv");

@@ -10,8 +10,7 @@ use std::os::unix::fs::{symlink, FileTypeExt};
 use std::path::Path;
 use std::process::Output;
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// A small tagging run (the shipped EUC-JP columns, 350 tokens, two unigram templates and
 /// the label bigram, the online learner with the CRF loss, 2 epochs): the data and templates
@@ -374,10 +373,10 @@ fn inputs_as_outputs_are_refused() {
     // reproduce --json: an input file, or a file in an input folder (small runs in case
     // the check let them through).
     let glass = d.join("glass.csv");
-    std::fs::copy(common::data("glass.csv"), &glass).unwrap();
+    std::fs::copy(crate::common::data("glass.csv"), &glass).unwrap();
     std::fs::create_dir(d.join("uci")).unwrap();
     let sonar = d.join("uci/sonar.csv");
-    std::fs::copy(common::data("sonar.csv"), &sonar).unwrap();
+    std::fs::copy(crate::common::data("sonar.csv"), &sonar).unwrap();
     let tables = [&glass, &sonar].map(|p| std::fs::read(p).unwrap());
     let o = run(&[
         "reproduce",

@@ -5,8 +5,7 @@
 
 use std::path::Path;
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// Writes `name.train.csv` (rows 1, 2, 4, 5, ...) and `name.test.csv` (every third row,
 /// starting with the first) into `dir`; returns their paths.

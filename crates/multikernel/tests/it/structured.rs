@@ -133,6 +133,7 @@ fn cutting_plane_stops_when_asked_and_refuses_what_it_cannot_do() {
 /// within the loop's guarantee; with q = 1 over all templates it parses held-out sentences
 /// well and puts most template weight on the generator's templates.
 #[test]
+#[ignore = "full tier: multi-template learning fits, 3 s"]
 fn multi_template_learning_reduces_to_the_structural_svm_and_selects_templates() {
     use multikernel::features::GroupLayout;
     use multikernel::solver::cutting_plane::{fit_block_norm, fit_with_master, BlockNormMaster};

@@ -3,8 +3,7 @@
 //! whole-file reader) in every chunk size; a malformed row deep in the file exits 1 naming
 //! the file and line, keeps an older `--out` file and leaves no temporary file.
 
-mod common;
-use common::{
+use crate::common::{
     assert_clean_error, bad_rows_at_line_4001, data, ok, ringnorm, run, temp_files, text,
 };
 use multikernel::data::{read_for_model, Targets};

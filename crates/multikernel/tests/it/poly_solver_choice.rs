@@ -27,6 +27,7 @@ fn mse(m: &Model, d: &Dataset) -> f64 {
 }
 
 #[test]
+#[ignore = "full tier: poly fits on boston-housing, 9 s"]
 fn lp_where_the_list_fits_mirror_descent_where_it_does_not() {
     let data = boston_head(120);
     let spec_with = |learner: Learner, memory: MemoryLimit| {

@@ -4,8 +4,7 @@
 //! CRF-loss taggers and refused for hinge ones; bare `B`/`I`/`O` labels scored as conlleval
 //! scores them; `convert --encoding`.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn last_line(out: &str) -> (String, f64) {
     let (k, v) = out.lines().last().unwrap().split_once(' ').unwrap();

@@ -11,8 +11,7 @@ use multikernel::reproduce::options::{
 };
 use std::path::PathBuf;
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// `reproduce`'s subcommands as the CLI mounts them.
 #[derive(Parser)]

@@ -2,8 +2,9 @@
 //! maps, a malformed row deep in the file stops the run with the file and line and keeps the
 //! model that was there, and the outputs are checked before any data is read.
 
-mod common;
-use common::{assert_clean_error, bad_rows_at_line_4001, ok, ringnorm, run, temp_files, text};
+use crate::common::{
+    assert_clean_error, bad_rows_at_line_4001, ok, ringnorm, run, temp_files, text,
+};
 
 #[test]
 fn streamed_training_with_the_default_kernels_learns_and_evaluates() {

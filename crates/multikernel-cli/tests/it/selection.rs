@@ -3,8 +3,7 @@
 //! the choice in the model; `--C` or `--select none` turns it off; too small a table falls
 //! back to the defaults with a reason.
 
-mod common;
-use common::{assert_clean_error, data, ok, run, text};
+use crate::common::{assert_clean_error, data, ok, run, text};
 
 /// The grid's lines: `  * lp-mkl   p=2 ...` or `    online   eta0=1 ...`, and the
 /// candidates' (`single ...`, `svm ...`, `uniform sum ...`).
@@ -35,6 +34,7 @@ fn train(args: &[&str]) -> (String, String) {
 }
 
 #[test]
+#[ignore = "full tier: built-in selection runs of train, 7 s"]
 fn train_without_c_selects_and_the_model_remembers() {
     let dir = tempfile::tempdir().unwrap();
     let sonar = data("sonar.csv");
@@ -93,6 +93,7 @@ fn train_without_c_selects_and_the_model_remembers() {
 }
 
 #[test]
+#[ignore = "full tier: train runs with and without selection, 5 s"]
 fn giving_c_or_select_none_skips_selection() {
     let dir = tempfile::tempdir().unwrap();
     let ion = data("ionosphere.csv");
