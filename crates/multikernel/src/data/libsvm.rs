@@ -487,6 +487,7 @@ mod tests {
     /// allocated a 2 GiB table. A dense table beyond 2^20 values must be justified by the
     /// stored values (at most 1024 times as many).
     #[test]
+    #[ignore = "full tier: tables of 2^20 and 2^25 columns, 12 s"]
     fn index_2_pow_28_on_one_line_is_refused_not_allocated() {
         let e = parse("1 268435456:1\n", None).unwrap_err();
         assert!(matches!(e, crate::error::Error::Memory { .. }), "{e}");

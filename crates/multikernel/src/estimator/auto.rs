@@ -1190,6 +1190,7 @@ mod tests {
     /// mean test accuracy is at least the CV-chosen best single kernel's minus 0.5 points
     /// over its 10 splits (same rows, same seeds; about a minute).
     #[test]
+    #[ignore = "full tier: the built-in selection over 10 splits of a table, minutes"]
     fn auto_is_not_below_its_best_single_kernel_on_the_interactions_table() {
         let data = crate::data::synthetic::interactions(600, 20, 1).unwrap();
         let Targets::Classes { y, .. } = &data.targets else {

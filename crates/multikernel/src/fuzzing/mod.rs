@@ -1,7 +1,7 @@
-//! The bodies of the fuzz targets (`fuzz/`, TESTING.md): one function per target that feeds
+//! The bodies of the fuzz targets (`fuzz/`, docs/fuzzing.md): one function per target that feeds
 //! arbitrary bytes to a reader or parser and checks what must hold for every input (no panic;
 //! a parsed value prints back to itself; ...). The fuzz targets call them, and so does the
-//! test `tests/fuzz_replay.rs`, which replays every committed corpus file, so CI guards what
+//! test `tests/it/fuzz_replay.rs`, which replays every committed corpus file, so CI guards what
 //! fuzzing found. Not part of the library's API.
 
 mod checkpoint;

@@ -11,7 +11,7 @@
 //! against support points compute Gram blocks by faer's matrix product, whose rounding
 //! depends on the shape of the block (chosen from the number of rows and of threads, so
 //! already not fixed for a whole table): their values may differ in the last bits between
-//! chunk sizes (within 1e-12 relative in `tests/stream_score.rs`); a class flips only at
+//! chunk sizes (within 1e-12 relative in `tests/it/stream_score.rs`); a class flips only at
 //! a tie to that precision.
 
 use super::{Model, Score};

@@ -1,5 +1,5 @@
 //! Replays every committed fuzz corpus file (`fuzz/corpus/<target>/`) through the target's
-//! body in `multikernel::fuzzing`, so CI guards what fuzzing found (TESTING.md).
+//! body in `multikernel::fuzzing`, so CI guards what fuzzing found (docs/fuzzing.md).
 
 use std::path::Path;
 

@@ -265,7 +265,11 @@ impl KernelMachine {
         }
         let sup = &self.support;
         if sup.cols != d || sup.data.len() != sup.rows.saturating_mul(sup.cols) {
-            return bad("values of the support points", sup.rows * d, sup.data.len());
+            return bad(
+                "values of the support points",
+                sup.rows.saturating_mul(d),
+                sup.data.len(),
+            );
         }
         if !self.primal.is_empty() {
             if self.primal.len() != m {

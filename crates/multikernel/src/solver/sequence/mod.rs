@@ -10,7 +10,7 @@
 //! - [`model`]: the trained [`SequenceModel`] both return (Viterbi decoding, eq. 1).
 //!
 //! This folder sits above `online` and `wrapper` (it uses both), and neither of those uses it:
-//! `tests/layers.rs` checks the order of the learner folders.
+//! `tests/it/layers.rs` checks the order of the learner folders.
 
 pub mod grams;
 pub mod model;

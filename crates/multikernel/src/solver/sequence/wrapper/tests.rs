@@ -262,7 +262,7 @@ fn config(method: WrapperMethod) -> SequenceWrapperConfig {
 
 /// Both methods end to end: held-out words labeled well, weights on the simplex with most
 /// of them on the kernel of the informative features, the model a SequenceModel like
-/// SPOM's (round-trips; through `Model` in `tests/wrappers.rs`), its record honest.
+/// SPOM's (round-trips; through `Model` in `tests/it/wrappers.rs`), its record honest.
 #[test]
 fn wrappers_learn_the_informative_kernel() {
     let train = words(60, 3);
