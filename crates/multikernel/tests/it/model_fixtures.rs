@@ -12,7 +12,7 @@
 //! passes.
 //!
 //! ```text
-//! MULTIKERNEL_BLESS=1 cargo test --release -p multikernel --test it \
+//! MULTIKERNEL_BLESS=1 cargo test -p multikernel --test it \
 //!     model_fixtures::every_kind_loads_and_predicts_to_the_bit -- --exact --nocapture
 //! ```
 //!
