@@ -1,7 +1,8 @@
 """Shared fixtures: the tables shipped in data/uci, and the command-line binary.
 
 The tagger and parser tests compare with the command line, found at ``$MULTIKERNEL_BIN``
-(default ``target/release/multikernel``; CI points it at its cargo profile's binary).
+(default ``target/release/multikernel``, else ``target/debug/multikernel``: cli_binary.py;
+CI points it at the binary its tests built).
 Without it they skip, unless ``MULTIKERNEL_REQUIRE_BIN=1``: then they fail. With
 ``MULTIKERNEL_NO_SKIPS=1`` (CI) any skipped test fails with its reason, so that nothing
 drops out of the suite silently. The ``slow`` marker (pyproject.toml) marks the tests of
@@ -22,8 +23,8 @@ def multikernel_bin():
     path = cli_binary.path()
     if not path.is_file():
         why = (
-            f"the command-line tool is not built ({path}; cargo build --release -p "
-            "multikernel-cli, or set MULTIKERNEL_BIN)"
+            f"the command-line tool is not built ({path}; cargo build --release, "
+            "cargo test --workspace, or set MULTIKERNEL_BIN)"
         )
         if cli_binary.required():
             pytest.fail(f"MULTIKERNEL_REQUIRE_BIN is set and {why}", pytrace=False)

@@ -3,7 +3,7 @@ they predicted on a small probe (issue 30). ``test_pickle_fixtures.py`` unpickle
 today's package and checks the predictions and decision values to the bit.
 
 The fixtures are written by this script, never by hand (from the repository's root, in the
-virtual environment of ``.ci/run`` after ``maturin develop --release``):
+virtual environment of ``.ci/run`` after ``maturin develop``):
 
     python python/tests/pickle_fixtures.py
 
