@@ -20,11 +20,12 @@
 use multikernel::data::split::three_way_split;
 use multikernel::data::synthetic::{class_values, ringnorm, waveform, MonomialProblem};
 use multikernel::data::{Matrix, Targets};
-use multikernel::kernel::{KernelMatrix, MemoryLimit};
+use multikernel::kernel::MemoryLimit;
 use multikernel::multiset::{count_kernels, enumerate_multisets, MultiIndex};
-use multikernel::reproduce::mirror_descent::{load_tables, MdTable, FIG1_LAMBDA, REAL_TABLES};
+use multikernel::reproduce::mirror_descent::{
+    load_tables, lp_over_monomials, MdTable, FIG1_LAMBDA, REAL_TABLES,
+};
 use multikernel::run::{Control, Progress};
-use multikernel::solver::lp_mkl::{lp_mkl, LpMklParams};
 use multikernel::solver::mirror_descent::{
     perfeature_linear, solve, EvalSchedule, Init, MirrorDescentParams, PolyProblem, Sampling,
     SolverOptions, StepRule, UniformPolyModel,
@@ -135,29 +136,6 @@ fn fmt_opt(v: Option<f64>, digits: usize) -> String {
     }
 }
 
-/// lp-MKL (p = 2, no bias) over all monomial kernels of `prob`, the objective of Stoch.
-fn lp_over(
-    prob: &PolyProblem,
-    idx: &[MultiIndex],
-    lambda: f64,
-    tol: f64,
-) -> Result<multikernel::solver::lp_mkl::LpMklSolution> {
-    let kernels: Vec<KernelMatrix> = idx
-        .iter()
-        .map(|m| KernelMatrix::rank_one(prob.sampler.feature(m).expect("rank one")))
-        .collect();
-    let ym = Matrix::from_vec(prob.y.len(), 1, prob.y.clone());
-    let params = LpMklParams {
-        p: 2.0,
-        lambda,
-        bias: false,
-        max_iter: 500,
-        tol,
-        init_theta: None,
-    };
-    Ok(lp_mkl(&kernels, &ym, &params, &())?.0)
-}
-
 /// One convergence race (as Figure 1's): Stoch and UCD for `secs` seconds each, then lp-MKL
 /// over all product kernels of degree `<= degree`, refused (an empty curve) beyond `limit`.
 fn race(
@@ -200,7 +178,7 @@ fn race(
     let lp_curve = match limit.check(bytes, &what) {
         Ok(()) => {
             let t = Instant::now();
-            let sol = lp_over(prob, &idx, FIG1_LAMBDA, 1e-9)?;
+            let sol = lp_over_monomials(prob, &idx, FIG1_LAMBDA, 1e-9)?;
             let per = t.elapsed().as_secs_f64() / sol.objective.len().max(1) as f64;
             // J of iterate k is known after k + 1 solves; time per solve averaged.
             sol.objective
@@ -291,7 +269,7 @@ fn fig1(tables: &[MdTable]) -> Result<()> {
         params.solver.lambda = FIG1_LAMBDA;
         let prob = PolyProblem::new(s.xtr.view(), &s.ytr, &params)?;
         let idx = all_monomials(prob.sampler.base_count(), 3);
-        let lp = lp_over(&prob, &idx, FIG1_LAMBDA, 1e-9)?;
+        let lp = lp_over_monomials(&prob, &idx, FIG1_LAMBDA, 1e-9)?;
         let best = lp.objective.iter().copied().fold(f64::INFINITY, f64::min);
         let mut opts = SolverOptions {
             sampling: if env("DIAG_UCD", 0.0) > 0.0 {
@@ -385,7 +363,7 @@ fn fig2() -> Result<()> {
     if !idx.contains(&vec![]) {
         idx.push(vec![]);
     }
-    let oracle = lp_over(&prob, &idx, lambda, 1e-10)?;
+    let oracle = lp_over_monomials(&prob, &idx, lambda, 1e-10)?;
     println!(
         "oracle J (lp-MKL over the true terms) {:.6e}",
         oracle.objective.last().copied().unwrap_or(f64::NAN)
