@@ -5,7 +5,7 @@ use clap::{Args, Parser, Subcommand};
 use multikernel::estimator::registry::{Domain, Setting, SETTINGS};
 use multikernel::estimator::{LearnerKind, Task};
 use multikernel::kernel::KernelSpec;
-use multikernel::reproduce::options::Reproduction;
+use multikernel_experiments::options::Reproduction;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]

@@ -1,11 +1,11 @@
-//! `multikernel reproduce ...`, `demo` and `generate`: the library runs the experiment
-//! ([`Reproduction::run`]: the options, their flags and checks are the library's), this
-//! prints.
+//! `multikernel reproduce ...`, `demo` and `generate`: the experiments crate runs the
+//! experiment ([`Reproduction::run`]: the options, their flags and checks are that crate's),
+//! this prints.
 
 use crate::cli::{DemoArgs, GenerateArgs};
 use anyhow::{bail, Result};
-use multikernel::reproduce::options::Reproduction;
 use multikernel::run::{Control, Progress};
+use multikernel_experiments::options::Reproduction;
 use std::path::Path;
 
 /// Runs the reproduction, prints its table and writes its JSON rows where asked.
@@ -40,7 +40,7 @@ fn check_json(r: &Reproduction) -> Result<()> {
 }
 
 pub fn demo(a: &DemoArgs) -> Result<()> {
-    use multikernel::reproduce::demo;
+    use multikernel_experiments::demo;
     if a.uci {
         let epoch = |p: &Progress| {
             println!(

@@ -26,7 +26,7 @@ pub fn score(a: &ScoreArgs) -> Result<()> {
 /// `convert`: a CoNLL-U treebank as tagging columns.
 pub fn convert(a: &ConvertArgs) -> Result<()> {
     use multikernel::data::columns::write_columns;
-    use multikernel::task::tagging::convert::{from_conllu, LabelColumn};
+    use multikernel::estimator::tagger::{from_conllu, LabelColumn};
     let label: LabelColumn = a.label.parse()?;
     multikernel::io::check_outputs(&[("--out", &a.out)], &[("--data", &a.data)])?;
     let sentences = FileSource::new(&a.data)

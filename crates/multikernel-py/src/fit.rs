@@ -10,15 +10,15 @@ use multikernel::data::{TableRef, Targets};
 use multikernel::estimator::parser::PARSER_SETTINGS;
 use multikernel::estimator::registry::{self, Domain};
 use multikernel::estimator::tagger::TAGGER_SETTINGS;
+use multikernel::estimator::RegSpec;
+use multikernel::estimator::TaskKind;
 use multikernel::estimator::{
     fit_auto, fit_checked, fit_precomputed as fit_precomputed_rs, AutoConfig, Budget, Learner,
     LearnerKind, LearnerSpec, LossKind, PrecomputedLearner, PrecomputedSpec, SelectionRecord, Task,
     TrainingData, WrapperSpec,
 };
 use multikernel::kernel::{default_dictionary, streaming_dictionary, KernelSpec, MemoryLimit};
-use multikernel::prox::RegSpec;
 use multikernel::run::RunStatus;
-use multikernel::task::TaskKind;
 use multikernel::Error;
 use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;

@@ -21,10 +21,10 @@ use multikernel::data::{TableRef, Targets};
 use multikernel::estimator::incremental::OnlineParams;
 use multikernel::estimator::incremental::VectorFitConfig;
 use multikernel::estimator::incremental::{Given, IncrementalFit};
+use multikernel::estimator::RegSpec;
 use multikernel::estimator::{Learner, LearnerSpec, LossKind, OnlineSpec, Task};
 use multikernel::kernel::{KernelSpec, MemoryLimit};
 use multikernel::model::Model;
-use multikernel::prox::RegSpec;
 use multikernel::Error;
 use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -227,7 +227,7 @@ impl PyIncrementalFit {
     ) -> PyResult<Option<f64>> {
         let xr = rows(&x, "X")?;
         let y = target_values(&y, xr.rows())?;
-        let classes = (self.inner.task != multikernel::task::TaskKind::Regression)
+        let classes = (self.inner.task != multikernel::estimator::TaskKind::Regression)
             .then(|| self.inner.classes.clone());
         let t = chunk_targets(y, classes.as_deref())?;
         let names = self.inner.feature_names.clone();

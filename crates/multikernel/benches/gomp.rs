@@ -15,10 +15,10 @@
 
 use criterion::{criterion_group, BenchmarkId, Criterion};
 use multikernel::data::Matrix;
+use multikernel::engine::solver::gomp::{gomp, GompParams, Precompute};
+use multikernel::engine::solver::lp_mkl::{lp_mkl, LpMklParams};
 use multikernel::kernel::{fit_all, KernelSpec, MemoryLimit, Normalization};
 use multikernel::kernel::{kernel_matrices, KernelMatrix};
-use multikernel::solver::gomp::{gomp, GompParams, Precompute};
-use multikernel::solver::lp_mkl::{lp_mkl, LpMklParams};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

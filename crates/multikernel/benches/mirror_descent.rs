@@ -11,11 +11,11 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use multikernel::data::Matrix;
-use multikernel::kernel::MemoryLimit;
-use multikernel::linalg::SpdFactor;
-use multikernel::solver::mirror_descent::{
+use multikernel::engine::linalg::SpdFactor;
+use multikernel::engine::solver::mirror_descent::{
     solve, EvalSchedule, PolyBasis, PolySampler, Sampling, SolverOptions, StepRule,
 };
+use multikernel::kernel::MemoryLimit;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

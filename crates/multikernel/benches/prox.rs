@@ -9,7 +9,7 @@
 //! Run: `cargo bench -p multikernel --bench prox` (add `-- --quick` for a short run).
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
-use multikernel::prox::{BlockRegularizer, Groups, Regularizer, SquaredL21};
+use multikernel::engine::prox::{BlockRegularizer, Groups, Regularizer, SquaredL21};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal};

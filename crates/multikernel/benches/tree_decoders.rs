@@ -5,7 +5,7 @@
 //! Run: `cargo bench -p multikernel --bench tree_decoders` (add `-- --quick` for a short run).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use multikernel::task::tree::{ChuLiuEdmonds, Eisner, TreeDecoder};
+use multikernel::engine::task::tree::{ChuLiuEdmonds, Eisner, TreeDecoder};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::hint::black_box;

@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The format tag every checkpoint file carries.
-pub const FORMAT: &str = "multikernel-checkpoint";
+pub(crate) const FORMAT: &str = "multikernel-checkpoint";
 /// The version this build writes and reads.
 pub const VERSION: u32 = 1;
 

@@ -152,7 +152,7 @@ impl Error {
 const GIB: f64 = (1u64 << 30) as f64;
 
 /// Bytes in GiB (two decimals) from 0.1 GiB up, else in MiB.
-pub fn fmt_bytes(b: usize) -> String {
+pub(crate) fn fmt_bytes(b: usize) -> String {
     let g = b as f64 / GIB;
     if g >= 0.1 {
         format!("{g:.2} GiB")

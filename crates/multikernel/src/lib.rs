@@ -1,47 +1,59 @@
 //! # multikernel
 //!
-//! Learns predictors together with the weights of many kernels or feature groups
-//! (multiple kernel learning). Families of learners over one objective
+//! Learns predictors together with the weights of many kernels or feature groups (multiple
+//! kernel learning), for plain vectors and for structured outputs (sequences, dependency
+//! trees). Start here:
+//!
+//! - [`prelude`]: everything a typical program needs, in one import;
+//! - [`estimator`]: the front door: describe a learner ([`estimator::LearnerSpec`]), fit it
+//!   ([`estimator::fit`], or [`estimator::fit_auto`] with the built-in selection), tag
+//!   ([`estimator::tagger`]) and parse ([`estimator::parser`]);
+//! - [`model`]: what a fit returns: predict, score, summarize, save and load
+//!   ([`model::Model`]).
+//!
+//! Around them: the data readers ([`data`]: CSV, LIBSVM, CoNLL-U, the OCR letters, streams),
+//! kernels and their memory bound ([`kernel`]: [`kernel::KernelSpec`],
+//! [`kernel::MemoryLimit`]), progress, stopping and checkpoints ([`run`], [`checkpoint`]),
+//! files written whole or not at all ([`io`]) and the one error type ([`error`]).
+//!
+//! Every learner minimizes one objective
 //!
 //! ```text
 //! min_theta  lambda * Omega(theta) + (1/N) sum_i L(theta; x_i, y_i)
 //! ```
 //!
-//! with `Omega` a block norm over groups (one group per kernel):
-//! - online proximal learning (SPOM; Martins et al. 2011, Alg. 1-3) in [`solver::online`];
-//! - a 1-slack cutting-plane structural SVM (Joachims et al. 2009; mao-tsang Alg. 1 without
-//!   its MKL part) in [`solver::cutting_plane`];
-//! - tasks in [`task`], with the structured-task seam ([`task::structured`]: parts, decoding,
-//!   loss-augmented decoding, marginals) that SPOM and the cutting plane consume;
-//! - explicit sparse features, alphabets and group layouts in [`features`];
-//! - regularizers and their proximity operators in [`prox`];
-//! - kernels, normalizations and Gram matrices in [`kernel`];
-//! - data readers in [`data`];
-//! - model selection over a grid and validation splits in [`select`].
+//! with `Omega` a block norm over groups (one group per kernel or feature template): online
+//! proximal learning (SPOM; Martins et al. 2011), randomized mirror descent (Afkanpour et al.
+//! 2013), multi-template learning (Mao & Tsang), MKL-GOMP (Sindhwani & Lozano 2012) and
+//! lp-MKL (Kloft et al.). The engines themselves are private; [`engine`] lends the parts the
+//! project's experiments, benchmarks, fuzz targets and tests drive directly, without the
+//! promise of a stable API.
 //!
-//! Algorithms never read files and never print; progress goes through callbacks.
+//! Algorithms never read files and never print; progress goes through callbacks
+//! ([`run::Observer`]).
+#![warn(unreachable_pub)]
 
 pub mod checkpoint;
 pub mod data;
+pub mod engine;
 pub mod error;
 pub mod estimator;
-pub mod features;
+pub(crate) mod features;
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod io;
 pub mod kernel;
-pub mod linalg;
-pub mod metrics;
+pub(crate) mod linalg;
+pub(crate) mod metrics;
 pub mod model;
-pub mod multiset;
-pub mod params;
-pub mod plot;
+pub(crate) mod multiset;
+pub(crate) mod params;
 pub mod prelude;
-pub mod prox;
-pub mod reproduce;
+pub(crate) mod prox;
 pub mod run;
-pub mod select;
-pub mod solver;
-pub mod task;
+pub(crate) mod select;
+pub(crate) mod solver;
+pub(crate) mod task;
 
 pub use error::{Error, Result};

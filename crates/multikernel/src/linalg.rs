@@ -16,7 +16,7 @@ use faer::{Accum, Mat, MatMut, MatRef, Par};
 
 /// Squared Euclidean distance of two equal-length slices.
 #[inline]
-pub fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
     a.iter()
         .zip(b)
         .map(|(x, y)| {
@@ -29,7 +29,7 @@ pub fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
 /// Squared Euclidean norm, summed in order (the rows' norms that kernels and their Gram
 /// matrices are built from).
 #[inline]
-pub fn sq_norm(a: &[f64]) -> f64 {
+pub(crate) fn sq_norm(a: &[f64]) -> f64 {
     a.iter().map(|x| x * x).sum()
 }
 
@@ -55,7 +55,7 @@ unsafe fn dot_avx2(a: &[f64], b: &[f64]) -> f64 {
 
 /// `y += a * x`, vectorized (AVX2 when the CPU has it).
 #[inline]
-pub fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+pub(crate) fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     {
         if y.len() >= 64 && std::arch::is_x86_feature_detected!("avx2") {
@@ -131,7 +131,7 @@ impl SpdFactor {
     }
 
     /// Factors `a + shift I` for a row-major [`Matrix`] (lower triangle read).
-    pub fn from_matrix(a: &Matrix, shift: f64) -> Result<SpdFactor> {
+    pub(crate) fn from_matrix(a: &Matrix, shift: f64) -> Result<SpdFactor> {
         if a.rows != a.cols {
             return Err(Error::shape(
                 "columns of a matrix to factor (it must be square)",
@@ -177,7 +177,7 @@ impl SpdFactor {
     }
 
     /// Overwrites `b` with `(L L^T)^-1 b`.
-    pub fn solve_in_place(&self, b: &mut [f64]) {
+    pub(crate) fn solve_in_place(&self, b: &mut [f64]) {
         let n = self.dim();
         assert_eq!(b.len(), n, "SpdFactor::solve_in_place: length mismatch");
         let mut rhs = MatMut::from_column_major_slice_mut(b, n, 1);
@@ -283,7 +283,7 @@ pub(crate) fn par_for(n: usize) -> Par {
 /// The one Cholesky factorization of the library: overwrites the lower triangle of the
 /// symmetric positive definite `a` with `L` (`a = L L^T`; the strict upper triangle holds
 /// leftovers and must be ignored). Fails with the index of the first non-positive pivot.
-pub fn cholesky_in_place(a: MatMut<'_, f64>, par: Par) -> std::result::Result<(), usize> {
+pub(crate) fn cholesky_in_place(a: MatMut<'_, f64>, par: Par) -> std::result::Result<(), usize> {
     let n = a.nrows();
     let mut mem = MemBuffer::new(llt::factor::cholesky_in_place_scratch::<f64>(
         n,

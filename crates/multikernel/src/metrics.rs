@@ -23,7 +23,7 @@ pub fn mse(pred: &[f64], truth: &[f64]) -> f64 {
 }
 
 /// Index of the largest value (first on ties); 0 for an empty slice.
-pub fn argmax(v: &[f64]) -> usize {
+pub(crate) fn argmax(v: &[f64]) -> usize {
     let mut best = 0;
     for (i, &x) in v.iter().enumerate() {
         if x > v[best] {

@@ -16,7 +16,7 @@ pub type MultiIndex = Vec<u32>;
 
 /// Number of distinct product kernels of degree exactly `d` over `r` base kernels,
 /// `C(r + d - 1, d)`, as `f64` (exact below 2^53).
-pub fn count_of_degree(r: usize, d: usize) -> f64 {
+pub(crate) fn count_of_degree(r: usize, d: usize) -> f64 {
     if d == 0 {
         return 1.0;
     }
@@ -41,7 +41,7 @@ fn binom(n: usize, k: usize) -> f64 {
 }
 
 /// Number of distinct orderings of a sorted multi-index, `d! / prod mu_j!`.
-pub fn orderings(m: &[u32]) -> f64 {
+pub(crate) fn orderings(m: &[u32]) -> f64 {
     let mut c = 1.0;
     let mut run = 0usize;
     for (i, _) in m.iter().enumerate() {
@@ -58,7 +58,7 @@ pub fn orderings(m: &[u32]) -> f64 {
 
 /// A readable name of a multi-index: `"1"` for the constant kernel, else factors joined by
 /// `*` with powers, e.g. `x1^2*x5` for `names = ["x1", .., "x5", ..]` and `m = [0, 0, 4]`.
-pub fn index_name(m: &[u32], names: &[String]) -> String {
+pub(crate) fn index_name(m: &[u32], names: &[String]) -> String {
     if m.is_empty() {
         return "1".to_string();
     }
@@ -81,7 +81,7 @@ pub fn index_name(m: &[u32], names: &[String]) -> String {
 }
 
 /// Index drawn with probability proportional to the non-negative `w` (`None` if all zero).
-pub fn pick<R: Rng + ?Sized>(w: &[f64], rng: &mut R) -> Option<usize> {
+pub(crate) fn pick<R: Rng + ?Sized>(w: &[f64], rng: &mut R) -> Option<usize> {
     let total: f64 = w.iter().sum();
     if !pos(total) || !total.is_finite() {
         return None;
@@ -115,14 +115,14 @@ pub trait IndexDistribution: Send + Sync + std::fmt::Debug {
 /// `C(r + d - 1, d)` multisets of that degree. [`DegreeUniform::uniform`] is the uniform
 /// distribution over all `C(r + D, D)` kernels (uniform coordinate descent, UCD).
 #[derive(Debug, Clone)]
-pub struct DegreeUniform {
+pub(crate) struct DegreeUniform {
     r: usize,
     probs: Vec<f64>,
 }
 
 impl DegreeUniform {
     /// `degree_probs` has one non-negative entry per degree `0..=D`, normalized here.
-    pub fn new(r: usize, degree_probs: &[f64]) -> Result<DegreeUniform> {
+    pub(crate) fn new(r: usize, degree_probs: &[f64]) -> Result<DegreeUniform> {
         if r == 0 || degree_probs.is_empty() {
             return Err(Error::data(
                 "a degree distribution needs base kernels and at least one degree",
@@ -150,7 +150,7 @@ impl DegreeUniform {
     }
 
     /// Uniform over all distinct product kernels of degree `0..=degree`.
-    pub fn uniform(r: usize, degree: usize) -> Result<DegreeUniform> {
+    pub(crate) fn uniform(r: usize, degree: usize) -> Result<DegreeUniform> {
         let w: Vec<f64> = (0..=degree).map(|d| count_of_degree(r, d)).collect();
         DegreeUniform::new(r, &w)
     }
@@ -173,7 +173,7 @@ impl IndexDistribution for DegreeUniform {
 
 /// A uniformly random multiset of size `d` from `0..r` (sorted): stars and bars, i.e. `d`
 /// distinct positions among `r + d - 1` (Floyd's algorithm), minus their rank.
-pub fn uniform_multiset<R: Rng + ?Sized>(r: usize, d: usize, rng: &mut R) -> MultiIndex {
+pub(crate) fn uniform_multiset<R: Rng + ?Sized>(r: usize, d: usize, rng: &mut R) -> MultiIndex {
     if d == 0 {
         return Vec::new();
     }

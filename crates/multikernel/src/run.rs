@@ -303,7 +303,7 @@ impl RunRecorder {
     }
 
     /// Counts examples whose loss could not be computed ([`RunInfo::skipped_examples`]).
-    pub fn add_skipped(&mut self, examples: u64) {
+    pub(crate) fn add_skipped(&mut self, examples: u64) {
         self.skipped_examples += examples;
     }
 
@@ -340,12 +340,12 @@ impl RunRecorder {
 
     /// Sets the number of steps done without reporting them (a learner that counts its own
     /// iterations and reports only some of them).
-    pub fn set_steps(&mut self, steps: u64) {
+    pub(crate) fn set_steps(&mut self, steps: u64) {
         self.steps = steps;
     }
 
     /// Sets the final objective (when it is computed after the last step).
-    pub fn set_objective(&mut self, objective: f64) {
+    pub(crate) fn set_objective(&mut self, objective: f64) {
         self.objective = Some(objective);
     }
 

@@ -35,7 +35,7 @@
 //!
 //! ```
 //! use multikernel::data::split::Split;
-//! use multikernel::select::{Search, SplitStrategy};
+//! use multikernel::engine::select::{Search, SplitStrategy};
 //!
 //! // Ridge regression through the origin, w = sum(x y) / (sum(x x) + lambda), on y = 3x +- 1.
 //! let x: Vec<f64> = (1..=20).map(f64::from).collect();
@@ -660,7 +660,7 @@ fn transpose<T>(by_split: Vec<Vec<T>>, nc: usize) -> Vec<Vec<T>> {
 /// The seed of partition `r` of a repeated k-fold ([`SplitStrategy::RepeatedKFold`]):
 /// `seed` itself for the first, so that its folds are the plain k-fold's, then `seed` moved
 /// by `r` times the 64-bit golden-ratio constant (well apart for nearby seeds).
-pub fn repeat_seed(seed: u64, r: usize) -> u64 {
+pub(crate) fn repeat_seed(seed: u64, r: usize) -> u64 {
     seed.wrapping_add((r as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 

@@ -1,11 +1,11 @@
 //! `multikernel reproduce`: the flags are the library's options
-//! (`multikernel::reproduce::options`, with its `clap` feature), their defaults are the
+//! (`multikernel_experiments::options`, with its `clap` feature), their defaults are the
 //! options' `Default`, bad values fail by flag before any data is read and leave no JSON
 //! file, and a small `reproduce uci` run prints the table and writes the rows, the tables
 //! and the splits that the library's own run of the same options gives.
 
 use clap::Parser;
-use multikernel::reproduce::options::{
+use multikernel_experiments::options::{
     GompOptions, MirrorDescentOptions, MtlOptions, OcrOptions, ParsingOptions, Reproduction,
     UciOptions, WrappersOptions,
 };

@@ -62,7 +62,7 @@ impl ColumnSentence {
     }
 
     /// The last column of every token (the label of a training or evaluation file).
-    pub fn last_column(&self) -> Vec<&[u8]> {
+    pub(crate) fn last_column(&self) -> Vec<&[u8]> {
         self.tokens
             .iter()
             .map(|t| t.last().map_or(&b""[..], Vec::as_slice))
@@ -86,7 +86,7 @@ impl ColumnData {
 }
 
 /// Reads a column file (plain or gzip).
-pub fn read_columns(path: &Path) -> Result<ColumnData> {
+pub(crate) fn read_columns(path: &Path) -> Result<ColumnData> {
     parse_columns(&read_bytes(path)?, path)
 }
 

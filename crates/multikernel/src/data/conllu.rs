@@ -44,7 +44,7 @@ pub struct ConlluToken {
 
 impl ConlluToken {
     /// False when MISC holds `SpaceAfter=No`.
-    pub fn space_after(&self) -> bool {
+    pub(crate) fn space_after(&self) -> bool {
         !self.misc.split('|').any(|m| m == "SpaceAfter=No")
     }
 }
@@ -76,7 +76,7 @@ impl ConlluSentence {
     }
 
     /// The line of the file holding token `k` (0-based) of the sentence.
-    pub fn token_line(&self, k: usize) -> usize {
+    pub(crate) fn token_line(&self, k: usize) -> usize {
         self.line + self.token_lines[k]
     }
 
@@ -121,7 +121,7 @@ pub fn read_conllu(path: &Path, heads: Heads) -> Result<Vec<ConlluSentence>> {
 }
 
 /// Parses CoNLL-U text; `path` names it in errors.
-pub fn parse_conllu(bytes: &[u8], path: &Path, heads: Heads) -> Result<Vec<ConlluSentence>> {
+pub(crate) fn parse_conllu(bytes: &[u8], path: &Path, heads: Heads) -> Result<Vec<ConlluSentence>> {
     let mut out = Vec::new();
     let mut cur = ConlluSentence::default();
     let mut last_line = 0;

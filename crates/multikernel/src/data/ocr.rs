@@ -23,16 +23,16 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Pixels per character image (16 x 8).
-pub const N_PIXELS: usize = 128;
+pub(crate) const N_PIXELS: usize = 128;
 /// Labels: the letters a-z.
-pub const N_LETTERS: usize = 26;
+pub(crate) const N_LETTERS: usize = 26;
 /// Folds of the data set (Taskar et al.'s split).
-pub const N_FOLDS: usize = 10;
+pub(crate) const N_FOLDS: usize = 10;
 /// Fields before the pixels: id, letter, next_id, word_id, position, fold.
 const N_META: usize = 6;
 
 /// The letter of label `y` (0 -> 'a'); `'?'` beyond the alphabet.
-pub fn label_char(y: usize) -> char {
+pub(crate) fn label_char(y: usize) -> char {
     if y < N_LETTERS {
         (b'a' + y as u8) as char
     } else {
@@ -41,17 +41,17 @@ pub fn label_char(y: usize) -> char {
 }
 
 /// The label of a letter a-z.
-pub fn char_label(c: char) -> Option<usize> {
+pub(crate) fn char_label(c: char) -> Option<usize> {
     c.is_ascii_lowercase().then(|| (c as u8 - b'a') as usize)
 }
 
 /// The label names of OCR data: the letters `a`-`z`.
-pub fn letter_names() -> Vec<String> {
+pub(crate) fn letter_names() -> Vec<String> {
     (0..N_LETTERS).map(|y| label_char(y).to_string()).collect()
 }
 
 /// The pixel names `p_ROW_COL` of the 16 x 8 image, row-major.
-pub fn pixel_names() -> Vec<String> {
+pub(crate) fn pixel_names() -> Vec<String> {
     (0..N_PIXELS)
         .map(|j| format!("p_{}_{}", j / 8, j % 8))
         .collect()
@@ -132,7 +132,7 @@ struct Line {
 }
 
 /// Parses the text of a `letter.data` file; `path` only names the file in errors.
-pub fn parse_ocr(path: &Path, bytes: &[u8]) -> Result<SequenceData> {
+pub(crate) fn parse_ocr(path: &Path, bytes: &[u8]) -> Result<SequenceData> {
     let text = std::str::from_utf8(bytes).map_err(|e| Error::Parse {
         path: path.to_path_buf(),
         line: 1 + bytes[..e.valid_up_to()]
@@ -309,8 +309,7 @@ pub fn parse_ocr(path: &Path, bytes: &[u8]) -> Result<SequenceData> {
 /// A small seeded OCR file for the tests of the experiments: `n_words` short words (2-4
 /// letters) over 4 letters whose 16 x 8 images are copies of one prototype per letter with
 /// each pixel flipped with probability `flip`, word `w` in fold `w % n_folds`.
-#[cfg(test)]
-pub(crate) fn synthetic_words(n_words: usize, n_folds: usize, flip: f64) -> SequenceData {
+pub fn synthetic_words(n_words: usize, n_folds: usize, flip: f64) -> SequenceData {
     use rand::{Rng, SeedableRng};
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
     let protos: Vec<Vec<u8>> = (0..4)

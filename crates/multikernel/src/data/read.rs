@@ -153,7 +153,7 @@ pub enum TargetSchema {
 impl Schema {
     /// Whether the feature names are the ones readers give columns without a header
     /// (`x1, x2, ...`): such a model matches files by position, not by name.
-    pub fn has_default_names(&self) -> bool {
+    pub(crate) fn has_default_names(&self) -> bool {
         self.feature_names
             .iter()
             .enumerate()
@@ -303,7 +303,7 @@ pub fn looks_like(bytes: &[u8]) -> Option<&'static str> {
 }
 
 /// The whole content of `path`, gunzipped when it starts with the gzip magic bytes.
-pub(crate) fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,

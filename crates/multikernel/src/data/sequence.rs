@@ -124,7 +124,7 @@ impl SequenceData {
     }
 
     /// The gold labels of sequence `s`.
-    pub fn sequence_labels(&self, s: usize) -> &[usize] {
+    pub(crate) fn sequence_labels(&self, s: usize) -> &[usize] {
         &self.labels[self.spans[s].clone()]
     }
 

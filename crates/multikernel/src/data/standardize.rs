@@ -225,7 +225,7 @@ impl StandardizerAccumulator {
 
     /// Adds the rows of `x`, which must have [`StandardizerAccumulator::n_features`] columns
     /// (else a shape error, and nothing is added).
-    pub fn push_rows(&mut self, x: &Matrix) -> Result<()> {
+    pub(crate) fn push_rows(&mut self, x: &Matrix) -> Result<()> {
         if x.cols != self.cols.len() {
             return Err(Error::shape(
                 "standardizer accumulator: columns of a chunk",

@@ -50,7 +50,7 @@ const BUFFER_BYTES: usize = 1 << 16;
 
 /// Opens the data from its start, for each pass over it (the format sniffing, the libsvm
 /// width pass, each [`TableStream::rewind`]). The bytes may be gzip-compressed.
-pub type Opener = Box<dyn FnMut() -> std::io::Result<Box<dyn BufRead + Send>> + Send>;
+pub(crate) type Opener = Box<dyn FnMut() -> std::io::Result<Box<dyn BufRead + Send>> + Send>;
 
 /// Opens the file `path` from its start, buffered, for each pass over it.
 pub(crate) fn file_opener(path: &Path) -> Opener {
@@ -347,7 +347,7 @@ impl TableStream {
     }
 
     /// What the target holds.
-    pub fn target_kind(&self) -> TargetKind {
+    pub(crate) fn target_kind(&self) -> TargetKind {
         self.target
     }
 

@@ -310,7 +310,7 @@ impl MonomialProblem {
     }
 
     /// The monomials as readable names (`x1^2*x5`).
-    pub fn term_names(&self) -> Vec<String> {
+    pub(crate) fn term_names(&self) -> Vec<String> {
         let nm = names(self.r);
         self.terms.iter().map(|m| index_name(m, &nm)).collect()
     }

@@ -196,7 +196,11 @@ pub struct AutoFitted {
 
 /// The learner the selection uses on a table of `n` rows and `n_kernels` kernels, with
 /// the reason (module docs: lp-MKL while its matrices fit and `n <= BATCH_MAX_ROWS`).
-pub fn choose_learner(n: usize, n_kernels: usize, memory: &MemoryLimit) -> (LearnerKind, String) {
+pub(crate) fn choose_learner(
+    n: usize,
+    n_kernels: usize,
+    memory: &MemoryLimit,
+) -> (LearnerKind, String) {
     let bytes = (n as u128) * (n as u128) * 8 * n_kernels as u128;
     let gib = bytes as f64 / (1u64 << 30) as f64;
     let fits = memory.check(
@@ -851,7 +855,7 @@ pub(crate) struct LpPath<'a> {
 impl LpPath<'_> {
     /// The mean validation score of every (group, C), group-major: `groups` are ranges of
     /// the kernel list with their p.
-    pub fn scores(
+    pub(crate) fn scores(
         &self,
         groups: &[(Range<usize>, f64)],
         c_grid: &[f64],

@@ -64,7 +64,7 @@ pub fn halving_applies(rows: usize) -> bool {
 pub const CLEAR_MARGIN_ACCURACY: f64 = 0.03;
 /// MSE: ... when its MSE is above the leader's by more than this fraction (or by two of the
 /// leader's standard errors, when larger).
-pub const CLEAR_MARGIN_MSE: f64 = 0.15;
+pub(crate) const CLEAR_MARGIN_MSE: f64 = 0.15;
 
 /// A candidate's family, in the order the tie rule prefers (simplest first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -78,7 +78,7 @@ pub enum Family {
 }
 
 impl Family {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Family::Single => "single",
             Family::Uniform => "uniform",
@@ -239,7 +239,7 @@ impl Scores {
 }
 
 /// The mean and standard error (`std / sqrt(k)`, the sample standard deviation) of scores.
-pub fn mean_se(v: &[f64]) -> (f64, f64) {
+pub(crate) fn mean_se(v: &[f64]) -> (f64, f64) {
     let k = v.len() as f64;
     let mean = v.iter().sum::<f64>() / k;
     if v.len() < 2 {

@@ -23,7 +23,7 @@ use crate::task::TaskKind;
 /// Iteration cap of mirror descent and UCD under a time budget: a safety net that only
 /// binds on tiny problems whose iterations take microseconds (the objective keeps
 /// decreasing with time on real tables, BENCHMARKS.md).
-pub const POLY_MAX_ITER: u64 = 100_000;
+pub(crate) const POLY_MAX_ITER: u64 = 100_000;
 
 /// What a learner trains on.
 #[derive(Debug, Clone, Copy)]
@@ -199,7 +199,7 @@ pub fn fit_checked(
 /// The 1-slack cutting plane's `C` (of `1/2 ||w||^2 + C xi`, `xi` the average loss) for `n`
 /// training examples: `C n` for the spec's `C` (which weighs the sum of the losses), `1 /
 /// lambda` for its `lambda` (the online learner's scale).
-pub fn cutting_plane_c(strength: super::spec::Strength, n: usize) -> f64 {
+pub(crate) fn cutting_plane_c(strength: super::spec::Strength, n: usize) -> f64 {
     match strength {
         super::spec::Strength::C(c) => c * n.max(1) as f64,
         super::spec::Strength::Lambda(l) => 1.0 / l,

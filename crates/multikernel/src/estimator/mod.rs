@@ -105,7 +105,7 @@
 //! ```
 //! use multikernel::prelude::*;
 //! use multikernel::data::conllu::{read_conllu, select_folds, Heads};
-//! use multikernel::task::parse::{ParseData, ParseSentence};
+//! use multikernel::engine::task::parse::{ParseData, ParseSentence};
 //! # let twt = std::path::Path::new("../../data/treebank/tr-web.conllu.gz");
 //! let treebank = read_conllu(twt, Heads::Required)?;
 //! let train: Vec<ParseSentence> = select_folds(&treebank, &[0]).iter().map(ParseSentence::from).collect();
@@ -137,16 +137,19 @@ pub mod spec;
 pub mod stream;
 pub mod tagger;
 
+/// The regularizers, by name ([`OnlineSpec::reg`]).
+pub use crate::prox::RegSpec;
 /// lp-MKL's `p` from text (`2`, `4/3`, `inf`): the one grammar of [`LpMklSpec::p`].
 pub use crate::solver::lp_mkl::parse_p;
 /// The step rules of the online learner ([`OnlineSpec::schedule`]).
 pub use crate::solver::online::StepSchedule;
+/// Binary, multiclass or regression: what a vector task predicts.
+pub use crate::task::TaskKind;
 pub use apply::{evaluate, predict, score_columns, ApplyOptions, Evaluation};
 pub use source::{fit_source, DataFormat, FileSource, Loaded, Source, SourceFitted, TrainSource};
 
 /// The online learner trained chunk by chunk by the caller (the Python package's
-/// `partial_fit`): [`IncrementalFit`](crate::solver::online::incremental::IncrementalFit)
-/// and its settings.
+/// `partial_fit`): [`incremental::IncrementalFit`] and its settings.
 pub mod incremental {
     pub use crate::solver::online::incremental::{Given, IncrementalFit};
     pub use crate::solver::online::vector::VectorFitConfig;

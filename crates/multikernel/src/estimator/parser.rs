@@ -43,7 +43,7 @@ pub const PARSER_SETTINGS: &[&str] = &[
 ];
 
 /// The learners that train a parser.
-pub const PARSER_LEARNERS: &[LearnerKind] = &[LearnerKind::Online, LearnerKind::Mtl];
+pub(crate) const PARSER_LEARNERS: &[LearnerKind] = &[LearnerKind::Online, LearnerKind::Mtl];
 
 /// A parser's learner settings by their registry names; `None` keeps the default.
 #[derive(Debug, Clone, Default, PartialEq)]

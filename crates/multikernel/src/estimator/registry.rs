@@ -71,7 +71,7 @@ const POLY: &[LearnerKind] = &[MirrorDescent, Ucd, Poly];
 const WRAPPERS: &[LearnerKind] = &[SimpleMkl, GaussSeidel];
 
 /// Every learner family, in [`LearnerKind::ALL`] order.
-pub const LEARNERS: &[LearnerInfo] = &[
+pub(crate) const LEARNERS: &[LearnerInfo] = &[
     LearnerInfo {
         kind: Online,
         doc: "online proximal MKL (Martins et al. 2011, Alg. 1; SPOM, Alg. 3, on sequences)",

@@ -120,7 +120,7 @@ impl FileSource {
 
     /// The table format (`None`: from the file name or its first line); an error for the
     /// formats of sequences and sentences.
-    pub fn table_format(&self) -> Result<Option<Format>> {
+    pub(crate) fn table_format(&self) -> Result<Option<Format>> {
         match self.format {
             None => Ok(None),
             Some(DataFormat::Csv) => Ok(Some(Format::Csv)),
@@ -191,7 +191,7 @@ impl FileSource {
     /// Sentences in the column format (used whole). A file the column reader refuses that
     /// looks like another kind of file ([`looks_like`]: a treebank, a table, a model) is
     /// named as such in the message.
-    pub fn read_columns(&self) -> Result<Vec<ColumnSentence>> {
+    pub(crate) fn read_columns(&self) -> Result<Vec<ColumnSentence>> {
         self.expect(DataFormat::Columns, "a template tagger")?;
         self.no_folds()?;
         match read_columns(&self.path) {

@@ -236,7 +236,7 @@ impl LossKind {
     }
 
     /// The loss of a sequence task: the structured hinge or the CRF loss.
-    pub fn sequence_loss(self) -> Result<SeqLoss> {
+    pub(crate) fn sequence_loss(self) -> Result<SeqLoss> {
         match self {
             LossKind::Hinge => Ok(SeqLoss::Hinge),
             LossKind::Logistic => Ok(SeqLoss::Crf),
@@ -317,7 +317,7 @@ impl Strength {
     }
 
     /// The online learner's lambda for `n` training examples: `1 / (C n)`.
-    pub fn online_lambda(self, n: usize) -> f64 {
+    pub(crate) fn online_lambda(self, n: usize) -> f64 {
         match self {
             Strength::Lambda(l) => l,
             Strength::C(c) => 1.0 / (c * n.max(1) as f64),
@@ -331,7 +331,7 @@ impl Strength {
 
     /// The SVM's C of the wrapper learners for `n` training points: `C` itself, or
     /// `1 / (lambda n)` (the online learner's scale).
-    pub fn svm_c(self, n: usize) -> f64 {
+    pub(crate) fn svm_c(self, n: usize) -> f64 {
         match self {
             Strength::C(c) => c,
             Strength::Lambda(l) => 1.0 / (l * n.max(1) as f64),
@@ -339,7 +339,7 @@ impl Strength {
     }
 
     /// lp-MKL's, mirror descent's and UCD's lambda: `1 / C`.
-    pub fn ridge_lambda(self) -> f64 {
+    pub(crate) fn ridge_lambda(self) -> f64 {
         match self {
             Strength::Lambda(l) => l,
             Strength::C(c) => 1.0 / c,
@@ -561,7 +561,7 @@ impl WrapperSpec {
     }
 
     /// The settings of one wrapper fit on a table (SMO inside) with the SVM's C `c`.
-    pub fn model_params(
+    pub(crate) fn model_params(
         &self,
         method: WrapperMethod,
         c: f64,
@@ -971,7 +971,7 @@ impl CheckedSpec {
 
     /// The kernels when training from a stream: the spec's, or (none given) the streaming
     /// dictionary of explicit maps ([`crate::kernel::streaming_dictionary`]).
-    pub fn stream_kernels(&self) -> Vec<KernelSpec> {
+    pub(crate) fn stream_kernels(&self) -> Vec<KernelSpec> {
         if self.0.kernels.is_empty() {
             crate::kernel::streaming_dictionary()
         } else {

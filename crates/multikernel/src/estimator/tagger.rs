@@ -21,6 +21,8 @@ use crate::run::Observer;
 use crate::task::tagging::{FeatureKeys, TagData, TemplateFile, TokenFeatures};
 use std::path::Path;
 
+/// CoNLL-U to the tagger's columns (`multikernel tag --from-conllu`).
+pub use crate::task::tagging::convert::{from_conllu, LabelColumn};
 pub use crate::task::tagging::{is_chunk_scheme, ChunkCounts, FeatureValue, TagScores};
 
 /// The settings a tagger's learners take ([`registry::SETTINGS`] names them; `C` is the
@@ -36,7 +38,7 @@ pub const TAGGER_SETTINGS: &[&str] = &[
 ];
 
 /// The learners that train a tagger.
-pub const TAGGER_LEARNERS: &[LearnerKind] = &[LearnerKind::Online, LearnerKind::Mtl];
+pub(crate) const TAGGER_LEARNERS: &[LearnerKind] = &[LearnerKind::Online, LearnerKind::Mtl];
 
 /// Sentences in memory: each a list of tokens.
 #[derive(Debug, Clone, Copy)]

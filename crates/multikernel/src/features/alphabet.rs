@@ -47,7 +47,7 @@ impl Alphabet {
     }
 
     /// An alphabet of `names` in that order (growing); `Err(name)` for a repeated name.
-    pub fn from_names<S: Into<String>>(
+    pub(crate) fn from_names<S: Into<String>>(
         names: impl IntoIterator<Item = S>,
     ) -> Result<Alphabet, String> {
         let mut a = Alphabet::new();

@@ -28,7 +28,7 @@ impl GroupLayout {
         GroupLayout { offsets }
     }
 
-    pub fn n_groups(&self) -> usize {
+    pub(crate) fn n_groups(&self) -> usize {
         self.offsets.len() - 1
     }
 
@@ -42,7 +42,7 @@ impl GroupLayout {
         self.offsets[g]..self.offsets[g + 1]
     }
 
-    pub fn len_of(&self, g: usize) -> usize {
+    pub(crate) fn len_of(&self, g: usize) -> usize {
         self.offsets[g + 1] - self.offsets[g]
     }
 
@@ -65,7 +65,7 @@ impl GroupLayout {
             .collect()
     }
 
-    pub fn locate(&self, global: usize) -> Option<(usize, usize)> {
+    pub(crate) fn locate(&self, global: usize) -> Option<(usize, usize)> {
         if global >= self.total() {
             return None;
         }

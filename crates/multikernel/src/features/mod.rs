@@ -13,7 +13,7 @@ mod layout;
 mod rows;
 mod sparse;
 
-pub use alphabet::Alphabet;
+pub(crate) use alphabet::Alphabet;
 pub use layout::GroupLayout;
-pub use rows::SparseRows;
-pub use sparse::SparseVector;
+pub(crate) use rows::SparseRows;
+pub(crate) use sparse::SparseVector;

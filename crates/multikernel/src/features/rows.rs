@@ -48,7 +48,7 @@ impl SparseRows {
 
     /// Heap bytes allocated (the capacity of both buffers, which [`SparseRows::with_capacity`]
     /// sets to [`SparseRows::bytes_for`]).
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.offsets.capacity() * std::mem::size_of::<usize>()
             + self.entries.capacity() * std::mem::size_of::<(usize, f64)>()
     }
@@ -60,14 +60,14 @@ impl SparseRows {
     }
 
     /// Appends a row from entries sorted by index with unique indices.
-    pub fn push_entries(&mut self, entries: &[(usize, f64)]) {
+    pub(crate) fn push_entries(&mut self, entries: &[(usize, f64)]) {
         debug_assert!(entries.windows(2).all(|w| w[0].0 < w[1].0));
         self.entries.extend_from_slice(entries);
         self.offsets.push(self.entries.len());
     }
 
     /// Stored entries of all rows.
-    pub fn n_entries(&self) -> usize {
+    pub(crate) fn n_entries(&self) -> usize {
         self.entries.len()
     }
 
@@ -97,7 +97,7 @@ impl SparseRows {
 
     /// `out[r] = <row r, dense>` for every row, each summed in index order (appended to
     /// `out`). Panics if an index is outside `dense`.
-    pub fn mul_dense(&self, dense: &[f64], out: &mut Vec<f64>) {
+    pub(crate) fn mul_dense(&self, dense: &[f64], out: &mut Vec<f64>) {
         out.reserve(self.n_rows());
         for w in self.offsets.windows(2) {
             let mut s = 0.0;

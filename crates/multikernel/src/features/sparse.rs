@@ -29,7 +29,7 @@ impl SparseVector {
     }
 
     /// From entries already sorted by strictly increasing index; `None` otherwise.
-    pub fn from_sorted(entries: Vec<(usize, f64)>) -> Option<SparseVector> {
+    pub(crate) fn from_sorted(entries: Vec<(usize, f64)>) -> Option<SparseVector> {
         entries
             .windows(2)
             .all(|w| w[0].0 < w[1].0)
@@ -104,7 +104,7 @@ impl SparseVector {
 
     /// `dense += a * self`. Panics if an index is outside `dense`.
     #[inline]
-    pub fn add_scaled_to(&self, dense: &mut [f64], a: f64) {
+    pub(crate) fn add_scaled_to(&self, dense: &mut [f64], a: f64) {
         for &(i, v) in &self.entries {
             dense[i] += a * v;
         }
@@ -135,7 +135,8 @@ impl SparseVector {
     }
 
     /// `||self||^2`.
-    pub fn sqnorm(&self) -> f64 {
+    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    pub(crate) fn sqnorm(&self) -> f64 {
         self.entries.iter().map(|&(_, v)| v * v).sum()
     }
 

@@ -285,7 +285,7 @@ fn add_dense_times(g: &[f64], h: usize, n: usize, c: &Matrix, out: &mut [f64]) {
 }
 
 /// `out += G C` for a Gram block `G` (`h x n`) and coefficients `C` (`n x cols`).
-pub fn add_gram_times(g: &Gram, c: &Matrix, out: &mut [f64]) {
+pub(crate) fn add_gram_times(g: &Gram, c: &Matrix, out: &mut [f64]) {
     let cols = c.cols;
     match g {
         Gram::Dense(m) => add_dense_times(&m.data, m.rows, m.cols, c, out),
@@ -319,7 +319,7 @@ pub struct BitRows {
 impl BitRows {
     /// Packs the rows of `x`; `None` when some value is neither 0 nor 1 or the rows are too
     /// wide for the kernel tables.
-    pub fn pack(x: MatrixRef<'_>) -> Option<BitRows> {
+    pub(crate) fn pack(x: MatrixRef<'_>) -> Option<BitRows> {
         if x.cols() > MAX_TABLE_DIM {
             return None;
         }

@@ -30,7 +30,7 @@ pub(crate) struct Side<'a> {
 }
 
 impl<'a> Side<'a> {
-    pub fn new(x: &'a Matrix, features: Option<&[usize]>) -> Self {
+    pub(crate) fn new(x: &'a Matrix, features: Option<&[usize]>) -> Self {
         let x = match features {
             Some(f) => Cow::Owned(x.select_cols(f)),
             None => Cow::Borrowed(x),
@@ -46,7 +46,7 @@ impl<'a> Side<'a> {
         Side { x, norms }
     }
 
-    pub fn rows(&self) -> usize {
+    pub(crate) fn rows(&self) -> usize {
         self.x.rows
     }
 }

@@ -49,7 +49,7 @@ impl FittedKind {
     }
 
     /// Whether the value depends on the inputs (everything but a constant).
-    pub fn needs_dot(&self) -> bool {
+    pub(crate) fn needs_dot(&self) -> bool {
         match self {
             FittedKind::Const => false,
             FittedKind::Product(fs) => fs.iter().any(FittedKind::needs_dot),
@@ -89,7 +89,7 @@ impl FittedKind {
     }
 
     /// Whether Gram matrices are mostly zeros (a B1-spline anywhere in a product).
-    pub fn is_sparse(&self) -> bool {
+    pub(crate) fn is_sparse(&self) -> bool {
         match self {
             FittedKind::BSpline { .. } => true,
             FittedKind::Product(fs) => fs.iter().any(FittedKind::is_sparse),
@@ -450,7 +450,7 @@ impl FittedKernel {
 
     /// B1-spline (anywhere in a product) => sparse Gram matrices (never for a kernel
     /// approximated by a feature map).
-    pub fn is_sparse(&self) -> bool {
+    pub(crate) fn is_sparse(&self) -> bool {
         self.approx.is_none() && self.kind.is_sparse()
     }
 
@@ -566,7 +566,7 @@ impl FittedKernel {
     }
 
     /// `eval(a, a)` without the pair loop.
-    pub fn self_eval(&self, a: &[f64]) -> f64 {
+    pub(crate) fn self_eval(&self, a: &[f64]) -> f64 {
         if self.approx.is_some() {
             return self.eval(a, a);
         }

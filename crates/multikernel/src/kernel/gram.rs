@@ -52,7 +52,7 @@ pub enum Gram {
 impl Gram {
     /// Whether every stored value is finite (a kernel on inputs near the largest float, such
     /// as 1e300, overflows to infinity or NaN).
-    pub fn all_finite(&self) -> bool {
+    pub(crate) fn all_finite(&self) -> bool {
         match self {
             Gram::Dense(m) => m.data.iter().all(|v| v.is_finite()),
             Gram::Sparse(s) => s.values.iter().all(|v| v.is_finite()),
@@ -98,7 +98,7 @@ impl Gram {
     /// Calls `f(j, G[i, j])` for the stored entries of row `i` (every `j` for dense), in
     /// increasing `j`.
     #[inline]
-    pub fn for_each_in_row(&self, i: usize, mut f: impl FnMut(usize, f64)) {
+    pub(crate) fn for_each_in_row(&self, i: usize, mut f: impl FnMut(usize, f64)) {
         match self {
             Gram::Dense(m) => m.row(i).iter().enumerate().for_each(|(j, &g)| f(j, g)),
             Gram::Sparse(s) => {
@@ -150,7 +150,8 @@ impl Gram {
     }
 
     /// Whether this is the sparse variant.
-    pub fn is_sparse(&self) -> bool {
+    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    pub(crate) fn is_sparse(&self) -> bool {
         matches!(self, Gram::Sparse(_))
     }
 }

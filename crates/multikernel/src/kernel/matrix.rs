@@ -74,7 +74,7 @@ impl KernelMatrix {
     }
 
     /// `(1/n) K 1`, the column means of the training Gram matrix.
-    pub fn col_means(&self) -> Vec<f64> {
+    pub(crate) fn col_means(&self) -> Vec<f64> {
         match self {
             KernelMatrix::Dense(k) => {
                 let n = k.rows.max(1) as f64;
@@ -102,7 +102,7 @@ impl KernelMatrix {
     }
 
     /// `sum_c a_c^T K a_c` over the columns of `a` (`n x k`).
-    pub fn quad_form(&self, a: &Matrix) -> f64 {
+    pub(crate) fn quad_form(&self, a: &Matrix) -> f64 {
         match self {
             KernelMatrix::Dense(k) => {
                 let mut s = 0.0;

@@ -136,7 +136,7 @@ impl KernelSpec {
     }
 
     /// The same spec with normalization `norm`.
-    pub fn with_norm(mut self, norm: Normalization) -> Self {
+    pub(crate) fn with_norm(mut self, norm: Normalization) -> Self {
         self.norm = norm;
         self
     }

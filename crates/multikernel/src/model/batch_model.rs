@@ -220,7 +220,7 @@ impl<L: KernelDecision> BatchModel<L> {
     }
 
     /// Checks that the task, the classes and the learner agree (a model read from a file).
-    pub fn validate_kernels(&self) -> Result<()> {
+    pub(crate) fn validate_kernels(&self) -> Result<()> {
         self.learner.validate()?;
         check_outputs(self.task, &self.classes, self.learner.n_outputs())
     }

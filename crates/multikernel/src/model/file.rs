@@ -25,11 +25,11 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// The format tag every model file carries.
-pub const FORMAT: &str = "multikernel-model";
+pub(crate) const FORMAT: &str = "multikernel-model";
 /// The version this build writes.
 pub const VERSION: u32 = 2;
 /// The versions this build reads.
-pub const READS: [u32; 2] = [1, 2];
+pub(crate) const READS: [u32; 2] = [1, 2];
 
 #[derive(Serialize)]
 struct Out<'a> {

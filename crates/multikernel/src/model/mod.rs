@@ -100,7 +100,7 @@ impl Model {
     }
 
     /// The vector task kind; `None` for a sequence model.
-    pub fn vector_task(&self) -> Option<TaskKind> {
+    pub(crate) fn vector_task(&self) -> Option<TaskKind> {
         match self {
             Model::KernelMachine(m) => Some(m.task),
             Model::Sequence(_) | Model::Parser(_) | Model::Tagger(_) => None,
@@ -712,7 +712,7 @@ fn batch_base<L>(m: &BatchModel<L>, learner: &str) -> Summary {
 }
 
 /// Why a GOMP path stopped, in words.
-pub fn gomp_stop_text(stop: GompStop, max_kernels: Option<usize>, eps: f64) -> String {
+pub(crate) fn gomp_stop_text(stop: GompStop, max_kernels: Option<usize>, eps: f64) -> String {
     match stop {
         GompStop::Eps => format!("stopped: best improvement <= eps = {eps:e}"),
         GompStop::MaxKernels => match max_kernels {

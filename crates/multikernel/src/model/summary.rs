@@ -114,7 +114,7 @@ fn cell(v: f64) -> String {
 }
 
 /// A positive constant in a readable form: `0.0048`, `12.5000`, `1.000e-6`.
-pub fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     if (1e-3..1e4).contains(&v.abs()) {
         format!("{v:.4}")
     } else {

@@ -2,4 +2,4 @@
 //! proximal steps of the online learner rescale a group in O(1) (martins2011 Sec. 3.4).
 
 mod scaled;
-pub use scaled::ScaledVec;
+pub(crate) use scaled::ScaledVec;

@@ -181,7 +181,7 @@ impl ScaledVec {
     }
 
     /// Like [`ScaledVec::zeros`], with a zero linear image of length `image_len`.
-    pub fn zeros_with_image(len: usize, image_len: usize, averaging: bool) -> Self {
+    pub(crate) fn zeros_with_image(len: usize, image_len: usize, averaging: bool) -> Self {
         let mut v = Self::zeros(len, averaging);
         v.image = vec![0.0; image_len];
         v
@@ -201,7 +201,12 @@ impl ScaledVec {
 
     /// Adds `delta_eff * column[k]` to every image entry `k` (a rank-one image update).
     #[inline]
-    pub fn add_image_scaled(&mut self, column: impl Iterator<Item = (usize, f64)>, delta: f64) {
+    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    pub(crate) fn add_image_scaled(
+        &mut self,
+        column: impl Iterator<Item = (usize, f64)>,
+        delta: f64,
+    ) {
         let d = delta / self.scale;
         for (k, v) in column {
             self.image[k] += d * v;
@@ -211,7 +216,7 @@ impl ScaledVec {
     /// Mutable access to the unscaled image, with the factor that turns effective deltas into
     /// stored ones (`1 / scale`).
     #[inline]
-    pub fn image_mut(&mut self) -> (&mut [f64], f64) {
+    pub(crate) fn image_mut(&mut self) -> (&mut [f64], f64) {
         let inv = 1.0 / self.scale;
         (&mut self.image, inv)
     }
@@ -243,7 +248,7 @@ impl ScaledVec {
 
     /// ||theta||^2 as maintained.
     #[inline]
-    pub fn sqnorm(&self) -> f64 {
+    pub(crate) fn sqnorm(&self) -> f64 {
         self.sqnorm
     }
 
@@ -273,7 +278,7 @@ impl ScaledVec {
     /// entry `d * v.len() + y`), with the squared norm updated exactly:
     /// `2 mult <theta, z v^T> + mult^2 ||z||^2 ||v||^2` (martins2011 Sec. 3.4). O(len), no
     /// per-entry bookkeeping: the dense gradient of an explicit feature group.
-    pub fn add_outer(&mut self, z: &[f64], v: &[f64], mult: f64) {
+    pub(crate) fn add_outer(&mut self, z: &[f64], v: &[f64], mult: f64) {
         let l = v.len();
         debug_assert_eq!(z.len() * l, self.coef.len());
         let inner = if l == 1 {
@@ -443,7 +448,7 @@ impl ScaledVec {
     }
 
     /// theta <- factor * theta, O(1) (O(len) only when the block is zeroed or re-normalized).
-    pub fn scale_by(&mut self, factor: f64) {
+    pub(crate) fn scale_by(&mut self, factor: f64) {
         if factor == 1.0 {
             return;
         }

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 /// As a block regularizer, `phi(b) = 1/2 ||b||^2`, equal to `Omega` when the groups partition
 /// the coordinates.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct L2Sq;
+pub(crate) struct L2Sq;
 
 impl BlockRegularizer for L2Sq {
     fn value_norms(&self, b: &[f64]) -> f64 {
@@ -54,7 +54,7 @@ impl Regularizer for L2Sq {
 /// hierarchical sparse coding", JMLR 12), and an approximation for general overlaps. As a block regularizer
 /// ([`Regularizer::as_block`]) it assumes disjoint groups.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct GroupLasso;
+pub(crate) struct GroupLasso;
 
 impl BlockRegularizer for GroupLasso {
     fn value_norms(&self, b: &[f64]) -> f64 {
@@ -141,7 +141,7 @@ impl Regularizer for SquaredL21 {
 /// group, smaller groups first (exact for q = 1 on tree-structured groups, an approximation
 /// otherwise). A `q` below 1 or NaN is rejected by [`Regularizer::check`] and acts as 1.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct L2q {
+pub(crate) struct L2q {
     /// Block norm q >= 1 (docs/formulas.md "Notation").
     pub q: f64,
 }
@@ -221,7 +221,7 @@ impl Regularizer for L2q {
 /// exact prox at second order in tau (a splitting, as in Alg. 1). Needs disjoint groups
 /// (same caveat as [`SquaredL21`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ElasticNet {
+pub(crate) struct ElasticNet {
     /// Weight of the ridge term, in [0, 1].
     pub sigma: f64,
 }

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 /// Lasso, `Omega(z) = ||z||_1` over every coordinate; prox = soft threshold (eq. 11).
 /// Not a block regularizer: it sees individual coordinates.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct L1;
+pub(crate) struct L1;
 
 impl Regularizer for L1 {
     fn value(&self, x: &[f64], _groups: &Groups) -> f64 {
@@ -38,7 +38,7 @@ impl Regularizer for L1 {
 /// sum for disjoint, and more generally tree-structured, groups (the l1 term is a sum over
 /// singleton groups, the leaves of the tree).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SparseGroupLasso {
+pub(crate) struct SparseGroupLasso {
     /// Weight of the l1 term, in [0, 1].
     pub sigma: f64,
 }
@@ -96,14 +96,16 @@ impl Regularizer for SparseGroupLasso {
 /// general overlapping groups it is an approximation that agrees with the exact prox to first
 /// order in tau; [`super::ElasticNet`] has the exact prox of its sum.
 #[derive(Debug, Default)]
-pub struct Composite {
+#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+pub(crate) struct Composite {
     /// `(w_j, Omega_j)`, applied in this order. Weights must be finite and `>= 0`.
     pub parts: Vec<(f64, Box<dyn Regularizer>)>,
 }
 
 impl Composite {
     /// A composite from its parts.
-    pub fn new(parts: Vec<(f64, Box<dyn Regularizer>)>) -> Composite {
+    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    pub(crate) fn new(parts: Vec<(f64, Box<dyn Regularizer>)>) -> Composite {
         Composite { parts }
     }
 }

@@ -54,7 +54,8 @@ impl Groups {
     }
 
     /// Total number of memberships (sum of group sizes).
-    pub fn total_size(&self) -> usize {
+    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    pub(crate) fn total_size(&self) -> usize {
         self.members.iter().map(Vec::len).sum()
     }
 
@@ -64,14 +65,15 @@ impl Groups {
     }
 
     /// Block norms written into `out` (resized to M), for callers that reuse a buffer.
-    pub fn norms_into(&self, x: &[f64], out: &mut Vec<f64>) {
+    #[allow(dead_code)] // no caller left, tests included: to use or remove
+    pub(crate) fn norms_into(&self, x: &[f64], out: &mut Vec<f64>) {
         out.clear();
         out.extend(self.members.iter().map(|g| group_norm(x, g)));
     }
 
     /// Scales every coordinate of group `m` by `factors[m]`. With overlapping groups a
     /// coordinate is scaled once per group containing it.
-    pub fn scale_blocks(&self, x: &mut [f64], factors: &[f64]) {
+    pub(crate) fn scale_blocks(&self, x: &mut [f64], factors: &[f64]) {
         for (g, &f) in self.members.iter().zip(factors) {
             if f != 1.0 {
                 for &i in g {
@@ -83,7 +85,7 @@ impl Groups {
 
     /// True when no coordinate belongs to two groups (nor twice to one group).
     /// `dim` bounds the indices; an index `>= dim` makes the answer `false`.
-    pub fn is_disjoint(&self, dim: usize) -> bool {
+    pub(crate) fn is_disjoint(&self, dim: usize) -> bool {
         // Fast path without allocation: indices strictly increasing across the concatenated
         // groups (e.g. [`Groups::contiguous`]).
         let mut next = 0usize;
@@ -108,14 +110,16 @@ impl Groups {
     }
 
     /// True when the groups are disjoint and cover every coordinate of `0..dim`.
-    pub fn is_partition(&self, dim: usize) -> bool {
+    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    pub(crate) fn is_partition(&self, dim: usize) -> bool {
         self.is_disjoint(dim) && self.total_size() == dim
     }
 
     /// True when any two groups are either disjoint or nested (a tree / forest of groups,
     /// Jenatton et al. 2011). Disjoint groups are tree-structured. Quadratic in M; meant for
     /// validation and tests, not for the inner loop.
-    pub fn is_tree_structured(&self) -> bool {
+    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    pub(crate) fn is_tree_structured(&self) -> bool {
         let sets: Vec<std::collections::BTreeSet<usize>> = self
             .members
             .iter()
@@ -159,7 +163,7 @@ impl Groups {
 
     /// Like [`Groups::check`], and also requires pairwise disjoint groups; `what` names the
     /// regularizer in the error message.
-    pub fn check_disjoint(&self, dim: usize, what: &str) -> Result<()> {
+    pub(crate) fn check_disjoint(&self, dim: usize, what: &str) -> Result<()> {
         self.check(dim)?;
         let mut owner = vec![usize::MAX; dim];
         for (m, g) in self.members.iter().enumerate() {
@@ -196,7 +200,7 @@ impl Groups {
 
     /// Group indices ordered by increasing size (ties by index): for tree-structured groups,
     /// every group comes after all the groups nested in it (children before parents).
-    pub fn order_by_size(&self) -> Vec<usize> {
+    pub(crate) fn order_by_size(&self) -> Vec<usize> {
         let mut order: Vec<usize> = (0..self.members.len()).collect();
         order.sort_by_key(|&m| self.members[m].len());
         order

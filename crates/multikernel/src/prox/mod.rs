@@ -29,12 +29,18 @@ mod spec;
 #[cfg(test)]
 mod tests;
 
-pub use block::{ElasticNet, GroupLasso, L2Sq, L2q, SquaredL21};
-pub use composite::{Composite, SparseGroupLasso, L1};
+pub use block::SquaredL21;
+#[cfg(test)]
+pub(crate) use block::{ElasticNet, GroupLasso, L2Sq, L2q};
+#[cfg(test)]
+pub(crate) use composite::{Composite, SparseGroupLasso, L1};
 pub use groups::Groups;
-pub use ops::{
+#[cfg(test)]
+pub(crate) use ops::{
     ball_factor, project_l2_ball, prox_power, prox_squared_l1, prox_weighted_squared_l1, soft,
-    soft_threshold, squared_l1_threshold,
+    soft_threshold,
 };
-pub use regularizer::{block_factors, prox_blocks, BlockRegularizer, ProxStep, Regularizer};
+#[cfg(test)]
+pub(crate) use regularizer::{block_factors, prox_blocks, ProxStep};
+pub use regularizer::{BlockRegularizer, Regularizer};
 pub use spec::RegSpec;

@@ -8,7 +8,7 @@
 
 /// Scalar soft threshold `sign(v) max(0, |v| - t)` (martins2011 eq. 11).
 #[inline]
-pub fn soft(v: f64, t: f64) -> f64 {
+pub(crate) fn soft(v: f64, t: f64) -> f64 {
     let a = v.abs() - t;
     if a > 0.0 {
         a.copysign(v)
@@ -19,7 +19,7 @@ pub fn soft(v: f64, t: f64) -> f64 {
 
 /// In place soft threshold of every coordinate: `x_i <- sign(x_i) max(0, |x_i| - t)`, the
 /// prox of `t ||.||_1` (martins2011 eq. 11).
-pub fn soft_threshold(x: &mut [f64], t: f64) {
+pub(crate) fn soft_threshold(x: &mut [f64], t: f64) {
     let t = sanitize(t);
     if t == 0.0 {
         return;
@@ -154,7 +154,8 @@ fn prefilter_inactive(y: &mut Vec<f64>, tau: f64) {
 /// Sorts the magnitudes decreasingly into `y`, finds
 /// `rho = max{ j : y_j - tau/(1 + j tau) sum_{r<=j} y_r > 0 }` and returns
 /// `tau/(1 + rho tau) sum_{r<=rho} y_r` (0 when `x` is zero or `tau` is 0). O(n log n).
-pub fn squared_l1_threshold(x: &[f64], tau: f64) -> f64 {
+#[allow(dead_code)] // no caller left, tests included: to use or remove
+pub(crate) fn squared_l1_threshold(x: &[f64], tau: f64) -> f64 {
     solve_squared_l1(x, tau).map_or(0.0, |s| s.threshold())
 }
 
@@ -163,7 +164,7 @@ pub fn squared_l1_threshold(x: &[f64], tau: f64) -> f64 {
 /// [`squared_l1_threshold`]. O(n log n) by sorting. For `rho tau > 1` the surviving entries
 /// are computed without the cancellation of `|x_i| - t` (see the source), so they keep their
 /// relative accuracy even for a huge `tau`.
-pub fn prox_squared_l1(x: &mut [f64], tau: f64) {
+pub(crate) fn prox_squared_l1(x: &mut [f64], tau: f64) {
     let Some(sol) = solve_squared_l1(x, tau) else {
         return;
     };
@@ -183,7 +184,8 @@ pub fn prox_squared_l1(x: &mut [f64], tau: f64) {
 ///
 /// The weights enter through `|d_i|`; a coordinate with `d_i = 0` is unregularized and left
 /// unchanged. `d` must have the length of `x` (panics otherwise: a programming error).
-pub fn prox_weighted_squared_l1(x: &mut [f64], d: &[f64], tau: f64) {
+#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+pub(crate) fn prox_weighted_squared_l1(x: &mut [f64], d: &[f64], tau: f64) {
     assert_eq!(
         x.len(),
         d.len(),
@@ -222,7 +224,7 @@ pub fn prox_weighted_squared_l1(x: &mut [f64], d: &[f64], tau: f64) {
 /// scale when the bracket spans orders of magnitude). The bracket starts at
 /// `[min(b0/2, c 2^(-1/(q-1))), min(b0, c)]` with `c = (b0/tau)^(1/(q-1))`. A `q < 1` or NaN
 /// is treated as 1.
-pub fn prox_power(b0: f64, tau: f64, q: f64) -> f64 {
+pub(crate) fn prox_power(b0: f64, tau: f64, q: f64) -> f64 {
     let tau = sanitize(tau);
     if b0.is_nan() || b0 <= 0.0 {
         return 0.0;
@@ -288,7 +290,8 @@ pub fn prox_power(b0: f64, tau: f64, q: f64) -> f64 {
 /// Factor `min(1, gamma / norm)` that projects a vector of norm `norm` on the ball of radius
 /// `gamma` (1 when `norm <= gamma`, in particular for `norm = 0`; 0 when `gamma <= 0`).
 #[inline]
-pub fn ball_factor(norm: f64, gamma: f64) -> f64 {
+#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+pub(crate) fn ball_factor(norm: f64, gamma: f64) -> f64 {
     if norm > gamma {
         if gamma > 0.0 {
             gamma / norm
@@ -302,7 +305,8 @@ pub fn ball_factor(norm: f64, gamma: f64) -> f64 {
 
 /// In place Euclidean projection on the ball `{ z : ||z|| <= gamma }`: `x * min(1, gamma /
 /// ||x||)` (line 9 of Alg. 1, martins2011; radius from martins2010 App. E).
-pub fn project_l2_ball(x: &mut [f64], gamma: f64) {
+#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+pub(crate) fn project_l2_ball(x: &mut [f64], gamma: f64) {
     let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
     let f = ball_factor(norm, gamma);
     if f != 1.0 {

@@ -69,7 +69,7 @@ impl ProxStep<'_> {
 
 /// Rescaling factors of Prop. 1: `new_m / old_m`, and 0 where `old_m = 0` (a zero block stays
 /// zero whatever its factor).
-pub fn block_factors(old: &[f64], new: &[f64]) -> Vec<f64> {
+pub(crate) fn block_factors(old: &[f64], new: &[f64]) -> Vec<f64> {
     old.iter()
         .zip(new)
         .map(|(&o, &n)| if o > 0.0 { n / o } else { 0.0 })
@@ -79,7 +79,7 @@ pub fn block_factors(old: &[f64], new: &[f64]) -> Vec<f64> {
 /// `x <- prox_{tau Omega}(x)` for `Omega(x) = phi(||x_1||, ..., ||x_M||)` by Prop. 1 of
 /// martins2011: `[prox(x)]_m = [prox_{tau phi}(b)]_m x_m / b_m`. Exact for disjoint groups;
 /// coordinates in no group are left unchanged.
-pub fn prox_blocks(reg: &dyn BlockRegularizer, x: &mut [f64], groups: &Groups, tau: f64) {
+pub(crate) fn prox_blocks(reg: &dyn BlockRegularizer, x: &mut [f64], groups: &Groups, tau: f64) {
     let old = groups.norms(x);
     let mut new = old.clone();
     reg.prox_norms(&mut new, tau);

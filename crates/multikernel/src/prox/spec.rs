@@ -86,7 +86,7 @@ impl RegSpec {
 
     /// The regularizer as a function of the block norms, when it is one (see
     /// [`RegSpec::is_block`]).
-    pub fn build_block(&self) -> Option<Box<dyn BlockRegularizer>> {
+    pub(crate) fn build_block(&self) -> Option<Box<dyn BlockRegularizer>> {
         match *self {
             RegSpec::L2 => Some(Box::new(L2Sq)),
             RegSpec::L21 => Some(Box::new(GroupLasso)),
@@ -120,7 +120,7 @@ impl RegSpec {
     /// The block norm q of the regularizer (docs/formulas.md "Notation"): 1 for `l1`, `l21`,
     /// `l21sq`, `sparse-group`; `q` for `l2q`; 2 for `l2`; 1 for `elastic` with `sigma < 1`
     /// (2 with `sigma = 1`).
-    pub fn block_norm(&self) -> f64 {
+    pub(crate) fn block_norm(&self) -> f64 {
         match *self {
             RegSpec::L2 => 2.0,
             RegSpec::L2q { q } => q,

@@ -10,15 +10,15 @@
 //!
 //! [`ridge`] holds the kernel ridge solves and raw-row predictions MKL-GOMP and lp-MKL share.
 
-pub mod batch;
+pub(crate) mod batch;
 mod check;
-pub mod cutting_plane;
-pub mod gomp;
-pub mod lp_mkl;
-pub mod mirror_descent;
-pub mod online;
-pub mod ridge;
-pub mod sequence;
-pub mod smo;
-pub mod tagging;
-pub mod wrapper;
+pub(crate) mod cutting_plane;
+pub(crate) mod gomp;
+pub(crate) mod lp_mkl;
+pub(crate) mod mirror_descent;
+pub(crate) mod online;
+pub(crate) mod ridge;
+pub(crate) mod sequence;
+pub(crate) mod smo;
+pub(crate) mod tagging;
+pub(crate) mod wrapper;

@@ -34,7 +34,7 @@ pub use memory::LabelMemory;
 
 /// A template whose weight is below this share of the total is pruned (mao-tsang;
 /// docs/formulas.md, "Multi-template learning").
-pub const PRUNE_SHARE: f64 = 1e-5;
+pub(crate) const PRUNE_SHARE: f64 = 1e-5;
 
 /// The learner of a tagger.
 #[derive(Debug, Clone, PartialEq)]
@@ -144,7 +144,7 @@ impl TaggerModel {
     }
 
     /// The name of each group (its template line).
-    pub fn group_names(&self) -> Vec<String> {
+    pub(crate) fn group_names(&self) -> Vec<String> {
         self.featurizer
             .groups()
             .into_iter()
@@ -724,7 +724,7 @@ impl Spom<'_> {
 }
 
 /// The learner family name of the template tagger's online checkpoints.
-pub const CHECKPOINT_FAMILY: &str = "tagger";
+pub(crate) const CHECKPOINT_FAMILY: &str = "tagger";
 
 /// A tagger's online learner at an epoch boundary, as saved.
 #[derive(Serialize)]

@@ -21,10 +21,10 @@
 //! x L`, `T_i` between tokens `i - 1` and `i` at `trans[(i - 1) L^2..]`): CRF++'s bigram
 //! templates with macros (`B01:%x[0,0]`) conjoin the label pair with an observation at `i`.
 
-pub mod scaled;
+pub(crate) mod scaled;
 
 /// Score `s(y)` of a label sequence.
-pub fn sequence_score(unary: &[f64], trans: &[f64], n_labels: usize, y: &[usize]) -> f64 {
+pub(crate) fn sequence_score(unary: &[f64], trans: &[f64], n_labels: usize, y: &[usize]) -> f64 {
     let l = n_labels;
     let mut s = 0.0;
     for (i, &yi) in y.iter().enumerate() {
@@ -37,18 +37,18 @@ pub fn sequence_score(unary: &[f64], trans: &[f64], n_labels: usize, y: &[usize]
 }
 
 /// Number of positions where two label sequences differ.
-pub fn hamming(a: &[usize], b: &[usize]) -> usize {
+pub(crate) fn hamming(a: &[usize], b: &[usize]) -> usize {
     a.iter().zip(b).filter(|(x, y)| x != y).count()
 }
 
 /// The best label sequence and its score: `max_y s(y)` by dynamic programming,
 /// O(n L^2). An empty sequence scores 0.
-pub fn viterbi(unary: &[f64], trans: &[f64], n_labels: usize) -> (f64, Vec<usize>) {
+pub(crate) fn viterbi(unary: &[f64], trans: &[f64], n_labels: usize) -> (f64, Vec<usize>) {
     viterbi_with(unary, |_| trans, n_labels, |_, _| 0.0)
 }
 
 /// [`viterbi`] with position-dependent label-pair scores (`(n - 1) x L x L`).
-pub fn viterbi_at(unary: &[f64], trans: &[f64], n_labels: usize) -> (f64, Vec<usize>) {
+pub(crate) fn viterbi_at(unary: &[f64], trans: &[f64], n_labels: usize) -> (f64, Vec<usize>) {
     let l2 = n_labels * n_labels;
     viterbi_with(
         unary,
@@ -59,7 +59,7 @@ pub fn viterbi_at(unary: &[f64], trans: &[f64], n_labels: usize) -> (f64, Vec<us
 }
 
 /// [`loss_augmented_viterbi`] with position-dependent label-pair scores.
-pub fn loss_augmented_viterbi_at(
+pub(crate) fn loss_augmented_viterbi_at(
     unary: &[f64],
     trans: &[f64],
     n_labels: usize,
@@ -77,7 +77,7 @@ pub fn loss_augmented_viterbi_at(
 
 /// `max_y s(y) + cost * hamming(y, gold)` and its argmax (loss-augmented decoding with the
 /// Hamming cost, eq. 4 of martins2011). Returns the augmented score.
-pub fn loss_augmented_viterbi(
+pub(crate) fn loss_augmented_viterbi(
     unary: &[f64],
     trans: &[f64],
     n_labels: usize,
@@ -154,7 +154,7 @@ fn viterbi_with<'t>(
 /// Log-partition function and marginals of the chain's Gibbs distribution
 /// `p(y) = exp(s(y) - log Z)`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Marginals {
+pub(crate) struct Marginals {
     /// `log Z = log sum_y exp s(y)`.
     pub log_z: f64,
     /// `p(y_i = y)`, `n x L` row-major.
@@ -175,7 +175,7 @@ fn log_sum_exp(v: impl Iterator<Item = f64> + Clone) -> f64 {
 /// Forward-backward: `log Z` and the marginals, O(n L^2). Runs the scaled recursions in
 /// probability space ([`scaled`]; `n L + L^2` exponentials) and falls back to log space
 /// when scores hundreds apart would underflow them.
-pub fn forward_backward(unary: &[f64], trans: &[f64], n_labels: usize) -> Marginals {
+pub(crate) fn forward_backward(unary: &[f64], trans: &[f64], n_labels: usize) -> Marginals {
     let l = n_labels;
     let mut edge = vec![0.0; l * l];
     let res = scaled::forward_backward_scaled(unary, |_| trans, l, false, |_, k, p| edge[k] += p);
@@ -188,7 +188,7 @@ pub fn forward_backward(unary: &[f64], trans: &[f64], n_labels: usize) -> Margin
 
 /// [`forward_backward`] with position-dependent label-pair scores (`(n - 1) x L x L`); the
 /// edge marginals are per position: `edge[(i - 1) L^2 + a L + b] = p(y_{i-1} = a, y_i = b)`.
-pub fn forward_backward_at(unary: &[f64], trans: &[f64], n_labels: usize) -> Marginals {
+pub(crate) fn forward_backward_at(unary: &[f64], trans: &[f64], n_labels: usize) -> Marginals {
     let l2 = n_labels * n_labels;
     let mut edge = vec![0.0; trans.len()];
     let at = |i: usize| &trans[(i - 1) * l2..i * l2];
@@ -296,7 +296,7 @@ fn log_sum_exp_split(v: impl Iterator<Item = (f64, f64)> + Clone) -> (f64, f64) 
 /// some position (score differences beyond the float range). `trans_at(i)` gives `T_i`
 /// (`L x L`) for `i` in `1..n`. For prediction: `O(n L^2)` exponentials, where
 /// [`forward_backward`] takes `n L + L^2` on ordinary scores.
-pub fn stable_marginals<'t>(
+pub(crate) fn stable_marginals<'t>(
     unary: &[f64],
     trans_at: impl Fn(usize) -> &'t [f64],
     n_labels: usize,
@@ -387,7 +387,8 @@ pub fn stable_marginals<'t>(
 }
 
 /// `log Z = log sum_y exp s(y)` alone (the forward pass).
-pub fn log_partition(unary: &[f64], trans: &[f64], n_labels: usize) -> f64 {
+#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+pub(crate) fn log_partition(unary: &[f64], trans: &[f64], n_labels: usize) -> f64 {
     let l = n_labels;
     if l == 0 || unary.is_empty() {
         return 0.0;

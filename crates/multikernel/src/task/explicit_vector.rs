@@ -20,7 +20,7 @@ use crate::task::VectorTask;
 use std::ops::Range;
 
 /// The mapped training rows `z_g(x_i)` of the feature groups.
-pub enum MappedRows<'a> {
+pub(crate) enum MappedRows<'a> {
     /// Computed once: per group `n x D_g`.
     Stored(&'a [Matrix]),
     /// Computed from the training rows `x` at each use.
@@ -85,7 +85,7 @@ fn add_scores(z: &[f64], w: &[f64], scale: f64, out: &mut [f64]) {
 
 /// [`VectorTask`] plus explicit feature groups (module docs). The inner task's explicit
 /// groups (the bias) come first, then one group per feature map.
-pub struct ExplicitVectorTask<'a> {
+pub(crate) struct ExplicitVectorTask<'a> {
     inner: &'a VectorTask,
     rows: MappedRows<'a>,
     dims: Vec<usize>,
@@ -96,7 +96,7 @@ pub struct ExplicitVectorTask<'a> {
 impl<'a> ExplicitVectorTask<'a> {
     /// `rows` gives `z_g` of every training row (as many rows as `inner` has examples),
     /// `names[g]` names group `g`.
-    pub fn new(inner: &'a VectorTask, rows: MappedRows<'a>, names: Vec<String>) -> Self {
+    pub(crate) fn new(inner: &'a VectorTask, rows: MappedRows<'a>, names: Vec<String>) -> Self {
         let dims = rows.dims();
         debug_assert_eq!(dims.len(), names.len());
         ExplicitVectorTask {
@@ -109,7 +109,8 @@ impl<'a> ExplicitVectorTask<'a> {
     }
 
     /// Index of the first feature group among the explicit groups.
-    pub fn first_feature_group(&self) -> usize {
+    #[allow(dead_code)] // no caller left, tests included: to use or remove
+    pub(crate) fn first_feature_group(&self) -> usize {
         self.first
     }
 }

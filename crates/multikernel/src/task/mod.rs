@@ -10,18 +10,17 @@
 //!   the parsing issue);
 //! - [`vector`] and [`targets`]: binary, multiclass and regression on vector data.
 
-pub mod chain;
-pub mod explicit_vector;
-pub mod online;
-pub mod parse;
-pub mod sequence;
-pub mod structured;
-pub mod tagging;
-pub mod targets;
-pub mod tree;
-pub mod vector;
+pub(crate) mod chain;
+pub(crate) mod explicit_vector;
+pub(crate) mod online;
+pub(crate) mod parse;
+pub(crate) mod sequence;
+pub(crate) mod structured;
+pub(crate) mod tagging;
+pub(crate) mod targets;
+pub(crate) mod tree;
+pub(crate) mod vector;
 
-pub use online::{ExplicitGroup, Gradient, GroupRole, OnlineTask};
-pub use structured::{StructLoss, StructuredOnline, StructuredTask};
-pub use targets::{prediction_metric, Prediction, TaskKind};
+pub(crate) use targets::Prediction;
+pub use targets::{prediction_metric, TaskKind};
 pub use vector::{Loss, VectorTask};

@@ -79,7 +79,7 @@ pub struct OuterGradient {
 
 impl Gradient {
     /// Empties the gradient for the next example (keeping its buffers).
-    pub fn clear_explicit(&mut self) {
+    pub(crate) fn clear_explicit(&mut self) {
         self.explicit.clear();
         self.outer.clear();
         self.outer_values.clear();

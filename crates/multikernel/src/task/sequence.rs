@@ -35,7 +35,7 @@ use std::ops::Range;
 pub use crate::task::structured::StructLoss as SeqLoss;
 
 /// Name of the label-pair group in reports (its kernel weight is `beta0`).
-pub const BIGRAM_GROUP: &str = "beta0";
+pub(crate) const BIGRAM_GROUP: &str = "beta0";
 
 /// A first-order chain task over training words: word `i` covers the training points
 /// (characters) `words[i]`, labelled `labels[p]`.
@@ -106,7 +106,8 @@ impl SequenceTask {
 
 /// The best label sequence of a word given its unigram scores (`len x L`) and the label-pair
 /// scores (`L x L`): Viterbi (eq. 1).
-pub fn decode(unary: &[f64], trans: &[f64], n_labels: usize) -> Vec<usize> {
+#[allow(dead_code)] // no caller left, tests included: to use or remove
+pub(crate) fn decode(unary: &[f64], trans: &[f64], n_labels: usize) -> Vec<usize> {
     viterbi(unary, trans, n_labels).1
 }
 

@@ -59,7 +59,7 @@ pub fn prediction_metric(pred: &[Prediction], targets: &Targets) -> (&'static st
 }
 
 /// Number of decision columns of a task: the number of classes for multiclass, else 1.
-pub fn expected_outputs(task: TaskKind, n_classes: usize) -> usize {
+pub(crate) fn expected_outputs(task: TaskKind, n_classes: usize) -> usize {
     match task {
         TaskKind::Multiclass => n_classes,
         _ => 1,
@@ -68,7 +68,7 @@ pub fn expected_outputs(task: TaskKind, n_classes: usize) -> usize {
 
 /// Checks that targets fit a task: class labels for classification (exactly two for a
 /// binary task, at least two for multiclass, every index in range), values for regression.
-pub fn check_targets(task: TaskKind, targets: &Targets) -> Result<()> {
+pub(crate) fn check_targets(task: TaskKind, targets: &Targets) -> Result<()> {
     match (task, targets) {
         (TaskKind::Regression, Targets::Real(_)) => Ok(()),
         (TaskKind::Binary, Targets::Classes { classes, .. }) if classes.len() != 2 => {
@@ -109,7 +109,7 @@ pub fn check_targets(task: TaskKind, targets: &Targets) -> Result<()> {
 /// `n x 1` in `{-1, +1}`, multiclass one-hot `n x classes`. Returns the class names too
 /// (empty for regression). Errors when the targets do not fit the task
 /// ([`check_targets`]).
-pub fn encode_targets(task: TaskKind, targets: &Targets) -> Result<(Vec<String>, Matrix)> {
+pub(crate) fn encode_targets(task: TaskKind, targets: &Targets) -> Result<(Vec<String>, Matrix)> {
     check_targets(task, targets)?;
     Ok(match (task, targets) {
         (TaskKind::Binary, Targets::Classes { classes, y }) => {
@@ -130,7 +130,7 @@ pub fn encode_targets(task: TaskKind, targets: &Targets) -> Result<(Vec<String>,
 
 /// Predictions from decision values (module docs): the value (regression), the sign
 /// (binary: `> 0` is class 1), the largest output (multiclass).
-pub fn decode(task: TaskKind, f: &Matrix) -> Result<Vec<Prediction>> {
+pub(crate) fn decode(task: TaskKind, f: &Matrix) -> Result<Vec<Prediction>> {
     let want_one = task != TaskKind::Multiclass;
     if want_one && f.cols != 1 {
         return Err(Error::shape("decision columns", 1, f.cols));
@@ -149,7 +149,7 @@ pub fn decode(task: TaskKind, f: &Matrix) -> Result<Vec<Prediction>> {
 
 /// Targets as the online task wants them: +-1 (binary), class index (multiclass), scaled
 /// value (regression). Errors when the targets do not fit the task ([`check_targets`]).
-pub fn online_targets(
+pub(crate) fn online_targets(
     task: TaskKind,
     targets: &Targets,
 ) -> Result<(Vec<String>, Vec<f64>, Option<TargetScaler>)> {

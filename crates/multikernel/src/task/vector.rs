@@ -144,7 +144,7 @@ pub fn default_loss(task: TaskKind) -> Loss {
 }
 
 /// Checks that a loss fits the task.
-pub fn check_loss(task: TaskKind, loss: Loss) -> Result<()> {
+pub(crate) fn check_loss(task: TaskKind, loss: Loss) -> Result<()> {
     let ok = match task {
         TaskKind::Binary => matches!(loss, Loss::Hinge | Loss::Logistic | Loss::Squared),
         TaskKind::Multiclass => matches!(loss, Loss::MulticlassHinge | Loss::MulticlassLogistic),

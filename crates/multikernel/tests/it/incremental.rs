@@ -3,12 +3,12 @@
 
 use multikernel::data::standardize::Standardizer;
 use multikernel::data::{read_table, Dataset, TargetKind, Targets};
+use multikernel::engine::prox::RegSpec;
+use multikernel::engine::solver::online::incremental::{Given, IncrementalFit};
+use multikernel::engine::solver::online::vector::{fit_vector, VectorFitConfig};
+use multikernel::engine::solver::online::{OnlineParams, StepSchedule};
+use multikernel::engine::task::TaskKind;
 use multikernel::kernel::MemoryLimit;
-use multikernel::prox::RegSpec;
-use multikernel::solver::online::incremental::{Given, IncrementalFit};
-use multikernel::solver::online::vector::{fit_vector, VectorFitConfig};
-use multikernel::solver::online::{OnlineParams, StepSchedule};
-use multikernel::task::TaskKind;
 use std::path::PathBuf;
 
 fn uci(name: &str, target: TargetKind) -> Dataset {
@@ -21,7 +21,7 @@ fn uci(name: &str, target: TargetKind) -> Dataset {
 fn config(task: TaskKind, n: usize, averaging: bool) -> VectorFitConfig {
     VectorFitConfig {
         task,
-        loss: multikernel::task::vector::default_loss(task),
+        loss: multikernel::engine::task::vector::default_loss(task),
         kernels: ["rbf:sigma2=8,approx=rff,dim=256", "linear"]
             .iter()
             .map(|s| s.parse().unwrap())
@@ -128,8 +128,8 @@ fn parameter_mixing_learns_like_one_learner() {
             .collect();
         mixed = IncrementalFit::mix(&workers).unwrap();
     }
-    let acc_one = multikernel::reproduce::uci::score(&one.model().unwrap(), &test).unwrap();
-    let acc_mixed = multikernel::reproduce::uci::score(&mixed.model().unwrap(), &test).unwrap();
+    let acc_one = crate::score(&one.model().unwrap(), &test);
+    let acc_mixed = crate::score(&mixed.model().unwrap(), &test);
     assert!(acc_one > 0.85, "one learner: {acc_one}");
     assert!(
         acc_mixed > acc_one - 0.05,

@@ -30,3 +30,14 @@ mod stream_score;
 mod structured;
 mod summary_names;
 mod wrappers;
+
+/// The test metric of a kernel machine (accuracy for classes, as `reproduce uci` scores it).
+fn score(
+    model: &multikernel::engine::solver::online::vector_model::KernelMachine,
+    test: &multikernel::data::Dataset,
+) -> f64 {
+    let pred = model
+        .predict(test.x.view(), &multikernel::kernel::MemoryLimit::default())
+        .unwrap();
+    multikernel::engine::task::prediction_metric(&pred, &test.targets).1
+}

@@ -8,16 +8,16 @@
 use multikernel::data::columns::{parse_columns, ColumnSentence};
 use multikernel::data::ocr::read_ocr;
 use multikernel::data::{read_table, Dataset, TargetKind};
+use multikernel::engine::solver::online::params::OnlineParams;
+use multikernel::engine::solver::tagging::{fit_tagger, LabelMemory, TaggerLearner, TaggerSpec};
+use multikernel::engine::task::structured::StructLoss;
+use multikernel::engine::task::tagging::{TagData, TagFeaturizer, TaggingTask, TemplateFile};
 use multikernel::error::Error;
 use multikernel::estimator::{
     fit, Budget, GompSpec, Learner, LearnerSpec, LpMklSpec, OnlineSpec, PolySpec, Task,
 };
 use multikernel::kernel::MemoryLimit;
 use multikernel::run::{Control, Progress};
-use multikernel::solver::online::params::OnlineParams;
-use multikernel::solver::tagging::{fit_tagger, LabelMemory, TaggerLearner, TaggerSpec};
-use multikernel::task::structured::StructLoss;
-use multikernel::task::tagging::{TagData, TagFeaturizer, TaggingTask, TemplateFile};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 

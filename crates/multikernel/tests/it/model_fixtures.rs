@@ -25,6 +25,10 @@ use multikernel::data::ocr::read_ocr;
 use multikernel::data::{
     read_table, Dataset, Matrix, MatrixRef, SequenceData, TargetKind, Targets,
 };
+use multikernel::engine::task::parse::{ParseData, ParseSentence};
+use multikernel::engine::task::tagging::convert::{from_conllu, LabelColumn};
+use multikernel::engine::task::tagging::{TagData, TemplateFile};
+use multikernel::engine::task::TaskKind;
 use multikernel::estimator::{
     fit, fit_precomputed, Budget, GompSpec, Learner, LearnerSpec, LossKind, LpMklSpec, MtlSpec,
     OnlineSpec, PolySpec, PrecomputedLearner, PrecomputedSpec, Strength, Task, TrainingData,
@@ -32,10 +36,6 @@ use multikernel::estimator::{
 };
 use multikernel::kernel::{fit_all, kernel_matrices, KernelSpec, MemoryLimit};
 use multikernel::model::Model;
-use multikernel::task::parse::{ParseData, ParseSentence};
-use multikernel::task::tagging::convert::{from_conllu, LabelColumn};
-use multikernel::task::tagging::{TagData, TemplateFile};
-use multikernel::task::TaskKind;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

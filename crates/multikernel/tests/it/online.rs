@@ -3,12 +3,12 @@
 #![allow(clippy::needless_range_loop)]
 
 use multikernel::data::{read_table, Matrix, TargetKind, Targets};
+use multikernel::engine::prox::{Groups, RegSpec};
+use multikernel::engine::solver::online::vector::{fit_vector, VectorFitConfig};
+use multikernel::engine::solver::online::{OnlineLearner, OnlineParams, StepSchedule};
+use multikernel::engine::task::TaskKind;
+use multikernel::engine::task::{Loss, VectorTask};
 use multikernel::kernel::{FittedKernel, Gram, KernelKind, KernelSpec, MemoryLimit, Normalization};
-use multikernel::prox::{Groups, RegSpec};
-use multikernel::solver::online::vector::{fit_vector, VectorFitConfig};
-use multikernel::solver::online::{OnlineLearner, OnlineParams, StepSchedule};
-use multikernel::task::TaskKind;
-use multikernel::task::{Loss, VectorTask};
 use rand::{Rng, SeedableRng};
 use std::path::PathBuf;
 
@@ -218,7 +218,7 @@ fn three_kernel_config(
 ) -> VectorFitConfig {
     VectorFitConfig {
         task,
-        loss: multikernel::task::vector::default_loss(task),
+        loss: multikernel::engine::task::vector::default_loss(task),
         kernels: [
             "linear:norm=trace",
             "poly:degree=2,offset=1,norm=trace",
@@ -330,7 +330,7 @@ fn model_generalizes_and_round_trips() {
     let test = data.select(&te);
     let cfg = three_kernel_config(TaskKind::Binary, RegSpec::L21Sq, 10.0, train.len(), 20);
     let m = fit_vector(train.view(), &cfg, &()).unwrap().0;
-    let acc = multikernel::reproduce::uci::score(&m, &test).unwrap();
+    let acc = crate::score(&m, &test);
     assert!(acc > 0.85, "accuracy {acc}");
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("m.json");
@@ -435,7 +435,7 @@ fn explicit_linear_groups_equal_the_gram_path() {
             }
             explicit.validate().unwrap();
             let text = serde_json::to_string(&explicit).unwrap();
-            let back: multikernel::solver::online::vector_model::KernelMachine =
+            let back: multikernel::engine::solver::online::vector_model::KernelMachine =
                 serde_json::from_str(&text).unwrap();
             assert_eq!(back, explicit, "{label}");
         }
@@ -461,8 +461,8 @@ fn random_fourier_groups_learn_like_the_exact_kernel() {
     let approx = fit_vector(train.view(), &cfg, &()).unwrap().0;
     assert_eq!(approx.support.rows, 0);
     assert_eq!(approx.primal[0].len(), 2048);
-    let acc_exact = multikernel::reproduce::uci::score(&exact, &test).unwrap();
-    let acc_approx = multikernel::reproduce::uci::score(&approx, &test).unwrap();
+    let acc_exact = crate::score(&exact, &test);
+    let acc_approx = crate::score(&approx, &test);
     assert!(
         acc_approx > acc_exact - 0.04,
         "approximate {acc_approx} vs exact {acc_exact}"
@@ -470,7 +470,7 @@ fn random_fourier_groups_learn_like_the_exact_kernel() {
     let again = fit_vector(train.view(), &cfg, &()).unwrap().0;
     assert_eq!(again, approx);
     let text = serde_json::to_string(&approx).unwrap();
-    let back: multikernel::solver::online::vector_model::KernelMachine =
+    let back: multikernel::engine::solver::online::vector_model::KernelMachine =
         serde_json::from_str(&text).unwrap();
     back.validate().unwrap();
     assert_eq!(back, approx);

@@ -4,10 +4,10 @@
 //! with the CRF loss, and refuses what it cannot do.
 
 use multikernel::data::conllu::{read_conllu, select_folds, Heads};
+use multikernel::engine::task::parse::{AttachmentCounts, ParseData, ParseSentence, TreeKind};
+use multikernel::engine::task::tree::{is_projective, is_tree};
 use multikernel::estimator::{fit, Learner, LearnerSpec, LossKind, OnlineSpec, Strength, Task};
 use multikernel::model::Model;
-use multikernel::task::parse::{AttachmentCounts, ParseData, ParseSentence, TreeKind};
-use multikernel::task::tree::{is_projective, is_tree};
 use std::path::Path;
 
 fn folds(f: &[usize]) -> Vec<ParseSentence> {

@@ -3,12 +3,12 @@
 //! give the same decision values; the checks of the matrices; the model bytes.
 
 use multikernel::data::{read_table, Matrix, MatrixRef, TargetKind, Targets};
+use multikernel::engine::task::TaskKind;
 use multikernel::estimator::{
     fit, fit_precomputed, Learner, LearnerSpec, LpMklSpec, PrecomputedSpec, Task,
 };
 use multikernel::kernel::{fit_all, kernel_matrices, KernelSpec, MemoryLimit};
 use multikernel::model::Model;
-use multikernel::task::TaskKind;
 use multikernel::Error;
 use std::path::Path;
 

@@ -6,14 +6,14 @@
 //! refusals.
 
 use multikernel::data::{read_table, Dataset, Matrix, MatrixRef, TargetKind, Targets};
+use multikernel::engine::select::SplitStrategy;
+use multikernel::engine::task::TaskKind;
 use multikernel::estimator::{
     fit, fit_precomputed, Learner, LearnerSpec, PrecomputedLearner, PrecomputedSpec, Task,
     WrapperSpec,
 };
 use multikernel::kernel::{fit_all, kernel_matrices, KernelSpec, MemoryLimit};
 use multikernel::model::Model;
-use multikernel::select::SplitStrategy;
-use multikernel::task::TaskKind;
 use multikernel::Error;
 use std::path::Path;
 

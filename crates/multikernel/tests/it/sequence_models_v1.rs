@@ -4,8 +4,8 @@
 //! the error instead of panicking).
 
 use multikernel::data::ocr::read_ocr;
+use multikernel::engine::solver::sequence::SequenceModel;
 use multikernel::kernel::MemoryLimit;
-use multikernel::solver::sequence::SequenceModel;
 use multikernel::Error;
 use std::path::{Path, PathBuf};
 

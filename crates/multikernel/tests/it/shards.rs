@@ -7,10 +7,10 @@
 use multikernel::data::conllu::{read_conllu, select_folds, Heads};
 use multikernel::data::ocr::read_ocr;
 use multikernel::data::SequenceData;
+use multikernel::engine::task::parse::{ParseData, ParseSentence};
 use multikernel::estimator::{fit, Learner, LearnerSpec, OnlineSpec, Strength, Task};
 use multikernel::kernel::MemoryLimit;
 use multikernel::model::Model;
-use multikernel::task::parse::{ParseData, ParseSentence};
 use std::path::{Path, PathBuf};
 
 fn repo(path: &str) -> PathBuf {
@@ -150,16 +150,16 @@ fn shards_are_refused_where_they_are_not_mixed() {
         .unwrap_err()
         .to_string()
         .contains("shards"));
-    let templates = multikernel::task::tagging::TemplateFile::read(&repo(
+    let templates = multikernel::engine::task::tagging::TemplateFile::read(&repo(
         "data/tagging/twt-upos-small.templates",
     ))
     .unwrap();
     let all = read_conllu(&repo("data/treebank/tr-web.conllu.gz"), Heads::Required).unwrap();
     let train: Vec<_> = select_folds(&all, &[0]).into_iter().take(20).collect();
-    let data = multikernel::task::tagging::TagData::new(
-        multikernel::task::tagging::convert::from_conllu(
+    let data = multikernel::engine::task::tagging::TagData::new(
+        multikernel::engine::task::tagging::convert::from_conllu(
             &train,
-            multikernel::task::tagging::convert::LabelColumn::Upos,
+            multikernel::engine::task::tagging::convert::LabelColumn::Upos,
         ),
         templates,
     );

@@ -24,7 +24,7 @@ fn accuracy(model: &Model, data: &multikernel::data::Dataset) -> f64 {
     let Model::KernelMachine(m) = model else {
         panic!("an online model")
     };
-    multikernel::reproduce::uci::score(m, data).unwrap()
+    crate::score(m, data)
 }
 
 #[test]

@@ -8,9 +8,9 @@
 use multikernel::data::{
     read_for_model, read_table, to_csv, Dataset, Format, Matrix, ModelStream, TargetKind, Targets,
 };
+use multikernel::engine::metrics;
 use multikernel::estimator::{fit, GompSpec, Learner, LearnerSpec, LpMklSpec, OnlineSpec, Task};
 use multikernel::kernel::MemoryLimit;
-use multikernel::metrics;
 use multikernel::model::Model;
 use std::path::{Path, PathBuf};
 

@@ -5,14 +5,14 @@
 //! 1-slack cutting-plane loop. Both parse held-out sentences well; SPOM's group norms pick the
 //! templates the generator used.
 
-use multikernel::prox::RegSpec;
+use multikernel::engine::prox::RegSpec;
+use multikernel::engine::solver::cutting_plane::{self, CuttingPlaneParams};
+use multikernel::engine::solver::online::{OnlineLearner, OnlineParams};
+use multikernel::engine::task::sequence::SequenceTask;
+use multikernel::engine::task::structured::{evaluate_explicit, StructLoss, StructuredOnline};
+use multikernel::engine::task::tree::synthetic::{SyntheticTrees, TreeGenerator};
+use multikernel::engine::task::tree::{ArcFeaturizer, ArcTemplate, TreeTask};
 use multikernel::run::{Control, Progress, RunStatus, StopFlag};
-use multikernel::solver::cutting_plane::{self, CuttingPlaneParams};
-use multikernel::solver::online::{OnlineLearner, OnlineParams};
-use multikernel::task::sequence::SequenceTask;
-use multikernel::task::structured::{evaluate_explicit, StructLoss, StructuredOnline};
-use multikernel::task::tree::synthetic::{SyntheticTrees, TreeGenerator};
-use multikernel::task::tree::{ArcFeaturizer, ArcTemplate, TreeTask};
 use multikernel::Error;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -135,9 +135,11 @@ fn cutting_plane_stops_when_asked_and_refuses_what_it_cannot_do() {
 #[test]
 #[ignore = "full tier: multi-template learning fits, 3 s"]
 fn multi_template_learning_reduces_to_the_structural_svm_and_selects_templates() {
-    use multikernel::features::GroupLayout;
-    use multikernel::solver::cutting_plane::{fit_block_norm, fit_with_master, BlockNormMaster};
-    use multikernel::task::structured::explicit_layout;
+    use multikernel::engine::features::GroupLayout;
+    use multikernel::engine::solver::cutting_plane::{
+        fit_block_norm, fit_with_master, BlockNormMaster,
+    };
+    use multikernel::engine::task::structured::explicit_layout;
     let data = TreeGenerator::default().generate(7);
     let params = CuttingPlaneParams {
         c: 300.0,
@@ -216,7 +218,7 @@ fn data_sets(data: &SyntheticTrees) -> (SyntheticTrees, ArcFeaturizer, TreeTask,
 /// recomputed here from the weights.
 #[test]
 fn separation_inside_the_segment_reaches_the_same_optimum() {
-    use multikernel::solver::cutting_plane::fit_block_norm;
+    use multikernel::engine::solver::cutting_plane::fit_block_norm;
     let data = TreeGenerator::default().generate(7);
     let (_, _, train, test) = data_sets(&data);
     let params = CuttingPlaneParams {

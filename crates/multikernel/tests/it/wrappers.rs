@@ -5,10 +5,10 @@
 
 use multikernel::data::ocr::read_ocr;
 use multikernel::data::{Dataset, Matrix, Targets};
+use multikernel::engine::solver::smo::{svc, SmoParams};
 use multikernel::estimator::{fit, Learner, LearnerKind, LearnerSpec, Task, WrapperSpec};
 use multikernel::kernel::{fit_all, kernel_matrices, KernelSpec, MemoryLimit};
 use multikernel::model::Model;
-use multikernel::solver::smo::{svc, SmoParams};
 use multikernel::Error;
 use rand::{Rng, SeedableRng};
 

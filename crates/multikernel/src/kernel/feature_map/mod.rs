@@ -59,7 +59,7 @@ impl ApproxMethod {
     }
 
     /// The method named `name` in a SPEC.
-    pub fn from_name(name: &str) -> Option<Self> {
+    pub(crate) fn from_name(name: &str) -> Option<Self> {
         match name {
             "rff" => Some(ApproxMethod::Rff),
             "nystrom" => Some(ApproxMethod::Nystrom),
@@ -70,7 +70,7 @@ impl ApproxMethod {
 }
 
 /// The names accepted by `approx=`.
-pub const APPROX_NAMES: &str = "rff, nystrom, sketch";
+pub(crate) const APPROX_NAMES: &str = "rff, nystrom, sketch";
 
 /// An approximation asked for in a SPEC: the map and its dimension (`approx=rff,dim=1024`;
 /// for `nystrom` the number of landmarks, for `sketch` the number of products).
@@ -84,7 +84,7 @@ pub struct Approx {
 pub const DEFAULT_APPROX_DIM: usize = 1024;
 
 /// The largest `dim=` accepted.
-pub const MAX_APPROX_DIM: usize = 1 << 20;
+pub(crate) const MAX_APPROX_DIM: usize = 1 << 20;
 
 /// A fitted approximation: the map's dimension and the seed its random draws come from
 /// (for Nystrom: `dim` is the number of landmarks, the SPEC's `dim` capped at the number of
@@ -150,7 +150,7 @@ impl FeatureMap {
 
     /// Random Fourier features of `exp(-||x_f - x'_f||^2 / (2 sigma2))` (times `factor^2`),
     /// `dim` of them, drawn from `seed`.
-    pub fn fourier(
+    pub(crate) fn fourier(
         features: Option<Vec<usize>>,
         n_features: usize,
         sigma2: f64,
@@ -284,7 +284,7 @@ impl FeatureMap {
 
     /// [`FeatureMap::map_rows`] into `out`, whose storage is reused (resized to `x.rows x
     /// dim()`; every value is written): a caller mapping block after block allocates once.
-    pub fn map_rows_into(&self, x: &Matrix, out: &mut Matrix) {
+    pub(crate) fn map_rows_into(&self, x: &Matrix, out: &mut Matrix) {
         let dim = self.dim;
         out.rows = x.rows;
         out.cols = dim;

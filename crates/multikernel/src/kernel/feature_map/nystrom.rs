@@ -95,7 +95,7 @@ fn pair(a: &[f64], b: &[f64]) -> (f64, f64) {
 /// `x`: `min(m, x.rows)` landmarks drawn from `seed`, the eigendecomposition of their kernel
 /// matrix. `what` names the kernel in errors (a non-finite kernel value, a zero kernel
 /// matrix, an eigensolver failure).
-pub fn fit_basis(
+pub(crate) fn fit_basis(
     kind: &FittedKind,
     x: &Matrix,
     m: usize,

@@ -7,7 +7,13 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 
 /// Prox objective `1/2 ||z - x||^2 + tau Omega(z)`.
-pub fn prox_objective(reg: &dyn Regularizer, z: &[f64], x: &[f64], g: &Groups, tau: f64) -> f64 {
+pub(crate) fn prox_objective(
+    reg: &dyn Regularizer,
+    z: &[f64],
+    x: &[f64],
+    g: &Groups,
+    tau: f64,
+) -> f64 {
     let d: f64 = z.iter().zip(x).map(|(a, b)| (a - b) * (a - b)).sum();
     let r = if tau > 0.0 {
         tau * reg.value(z, g)
@@ -18,7 +24,12 @@ pub fn prox_objective(reg: &dyn Regularizer, z: &[f64], x: &[f64], g: &Groups, t
 }
 
 /// Minimizes the convex 1-D function `phi` on `[lo, hi]` by golden-section search.
-pub fn golden(phi: impl Fn(f64) -> f64, mut lo: f64, mut hi: f64, iters: usize) -> (f64, f64) {
+pub(crate) fn golden(
+    phi: impl Fn(f64) -> f64,
+    mut lo: f64,
+    mut hi: f64,
+    iters: usize,
+) -> (f64, f64) {
     let r = 0.5 * (5f64.sqrt() - 1.0);
     let mut a = hi - r * (hi - lo);
     let mut b = lo + r * (hi - lo);
@@ -49,7 +60,7 @@ pub fn golden(phi: impl Fn(f64) -> f64, mut lo: f64, mut hi: f64, iters: usize) 
 /// (golden-section) line searches along coordinate axes, random directions, the radial
 /// direction and random directions inside each group, and the direction towards the origin
 /// of each group. Returns the best point and value found.
-pub fn brute_minimize(
+pub(crate) fn brute_minimize(
     f: &dyn Fn(&[f64]) -> f64,
     starts: &[Vec<f64>],
     groups: &Groups,
@@ -109,7 +120,7 @@ pub fn brute_minimize(
 
 /// A random prox test case.
 #[derive(Debug, Clone)]
-pub struct Case {
+pub(crate) struct Case {
     pub x: Vec<f64>,
     pub groups: Groups,
     pub tau: f64,
@@ -118,7 +129,7 @@ pub struct Case {
 /// Random groups (sizes 1..=3, 1..=4 groups, optionally one ungrouped coordinate at the end)
 /// and a random `x` of random scale with zero and tiny blocks, and a random `tau` (including
 /// 0, tiny and huge values).
-pub fn random_case(rng: &mut ChaCha8Rng, allow_ungrouped: bool) -> Case {
+pub(crate) fn random_case(rng: &mut ChaCha8Rng, allow_ungrouped: bool) -> Case {
     let m = rng.gen_range(1..=4);
     let sizes: Vec<usize> = (0..m).map(|_| rng.gen_range(1..=3)).collect();
     let groups = Groups::contiguous(&sizes);
@@ -154,11 +165,11 @@ pub fn random_case(rng: &mut ChaCha8Rng, allow_ungrouped: bool) -> Case {
     Case { x, groups, tau }
 }
 
-pub fn norm2(x: &[f64]) -> f64 {
+pub(crate) fn norm2(x: &[f64]) -> f64 {
     x.iter().map(|v| v * v).sum::<f64>().sqrt()
 }
 
-pub fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
     a.iter()
         .zip(b)
         .map(|(u, v)| (u - v).abs())
@@ -167,7 +178,7 @@ pub fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
 
 /// Checks that our prox is no worse than the brute-force minimizer started from `x`, from
 /// zero and from our answer (1e-9 relative), and returns our answer.
-pub fn check_against_brute(
+pub(crate) fn check_against_brute(
     reg: &dyn Regularizer,
     case: &Case,
     rounds: usize,

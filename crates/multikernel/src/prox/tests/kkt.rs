@@ -4,7 +4,7 @@ use super::brute::norm2;
 use crate::prox::Groups;
 
 /// Tolerance: 1e-8 relative to the size of `x` (every subgradient term is at most 2||x||).
-pub fn tol(x: &[f64]) -> f64 {
+pub(crate) fn tol(x: &[f64]) -> f64 {
     1e-8 * norm2(x) + 1e-300
 }
 
@@ -13,7 +13,7 @@ pub fn tol(x: &[f64]) -> f64 {
 /// of the subdifferential interval `[-c, c]` (e.g. `tau` for the group lasso). For a non-zero
 /// block: `x_m - z_m = deriv z_m / ||z_m||`; for a zero block: `||x_m|| <= deriv`. Coordinates
 /// in no group must be unchanged.
-pub fn check_block(
+pub(crate) fn check_block(
     what: &str,
     x: &[f64],
     z: &[f64],
@@ -58,7 +58,7 @@ pub fn check_block(
 
 /// KKT of the weighted squared l1 `1/2 (sum_i d_i |z_i|)^2`, with `S = sum_i d_i |z_i|`:
 /// `x_i - z_i = tau S d_i sign(z_i)` where `z_i != 0`, `|x_i| <= tau S d_i` where `z_i = 0`.
-pub fn check_weighted_sq_l1(x: &[f64], z: &[f64], d: &[f64], tau: f64) {
+pub(crate) fn check_weighted_sq_l1(x: &[f64], z: &[f64], d: &[f64], tau: f64) {
     let t = tol(x);
     let s: f64 = z.iter().zip(d).map(|(v, w)| w.abs() * v.abs()).sum();
     for i in 0..x.len() {
@@ -88,7 +88,7 @@ pub fn check_weighted_sq_l1(x: &[f64], z: &[f64], d: &[f64], tau: f64) {
 /// `x_i - z_i = a sign(z_i) + c z_i / ||z_m||` where `z_i != 0` and `|x_i| <= a` where
 /// `z_i = 0`; for a zero block, `||soft(x_m, a)|| <= c` (some `s in [-1,1]^m` has
 /// `||x_m - a s|| <= c`). Ungrouped coordinates: plain soft threshold by `a`.
-pub fn check_sparse_group(x: &[f64], z: &[f64], groups: &Groups, tau: f64, sigma: f64) {
+pub(crate) fn check_sparse_group(x: &[f64], z: &[f64], groups: &Groups, tau: f64, sigma: f64) {
     let t = tol(x);
     let (a, c) = (tau * sigma, tau * (1.0 - sigma));
     let mut grouped = vec![false; x.len()];

@@ -75,7 +75,7 @@ impl LbfgsParams {
 
 /// The minimizer found and how it was found.
 #[derive(Debug, Clone, PartialEq)]
-pub struct BatchFit {
+pub(crate) struct BatchFit {
     pub weights: Vec<f64>,
     /// `F(w)` at `weights`.
     pub objective: f64,
@@ -91,7 +91,7 @@ pub struct BatchFit {
 
 /// Minimizes `lambda/2 ||w||^2 + (1/N) sum_i L(w; x_i, y_i)` by L-BFGS from `w = 0`. The
 /// loss must be smooth for L-BFGS to make sense: [`StructLoss::Crf`] (the hinge is refused).
-pub fn fit_lbfgs<T: StructuredTask + ?Sized>(
+pub(crate) fn fit_lbfgs<T: StructuredTask + ?Sized>(
     task: &T,
     loss: StructLoss,
     params: &LbfgsParams,

@@ -12,12 +12,15 @@
 //!
 //! These give SPOM (Alg. 1 / 3) the optimum it should reach at the same `C`.
 
-pub mod lbfgs;
+pub(crate) mod lbfgs;
 pub mod objective;
-pub mod quasi_newton;
+pub(crate) mod quasi_newton;
 
-pub use lbfgs::{fit_lbfgs, BatchFit, LbfgsParams};
-pub use objective::{objective, objective_grad};
+pub(crate) use lbfgs::fit_lbfgs;
+pub use lbfgs::LbfgsParams;
+pub use objective::objective;
+#[cfg(test)]
+pub(crate) use objective::objective_grad;
 
 #[cfg(test)]
 mod tests;

@@ -33,7 +33,7 @@ pub fn objective<T: StructuredTask + ?Sized>(
 /// `F(w)`, and its (sub)gradient written into `grad` when given (same length as `w`). Fails
 /// on a `w` of the wrong length, a task with kernel-scored parts, a CRF loss on a task
 /// without marginals, or a non-finite value.
-pub fn objective_grad<T: StructuredTask + ?Sized>(
+pub(crate) fn objective_grad<T: StructuredTask + ?Sized>(
     task: &T,
     loss: StructLoss,
     lambda: f64,

@@ -14,7 +14,7 @@ use super::lbfgs::LbfgsParams;
 use crate::error::{Error, Result};
 
 /// Iterations the relative-decrease test looks back (CRFsuite's `past`).
-pub const PAST: usize = 10;
+pub(crate) const PAST: usize = 10;
 
 /// Armijo's sufficient-decrease constant.
 const C1: f64 = 1e-4;
@@ -24,7 +24,7 @@ const MAX_TRIALS: usize = 40;
 
 /// Why [`minimize`] stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
+pub(crate) enum Stop {
     Gradient,
     Cost,
     Iterations,
@@ -33,7 +33,7 @@ pub enum Stop {
 
 /// The result of [`minimize`] (the minimizer is left in its `x`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Minimized {
+pub(crate) struct Minimized {
     pub value: f64,
     pub grad_norm: f64,
     pub iterations: u64,
@@ -41,7 +41,7 @@ pub struct Minimized {
 }
 
 /// A function to minimize: the value at `x`, its gradient written into `g`.
-pub type Objective<'a> = dyn FnMut(&[f64], &mut [f64]) -> Result<f64> + 'a;
+pub(crate) type Objective<'a> = dyn FnMut(&[f64], &mut [f64]) -> Result<f64> + 'a;
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
@@ -50,7 +50,7 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// Minimizes `f` from `x` (overwritten by the minimizer); `f(x, g)` returns the value and
 /// writes the gradient into `g`. Uses `params`' memory, iteration limit and tolerances
 /// (`lambda` is not read). Fails when `f` fails or returns a non-finite value at the start.
-pub fn minimize(
+pub(crate) fn minimize(
     x: &mut Vec<f64>,
     f: &mut Objective<'_>,
     params: &LbfgsParams,

@@ -38,8 +38,8 @@
 //! Template weights for every `q`: `mu_j = ||w_j|| / sum_k ||w_k||` (for `q = 1` the saddle
 //! point's `mu`, which agrees).
 
-pub mod grams;
-pub mod saddle;
+pub(crate) mod grams;
+pub(crate) mod saddle;
 
 #[cfg(test)]
 mod conic;
@@ -53,7 +53,7 @@ use grams::PackedGrams;
 /// loop's gap (or smaller than the absolute tolerance): far from the optimum the working set
 /// need not be solved to the end, since the next cut changes it anyway; near it the absolute
 /// tolerance rules.
-pub const OUTER_SHARE: f64 = 0.1;
+pub(crate) const OUTER_SHARE: f64 = 0.1;
 
 /// ... but never looser than this share of the last solve's value (the first solves, when the
 /// outer gap is unknown or huge, still give multipliers worth cutting at).
@@ -145,7 +145,7 @@ impl BlockNormMaster {
 
     /// `q != 2` also stops when the saddle point's duality gap is at most `abs_tol` (in the
     /// objective's units), whatever its relative size.
-    pub fn with_abs_tol(mut self, abs_tol: f64) -> Self {
+    pub(crate) fn with_abs_tol(mut self, abs_tol: f64) -> Self {
         self.abs_tol = if abs_tol.is_finite() {
             abs_tol.max(0.0)
         } else {
@@ -171,7 +171,8 @@ impl BlockNormMaster {
 }
 
 /// The Euclidean projection onto `{x >= 0, sum x <= c}`.
-pub fn project_capped_simplex(x: &mut [f64], c: f64) {
+#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+pub(crate) fn project_capped_simplex(x: &mut [f64], c: f64) {
     for v in x.iter_mut() {
         *v = v.max(0.0);
     }

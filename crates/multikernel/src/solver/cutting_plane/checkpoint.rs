@@ -25,12 +25,12 @@ use crate::features::SparseVector;
 use serde::{Deserialize, Serialize};
 
 /// The learner family name of the cutting plane's checkpoints.
-pub const CHECKPOINT_FAMILY: &str = "mtl";
+pub(crate) const CHECKPOINT_FAMILY: &str = "mtl";
 
 /// The loop's state at a cut boundary, as written (module docs). Scalars that may be
 /// infinite or NaN are kept as their bits.
 #[derive(Debug, Serialize)]
-pub struct LoopStateRef<'a> {
+pub(crate) struct LoopStateRef<'a> {
     pub dim: usize,
     pub added: usize,
     pub cuts: &'a [Cut],
@@ -51,7 +51,7 @@ pub struct LoopStateRef<'a> {
 
 /// A [`LoopStateRef`] read back (fields as written; [`LoopState::check`] checks them).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct LoopState {
+pub(crate) struct LoopState {
     pub dim: usize,
     pub added: usize,
     pub cuts: Vec<Cut>,
@@ -96,7 +96,7 @@ fn fits(v: &SparseVector, dim: usize) -> bool {
 impl LoopState {
     /// Checks the state against a task of `dim` parameters and a cap of `max_iter` cuts;
     /// returns the dense weights.
-    pub fn check(&self, dim: usize, max_iter: usize) -> Result<Vec<f64>> {
+    pub(crate) fn check(&self, dim: usize, max_iter: usize) -> Result<Vec<f64>> {
         if self.dim != dim {
             return Err(bad(&format!(
                 "it has {} parameters, this task {dim}",
@@ -124,7 +124,7 @@ impl LoopState {
 
     /// The best point and its risk (a separation step below 1), dense, checked against a
     /// task of `dim` parameters.
-    pub fn best_point(&self, dim: usize) -> Result<Option<(Vec<f64>, f64)>> {
+    pub(crate) fn best_point(&self, dim: usize) -> Result<Option<(Vec<f64>, f64)>> {
         match &self.best {
             None => Ok(None),
             Some((b, _)) if !fits(b, dim) => Err(bad("the best point is outside the parameters")),

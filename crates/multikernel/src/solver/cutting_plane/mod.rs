@@ -39,9 +39,9 @@
 //! (mao-tsang problem (6)); cuts keep the global index layout of the task's explicit groups so
 //! that per-group blocks are at hand.
 
-pub mod block_master;
-pub mod checkpoint;
-pub mod qp;
+pub(crate) mod block_master;
+pub(crate) mod checkpoint;
+pub(crate) mod qp;
 
 pub use block_master::BlockNormMaster;
 
@@ -227,13 +227,13 @@ pub(crate) fn retain_kept(values: &mut Vec<f64>, keep: &[bool]) {
 }
 
 /// A cut whose multiplier stayed 0 for this many consecutive solves leaves the working set.
-pub const INACTIVE_SOLVES: usize = 5;
+pub(crate) const INACTIVE_SOLVES: usize = 5;
 
 /// The l2 master: the dual QP over the capped simplex ([`qp::solve`]), the Gram matrix of the
 /// cuts kept between calls (packed, one row appended per cut: [`block_master::grams`]) and
 /// warm-started from the previous multipliers.
 #[derive(Debug, Clone, Default)]
-pub struct L2Master {
+pub(crate) struct L2Master {
     gram: block_master::grams::PackedGrams,
     alpha: Vec<f64>,
     /// A weights buffer handed back by the loop ([`MasterProblem::recycle`]).
@@ -243,7 +243,7 @@ pub struct L2Master {
 }
 
 impl L2Master {
-    pub fn new(tol: f64, max_iter: usize) -> L2Master {
+    pub(crate) fn new(tol: f64, max_iter: usize) -> L2Master {
         L2Master {
             gram: block_master::grams::PackedGrams::new(1),
             alpha: Vec::new(),
@@ -506,15 +506,15 @@ pub fn fit_block_norm<T: StructuredTask + ?Sized>(
 /// with `q = 4` (`multikernel reproduce mtl --template-sets small --methods mtl-q4
 /// --separation-step S`, C = 1, epsilon 0.1) 1 took 1,670 cuts (test accuracy 93.15), 0.5
 /// 515 (93.40), 0.3 314 (93.55), 0.2 250 (93.30), 0.1 199 (93.34) and 0.05 201 (93.27).
-pub const SEPARATION_STEP: f64 = 0.1;
+pub(crate) const SEPARATION_STEP: f64 = 0.1;
 
 /// The relative duality gap at which the working-set saddle point (`q != 2`) stops in
 /// [`fit_block_norm`].
-pub const SADDLE_TOL: f64 = 1e-6;
+pub(crate) const SADDLE_TOL: f64 = 1e-6;
 
 /// A template whose weight `mu_j` is below this share of `sum mu` is pruned (mao-tsang;
 /// docs/formulas.md).
-pub const PRUNE_SHARE: f64 = 1e-5;
+pub(crate) const PRUNE_SHARE: f64 = 1e-5;
 
 /// The working set's slack `xi = max(0, max_r b_r - <a_r, w>)`, from the master's margins
 /// when it gave them for these cuts.

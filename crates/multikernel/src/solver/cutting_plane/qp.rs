@@ -21,7 +21,7 @@
 
 /// A solution of the working-set dual.
 #[derive(Debug, Clone, PartialEq)]
-pub struct QpSolution {
+pub(crate) struct QpSolution {
     /// One multiplier per cut.
     pub alpha: Vec<f64>,
     /// `D(alpha)`.
@@ -118,7 +118,7 @@ impl Scan {
 /// Solves the working-set dual for `r` cuts (`gram` is `r x r`, row-major, positive
 /// semidefinite; `b` has `r` entries) from the warm start `warm` (padded with zeros, scaled
 /// into the feasible set), until the duality gap is at most `tol` or after `max_iter` steps.
-pub fn solve(
+pub(crate) fn solve(
     gram: &[f64],
     b: &[f64],
     c: f64,

@@ -61,6 +61,13 @@ mod params;
 #[cfg(test)]
 mod tests;
 
-pub use engine::{gomp, improvement, GompPath, GompStep, GompStop};
-pub use model::{best_index, GompModel, GompPathModel, ValidationMetric};
-pub use params::{GompModelParams, GompParams, Precompute};
+#[cfg(test)]
+pub(crate) use engine::improvement;
+pub(crate) use engine::GompStop;
+pub use engine::{gomp, GompPath};
+#[cfg(test)]
+pub(crate) use model::best_index;
+pub(crate) use model::GompModel;
+pub use model::ValidationMetric;
+pub(crate) use params::GompModelParams;
+pub use params::{GompParams, Precompute};

@@ -306,7 +306,11 @@ impl GompModel {
 
     /// Decision values of every model of the path on raw rows: index `k` uses the first
     /// `k` kernels (`0`: the intercept alone).
-    pub fn predict_path(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Vec<Matrix>> {
+    pub(crate) fn predict_path(
+        &self,
+        x: MatrixRef<'_>,
+        limit: &MemoryLimit,
+    ) -> Result<Vec<Matrix>> {
         let owned = standardized(self.standardizer.as_ref(), self.n_features(), x)?;
         let xs = owned.as_ref().map_or(x, Matrix::view);
         let k = self.n_outputs();
@@ -396,7 +400,7 @@ impl GompModel {
 }
 
 /// Index of the smallest value (the first among ties).
-pub fn best_index(losses: &[f64]) -> usize {
+pub(crate) fn best_index(losses: &[f64]) -> usize {
     let mut best = 0;
     for (i, &l) in losses.iter().enumerate() {
         if l < losses[best] {

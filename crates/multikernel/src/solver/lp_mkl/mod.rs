@@ -48,7 +48,7 @@
 //! ```
 //! use multikernel::data::Matrix;
 //! use multikernel::kernel::KernelMatrix;
-//! use multikernel::solver::lp_mkl::{lp_mkl, LpMklParams};
+//! use multikernel::engine::solver::lp_mkl::{lp_mkl, LpMklParams};
 //!
 //! // Three rank-one kernels (one per feature) over four training points.
 //! let x = Matrix::from_rows(&[
@@ -93,9 +93,13 @@ mod precomputed;
 #[cfg(test)]
 mod tests;
 
-pub use crate::solver::ridge::solve_weighted_sum;
-pub use engine::{lp_mkl, objective, LpMklSolution};
-pub use model::LpMklModel;
+#[cfg(test)]
+use crate::solver::ridge::solve_weighted_sum;
+#[cfg(test)]
+pub(crate) use engine::objective;
+pub use engine::{lp_mkl, LpMklSolution};
+pub(crate) use model::LpMklModel;
 pub(crate) use params::p_serde;
-pub use params::{p_label, parse_p, LpMklModelParams, LpMklParams};
-pub use precomputed::{check_train_kernels, PrecomputedLpModel, SYMMETRY_TOL};
+pub(crate) use params::LpMklModelParams;
+pub use params::{p_label, parse_p, LpMklParams};
+pub(crate) use precomputed::{check_train_kernels, PrecomputedLpModel};

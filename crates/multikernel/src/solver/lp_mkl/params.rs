@@ -73,7 +73,7 @@ impl LpMklParams {
 pub(crate) mod p_serde {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(p: &f64, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(p: &f64, s: S) -> Result<S::Ok, S::Error> {
         if p.is_finite() {
             s.serialize_f64(*p)
         } else {
@@ -81,7 +81,7 @@ pub(crate) mod p_serde {
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
         #[derive(Deserialize)]
         #[serde(untagged)]
         enum P {

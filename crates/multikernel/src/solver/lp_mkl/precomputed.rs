@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 const ORIGIN: &str = "<lp-MKL on precomputed kernels>";
 
 /// Relative asymmetry `|K_ij - K_ji| / max |K|` above which a training matrix is refused.
-pub const SYMMETRY_TOL: f64 = 1e-8;
+pub(crate) const SYMMETRY_TOL: f64 = 1e-8;
 
 /// A trained lp-MKL model over precomputed kernels.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,7 +34,7 @@ pub struct PrecomputedLpModel {
 
 /// Checks the training matrices: as many as names, each `n x n` with `n` the targets'
 /// rows, finite and symmetric.
-pub fn check_train_kernels(kernels: &[MatrixRef<'_>], n: usize) -> Result<()> {
+pub(crate) fn check_train_kernels(kernels: &[MatrixRef<'_>], n: usize) -> Result<()> {
     if kernels.is_empty() {
         return Err(Error::param(
             "kernels",
@@ -78,18 +78,18 @@ pub fn check_train_kernels(kernels: &[MatrixRef<'_>], n: usize) -> Result<()> {
 impl PrecomputedLpModel {
     /// Decision values `n_test x outputs` from the test-by-train matrices (`test[m]` is
     /// `K_m(X_test, X_train)`, `n_test x n_train`), read in place.
-    pub fn decision(&self, test: &[MatrixRef<'_>]) -> Result<Matrix> {
+    pub(crate) fn decision(&self, test: &[MatrixRef<'_>]) -> Result<Matrix> {
         let s = &self.solution;
         decision_from_kernels(test, self.n_train, &s.theta, &s.alpha, &s.bias)
     }
 
     /// Outputs: 1, or the number of classes of a multiclass model.
-    pub fn n_outputs(&self) -> usize {
+    pub(crate) fn n_outputs(&self) -> usize {
         self.solution.alpha.cols
     }
 
     /// Kernel names with their weights `theta`.
-    pub fn kernels(&self) -> Vec<(String, f64)> {
+    pub(crate) fn kernels(&self) -> Vec<(String, f64)> {
         self.kernel_names
             .iter()
             .cloned()
@@ -98,7 +98,7 @@ impl PrecomputedLpModel {
     }
 
     /// Checks that the stored arrays agree (a model read from a file).
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         let s = &self.solution;
         check::len(
             || format!("{ORIGIN}: kernel weights (one per kernel)"),

@@ -103,19 +103,22 @@
 
 mod engine;
 mod model;
-pub mod objective;
+pub(crate) mod objective;
 mod params;
-pub mod sampler;
+pub(crate) mod sampler;
 #[cfg(test)]
 mod tests;
 
-pub use engine::{solve, Checkpoint, MdSolution, SolveStats};
-pub use model::{
-    uniform_value, PolyMklModel, PolyPredictor, PolyProblem, PolyTerm, UniformPolyModel,
-};
+pub use engine::solve;
+#[cfg(test)]
+pub(crate) use engine::MdSolution;
+pub(crate) use model::PolyMklModel;
+#[cfg(test)]
+pub(crate) use model::PolyPredictor;
+pub use model::{PolyProblem, UniformPolyModel};
+#[cfg(test)]
+pub(crate) use params::{auto_batch, DEFAULT_ETA0_GRID};
 pub use params::{
-    auto_batch, perfeature_linear, EvalSchedule, Init, MirrorDescentParams, Sampling,
-    SolverOptions, StepRule, DEFAULT_AVERAGING_POWER, DEFAULT_ETA0_GRID, DEFAULT_PILOT_FRACTION,
-    DEFAULT_STEP_DECAY,
+    perfeature_linear, EvalSchedule, Init, MirrorDescentParams, Sampling, SolverOptions, StepRule,
 };
 pub use sampler::{PolyBasis, PolySampler};

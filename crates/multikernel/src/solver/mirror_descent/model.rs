@@ -227,7 +227,7 @@ impl PolyProblem {
 
     /// Every product kernel of degree `<= degree` (`C(r + D, D)` of them) on rank-one base
     /// kernels, or `None` for general base kernels.
-    pub fn product_kernel_count(&self) -> Option<usize> {
+    pub(crate) fn product_kernel_count(&self) -> Option<usize> {
         self.rank_one.as_ref()?;
         let count = crate::multiset::count_kernels(self.sampler.base_count(), self.degree);
         // Saturates far above anything that could fit in memory.
@@ -618,7 +618,7 @@ impl PolyMklModel {
 /// `sum_{d=0..D} rho_d^-2 h_d(k_1, .., k_r)`: the sum of all distinct product kernels of
 /// degree `<= D` at one pair of points, from the base kernel values `k_j` by Newton's
 /// identity (`d h_d = sum_{i=1..d} p_i h_{d-i}`, `p_i = sum_j k_j^i`).
-pub fn uniform_value(k: &[f64], inv_rho2: &[f64]) -> f64 {
+pub(crate) fn uniform_value(k: &[f64], inv_rho2: &[f64]) -> f64 {
     let deg = inv_rho2.len().saturating_sub(1);
     let mut p = vec![0.0; deg + 1];
     let mut pw: Vec<f64> = k.to_vec();

@@ -26,7 +26,8 @@ use crate::error::{Error, Result};
 use crate::linalg::SpdFactor;
 
 /// `K_theta = sum_i theta_i rho_i^-2 K_i` over an explicit list of `n x n` kernels.
-pub fn combine(kernels: &[Matrix], theta: &[f64], rho2: &[f64]) -> Result<Matrix> {
+#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+pub(crate) fn combine(kernels: &[Matrix], theta: &[f64], rho2: &[f64]) -> Result<Matrix> {
     check_lengths(kernels.len(), theta, rho2)?;
     let n = kernels.first().map_or(0, |k| k.rows);
     let mut out = Matrix::zeros(n, n);
@@ -94,7 +95,7 @@ fn check_lambda(lambda: f64) -> Result<()> {
 
 /// `J = (lambda/2) y^T (K + lambda I)^-1 y` and `alpha = (K + lambda I)^-1 y` for a given
 /// combined kernel `K` (`n x n`, symmetric PSD).
-pub fn objective(k: &Matrix, y: &[f64], lambda: f64) -> Result<(f64, Vec<f64>)> {
+pub(crate) fn objective(k: &Matrix, y: &[f64], lambda: f64) -> Result<(f64, Vec<f64>)> {
     check_lambda(lambda)?;
     if k.rows != y.len() {
         return Err(Error::shape(
@@ -117,7 +118,8 @@ pub fn objective(k: &Matrix, y: &[f64], lambda: f64) -> Result<(f64, Vec<f64>)> 
 }
 
 /// `J(theta)` over an explicit kernel list (see the module docs), with `alpha`.
-pub fn objective_theta(
+#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+pub(crate) fn objective_theta(
     kernels: &[Matrix],
     rho2: &[f64],
     theta: &[f64],
@@ -129,7 +131,8 @@ pub fn objective_theta(
 }
 
 /// `alpha^T K alpha` for a dense symmetric `K`.
-pub fn quad_form(k: &Matrix, alpha: &[f64]) -> f64 {
+#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+pub(crate) fn quad_form(k: &Matrix, alpha: &[f64]) -> f64 {
     (0..k.rows)
         .map(|i| alpha[i] * crate::linalg::dot(k.row(i), alpha))
         .sum()
@@ -137,7 +140,8 @@ pub fn quad_form(k: &Matrix, alpha: &[f64]) -> f64 {
 
 /// `J(theta)` and its gradient `dJ/dtheta_i = -(lambda/2) alpha^T K_i alpha / rho_i^2`
 /// (eq. 12 with the factor of docs/formulas.md) over an explicit kernel list.
-pub fn objective_and_gradient(
+#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+pub(crate) fn objective_and_gradient(
     kernels: &[Matrix],
     rho2: &[f64],
     theta: &[f64],
@@ -155,7 +159,8 @@ pub fn objective_and_gradient(
 
 /// The gradient for rank-one kernels `K_i = z_i z_i^T`: `-(lambda/2) (z_i^T alpha)^2 /
 /// rho_i^2`, with `z` holding one feature `z_i` (length `n`) per row.
-pub fn gradient_rank_one(z: &Matrix, rho2: &[f64], alpha: &[f64], lambda: f64) -> Vec<f64> {
+#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+pub(crate) fn gradient_rank_one(z: &Matrix, rho2: &[f64], alpha: &[f64], lambda: f64) -> Vec<f64> {
     (0..z.rows)
         .map(|i| {
             let s = crate::linalg::dot(z.row(i), alpha);

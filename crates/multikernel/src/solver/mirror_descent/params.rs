@@ -8,13 +8,13 @@ use crate::multiset::IndexDistribution;
 use std::sync::Arc;
 
 /// Default grid of `eta0` for the pilot rule.
-pub const DEFAULT_ETA0_GRID: [f64; 5] = [0.1, 0.3, 1.0, 3.0, 10.0];
+pub(crate) const DEFAULT_ETA0_GRID: [f64; 5] = [0.1, 0.3, 1.0, 3.0, 10.0];
 /// Default fraction of the budget spent on pilots (all candidates together).
-pub const DEFAULT_PILOT_FRACTION: f64 = 0.1;
+pub(crate) const DEFAULT_PILOT_FRACTION: f64 = 0.1;
 /// Default averaging power (`w_k = k^power`).
-pub const DEFAULT_AVERAGING_POWER: f64 = 1.0;
+pub(crate) const DEFAULT_AVERAGING_POWER: f64 = 1.0;
 /// Default step decay exponent (`eta_k ~ k^-decay`).
-pub const DEFAULT_STEP_DECAY: f64 = 0.5;
+pub(crate) const DEFAULT_STEP_DECAY: f64 = 0.5;
 
 /// How the coordinate is drawn (the distribution `s_{k-1}` of eq. 14).
 #[derive(Debug, Clone)]
@@ -85,7 +85,7 @@ impl Default for StepRule {
 /// large batch buys many more sampled coordinates per second; at `n = 500` a batch much
 /// larger than 64 leaves too few iterations (the measurements on Figure 1's tables are in
 /// BENCHMARKS.md).
-pub fn auto_batch(n: usize, kernels: f64) -> usize {
+pub(crate) fn auto_batch(n: usize, kernels: f64) -> usize {
     let b = (32768 / n.max(1)).clamp(16, 512);
     if kernels >= 1.0 && kernels < b as f64 {
         kernels as usize
@@ -275,7 +275,7 @@ pub fn perfeature_linear() -> KernelSpec {
 
 impl MirrorDescentParams {
     /// `rho_d^2` for `d = 0..=D`.
-    pub fn rho2_full(&self) -> Result<Vec<f64>> {
+    pub(crate) fn rho2_full(&self) -> Result<Vec<f64>> {
         if self.rho2.is_empty() {
             Ok(vec![1.0; self.degree + 1])
         } else if self.rho2.len() == self.degree + 1 {

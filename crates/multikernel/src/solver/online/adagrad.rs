@@ -42,7 +42,7 @@ use rand::SeedableRng;
 /// (x - w)^2` for `h >= 0` (Duchi et al. 2011 eq. 4, diagonal `H`, `phi = lambda/2 x^2`);
 /// `w` unchanged when `h + eta lambda = 0`.
 #[inline]
-pub fn prox_step(w: f64, g: f64, h: f64, eta: f64, lambda: f64) -> f64 {
+pub(crate) fn prox_step(w: f64, g: f64, h: f64, eta: f64, lambda: f64) -> f64 {
     let den = h + eta * lambda;
     if den > 0.0 {
         (h * w - eta * g) / den
@@ -53,7 +53,7 @@ pub fn prox_step(w: f64, g: f64, h: f64, eta: f64, lambda: f64) -> f64 {
 
 /// What the epochs after an epoch boundary of an [`AdagradLearner`] depend on.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct AdagradSnapshot {
+pub(crate) struct AdagradSnapshot {
     pub w: Vec<f64>,
     pub sum: Vec<f64>,
     pub g2: Vec<f64>,
@@ -66,7 +66,7 @@ pub struct AdagradSnapshot {
 
 /// Diagonal AdaGrad-SPOM over a structured task whose parts are scored by explicit features
 /// only (module docs).
-pub struct AdagradLearner<'a, T: StructuredTask + ?Sized> {
+pub(crate) struct AdagradLearner<'a, T: StructuredTask + ?Sized> {
     task: &'a T,
     loss: StructLoss,
     eta: f64,
@@ -95,7 +95,7 @@ impl<'a, T: StructuredTask + ?Sized> AdagradLearner<'a, T> {
     /// Sets up the learner; fails unless the schedule is [`StepSchedule::AdaGrad`], the
     /// regularizer `l2`, every parameter group regularized (or l2-shrunk) and every part scored
     /// by explicit features.
-    pub fn new(task: &'a T, loss: StructLoss, params: &OnlineParams) -> Result<Self> {
+    pub(crate) fn new(task: &'a T, loss: StructLoss, params: &OnlineParams) -> Result<Self> {
         params.validate()?;
         if params.schedule != StepSchedule::AdaGrad {
             return Err(Error::param(
@@ -171,7 +171,8 @@ impl<'a, T: StructuredTask + ?Sized> AdagradLearner<'a, T> {
     }
 
     /// Rounds done.
-    pub fn rounds(&self) -> u64 {
+    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    pub(crate) fn rounds(&self) -> u64 {
         self.t
     }
 
@@ -236,7 +237,7 @@ impl<'a, T: StructuredTask + ?Sized> AdagradLearner<'a, T> {
     }
 
     /// One round on example `i`; returns its loss before the update.
-    pub fn round(&mut self, i: usize) -> Result<f64> {
+    pub(crate) fn round(&mut self, i: usize) -> Result<f64> {
         self.collect_touched(i);
         let now = self.t;
         for k in 0..self.touched.len() {
@@ -271,7 +272,7 @@ impl<'a, T: StructuredTask + ?Sized> AdagradLearner<'a, T> {
 
     /// One pass over the examples (in a fresh random order when shuffling), polling
     /// `observer` every [`STOP_POLL`] rounds ([`Control::Stop`] when it asked to stop).
-    pub fn epoch_observed(&mut self, observer: &dyn Observer) -> Result<Control> {
+    pub(crate) fn epoch_observed(&mut self, observer: &dyn Observer) -> Result<Control> {
         if self.shuffle {
             let mut order = std::mem::take(&mut self.order);
             order.shuffle(&mut self.rng);
@@ -289,7 +290,7 @@ impl<'a, T: StructuredTask + ?Sized> AdagradLearner<'a, T> {
     /// The learner at an epoch boundary, for a checkpoint: the iterate, the sums of the
     /// average and of the squared gradients, the rounds, the order of the examples and the
     /// generator's position (the coordinates are brought up to the current round first).
-    pub fn snapshot(&mut self) -> AdagradSnapshot {
+    pub(crate) fn snapshot(&mut self) -> AdagradSnapshot {
         self.flush();
         AdagradSnapshot {
             w: self.w.clone(),
@@ -305,7 +306,7 @@ impl<'a, T: StructuredTask + ?Sized> AdagradLearner<'a, T> {
 
     /// Puts the learner where [`Self::snapshot`] found one over the same task and settings;
     /// fails when the snapshot's sizes are not the task's.
-    pub fn restore(&mut self, snap: AdagradSnapshot) -> Result<()> {
+    pub(crate) fn restore(&mut self, snap: AdagradSnapshot) -> Result<()> {
         let dim = self.w.len();
         let n = self.order.len();
         let mut seen = vec![false; n];
@@ -336,7 +337,7 @@ impl<'a, T: StructuredTask + ?Sized> AdagradLearner<'a, T> {
 
     /// Restarts the running average at the current round: from now on it is the mean of the
     /// iterates of the rounds that follow.
-    pub fn restart_average(&mut self) {
+    pub(crate) fn restart_average(&mut self) {
         self.flush();
         self.sum.iter_mut().for_each(|s| *s = 0.0);
         self.avg_start = self.t;
@@ -344,7 +345,7 @@ impl<'a, T: StructuredTask + ?Sized> AdagradLearner<'a, T> {
 
     /// The weights (global layout): the last iterate, or the mean of the iterates since the
     /// average (re)started (the last iterate before any round after the restart).
-    pub fn weights(&mut self, averaged: bool) -> Vec<f64> {
+    pub(crate) fn weights(&mut self, averaged: bool) -> Vec<f64> {
         self.flush();
         let k = self.t - self.avg_start;
         if averaged && k > 0 {

@@ -16,10 +16,10 @@ use rand::SeedableRng;
 use std::path::Path;
 
 /// The default templates of the labeler.
-pub const LABEL_TEMPLATES: &str = include_str!("../../task/parse/labels.templates");
+pub(crate) const LABEL_TEMPLATES: &str = include_str!("../../task/parse/labels.templates");
 
 /// The default label template set.
-pub fn default_label_templates() -> TemplateSet {
+pub(crate) fn default_label_templates() -> TemplateSet {
     TemplateSet::parse(LABEL_TEMPLATES, Path::new("<label templates>"))
         .expect("the label templates parse")
 }
@@ -47,7 +47,7 @@ impl ArcLabeler {
     }
 
     /// The relation of every token of `s` given its `heads`.
-    pub fn label(&self, s: &ParseSentence, heads: &[usize]) -> Vec<String> {
+    pub(crate) fn label(&self, s: &ParseSentence, heads: &[usize]) -> Vec<String> {
         let c = self.featurizer.code(s);
         let mut feats = Vec::new();
         let mut scores = vec![0.0; self.labels.len()];
@@ -65,7 +65,7 @@ impl ArcLabeler {
     }
 
     /// Checks the stored sizes.
-    pub fn validate(&self) -> std::result::Result<(), String> {
+    pub(crate) fn validate(&self) -> std::result::Result<(), String> {
         let want = self.featurizer.layout().total() * self.labels.len();
         if self.weights.len() != want {
             return Err(format!(
@@ -95,7 +95,7 @@ fn argmax(scores: &[f64], skip: usize) -> usize {
 }
 
 /// Trains the labeler on the gold arcs and relations of `train`, `epochs` passes.
-pub fn train_labeler(
+pub(crate) fn train_labeler(
     train: &[ParseSentence],
     templates: TemplateSet,
     epochs: usize,

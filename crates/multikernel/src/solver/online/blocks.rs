@@ -25,11 +25,11 @@ use crate::task::{Loss, VectorTask};
 
 /// Rows per block when the caller does not say: mapped, a block of three 1,024-feature maps
 /// takes 2,048 x 3,072 x 8 bytes = 50 MB.
-pub const DEFAULT_BLOCK_ROWS: usize = 2048;
+pub(crate) const DEFAULT_BLOCK_ROWS: usize = 2048;
 
 /// The shape of a vector task over explicit groups: its loss, outputs and bias.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TaskShape {
+pub(crate) struct TaskShape {
     pub loss: Loss,
     pub n_outputs: usize,
     pub bias: bool,
@@ -67,7 +67,7 @@ fn lost() -> Error {
 
 /// The learner's state between blocks: the maps, the task's shape, the hyper-parameters and
 /// the state of Alg. 1 (module docs).
-pub struct BlockLearner<'a> {
+pub(crate) struct BlockLearner<'a> {
     maps: &'a [FeatureMap],
     names: Vec<String>,
     shape: TaskShape,
@@ -80,7 +80,7 @@ impl<'a> BlockLearner<'a> {
     /// A learner at zero. `names[g]` names the group of `maps[g]`; `gamma` is the
     /// projection radius of the whole data (`None`: no projection; see
     /// [`BlockLearner::projection_radius`]).
-    pub fn new(
+    pub(crate) fn new(
         maps: &'a [FeatureMap],
         names: Vec<String>,
         shape: TaskShape,
@@ -92,7 +92,7 @@ impl<'a> BlockLearner<'a> {
 
     /// A learner that goes on from `state` (`None`: from zero). Fails when the state's
     /// groups are not those of the maps and the task.
-    pub fn with_state(
+    pub(crate) fn with_state(
         maps: &'a [FeatureMap],
         names: Vec<String>,
         shape: TaskShape,
@@ -156,7 +156,7 @@ impl<'a> BlockLearner<'a> {
     /// The projection radius `sqrt(2 L(0) / lambda)` of Alg. 1 (martins2010 App. E) for the
     /// targets `targets` (all of them, or a first block's), `None` when the params do not
     /// project.
-    pub fn projection_radius(
+    pub(crate) fn projection_radius(
         shape: TaskShape,
         params: &OnlineParams,
         targets: &[f64],
@@ -170,20 +170,22 @@ impl<'a> BlockLearner<'a> {
     }
 
     /// The state of Alg. 1 so far (an error after a block that failed midway).
-    pub fn state(&self) -> Result<&OnlineState> {
+    pub(crate) fn state(&self) -> Result<&OnlineState> {
         self.state.as_ref().ok_or_else(lost)
     }
 
     /// The state, consuming the learner.
-    pub fn into_state(self) -> Result<OnlineState> {
+    pub(crate) fn into_state(self) -> Result<OnlineState> {
         self.state.ok_or_else(lost)
     }
 
-    pub fn params(&self) -> &OnlineParams {
+    #[allow(dead_code)] // no caller left, tests included: to use or remove
+    pub(crate) fn params(&self) -> &OnlineParams {
         &self.params
     }
 
-    pub fn gamma(&self) -> Option<f64> {
+    #[allow(dead_code)] // no caller left, tests included: to use or remove
+    pub(crate) fn gamma(&self) -> Option<f64> {
         self.gamma
     }
 
@@ -197,12 +199,12 @@ impl<'a> BlockLearner<'a> {
     }
 
     /// `z_g` of every row of `x`, rows in parallel.
-    pub fn map_block(maps: &[FeatureMap], x: &Matrix) -> Vec<Matrix> {
+    pub(crate) fn map_block(maps: &[FeatureMap], x: &Matrix) -> Vec<Matrix> {
         maps.iter().map(|m| m.map_rows(x)).collect()
     }
 
     /// [`BlockLearner::map_block`] into `out`, reusing its storage.
-    pub fn map_block_into(maps: &[FeatureMap], x: &Matrix, out: &mut Vec<Matrix>) {
+    pub(crate) fn map_block_into(maps: &[FeatureMap], x: &Matrix, out: &mut Vec<Matrix>) {
         out.resize_with(maps.len(), || Matrix::zeros(0, 0));
         for (m, z) in maps.iter().zip(out.iter_mut()) {
             m.map_rows_into(x, z);
@@ -211,7 +213,7 @@ impl<'a> BlockLearner<'a> {
 
     /// The rounds of Alg. 1 over the rows of `block`, in order, with their mapped rows
     /// `mapped` (one matrix per map).
-    pub fn rounds(
+    pub(crate) fn rounds(
         &mut self,
         block: &Block,
         mapped: &[Matrix],
@@ -265,7 +267,11 @@ impl<'a> BlockLearner<'a> {
     /// while the rounds of block `k` run (module docs). Stops at the first error of the
     /// iterator (the state then holds the rounds of the blocks before it) or when `observer`
     /// asks.
-    pub fn train_blocks<I>(&mut self, blocks: I, observer: &dyn Observer) -> Result<PassReport>
+    pub(crate) fn train_blocks<I>(
+        &mut self,
+        blocks: I,
+        observer: &dyn Observer,
+    ) -> Result<PassReport>
     where
         I: Iterator<Item = Result<Block>> + Send,
     {
@@ -277,7 +283,7 @@ impl<'a> BlockLearner<'a> {
     /// sums are those of the pass that was never stopped); `after_block` sees the state
     /// and the pass's report after each block's rounds (to save a checkpoint) and may fail
     /// the pass.
-    pub fn train_blocks_from<I>(
+    pub(crate) fn train_blocks_from<I>(
         &mut self,
         blocks: I,
         report: PassReport,
@@ -328,7 +334,7 @@ impl BlockLearner<'_> {
     /// The losses of the current iterate on `block` (mapped rows `mapped`), summed over
     /// consecutive chunks of [`crate::solver::online::engine::LOSS_CHUNK`] rows
     /// ([`OnlineLearner::loss_chunk_sums`]).
-    pub fn loss_chunk_sums(&self, block: &Block, mapped: &[Matrix]) -> Result<Vec<f64>> {
+    pub(crate) fn loss_chunk_sums(&self, block: &Block, mapped: &[Matrix]) -> Result<Vec<f64>> {
         if block.targets.is_empty() {
             return Ok(Vec::new());
         }
@@ -350,7 +356,12 @@ impl BlockLearner<'_> {
     }
 
     /// The report after epoch `epoch` with the given average loss.
-    pub fn report(&self, epoch: usize, average_loss: f64, seconds: f64) -> Result<EpochReport> {
+    pub(crate) fn report(
+        &self,
+        epoch: usize,
+        average_loss: f64,
+        seconds: f64,
+    ) -> Result<EpochReport> {
         Ok(epoch_report(
             self.state()?,
             &self.params,
@@ -368,7 +379,7 @@ impl BlockLearner<'_> {
     /// iterate over all rows (one more pass of the maps, rows in parallel), summed in the
     /// same order as [`OnlineLearner::average_loss`] when `block_rows` is a multiple of
     /// [`LOSS_CHUNK`]. `on_epoch` sees each report.
-    pub fn run_in_memory(
+    pub(crate) fn run_in_memory(
         &mut self,
         x: &Matrix,
         targets: &[f64],

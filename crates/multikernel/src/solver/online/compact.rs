@@ -25,12 +25,14 @@ use rayon::prelude::*;
 /// the returned parameters, clipped at 0 before the square root; they differ in cost and in
 /// the last bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GroupNorms {
+pub(crate) enum GroupNorms {
     /// `sum_{p, y} a[p, y] (K a_y)[p]` point by point, Gram rows only for non-zero
     /// coefficients: cheap for sparse solutions with few labels (vector tasks).
     PointByPoint,
     /// `tr(A^T (K A))` with one matrix product per dense Gram matrix (dense coefficients over
-    /// many labels); sparse Grams point by point.
+    /// many labels); sparse Grams point by point. No learner picks it today: it is the
+    /// reference the tests hold `Cached` against.
+    #[cfg_attr(not(test), allow(dead_code))]
     Product,
     /// The last iterate's norms from the learner's cached scores `F = K c` (`||theta||^2 =
     /// s^2 sum_{p, y} c[p, y] F[y, p]`), O(points x labels) per group; the average of the
@@ -40,7 +42,7 @@ pub enum GroupNorms {
 
 /// The compact expansion of a finished run (module docs).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Compact {
+pub(crate) struct Compact {
     /// Per kernel group: the coefficients of the support points (`n_support x labels`,
     /// support-major); empty for a group whose norm is zero.
     pub coef: Vec<Vec<f64>>,
@@ -60,7 +62,7 @@ pub struct Compact {
 /// The compact expansion of `state` at the end of a run over the training Gram matrices
 /// `grams` (one per kernel group; `averaged`: the average of the iterates instead of the last
 /// one).
-pub fn compact(
+pub(crate) fn compact(
     state: &OnlineState,
     grams: &[Gram],
     reg: &RegSpec,

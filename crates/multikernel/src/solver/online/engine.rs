@@ -172,7 +172,7 @@ pub struct RngPosition {
 }
 
 impl RngPosition {
-    pub fn of(rng: &rand_chacha::ChaCha8Rng) -> RngPosition {
+    pub(crate) fn of(rng: &rand_chacha::ChaCha8Rng) -> RngPosition {
         RngPosition {
             seed: rng.get_seed(),
             stream: rng.get_stream(),
@@ -181,7 +181,7 @@ impl RngPosition {
     }
 
     /// The generator at this position; fails on a word position that is not a number.
-    pub fn rng(&self) -> Result<rand_chacha::ChaCha8Rng> {
+    pub(crate) fn rng(&self) -> Result<rand_chacha::ChaCha8Rng> {
         let pos: u128 = self.word_pos.parse().map_err(|_| {
             Error::data(format!(
                 "the generator position {:?} is not a number",
@@ -220,7 +220,7 @@ pub struct EngineSnapshot {
 }
 
 /// The learner family name of [`OnlineLearner::run`]'s checkpoints.
-pub const CHECKPOINT_FAMILY: &str = "online";
+pub(crate) const CHECKPOINT_FAMILY: &str = "online";
 
 /// `image = (K C)^T` (label-major, `image[y * n + p] = sum_j K[p, j] c[j * l + y]`) for
 /// point-major coefficients `c` (`n x l`) and a symmetric `K`.
@@ -274,10 +274,10 @@ fn point_scores(kernel: &[ScaledVec], p: usize, n_labels: usize, out: &mut [f64]
 }
 
 /// Rounds between two polls of the observer inside an epoch.
-pub const STOP_POLL: usize = 64;
+pub(crate) const STOP_POLL: usize = 64;
 
 /// Examples per chunk of the order-fixed loss sum of [`OnlineLearner::average_loss`].
-pub const LOSS_CHUNK: usize = 64;
+pub(crate) const LOSS_CHUNK: usize = 64;
 
 /// Gram-row updates (gradient entries x training points x groups) per round above which the
 /// kernel groups are updated in parallel (on a thread of a pool of more than one only).
@@ -339,7 +339,7 @@ fn prox_steps(state: &mut OnlineState, reg: &dyn Regularizer, lambda: f64, eta: 
 /// Step 2 of Alg. 1 alone (the proximal steps with step size `eta`) on `state`, e.g. after
 /// averaging the parameters of several learners (iterative parameter mixing). Fails on a
 /// regularizer that is not a function of the group norms.
-pub fn prox_step(state: &mut OnlineState, params: &OnlineParams, eta: f64) -> Result<()> {
+pub(crate) fn prox_step(state: &mut OnlineState, params: &OnlineParams, eta: f64) -> Result<()> {
     params.reg.validate()?;
     let reg = params.reg.build();
     if reg.steps().iter().any(|s| s.reg.as_block().is_none()) {
@@ -375,7 +375,7 @@ pub struct OnlineLearner<'a, T: OnlineTask> {
 
 /// The report after epoch `epoch` of a run at `state`: the objective lambda Omega(theta) +
 /// `average_loss`, with the l2 term of `L2Shrink` groups (lambda/2 ||w||^2) added to Omega.
-pub fn epoch_report(
+pub(crate) fn epoch_report(
     state: &OnlineState,
     params: &OnlineParams,
     epoch: usize,
@@ -401,7 +401,7 @@ pub fn epoch_report(
 
 /// Omega(theta) from the norms of the regularized groups (NaN for a regularizer that is not
 /// a function of the group norms).
-pub fn regularizer_value(reg: &RegSpec, norms: &[f64]) -> f64 {
+pub(crate) fn regularizer_value(reg: &RegSpec, norms: &[f64]) -> f64 {
     reg.build_block().map_or(f64::NAN, |b| b.value_norms(norms))
 }
 
@@ -480,7 +480,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
     /// of the state's kernel groups must be those of `grams`: after a change of the Gram
     /// matrices call [`OnlineState::recompute_images`] first. Fails when the state's groups
     /// do not fit the task and `grams`.
-    pub fn with_state(
+    pub(crate) fn with_state(
         task: &'a T,
         grams: &'a [Gram],
         params: OnlineParams,
@@ -576,7 +576,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
     }
 
     /// Epochs done.
-    pub fn epochs_done(&self) -> usize {
+    pub(crate) fn epochs_done(&self) -> usize {
         self.epoch
     }
 
@@ -591,7 +591,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
     }
 
     /// The state, consuming the learner (to warm-start a later one).
-    pub fn into_state(self) -> OnlineState {
+    pub(crate) fn into_state(self) -> OnlineState {
         self.state
     }
 
@@ -606,14 +606,14 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
 
     /// Replaces the projection radius (a learner that sees the data block by block keeps
     /// the radius of the whole data, not of the block).
-    pub fn with_gamma(mut self, gamma: Option<f64>) -> Self {
+    pub(crate) fn with_gamma(mut self, gamma: Option<f64>) -> Self {
         self.gamma = gamma;
         self
     }
 
     /// The sum of the losses of the last epoch's rounds, each taken before its update
     /// (the progressive validation loss of an online learner), and the number of rounds.
-    pub fn progressive_loss(&self) -> (f64, usize) {
+    pub(crate) fn progressive_loss(&self) -> (f64, usize) {
         self.progressive
     }
 
@@ -787,7 +787,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
 
     /// One pass over the training examples, polling `observer` every [`STOP_POLL`] rounds;
     /// returns [`Control::Stop`] when it asked to stop (the pass is then cut short).
-    pub fn epoch_observed(&mut self, observer: &dyn Observer) -> Control {
+    pub(crate) fn epoch_observed(&mut self, observer: &dyn Observer) -> Control {
         if self.params.shuffle {
             let mut order = std::mem::take(&mut self.order);
             order.shuffle(&mut self.rng);

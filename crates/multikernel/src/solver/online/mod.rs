@@ -6,16 +6,18 @@
 //! regularizer ([`adagrad`]). SPOM on sequences and its model are in
 //! [`crate::solver::sequence`], beside the structured wrappers that share them.
 
-pub mod adagrad;
-pub mod arc_labels;
-pub mod blocks;
-pub mod compact;
-pub mod engine;
-pub mod incremental;
-pub mod params;
-pub mod parser;
-pub mod vector;
-pub mod vector_model;
+pub(crate) mod adagrad;
+pub(crate) mod arc_labels;
+pub(crate) mod blocks;
+pub(crate) mod compact;
+pub(crate) mod engine;
+pub(crate) mod incremental;
+pub(crate) mod params;
+pub(crate) mod parser;
+pub(crate) mod vector;
+pub(crate) mod vector_model;
 
-pub use engine::{epoch_report, regularizer_value, OnlineLearner, OnlineState};
-pub use params::{EpochReport, OnlineParams, StepSchedule};
+pub(crate) use engine::{epoch_report, regularizer_value};
+pub use engine::{OnlineLearner, OnlineState};
+pub(crate) use params::EpochReport;
+pub use params::{OnlineParams, StepSchedule};

@@ -58,7 +58,7 @@ pub struct ParserSpec {
 }
 
 /// Passes of the relation labeler over the training arcs.
-pub const LABELER_EPOCHS: usize = 10;
+pub(crate) const LABELER_EPOCHS: usize = 10;
 
 /// A trained arc-factored parser: the featurizer and one weight per feature, and the
 /// relation labeler.
@@ -364,7 +364,7 @@ fn progressive_objective<T: crate::task::online::OnlineTask>(
 }
 
 /// The learner family name of the parser's checkpoints.
-pub const CHECKPOINT_FAMILY: &str = "parser";
+pub(crate) const CHECKPOINT_FAMILY: &str = "parser";
 
 /// The parser's state at an epoch boundary (a checkpoint): the learner's, the best epoch so
 /// far (its score, number and averaged weights) and the development scores.

@@ -27,7 +27,7 @@ use rayon::prelude::*;
 
 /// Largest size of the stored mapped rows of the explicit groups (bytes); above it they
 /// are computed again in every round.
-pub const STORE_MAPPED: usize = 1 << 28;
+pub(crate) const STORE_MAPPED: usize = 1 << 28;
 
 /// Everything that defines a training run on vector data.
 #[derive(Debug, Clone)]

@@ -45,14 +45,14 @@ pub struct OnlineTraining {
 pub(crate) mod as_text {
     use super::*;
 
-    pub fn serialize<T: std::fmt::Display, S: Serializer>(
+    pub(crate) fn serialize<T: std::fmt::Display, S: Serializer>(
         v: &T,
         s: S,
     ) -> std::result::Result<S::Ok, S::Error> {
         s.collect_str(v)
     }
 
-    pub fn deserialize<'de, T, D>(d: D) -> std::result::Result<T, D::Error>
+    pub(crate) fn deserialize<'de, T, D>(d: D) -> std::result::Result<T, D::Error>
     where
         T: std::str::FromStr,
         T::Err: std::fmt::Display,

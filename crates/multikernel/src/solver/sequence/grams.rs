@@ -15,12 +15,12 @@ pub fn lambda_from_c(c: f64, n_words: usize) -> f64 {
 }
 
 /// `C = 1 / (lambda N)`.
-pub fn c_from_lambda(lambda: f64, n_words: usize) -> f64 {
+pub(crate) fn c_from_lambda(lambda: f64, n_words: usize) -> f64 {
     1.0 / (lambda * n_words.max(1) as f64)
 }
 
 /// Fits the kernels of `specs` on the training characters (seeded heuristics).
-pub fn fit_kernels(
+pub(crate) fn fit_kernels(
     specs: &[KernelSpec],
     x: &crate::data::Matrix,
     seed: u64,

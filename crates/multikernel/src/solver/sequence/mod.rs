@@ -12,9 +12,9 @@
 //! This folder sits above `online` and `wrapper` (it uses both), and neither of those uses it:
 //! `tests/it/layers.rs` checks the order of the learner folders.
 
-pub mod grams;
-pub mod model;
-pub mod spom;
-pub mod wrapper;
+pub(crate) mod grams;
+pub(crate) mod model;
+pub(crate) mod spom;
+pub(crate) mod wrapper;
 
-pub use model::{KernelGroup, SequenceModel, SequenceTraining};
+pub use model::{KernelGroup, SequenceModel};

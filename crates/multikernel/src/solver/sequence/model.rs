@@ -288,7 +288,7 @@ impl SequenceModel {
     /// Unigram scores (`n x L`) of the rows of `x` (the model is validated first). The rows
     /// are read in place: `x` is a [`MatrixRef`] (or a `&Matrix`), and only blocks of it are
     /// ever copied ([`expansion_scores`]).
-    pub fn unary_scores<'x>(
+    pub(crate) fn unary_scores<'x>(
         &self,
         x: impl Into<MatrixRef<'x>>,
         limit: &MemoryLimit,

@@ -39,7 +39,7 @@ pub struct SequenceFitConfig {
 
 /// Trains on `train` (kernels fitted, Grams computed here); `observer` sees every epoch and
 /// may stop the run.
-pub fn fit_sequence(
+pub(crate) fn fit_sequence(
     train: &SequenceData,
     cfg: &SequenceFitConfig,
     observer: &dyn Observer,

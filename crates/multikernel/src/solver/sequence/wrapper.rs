@@ -127,7 +127,7 @@ impl SequenceState {
 }
 
 /// Structured PEGASOS on `K_d` as the wrappers' inner solver (module docs).
-pub struct SequenceInner<'a> {
+pub(crate) struct SequenceInner<'a> {
     chain: SequenceTask,
     base: &'a [Gram],
     /// `K_d` for `combined_at`.
@@ -147,7 +147,7 @@ impl<'a> SequenceInner<'a> {
     /// The chain of `train` (beta0 fixed) over the base training Grams `base`
     /// (`positions x positions` each); `lambda = 1 / (C N)`. The combined Gram matrix is
     /// checked against `memory` (the base ones exist already).
-    pub fn new(
+    pub(crate) fn new(
         train: &SequenceData,
         base: &'a [Gram],
         lambda: f64,
@@ -203,7 +203,7 @@ impl<'a> SequenceInner<'a> {
 
     /// PEGASOS epochs of the first (cold) call and of each warm-started one (a warm call of
     /// 0 epochs re-evaluates the state at the new weights).
-    pub fn with_epochs(mut self, first: usize, warm: usize) -> Self {
+    pub(crate) fn with_epochs(mut self, first: usize, warm: usize) -> Self {
         self.first_epochs = first;
         self.warm_epochs = warm;
         self
@@ -211,31 +211,32 @@ impl<'a> SequenceInner<'a> {
 
     /// Makes the next call without a start (a wrapper's first) continue from `state`, as a
     /// warm-started call: to restart a wrapper where an earlier run of it stopped.
-    pub fn resume_from(&mut self, state: SequenceState) {
+    pub(crate) fn resume_from(&mut self, state: SequenceState) {
         self.resume = Some(state);
     }
 
-    pub fn set_epochs(&mut self, first: usize, warm: usize) {
+    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    pub(crate) fn set_epochs(&mut self, first: usize, warm: usize) {
         self.first_epochs = first;
         self.warm_epochs = warm;
     }
 
-    pub fn lambda(&self) -> f64 {
+    pub(crate) fn lambda(&self) -> f64 {
         self.lambda
     }
 
     /// PEGASOS's projection radius `sqrt(2 L(0) / lambda)` (known after the first solve).
-    pub fn gamma(&self) -> Option<f64> {
+    pub(crate) fn gamma(&self) -> Option<f64> {
         self.gamma
     }
 
     /// `K_d` of the last solve.
-    pub fn combined(&self) -> &Gram {
+    pub(crate) fn combined(&self) -> &Gram {
         &self.combined
     }
 
     /// PEGASOS's settings for a solve of `epochs` epochs.
-    pub fn params(&self, epochs: usize) -> OnlineParams {
+    pub(crate) fn params(&self, epochs: usize) -> OnlineParams {
         OnlineParams {
             lambda: self.lambda,
             reg: RegSpec::L2,
@@ -508,7 +509,7 @@ impl SequenceWrapperConfig {
 /// Trains a structured wrapper on `train` (kernels fitted, Grams computed here); `observer`
 /// sees every outer iteration and may stop the run (the model reached is returned with
 /// status cancelled).
-pub fn fit_sequence_wrapper(
+pub(crate) fn fit_sequence_wrapper(
     train: &SequenceData,
     cfg: &SequenceWrapperConfig,
     observer: &dyn Observer,

@@ -31,7 +31,7 @@ impl Default for SmoParams {
 /// The dual problem: variable `t` uses row `index[t]` of the kernel matrix, with sign
 /// `y[t]`, linear term `p[t]` and upper bound `c[t]`.
 #[derive(Debug, Clone)]
-pub struct SmoProblem<'a> {
+pub(crate) struct SmoProblem<'a> {
     /// The training kernel matrix (`n x n`, symmetric).
     pub kernel: MatrixRef<'a>,
     pub index: Vec<usize>,
@@ -115,7 +115,7 @@ impl SmoProblem<'_> {
 /// Solves the dual by SMO with second-order working-set selection (Fan, Chen & Lin 2005)
 /// and, when `params.shrinking`, libsvm's shrinking. The observer is polled every 1,000
 /// iterations; a stop returns the current point with status Cancelled.
-pub fn smo(
+pub(crate) fn smo(
     problem: &SmoProblem<'_>,
     params: &SmoParams,
     observer: &dyn Observer,

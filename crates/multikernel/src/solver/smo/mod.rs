@@ -31,9 +31,12 @@
 mod engine;
 mod shrink;
 mod state;
-pub mod svm;
+pub(crate) mod svm;
 #[cfg(test)]
 mod tests;
 
-pub use engine::{smo, SmoParams, SmoProblem, SmoSolution};
-pub use svm::{svc, svc_from, svc_ovr, svr, svr_from, SvmFit};
+pub use engine::SmoParams;
+#[cfg(test)]
+pub(crate) use engine::{smo, SmoProblem, SmoSolution};
+pub use svm::{svc, svr};
+pub(crate) use svm::{svc_from, SvmFit};

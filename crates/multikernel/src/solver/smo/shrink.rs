@@ -18,7 +18,7 @@ impl State<'_> {
 
     /// libsvm's `do_shrinking`; `unshrunk` is set (and the whole gradient rebuilt) the first
     /// time the violation over the active set is at most `10 tol`.
-    pub fn shrink(&mut self, tol: f64, unshrunk: &mut bool) {
+    pub(crate) fn shrink(&mut self, tol: f64, unshrunk: &mut bool) {
         self.first = None;
         let (mut gmax1, mut gmax2) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
         for t in 0..self.active {
@@ -52,7 +52,7 @@ impl State<'_> {
 
     /// Rebuilds the gradient of the inactive positions (`G = G_bar + p + the free
     /// variables' part`, as `v = -y G`) and makes every position active again.
-    pub fn reconstruct(&mut self) {
+    pub(crate) fn reconstruct(&mut self) {
         let (n, m) = (self.active, self.a.len());
         if n == m {
             return;

@@ -119,7 +119,7 @@ pub(super) struct State<'a> {
 
 impl<'a> State<'a> {
     /// The state at `start` (zeros when `None`), identity order, everything active.
-    pub fn new(problem: &SmoProblem<'a>) -> Self {
+    pub(crate) fn new(problem: &SmoProblem<'a>) -> Self {
         let m = problem.index.len();
         let kernel = problem.kernel;
         let col = problem.index.clone();
@@ -169,7 +169,7 @@ impl<'a> State<'a> {
 
     /// Fan, Chen & Lin's second-order working-set selection (WSS 2) over the active set;
     /// leaves the first variable's kernel row in `ki` for [`State::step`].
-    pub fn select(&mut self) -> Pick {
+    pub(crate) fn select(&mut self) -> Pick {
         let n = self.active;
         // i: the most violating variable of I_up (largest v), found by the last step's
         // gradient update unless the active set changed since.
@@ -234,7 +234,7 @@ impl<'a> State<'a> {
 
     /// Solves the pair's sub-problem, clips it to the box and updates the gradient over the
     /// active set and `vbar`; `i` must be the pair [`State::select`] just returned.
-    pub fn step(&mut self, i: usize, j: usize) {
+    pub(crate) fn step(&mut self, i: usize, j: usize) {
         let (old_i, old_j) = (self.a[i], self.a[j]);
         let (ci, cj) = (self.c[i], self.c[j]);
         let quad = (self.qd[i] + self.qd[j] - 2.0 * self.ki[j]).max(TAU);
@@ -330,7 +330,7 @@ impl<'a> State<'a> {
     }
 
     /// Sets the bound status of position `t` from its value, and `up` / `low`.
-    pub fn set_status(&mut self, t: usize) {
+    pub(crate) fn set_status(&mut self, t: usize) {
         let s = bound(self.a[t], self.c[t]);
         self.status[t] = s;
         let positive = self.y[t] > 0.0;
@@ -348,7 +348,7 @@ impl<'a> State<'a> {
 
     /// The dual objective `1/2 a^T Q a + p^T a = 1/2 sum a_t (G_t + p_t)`; needs the whole
     /// gradient.
-    pub fn objective(&self) -> f64 {
+    pub(crate) fn objective(&self) -> f64 {
         let mut sum = 0.0;
         for t in 0..self.a.len() {
             sum += self.a[t] * (self.p[t] - self.y[t] * self.v[t]);
@@ -359,7 +359,7 @@ impl<'a> State<'a> {
     /// The offset over the whole set (needs the whole gradient): the mean of `y_t G_t = -v_t`
     /// over free variables, else the middle of the bounds the variables at their bounds
     /// give (libsvm's rule).
-    pub fn rho(&self) -> f64 {
+    pub(crate) fn rho(&self) -> f64 {
         let (mut ub, mut lb) = (f64::INFINITY, f64::NEG_INFINITY);
         let (mut free, mut sum) = (0usize, 0.0);
         for ((&y, &v), &s) in self.y.iter().zip(&self.v).zip(&self.status) {
@@ -384,7 +384,7 @@ impl<'a> State<'a> {
 
     /// The gradient `G = Q a + p` in the problem's order.
     #[cfg(test)]
-    pub fn gradient(&self) -> Vec<f64> {
+    pub(crate) fn gradient(&self) -> Vec<f64> {
         let mut g = vec![0.0; self.a.len()];
         for (t, &var) in self.var.iter().enumerate() {
             g[var] = -self.y[t] * self.v[t];
@@ -393,7 +393,7 @@ impl<'a> State<'a> {
     }
 
     /// The variables in the problem's order.
-    pub fn alpha(&self) -> Vec<f64> {
+    pub(crate) fn alpha(&self) -> Vec<f64> {
         let mut alpha = vec![0.0; self.a.len()];
         for (&v, &a) in self.var.iter().zip(&self.a) {
             alpha[v] = a;

@@ -77,7 +77,7 @@ pub fn svc(
 /// Binary C-SVC started from the dual point `start` (`alpha`, one per row, feasible for
 /// these labels and C: e.g. [`SmoSolution::alpha`] of a solve with other kernel weights, the
 /// wrappers' warm start); cold from zeros when `None`.
-pub fn svc_from(
+pub(crate) fn svc_from(
     kernel: MatrixRef<'_>,
     y: &[f64],
     c: f64,
@@ -112,7 +112,8 @@ pub fn svc_from(
 
 /// One-vs-rest C-SVC: one binary machine per class (`classes[i] < k`), class `c` against
 /// the others, as scikit-learn's `OneVsRestClassifier(SVC(kernel="precomputed"))`.
-pub fn svc_ovr(
+#[allow(dead_code)] // no caller left, tests included: to use or remove
+pub(crate) fn svc_ovr(
     kernel: MatrixRef<'_>,
     classes: &[usize],
     k: usize,
@@ -148,7 +149,7 @@ pub fn svr(
 
 /// epsilon-SVR started from the dual point `start` (`2n` values: `a` then `a*`, as
 /// [`SmoSolution::alpha`]); cold from zeros when `None`.
-pub fn svr_from(
+pub(crate) fn svr_from(
     kernel: MatrixRef<'_>,
     z: &[f64],
     c: f64,

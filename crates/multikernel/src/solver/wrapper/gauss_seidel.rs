@@ -8,7 +8,7 @@ use crate::run::{Observer, RunStatus, StopOnly};
 
 /// The closed-form weights from a solve at `d` with gradient `gradient`; `None` when every
 /// block norm is zero (the SVM's `w` is zero: nothing to weigh).
-pub fn closed_form_weights(d: &[f64], gradient: &[f64]) -> Option<Vec<f64>> {
+pub(crate) fn closed_form_weights(d: &[f64], gradient: &[f64]) -> Option<Vec<f64>> {
     let norms: Vec<f64> = d
         .iter()
         .zip(gradient)
@@ -20,7 +20,7 @@ pub fn closed_form_weights(d: &[f64], gradient: &[f64]) -> Option<Vec<f64>> {
 
 /// Gauss-Seidel (module docs) from `params.start` (uniform by default); `on_step` and the
 /// observer as in [`super::simplemkl()`].
-pub fn gauss_seidel<I: InnerSolver>(
+pub(crate) fn gauss_seidel<I: InnerSolver>(
     inner: &mut I,
     params: &WrapperParams,
     observer: &dyn Observer,

@@ -16,7 +16,7 @@ use crate::task::TaskKind;
 
 /// What a wrapper fit learns: `f(x) = sum_m d_m K_m(x, X) coef + b` per machine.
 #[derive(Debug, Clone, PartialEq)]
-pub struct GramFit {
+pub(crate) struct GramFit {
     /// Kernel weights `d` on the simplex.
     pub weights: Vec<f64>,
     /// `n x machines`: `y_i a_i` (C-SVC) or `a_i - a*_i` (epsilon-SVR) per machine.
@@ -32,7 +32,7 @@ pub struct GramFit {
 
 /// The machines' labels from the encoded targets (`-1/+1` column, one-hot columns, or real
 /// values).
-pub fn svm_task(task: TaskKind, y: &Matrix, epsilon: f64) -> Result<SvmTask> {
+pub(crate) fn svm_task(task: TaskKind, y: &Matrix, epsilon: f64) -> Result<SvmTask> {
     Ok(match task {
         TaskKind::Binary => SvmTask::Binary((0..y.rows).map(|i| y.get(i, 0)).collect()),
         TaskKind::Multiclass => SvmTask::OneVsRest {
@@ -59,7 +59,7 @@ pub fn svm_task(task: TaskKind, y: &Matrix, epsilon: f64) -> Result<SvmTask> {
 /// with the encoded targets `y` of `task`
 /// ([`crate::task::targets::encode_targets`]). `on_step` sees each outer iteration and may
 /// stop the run; a cancelled run gives the fit at the last accepted weights.
-pub fn fit_grams(
+pub(crate) fn fit_grams(
     grams: &[Matrix],
     y: &Matrix,
     task: TaskKind,

@@ -24,19 +24,19 @@
 //! one fit on training Gram matrices for the model on rows ([`WrapperModel`]) and the model
 //! on the caller's kernel matrices ([`PrecomputedWrapperModel`]).
 
-pub mod gauss_seidel;
-pub mod grams;
-pub mod model;
-pub mod precomputed;
-pub mod simplemkl;
-pub mod svm_inner;
+pub(crate) mod gauss_seidel;
+pub(crate) mod grams;
+pub(crate) mod model;
+pub(crate) mod precomputed;
+pub(crate) mod simplemkl;
+pub(crate) mod svm_inner;
 #[cfg(test)]
 mod tests;
 
-pub use gauss_seidel::gauss_seidel;
-pub use model::{WrapperModel, WrapperModelParams};
-pub use precomputed::PrecomputedWrapperModel;
-pub use simplemkl::simplemkl;
+pub(crate) use gauss_seidel::gauss_seidel;
+pub(crate) use model::{WrapperModel, WrapperModelParams};
+pub(crate) use precomputed::PrecomputedWrapperModel;
+pub(crate) use simplemkl::simplemkl;
 
 use crate::error::{Error, Result};
 use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
@@ -81,7 +81,7 @@ pub struct InnerSolve<S> {
 }
 
 /// An SVM solver at given kernel weights: what the outer loops need.
-pub trait InnerSolver {
+pub(crate) trait InnerSolver {
     /// Warm-start state (dual variables, coefficients).
     type State: Clone;
 
@@ -130,7 +130,7 @@ impl Default for WrapperParams {
 
 impl WrapperParams {
     /// Checks the settings and returns the starting weights for `m` kernels.
-    pub fn start_weights(&self, m: usize) -> Result<Vec<f64>> {
+    pub(crate) fn start_weights(&self, m: usize) -> Result<Vec<f64>> {
         if m == 0 {
             return Err(Error::param("kernels", "none", "at least one kernel"));
         }
@@ -197,12 +197,12 @@ pub struct WrapperResult<S> {
 }
 
 /// Sees each outer iteration's record and the inner solve at its weights; may stop the run.
-pub type OnStep<'a, S> = dyn FnMut(&WrapperStep, &InnerSolve<S>) -> Control + 'a;
+pub(crate) type OnStep<'a, S> = dyn FnMut(&WrapperStep, &InnerSolve<S>) -> Control + 'a;
 
 /// The relative MKL duality gap at a solve: `(max_m S_m - sum_m d_m S_m) / (2 |J|)` with
 /// `S_m = -2 dJ/dd_m` (the SVM's objective minus the MKL dual bound, Rakotomamonjy et al.
 /// 2008, Sec. 4.2), 0 when `J` is 0.
-pub fn relative_gap(d: &[f64], gradient: &[f64], objective: f64) -> f64 {
+pub(crate) fn relative_gap(d: &[f64], gradient: &[f64], objective: f64) -> f64 {
     let s: Vec<f64> = gradient.iter().map(|g| -2.0 * g).collect();
     let max = s.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
     let mean: f64 = d.iter().zip(&s).map(|(d, s)| d * s).sum();

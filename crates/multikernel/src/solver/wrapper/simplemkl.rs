@@ -21,7 +21,7 @@ const GOLDEN: f64 = 0.618_033_988_749_894_9;
 
 /// The reduced-gradient descent direction at `d` (step 1 of the module docs) with `mu`, the
 /// index of the largest weight; `None` when the direction is zero (a stationary point).
-pub fn descent_direction(d: &[f64], gradient: &[f64]) -> Option<(Vec<f64>, usize)> {
+pub(crate) fn descent_direction(d: &[f64], gradient: &[f64]) -> Option<(Vec<f64>, usize)> {
     let m = d.len();
     let mu = (0..m)
         .max_by(|&a, &b| d[a].total_cmp(&d[b]).then(b.cmp(&a)))
@@ -68,7 +68,7 @@ fn step_to(d: &[f64], dir: &[f64], gamma: f64, zero_below: f64) -> Vec<f64> {
 /// outer iteration (the first at the starting weights); the observer sees the progress
 /// (one step per outer iteration) and may stop the run, which also ends the inner solve
 /// under way.
-pub fn simplemkl<I: InnerSolver>(
+pub(crate) fn simplemkl<I: InnerSolver>(
     inner: &mut I,
     params: &WrapperParams,
     observer: &dyn Observer,

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 
 /// The labels of the task.
 #[derive(Debug, Clone, PartialEq)]
-pub enum SvmTask {
+pub(crate) enum SvmTask {
     /// `+1` / `-1` per row.
     Binary(Vec<f64>),
     /// A class index `< k` per row; one machine per class against the rest.
@@ -30,7 +30,7 @@ pub enum SvmTask {
 
 impl SvmTask {
     /// Rows.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             SvmTask::Binary(y) => y.len(),
             SvmTask::OneVsRest { classes, .. } => classes.len(),
@@ -38,12 +38,13 @@ impl SvmTask {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[allow(dead_code)] // no caller left, tests included: to use or remove
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Machines (one per class for one-vs-rest, else one).
-    pub fn machines(&self) -> usize {
+    pub(crate) fn machines(&self) -> usize {
         match self {
             SvmTask::OneVsRest { k, .. } => *k,
             _ => 1,
@@ -52,7 +53,7 @@ impl SvmTask {
 }
 
 /// SMO on `sum_m d_m K_m` (module docs). State: one fit per machine.
-pub struct SvmInner<'a> {
+pub(crate) struct SvmInner<'a> {
     kernels: &'a [Matrix],
     task: SvmTask,
     c: f64,
@@ -62,7 +63,12 @@ pub struct SvmInner<'a> {
 
 impl<'a> SvmInner<'a> {
     /// Checks the kernels (`n x n` each, finite, symmetric), C and the labels.
-    pub fn new(kernels: &'a [Matrix], task: SvmTask, c: f64, params: SmoParams) -> Result<Self> {
+    pub(crate) fn new(
+        kernels: &'a [Matrix],
+        task: SvmTask,
+        c: f64,
+        params: SmoParams,
+    ) -> Result<Self> {
         if kernels.is_empty() {
             return Err(Error::param("kernels", "none", "at least one kernel"));
         }
@@ -116,7 +122,8 @@ impl<'a> SvmInner<'a> {
         })
     }
 
-    pub fn task(&self) -> &SvmTask {
+    #[allow(dead_code)] // no caller left, tests included: to use or remove
+    pub(crate) fn task(&self) -> &SvmTask {
         &self.task
     }
 

@@ -20,12 +20,12 @@
 
 /// Smallest accepted scale factor: terms lost to underflow (below ~1e-308) are then below
 /// 1e-100 relative to what is kept.
-pub const MIN_SCALE: f64 = 1e-200;
+pub(crate) const MIN_SCALE: f64 = 1e-200;
 
 /// `log Z` and the node marginals (`n x L`); `edge(i, a L + b, p)` receives
 /// `p(y_{i-1} = a, y_i = b)` for `i` in `1..n`, called only when the result is `Some`.
 /// `trans_at(i)` gives `T_i` (`L x L`) for `i` in `1..n`.
-pub fn forward_backward_scaled<'t>(
+pub(crate) fn forward_backward_scaled<'t>(
     unary: &[f64],
     trans_at: impl Fn(usize) -> &'t [f64],
     n_labels: usize,

@@ -26,13 +26,13 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Code of every attribute of the artificial root token.
-pub const ROOT: u32 = 0;
+pub(crate) const ROOT: u32 = 0;
 /// Code of a position before the sentence.
-pub const BEFORE: u32 = 1;
+pub(crate) const BEFORE: u32 = 1;
 /// Code of a position after the sentence.
-pub const AFTER: u32 = 2;
+pub(crate) const AFTER: u32 = 2;
 /// Code of a value never seen in training.
-pub const UNKNOWN: u32 = 3;
+pub(crate) const UNKNOWN: u32 = 3;
 /// The first code of a real value.
 const FIRST_VALUE: u32 = 4;
 
@@ -78,7 +78,7 @@ fn mix(mut z: u64) -> u64 {
 
 /// The key of a feature: template `t` with atom values `values`, hashed in order.
 #[inline]
-pub fn feature_key(t: usize, values: &[u32]) -> u64 {
+pub(crate) fn feature_key(t: usize, values: &[u32]) -> u64 {
     let mut h = mix(0x9e37_79b9_7f4a_7c15 ^ t as u64);
     for &v in values {
         h = mix(h ^ u64::from(v).wrapping_add(0x632b_e59b_d9b4_e019));
@@ -185,7 +185,8 @@ impl CodedSentence {
         self.n
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[allow(dead_code)] // no caller left, tests included: to use or remove
+    pub(crate) fn is_empty(&self) -> bool {
         self.n == 0
     }
 
@@ -205,7 +206,7 @@ impl CodedSentence {
 impl AttributeCodes {
     /// Codes of every attribute of `s`'s tokens, growing the alphabets with values not yet
     /// known (training).
-    pub fn code_growing(&mut self, set: &TemplateSet, s: &ParseSentence) -> CodedSentence {
+    pub(crate) fn code_growing(&mut self, set: &TemplateSet, s: &ParseSentence) -> CodedSentence {
         self.values.resize_with(set.attributes.len(), HashMap::new);
         let values = &mut self.values;
         code_tokens(set, s, |a, v| {
@@ -222,7 +223,7 @@ impl AttributeCodes {
     }
 
     /// Codes of `s` with the alphabets as they are: values never seen get [`UNKNOWN`].
-    pub fn code_frozen(&self, set: &TemplateSet, s: &ParseSentence) -> CodedSentence {
+    pub(crate) fn code_frozen(&self, set: &TemplateSet, s: &ParseSentence) -> CodedSentence {
         code_tokens(set, s, |a, v| {
             self.values
                 .get(a)
@@ -405,7 +406,7 @@ impl ArcFeaturizer {
     }
 
     /// A featurizer from its stored parts (a model file); checks that they agree.
-    pub fn from_parts(
+    pub(crate) fn from_parts(
         templates: TemplateSet,
         support: Support,
         codes: AttributeCodes,
@@ -476,7 +477,13 @@ impl ArcFeaturizer {
 
     /// Appends the features of arc `h -> d` (global indices, sorted, a count per feature) to
     /// `out`.
-    pub fn arc_features(&self, c: &CodedSentence, h: usize, d: usize, out: &mut Vec<(usize, f64)>) {
+    pub(crate) fn arc_features(
+        &self,
+        c: &CodedSentence,
+        h: usize,
+        d: usize,
+        out: &mut Vec<(usize, f64)>,
+    ) {
         for t in 0..self.keys.len() {
             let start = out.len();
             let offset = self.layout.range(t).start;

@@ -7,7 +7,7 @@ use super::ParseSentence;
 use serde::Serialize;
 
 /// The relation of the arcs inside a word of the Turkish treebanks.
-pub const IG_RELATION: &str = "ig";
+pub(crate) const IG_RELATION: &str = "ig";
 
 /// Counts over non-punctuation tokens.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

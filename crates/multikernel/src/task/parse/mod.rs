@@ -11,13 +11,14 @@
 //! - [`eval`]: attachment scores as parsers report them (punctuation excluded, and without
 //!   the `ig` arcs of the Turkish treebank).
 
-pub mod arcs;
-pub mod eval;
-pub mod templates;
+pub(crate) mod arcs;
+pub(crate) mod eval;
+pub(crate) mod templates;
 
-pub use arcs::{ArcFeaturizer, Support};
+pub(crate) use arcs::ArcFeaturizer;
+pub use arcs::Support;
 pub use eval::{score_parses, AttachmentCounts, AttachmentScores};
-pub use templates::{TemplateSet, DEFAULT_TEMPLATES};
+pub use templates::TemplateSet;
 
 use crate::data::conllu::ConlluSentence;
 use crate::error::Result;
@@ -78,7 +79,7 @@ pub struct ParseToken {
 
 impl ParseToken {
     /// Punctuation (UPOS `PUNCT`): left out of attachment scores, as parsers report them.
-    pub fn is_punctuation(&self) -> bool {
+    pub(crate) fn is_punctuation(&self) -> bool {
         self.upos == "PUNCT"
     }
 }
@@ -129,7 +130,7 @@ impl ParseSentence {
 }
 
 /// The arc features of every sentence (in parallel; the featurizer is frozen).
-pub fn sentence_features(
+pub(crate) fn sentence_features(
     featurizer: &ArcFeaturizer,
     sentences: &[ParseSentence],
 ) -> Vec<SparseRows> {
@@ -143,7 +144,7 @@ pub fn sentence_features(
 /// Sentences with gold heads as a [`TreeTask`] over the featurizer's template groups, decoded
 /// by `decoder`; the metric counts non-punctuation tokens. Fails on a sentence without
 /// heads or one the decoder cannot handle.
-pub fn tree_task<D: TreeDecoder>(
+pub(crate) fn tree_task<D: TreeDecoder>(
     featurizer: &ArcFeaturizer,
     sentences: &[ParseSentence],
     decoder: D,

@@ -32,14 +32,14 @@ use std::path::Path;
 /// al.'s first-order templates alone and conjoined with direction and distance, lemmas,
 /// morphology, fine tags in between, the inflectional-group cue, direction and distance
 /// alone, and a bias. Works on any CoNLL-U file.
-pub const DEFAULT_TEMPLATES: &str = include_str!("default.templates");
+pub(crate) const DEFAULT_TEMPLATES: &str = include_str!("default.templates");
 
 /// Largest neighbour offset of a position.
-pub const MAX_OFFSET: i8 = 3;
+pub(crate) const MAX_OFFSET: i8 = 3;
 /// Largest `K` of `pre:K` / `suf:K`.
-pub const MAX_AFFIX: u8 = 9;
+pub(crate) const MAX_AFFIX: u8 = 9;
 /// Most atoms in one template.
-pub const MAX_ATOMS: usize = 8;
+pub(crate) const MAX_ATOMS: usize = 8;
 
 /// A token attribute a template can read.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -68,7 +68,7 @@ pub enum Attribute {
 }
 
 /// Every attribute name the language knows, for error messages.
-pub const ATTRIBUTE_NAMES: &str =
+pub(crate) const ATTRIBUTE_NAMES: &str =
     "form, lower, lemma, upos, xpos, feats, feat:NAME, pre:K, suf:K (K in 1-9), space";
 
 impl Attribute {
@@ -166,7 +166,7 @@ pub enum Atom {
 }
 
 /// MSTParser's distance bins: `dist - 1` for distances 1-5, then 5 for 6-10, then 10.
-pub fn distance_bin(dist: usize) -> u32 {
+pub(crate) fn distance_bin(dist: usize) -> u32 {
     match dist {
         0..=5 => dist.saturating_sub(1) as u32,
         6..=10 => 5,
@@ -326,7 +326,7 @@ impl TemplateSet {
     }
 
     /// The text of an atom (as the template file spells it).
-    pub fn atom_text(&self, a: &Atom) -> String {
+    pub(crate) fn atom_text(&self, a: &Atom) -> String {
         match a {
             Atom::Token { anchor, attr } => format!("{anchor}.{}", self.attributes[*attr]),
             Atom::Direction => "dir".into(),

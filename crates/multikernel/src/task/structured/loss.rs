@@ -45,7 +45,7 @@ impl std::fmt::Display for StructLoss {
 /// overwritten). Negative values from rounding are clipped to 0. A CRF loss on a task without
 /// marginals for this example gives NaN and a zero gradient (learners call
 /// [`try_loss_grad`], which says so).
-pub fn loss_grad<T: StructuredTask + ?Sized>(
+pub(crate) fn loss_grad<T: StructuredTask + ?Sized>(
     task: &T,
     loss: StructLoss,
     i: usize,
@@ -58,7 +58,7 @@ pub fn loss_grad<T: StructuredTask + ?Sized>(
 /// [`loss_grad`], `None` (and a zero gradient) when the loss cannot be computed: the CRF
 /// loss of an example the task has no marginals for (no tree allowed by the scores, or a
 /// score of `+inf`).
-pub fn try_loss_grad<T: StructuredTask + ?Sized>(
+pub(crate) fn try_loss_grad<T: StructuredTask + ?Sized>(
     task: &T,
     loss: StructLoss,
     i: usize,

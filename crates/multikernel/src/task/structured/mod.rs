@@ -36,13 +36,14 @@
 //! The losses over the trait are in [`loss`]: the structured hinge (eq. 4 of martins2011) by
 //! loss-augmented decoding, and the CRF loss (eq. 3) by marginals.
 
-pub mod adapter;
-pub mod loss;
+pub(crate) mod adapter;
+pub(crate) mod loss;
 #[cfg(test)]
 pub(crate) mod testing;
 
 pub use adapter::StructuredOnline;
-pub use loss::{loss_grad, try_loss_grad, StructLoss};
+pub(crate) use loss::loss_grad;
+pub use loss::StructLoss;
 
 use crate::error::{Error, Result};
 use crate::features::{GroupLayout, SparseRows, SparseVector};
@@ -114,17 +115,17 @@ pub struct PartMap<'a> {
 
 impl PartMap<'_> {
     /// Kernel parts (`points.len() * n_labels`).
-    pub fn n_kernel_parts(&self) -> usize {
+    pub(crate) fn n_kernel_parts(&self) -> usize {
         self.points.len() * self.n_labels
     }
 
     /// Rows of `explicit`.
-    pub fn n_explicit_parts(&self) -> usize {
+    pub(crate) fn n_explicit_parts(&self) -> usize {
         self.explicit.map_or(0, SparseRows::n_rows)
     }
 
     /// Rows of `conjoined` times its labels.
-    pub fn n_conjoined_parts(&self) -> usize {
+    pub(crate) fn n_conjoined_parts(&self) -> usize {
         self.conjoined.map_or(0, |c| c.rows.n_rows() * c.n_labels)
     }
 
@@ -308,7 +309,7 @@ pub fn explicit_layout<T: StructuredTask + ?Sized>(task: &T) -> GroupLayout {
 /// Checks the part mapping of every example against the task's declared sizes: kernel parts
 /// at training points below `n_points` with `n_labels` label slots, parameter parts and
 /// explicit features inside the layout. After this, learners index without bounds surprises.
-pub fn check_parts<T: StructuredTask + ?Sized>(task: &T) -> Result<()> {
+pub(crate) fn check_parts<T: StructuredTask + ?Sized>(task: &T) -> Result<()> {
     let total = explicit_layout(task).total();
     for i in 0..task.n_examples() {
         let map = task.part_map(i);
@@ -356,7 +357,7 @@ pub fn check_parts<T: StructuredTask + ?Sized>(task: &T) -> Result<()> {
 
 /// Part scores of example `i` from explicit weights `w` (global indices) into `out`; an error
 /// for a kernel-scored part (a learner over explicit groups only).
-pub fn explicit_scores<T: StructuredTask + ?Sized>(
+pub(crate) fn explicit_scores<T: StructuredTask + ?Sized>(
     task: &T,
     i: usize,
     w: &[f64],
@@ -402,7 +403,8 @@ pub(crate) fn conjoined_scores<'w>(
 
 /// `sum_r counts_r phi_r`: a part-space vector (the joint feature, a gradient) mapped into the
 /// explicit parameter space (global indices); kernel parts are skipped.
-pub fn explicit_feature<T: StructuredTask + ?Sized>(
+#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+pub(crate) fn explicit_feature<T: StructuredTask + ?Sized>(
     task: &T,
     i: usize,
     counts: &SparseVector,
@@ -414,7 +416,7 @@ pub fn explicit_feature<T: StructuredTask + ?Sized>(
 
 /// [`explicit_feature`]'s entries appended to `pairs` as they come (unsorted, an index
 /// possibly repeated): for a caller that sums them into a dense vector anyway.
-pub fn explicit_pairs<T: StructuredTask + ?Sized>(
+pub(crate) fn explicit_pairs<T: StructuredTask + ?Sized>(
     task: &T,
     i: usize,
     counts: &SparseVector,

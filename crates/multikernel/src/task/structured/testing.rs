@@ -13,7 +13,7 @@ fn def_score<T: StructuredTask>(t: &T, i: usize, s: &[f64], y: &T::Output) -> f6
 }
 
 /// The loss of example `i` by enumerating `outputs` (every output of the example).
-pub fn brute_loss<T: StructuredTask>(
+pub(crate) fn brute_loss<T: StructuredTask>(
     t: &T,
     loss: StructLoss,
     i: usize,
@@ -40,7 +40,7 @@ pub fn brute_loss<T: StructuredTask>(
 /// the task against enumeration of `outputs`, and the loss gradients against central finite
 /// differences of the enumerated losses (random scores avoid the hinge's kinks almost
 /// surely).
-pub fn check_example<T: StructuredTask>(t: &T, i: usize, s: &[f64], outputs: &[T::Output]) {
+pub(crate) fn check_example<T: StructuredTask>(t: &T, i: usize, s: &[f64], outputs: &[T::Output]) {
     assert_eq!(s.len(), t.n_parts(i));
     assert!(outputs.contains(t.gold(i)), "the gold output is enumerated");
     assert_eq!(t.cost(i, t.gold(i)), 0.0);

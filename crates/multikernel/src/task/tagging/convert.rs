@@ -40,11 +40,12 @@ impl FromStr for LabelColumn {
 }
 
 /// Observation columns of [`from_conllu`]'s output (the label is one more).
-pub const OBSERVATION_COLUMNS: usize = 8;
+#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+pub(crate) const OBSERVATION_COLUMNS: usize = 8;
 
 /// The shape of a word: `X` for an uppercase letter, `x` lowercase, `d` a digit, any other
 /// character itself; runs of the same symbol collapsed (`Ankara'da` -> `Xx'x`).
-pub fn shape(word: &str) -> String {
+pub(crate) fn shape(word: &str) -> String {
     let mut out = String::new();
     let mut last = None;
     for c in word.chars() {

@@ -43,7 +43,7 @@ impl FeatureValue {
 }
 
 /// A token: its features, as (key, value) pairs (a later pair of the same key wins).
-pub type TokenFeatures = Vec<(String, FeatureValue)>;
+pub(crate) type TokenFeatures = Vec<(String, FeatureValue)>;
 
 /// The keys of the training tokens, in order of first appearance, with their kind.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

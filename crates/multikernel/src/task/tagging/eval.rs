@@ -53,7 +53,7 @@ fn start_of_chunk(prev: u8, tag: u8, prev_type: &[u8], ty: &[u8]) -> bool {
 }
 
 /// The chunks of a label sequence: `(type, start, end)` (end exclusive).
-pub fn chunks<S: AsRef<[u8]>>(labels: &[S]) -> Vec<(Vec<u8>, usize, usize)> {
+pub(crate) fn chunks<S: AsRef<[u8]>>(labels: &[S]) -> Vec<(Vec<u8>, usize, usize)> {
     let mut out = Vec::new();
     let (mut prev, mut prev_type): (u8, &[u8]) = (b'O', b"");
     let mut begin: Option<usize> = None;
@@ -125,7 +125,10 @@ impl Add for ChunkCounts {
 }
 
 /// Chunk counts of one sentence.
-pub fn chunk_counts<S: AsRef<[u8]>, T: AsRef<[u8]>>(gold: &[S], predicted: &[T]) -> ChunkCounts {
+pub(crate) fn chunk_counts<S: AsRef<[u8]>, T: AsRef<[u8]>>(
+    gold: &[S],
+    predicted: &[T],
+) -> ChunkCounts {
     let g = chunks(gold);
     let p = chunks(predicted);
     let correct = p.iter().filter(|c| g.contains(c)).count();

@@ -32,14 +32,16 @@
 //! model reads the same features. Expansions never seen in training are dropped at
 //! prediction, as CRF++ does. Labels are sorted by their bytes (CRF++'s order).
 
-pub mod convert;
-pub mod dicts;
-pub mod eval;
-pub mod templates;
+pub(crate) mod convert;
+pub(crate) mod dicts;
+pub(crate) mod eval;
+pub(crate) mod templates;
 
-pub use dicts::{FeatureKeys, FeatureValue, TokenFeatures};
-pub use eval::{chunk_counts, is_chunk_scheme, ChunkCounts, TagScores};
-pub use templates::{Template, TemplateFile, TemplateKind};
+pub use dicts::FeatureValue;
+pub(crate) use dicts::{FeatureKeys, TokenFeatures};
+pub use eval::{is_chunk_scheme, ChunkCounts, TagScores};
+pub use templates::TemplateFile;
+pub(crate) use templates::{Template, TemplateKind};
 
 use crate::data::columns::ColumnSentence;
 use crate::error::{Error, Result};
@@ -80,7 +82,7 @@ impl TagData {
 /// Labels in a model file: each a JSON string when it is UTF-8 (the form of model files
 /// before labels were bytes, which still load), else an array of its bytes, so that labels
 /// in EUC-JP, Shift_JIS or Latin-1 round-trip unchanged.
-pub mod label_bytes {
+pub(crate) mod label_bytes {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     #[derive(Serialize, Deserialize)]
@@ -90,7 +92,7 @@ pub mod label_bytes {
         Bytes(Vec<u8>),
     }
 
-    pub fn serialize<S: Serializer>(labels: &[Vec<u8>], s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(labels: &[Vec<u8>], s: S) -> Result<S::Ok, S::Error> {
         let out: Vec<Label> = labels
             .iter()
             .map(|l| match std::str::from_utf8(l) {
@@ -101,7 +103,7 @@ pub mod label_bytes {
         out.serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<u8>>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<u8>>, D::Error> {
         Ok(Vec::<Label>::deserialize(d)?
             .into_iter()
             .map(|l| match l {
@@ -114,7 +116,7 @@ pub mod label_bytes {
 
 /// The stable 64-bit key of an expansion (its bytes; for UTF-8 data the same key as the
 /// string's, so older model files keep their features).
-pub fn expansion_key(s: &[u8]) -> u64 {
+pub(crate) fn expansion_key(s: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in s {
         h ^= u64::from(b);
@@ -322,7 +324,7 @@ impl TagFeaturizer {
     }
 
     /// Expansions kept per unigram template.
-    pub fn features_per_template(&self) -> Vec<usize> {
+    pub(crate) fn features_per_template(&self) -> Vec<usize> {
         self.keys.iter().map(Vec::len).collect()
     }
 
@@ -340,18 +342,18 @@ impl TagFeaturizer {
     }
 
     /// Whether bigram templates with macros are present.
-    pub fn has_bigram_macros(&self) -> bool {
+    pub(crate) fn has_bigram_macros(&self) -> bool {
         !self.bigram_keys.is_empty()
     }
 
     /// Global index of bigram feature 0 with label pair (0, 0) (after the unigram groups).
-    pub fn bigram_offset(&self) -> usize {
+    pub(crate) fn bigram_offset(&self) -> usize {
         self.offset() + self.keys.iter().map(Vec::len).sum::<usize>() * self.n_labels()
     }
 
     /// The bigram feature rows of a sentence: row `i - 1` holds the kept expansions of the
     /// bigram templates with macros at token `i` (`i >= 1`, value 1); `n - 1` rows.
-    pub fn bigram_rows(&self, s: &ColumnSentence) -> SparseRows {
+    pub(crate) fn bigram_rows(&self, s: &ColumnSentence) -> SparseRows {
         expansion_rows(
             s,
             1..s.len(),
@@ -364,7 +366,7 @@ impl TagFeaturizer {
     /// The position-dependent label-pair scores of a sentence (`(n - 1) x L x L`): the
     /// plain bigram weights `plain` (`L x L`, or none) plus, at each token `i >= 1`, the
     /// weights of its bigram expansions, read from the global `weights`.
-    pub fn positional_transitions(
+    pub(crate) fn positional_transitions(
         &self,
         s: &ColumnSentence,
         plain: Option<&[f64]>,
@@ -392,7 +394,7 @@ impl TagFeaturizer {
 
     /// Explicit label-pair parts of a sentence of `n` tokens: one per token `i >= 1` and label
     /// pair with bigram templates with macros, `(n - 1) L^2`; 0 without them.
-    pub fn pair_parts_of(&self, n: usize) -> usize {
+    pub(crate) fn pair_parts_of(&self, n: usize) -> usize {
         if self.has_bigram_macros() {
             n.saturating_sub(1)
                 .saturating_mul(self.n_labels())
@@ -404,7 +406,7 @@ impl TagFeaturizer {
 
     /// Parts of a sentence of `n` tokens ([`TaggingTask`]'s `n_parts`): the plain label
     /// pairs (`L^2`, with a `B` line), the explicit label-pair parts and `n L` unigram parts.
-    pub fn parts_of(&self, n: usize) -> usize {
+    pub(crate) fn parts_of(&self, n: usize) -> usize {
         let l = self.n_labels();
         let plain = if self.has_bigram() { l * l } else { 0 };
         plain
@@ -491,7 +493,7 @@ impl TagFeaturizer {
     }
 
     /// The label slot of each token's last column; `None` for a label not seen in training.
-    pub fn label_ids(&self, s: &ColumnSentence) -> Vec<Option<usize>> {
+    pub(crate) fn label_ids(&self, s: &ColumnSentence) -> Vec<Option<usize>> {
         s.last_column()
             .into_iter()
             .map(|l| self.labels.binary_search_by(|x| x.as_slice().cmp(l)).ok())
@@ -699,7 +701,7 @@ impl TaggingTask {
 
 /// The best label sequence of a sentence from its unigram scores (`n x L`) and label-pair
 /// scores (`L x L`): Viterbi.
-pub fn decode_chain(unary: &[f64], trans: &[f64], n_labels: usize) -> Vec<usize> {
+pub(crate) fn decode_chain(unary: &[f64], trans: &[f64], n_labels: usize) -> Vec<usize> {
     viterbi(unary, trans, n_labels).1
 }
 

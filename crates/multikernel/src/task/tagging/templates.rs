@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// The farthest row a macro may reach (CRF++ 0.58's context size).
-pub const MAX_ROW: i32 = 8;
+pub(crate) const MAX_ROW: i32 = 8;
 
 /// Unigram (`U...`) or bigram (`B...`) template.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,12 +112,12 @@ impl Template {
     }
 
     /// Whether the template has a `%x` macro.
-    pub fn has_macros(&self) -> bool {
+    pub(crate) fn has_macros(&self) -> bool {
         self.pieces.iter().any(|p| matches!(p, Piece::Macro { .. }))
     }
 
     /// The largest column a macro reads plus one (0 without macros).
-    pub fn columns_needed(&self) -> usize {
+    pub(crate) fn columns_needed(&self) -> usize {
         self.pieces
             .iter()
             .filter_map(|p| match p {
@@ -287,7 +287,7 @@ impl TemplateFile {
 
     /// The bigram templates with macros (`B01:%x[0,0]`: the label pair of tokens `i - 1`
     /// and `i` conjoined with the expansion at `i`, as CRF++ builds them), in file order.
-    pub fn bigram_macros(&self) -> impl Iterator<Item = &Template> {
+    pub(crate) fn bigram_macros(&self) -> impl Iterator<Item = &Template> {
         self.templates
             .iter()
             .filter(|t| t.kind == TemplateKind::Bigram && t.has_macros())

@@ -24,7 +24,7 @@ use super::TreeDecoder;
 use crate::task::structured::PartMarginals;
 
 /// Longest sentence decoded: the three `(n + 1)^2` matrices then take 400 MB.
-pub const CLE_MAX_TOKENS: usize = 5000;
+pub(crate) const CLE_MAX_TOKENS: usize = 5000;
 
 /// Non-projective decoding by Chu-Liu-Edmonds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,7 +22,7 @@ use super::TreeDecoder;
 use crate::task::structured::PartMarginals;
 
 /// Longest sentence Eisner decodes: its eight `(n + 1)^2` tables then take 64 MB.
-pub const EISNER_MAX_TOKENS: usize = 1000;
+pub(crate) const EISNER_MAX_TOKENS: usize = 1000;
 
 /// Projective decoding by Eisner's algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -78,7 +78,7 @@ fn log_sum_exp(values: &[f64]) -> f64 {
 /// `log Z` and the arc marginals (layout of `arc`: row = head, column = modifier, `(n + 1)^2`)
 /// over every tree rooted at 0, by the matrix-tree theorem (Koo et al. 2007, Sec. 3.1 and, for
 /// `single_root`, Sec. 3.3).
-pub fn matrix_tree(n: usize, arc: &[f64], single_root: bool) -> Option<PartMarginals> {
+pub(crate) fn matrix_tree(n: usize, arc: &[f64], single_root: bool) -> Option<PartMarginals> {
     let n1 = n + 1;
     if n == 0 {
         return Some(PartMarginals {
@@ -106,7 +106,8 @@ pub fn matrix_tree(n: usize, arc: &[f64], single_root: bool) -> Option<PartMargi
 /// [`matrix_tree`] by elimination without subtraction alone (`elimination.rs`): exact
 /// to rounding at any score magnitude, in `O(n^3)` logarithms and exponentials (the LU's
 /// slower, safe twin; [`matrix_tree`] uses it when the LU's answer fails its checks).
-pub fn matrix_tree_exact(n: usize, arc: &[f64], single_root: bool) -> Option<PartMarginals> {
+#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+pub(crate) fn matrix_tree_exact(n: usize, arc: &[f64], single_root: bool) -> Option<PartMarginals> {
     if n == 0 {
         return matrix_tree(0, arc, single_root);
     }
@@ -273,7 +274,7 @@ fn pass(adj: &mut f64, g: f64, term: f64, total: f64) {
 
 /// `log Z` and the arc marginals over *projective* trees rooted at 0 (one root child with
 /// `single_root`), by inside-outside over Eisner's chart in log space.
-pub fn inside_outside(n: usize, arc: &[f64], single_root: bool) -> Option<PartMarginals> {
+pub(crate) fn inside_outside(n: usize, arc: &[f64], single_root: bool) -> Option<PartMarginals> {
     let n1 = n + 1;
     let mut expected = vec![0.0; n1 * n1];
     if n == 0 {

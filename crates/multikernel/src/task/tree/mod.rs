@@ -24,16 +24,16 @@
 //! decoding is decoding with `cost` added to every non-gold arc, so any decoder (Eisner,
 //! Chu-Liu-Edmonds) gives it for free.
 
-pub mod chu_liu_edmonds;
+pub(crate) mod chu_liu_edmonds;
 #[cfg(test)]
 mod decoder_tests;
-pub mod eisner;
+pub(crate) mod eisner;
 mod elimination;
-pub mod marginals;
+pub(crate) mod marginals;
 #[cfg(test)]
 mod marginals_tests;
 mod scores;
-pub mod synthetic;
+pub(crate) mod synthetic;
 
 pub use chu_liu_edmonds::ChuLiuEdmonds;
 pub use eisner::Eisner;
@@ -46,10 +46,10 @@ use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
 /// The longest sentence [`Enumeration`] decodes.
-pub const MAX_ENUMERATED_TOKENS: usize = 5;
+pub(crate) const MAX_ENUMERATED_TOKENS: usize = 5;
 
 /// The root's word and tag in features.
-pub const ROOT: &str = "<root>";
+pub(crate) const ROOT: &str = "<root>";
 
 /// A sentence with its tree: `words[k]`, `tags[k]` and `heads[k]` belong to token `k + 1`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,7 +60,7 @@ pub struct TreeSentence {
 }
 
 impl TreeSentence {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.words.len()
     }
 
@@ -85,7 +85,7 @@ impl TreeSentence {
     }
 
     /// Checks the lengths and that `heads` is a tree rooted at 0.
-    pub fn check(&self) -> Result<()> {
+    pub(crate) fn check(&self) -> Result<()> {
         let n = self.len();
         if self.tags.len() != n || self.heads.len() != n {
             return Err(Error::shape(
@@ -146,7 +146,7 @@ pub fn is_projective(heads: &[usize]) -> bool {
 
 /// Every tree over `n <= MAX_ENUMERATED_TOKENS` tokens, in lexicographic order of the head
 /// vectors; `None` for longer sentences.
-pub fn all_trees(n: usize) -> Option<&'static [Vec<usize>]> {
+pub(crate) fn all_trees(n: usize) -> Option<&'static [Vec<usize>]> {
     static TREES: OnceLock<Vec<Vec<Vec<usize>>>> = OnceLock::new();
     let table = TREES.get_or_init(|| {
         (0..=MAX_ENUMERATED_TOKENS)
@@ -167,7 +167,7 @@ pub fn all_trees(n: usize) -> Option<&'static [Vec<usize>]> {
 }
 
 /// `sum_m arc[h(m) * (n + 1) + m]`.
-pub fn tree_score(arc: &[f64], heads: &[usize]) -> f64 {
+pub(crate) fn tree_score(arc: &[f64], heads: &[usize]) -> f64 {
     let n1 = heads.len() + 1;
     heads
         .iter()
@@ -216,7 +216,8 @@ impl TreeDecoder for Enumeration {
 /// [`ChuLiuEdmonds`] and [`Eisner`] return by default) and / or projective ones
 /// ([`is_projective`]): the slow twin of the decoders and of their marginals.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct EnumerationOf {
+#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+pub(crate) struct EnumerationOf {
     pub single_root: bool,
     pub projective: bool,
 }
@@ -224,7 +225,8 @@ pub struct EnumerationOf {
 impl EnumerationOf {
     /// Every tree of the kind over `n <= MAX_ENUMERATED_TOKENS` tokens, in lexicographic order
     /// of the heads; `None` for longer sentences.
-    pub fn trees(&self, n: usize) -> Option<Vec<Vec<usize>>> {
+    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    pub(crate) fn trees(&self, n: usize) -> Option<Vec<Vec<usize>>> {
         Some(
             all_trees(n)?
                 .iter()
@@ -381,7 +383,7 @@ impl ArcFeaturizer {
     }
 
     /// The features of arc `h -> m` of `s` (global indices of [`ArcFeaturizer::layout`]).
-    pub fn arc_features(&self, s: &TreeSentence, h: usize, m: usize) -> SparseVector {
+    pub(crate) fn arc_features(&self, s: &TreeSentence, h: usize, m: usize) -> SparseVector {
         let mut offset = 0;
         let mut pairs = Vec::with_capacity(self.templates.len());
         for (t, a) in self.templates.iter().zip(&self.alphabets) {
@@ -419,7 +421,7 @@ impl TreeTask<Enumeration> {
 impl<D: TreeDecoder> TreeTask<D> {
     /// Checks every sentence (a tree, at most `decoder.max_tokens()` tokens, not empty) and
     /// computes its arc features once.
-    pub fn with_decoder(
+    pub(crate) fn with_decoder(
         sentences: Vec<TreeSentence>,
         featurizer: &ArcFeaturizer,
         decoder: D,
@@ -451,7 +453,7 @@ impl<D: TreeDecoder> TreeTask<D> {
     /// The task from precomputed arc features: `features[i]` has one row per part of
     /// sentence `i`'s arc matrix (`(n + 1)^2` rows, part `h * (n + 1) + m`), over the global
     /// indices of `groups`. Checks that each `heads[i]` is a tree the decoder can handle.
-    pub fn from_features(
+    pub(crate) fn from_features(
         heads: Vec<Vec<usize>>,
         features: Vec<SparseRows>,
         groups: Vec<ExplicitGroup>,

@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use rayon::prelude::*;
 
 /// `q = 1`: the conic program of the module docs; returns alpha and mu.
-pub fn solve_conic(
+pub(crate) fn solve_conic(
     grams: &[Vec<f64>],
     b: &[f64],
     c: f64,

@@ -18,7 +18,7 @@ use rayon::prelude::*;
 
 /// `Q^j` for every template `j`, packed (module docs).
 #[derive(Debug, Clone, Default)]
-pub struct PackedGrams {
+pub(crate) struct PackedGrams {
     tri: Vec<Vec<f64>>,
     n: usize,
     /// The cuts held, compact, for the next rows.
@@ -38,7 +38,7 @@ pub struct PackedGrams {
 
 /// Parameters in a chunk at most: 256 KiB of the dense vector, which stays in a core's
 /// cache while the held cuts are gathered from it.
-pub const CHUNK: usize = 1 << 15;
+pub(crate) const CHUNK: usize = 1 << 15;
 
 /// A cut's entries as 32-bit indices and values in separate arrays, with the offsets where
 /// each template's entries start: a new Gram row streams every held cut once, and this
@@ -179,7 +179,7 @@ fn row_start(r: usize) -> usize {
 
 impl PackedGrams {
     /// No cuts yet, `groups` templates.
-    pub fn new(groups: usize) -> PackedGrams {
+    pub(crate) fn new(groups: usize) -> PackedGrams {
         PackedGrams::with_chunk(groups, CHUNK)
     }
 
@@ -217,22 +217,25 @@ impl PackedGrams {
     }
 
     /// Cuts held.
-    pub fn len(&self) -> usize {
+    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    pub(crate) fn len(&self) -> usize {
         self.n
     }
 
     /// Whether no cut is held.
-    pub fn is_empty(&self) -> bool {
+    #[allow(dead_code)] // no caller left, tests included: to use or remove
+    pub(crate) fn is_empty(&self) -> bool {
         self.n == 0
     }
 
     /// Templates.
-    pub fn groups(&self) -> usize {
+    pub(crate) fn groups(&self) -> usize {
         self.tri.len()
     }
 
     /// `Q^j_rs` (any order of `r`, `s`).
-    pub fn get(&self, j: usize, r: usize, s: usize) -> f64 {
+    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    pub(crate) fn get(&self, j: usize, r: usize, s: usize) -> f64 {
         let (hi, lo) = if r >= s { (r, s) } else { (s, r) };
         self.tri[j][row_start(hi) + lo]
     }
@@ -240,7 +243,7 @@ impl PackedGrams {
     /// Appends the rows of the cuts `self.len()..cuts.len()`: for each new cut `r`, its
     /// product with every cut `s <= r`, template by template, computed chunk by chunk in
     /// parallel (module docs). Feature indices must fit in 32 bits (the master checks).
-    pub fn extend(&mut self, cuts: &[Cut], layout: &GroupLayout) {
+    pub(crate) fn extend(&mut self, cuts: &[Cut], layout: &GroupLayout) {
         if self.chunk_ends.is_empty() {
             self.set_chunks(layout);
         }
@@ -297,14 +300,15 @@ impl PackedGrams {
     /// of factor 0 and cuts of multiplier 0 skipped), as a dense vector over every parameter:
     /// filled chunk by chunk in parallel (module docs), each chunk's slice staying in a core's
     /// cache while the held cuts' entries there are added into it.
-    pub fn weights(&self, alpha: &[f64], factors: &[f64]) -> Vec<f64> {
+    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    pub(crate) fn weights(&self, alpha: &[f64], factors: &[f64]) -> Vec<f64> {
         self.weights_into(alpha, factors, Vec::new())
     }
 
     /// [`PackedGrams::weights`] written into `w` (resized first): a buffer kept from one
     /// solve to the next is not allocated and faulted in again, and each chunk's slice is
     /// cleared by the thread that fills it, in its cache, not in a pass of its own.
-    pub fn weights_into(&self, alpha: &[f64], factors: &[f64], mut w: Vec<f64>) -> Vec<f64> {
+    pub(crate) fn weights_into(&self, alpha: &[f64], factors: &[f64], mut w: Vec<f64>) -> Vec<f64> {
         w.resize(self.chunk_ends.last().copied().unwrap_or(0), 0.0);
         let mut slices = Vec::with_capacity(self.chunk_ends.len());
         let mut rest = w.as_mut_slice();
@@ -341,7 +345,7 @@ impl PackedGrams {
     }
 
     /// Keeps the cuts `r` with `keep[r]`.
-    pub fn retain(&mut self, keep: &[bool]) {
+    pub(crate) fn retain(&mut self, keep: &[bool]) {
         let kept: Vec<usize> = (0..self.n).filter(|&r| keep[r]).collect();
         for tri in &mut self.tri {
             let mut out = Vec::with_capacity(row_start(kept.len()));
@@ -359,7 +363,7 @@ impl PackedGrams {
 
     /// `sum_j weights_j Q^j` as a dense row-major `n x n` matrix (templates of weight 0
     /// skipped).
-    pub fn combine(&self, weights: &[f64]) -> Vec<f64> {
+    pub(crate) fn combine(&self, weights: &[f64]) -> Vec<f64> {
         let n = self.n;
         let mut packed = vec![0.0; row_start(n)];
         for (tri, &m) in self.tri.iter().zip(weights) {
@@ -382,7 +386,7 @@ impl PackedGrams {
 
     /// `alpha^T Q^j alpha` for every template, over the support of `alpha` (templates in
     /// parallel).
-    pub fn quad_forms(&self, alpha: &[f64]) -> Vec<f64> {
+    pub(crate) fn quad_forms(&self, alpha: &[f64]) -> Vec<f64> {
         let support: Vec<usize> = (0..self.n).filter(|&r| alpha[r] != 0.0).collect();
         let work = self.tri.len() * support.len() * support.len() / 2;
         let tris: Vec<&Vec<f64>> = self.tri.iter().collect();
@@ -401,7 +405,7 @@ impl PackedGrams {
     }
 
     /// `Q^j alpha` for every template (templates in parallel).
-    pub fn products(&self, alpha: &[f64]) -> Vec<Vec<f64>> {
+    pub(crate) fn products(&self, alpha: &[f64]) -> Vec<Vec<f64>> {
         let n = self.n;
         let work = self.tri.len() * n * n / 2;
         let tris: Vec<&Vec<f64>> = self.tri.iter().collect();
@@ -422,7 +426,8 @@ impl PackedGrams {
     }
 
     /// `Q^j` as a dense row-major matrix (the tests' twin).
-    pub fn dense(&self, j: usize) -> Vec<f64> {
+    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    pub(crate) fn dense(&self, j: usize) -> Vec<f64> {
         let mut w = vec![0.0; self.tri.len()];
         w[j] = 1.0;
         self.combine(&w)

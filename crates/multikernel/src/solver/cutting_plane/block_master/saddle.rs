@@ -52,13 +52,13 @@ use super::{blocks, primal_factors, primal_value, project_onto_sum};
 /// Where the template weights live and how they weigh the Grams, for block norm `q`
 /// (module docs).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Geometry {
+pub(crate) struct Geometry {
     q: f64,
 }
 
 impl Geometry {
     /// Block norm `q >= 1`, finite, not 2 (`q = 2` has no template weights to learn).
-    pub fn new(q: f64) -> Geometry {
+    pub(crate) fn new(q: f64) -> Geometry {
         debug_assert!(q.is_finite() && q >= 1.0 && q != 2.0);
         Geometry { q }
     }
@@ -78,7 +78,7 @@ impl Geometry {
     }
 
     /// The Gram's weight `f_j` of each template (also the primal's factor).
-    pub fn factors(&self, theta: &[f64]) -> Vec<f64> {
+    pub(crate) fn factors(&self, theta: &[f64]) -> Vec<f64> {
         if self.divides() {
             theta.iter().map(|t| 1.0 / t.max(THETA_FLOOR)).collect()
         } else {
@@ -172,7 +172,7 @@ const QP_SHARE: f64 = 0.05;
 /// template weights and step (any may be empty or 0: zeros, uniform weights, a step on the
 /// problem's scale).
 #[derive(Debug, Clone, Copy)]
-pub struct Warm<'a> {
+pub(crate) struct Warm<'a> {
     pub alpha: &'a [f64],
     pub mu: &'a [f64],
     pub eta: f64,
@@ -181,7 +181,7 @@ pub struct Warm<'a> {
 /// When [`solve`] stops: the gap at most `tol` times `J(mu)` or at most `abs_tol`, or after
 /// `max_steps` line searches.
 #[derive(Debug, Clone, Copy)]
-pub struct Stop {
+pub(crate) struct Stop {
     pub tol: f64,
     pub abs_tol: f64,
     pub max_steps: usize,
@@ -189,7 +189,7 @@ pub struct Stop {
 
 /// The result of [`solve`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct SaddleSolution {
+pub(crate) struct SaddleSolution {
     /// The multipliers, optimal for the l2 dual at `mu` (to the QP's tolerance).
     pub alpha: Vec<f64>,
     /// The template weights (a point of the simplex).
@@ -295,7 +295,7 @@ fn projected_step(geometry: &Geometry, theta: &[f64], descent: &[f64], eta: f64)
 
 /// Solves the saddle point (`q = 1`; other `q` by `geometry`) from `warm` until `stop`
 /// (module docs).
-pub fn solve(
+pub(crate) fn solve(
     grams: &PackedGrams,
     b: &[f64],
     c: f64,

@@ -299,7 +299,7 @@ impl PolySampler {
     }
 
     /// `rho_d^-2`.
-    pub fn inv_rho2(&self, d: usize) -> f64 {
+    pub(crate) fn inv_rho2(&self, d: usize) -> f64 {
         self.inv_rho2[d]
     }
 
@@ -425,7 +425,7 @@ impl PolySampler {
 
     /// [`PolySampler::prepare`] and [`PolySampler::distinct_mass`] from one pass
     /// ([`PolySampler::masses`]).
-    pub fn prepare_with_distinct(&self, alpha: &[f64]) -> (Prepared, f64) {
+    pub(crate) fn prepare_with_distinct(&self, alpha: &[f64]) -> (Prepared, f64) {
         let (pq, hq) = self.masses(alpha);
         let delta: Vec<f64> = pq
             .iter()
@@ -445,7 +445,7 @@ impl PolySampler {
 
     /// `sum_d rho_d^-2 H_d` times `scale`, added into `out` (`n x n`, column-major): the
     /// sum of all distinct product kernels, i.e. `K_theta` for uniform `theta = scale`.
-    pub fn add_uniform_kernel(&self, scale: f64, out: &mut [f64]) {
+    pub(crate) fn add_uniform_kernel(&self, scale: f64, out: &mut [f64]) {
         assert_eq!(out.len(), self.n * self.n);
         let deg = self.degree;
         let mut hs = vec![0.0; deg + 1];
@@ -480,7 +480,7 @@ impl PolySampler {
     }
 
     /// The dense Gram matrix `K_m` (row-major = column-major, symmetric).
-    pub fn kernel_dense(&self, m: &[u32]) -> Vec<f64> {
+    pub(crate) fn kernel_dense(&self, m: &[u32]) -> Vec<f64> {
         let n = self.n;
         match &self.basis {
             PolyBasis::RankOne { .. } => {
@@ -540,7 +540,7 @@ impl PolySampler {
     }
 
     /// `alpha^T K_m alpha` (`(z_m^T alpha)^2` for a rank-one basis).
-    pub fn kernel_quad(&self, m: &[u32], alpha: &[f64]) -> f64 {
+    pub(crate) fn kernel_quad(&self, m: &[u32], alpha: &[f64]) -> f64 {
         match &self.basis {
             PolyBasis::RankOne { .. } => {
                 let f = self.feature(m).expect("rank-one basis");

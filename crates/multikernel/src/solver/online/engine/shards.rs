@@ -41,7 +41,7 @@ use std::ops::Range;
 
 /// The `shards` contiguous pieces of `0..n` (at most `n` of them, at least one): sizes differ
 /// by at most one, the longer first.
-pub fn shard_ranges(n: usize, shards: usize) -> Vec<Range<usize>> {
+pub(crate) fn shard_ranges(n: usize, shards: usize) -> Vec<Range<usize>> {
     let k = shards.clamp(1, n.max(1));
     let (q, r) = (n / k, n % k);
     let mut start = 0;
@@ -62,7 +62,7 @@ pub fn shard_ranges(n: usize, shards: usize) -> Vec<Range<usize>> {
 /// parallel, their sum in point order), the round counter at the start plus the mean shard
 /// length (rounded). `parts` must not be empty and must share their groups (they are copies
 /// of one state).
-pub fn mix_states(parts: &mut [OnlineState], rounds: &[usize]) {
+pub(crate) fn mix_states(parts: &mut [OnlineState], rounds: &[usize]) {
     let (first, others) = parts
         .split_first_mut()
         .expect("mix_states needs at least one shard state");

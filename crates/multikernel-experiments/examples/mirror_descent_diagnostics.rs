@@ -20,17 +20,17 @@
 use multikernel::data::split::three_way_split;
 use multikernel::data::synthetic::{class_values, ringnorm, waveform, MonomialProblem};
 use multikernel::data::{Matrix, Targets};
-use multikernel::kernel::MemoryLimit;
-use multikernel::multiset::{count_kernels, enumerate_multisets, MultiIndex};
-use multikernel::reproduce::mirror_descent::{
-    load_tables, lp_over_monomials, MdTable, FIG1_LAMBDA, REAL_TABLES,
-};
-use multikernel::run::{Control, Progress};
-use multikernel::solver::mirror_descent::{
+use multikernel::engine::multiset::{count_kernels, enumerate_multisets, MultiIndex};
+use multikernel::engine::solver::mirror_descent::{
     perfeature_linear, solve, EvalSchedule, Init, MirrorDescentParams, PolyProblem, Sampling,
     SolverOptions, StepRule, UniformPolyModel,
 };
+use multikernel::kernel::MemoryLimit;
+use multikernel::run::{Control, Progress};
 use multikernel::{Error, Result};
+use multikernel_experiments::mirror_descent::{
+    load_tables, lp_over_monomials, MdTable, FIG1_LAMBDA, REAL_TABLES,
+};
 use std::path::Path;
 use std::time::Instant;
 

@@ -29,22 +29,22 @@
 //! targets -1 / +1, waveform's classes 1, 2, 3. Test MSE is reported in units of the
 //! training targets' variance (the MSE of the standardized targets).
 
-use crate::data::split::three_way_split;
-use crate::data::synthetic::{class_values, ringnorm, waveform, MonomialProblem};
-use crate::data::{read_table, Dataset, Matrix, TargetKind, Targets};
-use crate::error::{Error, Result};
-use crate::kernel::KernelMatrix;
-use crate::kernel::{KernelKind, KernelSpec, MemoryLimit};
-use crate::multiset::{count_kernels, enumerate_multisets, MultiIndex};
 use crate::plot::{LinePlot, Series};
-use crate::reproduce::thread_clock::ThreadClock;
-use crate::reproduce::{median, Report, Row};
-use crate::select::{Search, Selection, Ties};
-use crate::solver::lp_mkl::{lp_mkl, LpMklParams};
-use crate::solver::mirror_descent::{
+use crate::thread_clock::ThreadClock;
+use crate::{median, Report, Row};
+use multikernel::data::split::three_way_split;
+use multikernel::data::synthetic::{class_values, ringnorm, waveform, MonomialProblem};
+use multikernel::data::{read_table, Dataset, Matrix, TargetKind, Targets};
+use multikernel::engine::multiset::{count_kernels, enumerate_multisets, MultiIndex};
+use multikernel::engine::select::{Search, Selection, Ties};
+use multikernel::engine::solver::lp_mkl::{lp_mkl, LpMklParams};
+use multikernel::engine::solver::mirror_descent::{
     perfeature_linear, EvalSchedule, MirrorDescentParams, PolyProblem, Sampling, SolverOptions,
     StepRule, UniformPolyModel,
 };
+use multikernel::error::{Error, Result};
+use multikernel::kernel::KernelMatrix;
+use multikernel::kernel::{KernelKind, KernelSpec, MemoryLimit};
 use rayon::prelude::*;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -294,7 +294,7 @@ struct Fit {
     seconds: f64,
 }
 
-/// The ridge search of Figures 2 and 3 on the validation set ([`crate::select::Search`] over
+/// The ridge search of Figures 2 and 3 on the validation set ([`multikernel::engine::select::Search`] over
 /// one split): the lowest validation MSE wins, a non-finite one never does, and ties go to
 /// the larger ridge (the later one: the grid must increase, which is checked).
 fn ridge_search(lambdas: &[f64]) -> Result<Search<'_, f64, ()>> {
@@ -411,7 +411,7 @@ pub fn lp_over_monomials(
     idx: &[MultiIndex],
     lambda: f64,
     tol: f64,
-) -> Result<crate::solver::lp_mkl::LpMklSolution> {
+) -> Result<multikernel::engine::solver::lp_mkl::LpMklSolution> {
     let kernels: Vec<KernelMatrix> = idx
         .iter()
         .map(|m| KernelMatrix::rank_one(prob.sampler.feature(m).expect("rank one")))
@@ -451,8 +451,8 @@ fn lp_grid(
         lp_bytes(n, idx.len()),
         &format!("lp-MKL over {} product kernels on {n} points", idx.len()),
     )?;
-    let st = crate::data::standardize::Standardizer::fit(&s.xtr);
-    let ts = crate::data::standardize::TargetScaler::fit(&s.ytr);
+    let st = multikernel::data::standardize::Standardizer::fit(&s.xtr);
+    let ts = multikernel::data::standardize::TargetScaler::fit(&s.ytr);
     let xtr = st.apply(&s.xtr);
     let xva = st.apply(&s.xva);
     let xte = st.apply(&s.xte);
@@ -528,7 +528,7 @@ fn fmt_opt(v: Option<f64>, digits: usize) -> String {
 }
 
 fn write_svg(dir: &Path, name: &str, plot: &LinePlot) -> Result<()> {
-    crate::io::write_atomic(&dir.join(name), plot.to_svg().as_bytes())
+    multikernel::io::write_atomic(&dir.join(name), plot.to_svg().as_bytes())
 }
 
 /// Runs the selected figures, writes CSV/SVG files into `cfg.out_dir`, returns the rows and
@@ -553,7 +553,7 @@ pub fn run(cfg: &MirrorDescentConfig, progress: &mut dyn FnMut(&str)) -> Result<
         }
     }
     if let Some(d) = &cfg.out_dir {
-        crate::io::create_dir(d)?;
+        multikernel::io::create_dir(d)?;
     }
     let mut rows = Vec::new();
     let mut table = String::new();
@@ -692,7 +692,7 @@ fn figure1(
     }
     table.push('\n');
     if let Some(dir) = &cfg.out_dir {
-        crate::io::write_csv(
+        multikernel::io::write_csv(
             &dir.join("fig1_curves.csv"),
             &["dataset", "method", "seconds", "iteration", "objective"],
             &csv,
@@ -729,7 +729,8 @@ fn race(
             seed,
             ..SolverOptions::default()
         };
-        let (sol, _) = crate::solver::mirror_descent::solve(&prob.sampler, &prob.y, &opts, &())?;
+        let (sol, _) =
+            multikernel::engine::solver::mirror_descent::solve(&prob.sampler, &prob.y, &opts, &())?;
         let curve: Vec<(f64, u64, f64)> = sol
             .trace
             .iter()
@@ -806,7 +807,7 @@ fn figure2(
         .collect();
     let mut tseries = series.clone();
     for &r in &cfg.fig2_r {
-        let count = crate::multiset::count_kernels(r, 3) as usize;
+        let count = multikernel::engine::multiset::count_kernels(r, 3) as usize;
         let mut res: Vec<(Vec<f64>, Vec<f64>, Vec<f64>)> = vec![(vec![], vec![], vec![]); 3];
         let mut refused: Option<String> = None;
         for rep in 0..cfg.fig2_reps {
@@ -933,7 +934,7 @@ fn figure2(
     }
     table.push('\n');
     if let Some(dir) = &cfg.out_dir {
-        crate::io::write_csv(
+        multikernel::io::write_csv(
             &dir.join("fig2_synthetic.csv"),
             &["r", "method", "test_mse", "std", "train_seconds", "kernels"],
             &csv,
@@ -1111,7 +1112,7 @@ fn figure3(
         FIG3_METHODS.join(", ")
     );
     if let Some(dir) = &cfg.out_dir {
-        crate::io::write_csv(
+        multikernel::io::write_csv(
             &dir.join("fig3_real.csv"),
             &["dataset", "method", "test_mse", "std", "train_seconds"],
             &csv,
@@ -1289,8 +1290,8 @@ mod tests {
         );
         // lp-MKL over the monomials of degree <= 2, warm starts in grid order.
         let idx = all_monomials(4, 2);
-        let st = crate::data::standardize::Standardizer::fit(&s.xtr);
-        let ts = crate::data::standardize::TargetScaler::fit(&s.ytr);
+        let st = multikernel::data::standardize::Standardizer::fit(&s.xtr);
+        let ts = multikernel::data::standardize::TargetScaler::fit(&s.ytr);
         let (xtr, xva, xte) = (st.apply(&s.xtr), st.apply(&s.xva), st.apply(&s.xte));
         let kernels = monomial_kernels(&xtr, &idx);
         let ym = Matrix::from_vec(xtr.rows, 1, ts.apply_all(&s.ytr));

@@ -1,46 +1,42 @@
-//! Options of `reproduce mirror-descent` ([`crate::reproduce::mirror_descent`]).
+//! Options of `reproduce mirror-descent` ([`crate::mirror_descent`]).
 
 use super::{at_least_one, positive, Output};
-use crate::error::{Error, Result};
-use crate::kernel::MemoryLimit;
-use crate::reproduce::mirror_descent::{self, MirrorDescentConfig};
-use crate::reproduce::Report;
+use crate::mirror_descent::{self, MirrorDescentConfig};
+use crate::Report;
+use multikernel::error::{Error, Result};
+use multikernel::kernel::MemoryLimit;
 use std::path::PathBuf;
 
 /// Randomized mirror descent over polynomial product kernels (Figures 1-3 of Afkanpour et
 /// al. 2013).
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct MirrorDescentOptions {
-    #[cfg_attr(feature = "clap", command(flatten))]
+    #[command(flatten)]
     pub output: Output,
     /// 5 s per method in Figure 1, r in {20, 100} with one repetition in Figure 2, one split
     /// in Figure 3, ridge fixed to the values recorded from a full run.
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[arg(long)]
     pub quick: bool,
     /// Which figures to run (comma separated, from 1, 2, 3).
-    #[cfg_attr(
-        feature = "clap",
-        arg(long, default_value = "1,2,3", value_delimiter = ',')
-    )]
+    #[arg(long, default_value = "1,2,3", value_delimiter = ',')]
     pub figures: Vec<usize>,
     /// Figure 1: seconds per method and data set (default 20, 5 with --quick).
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[arg(long)]
     pub seconds: Option<f64>,
     /// Figure 2: input dimensions r (comma separated; default 5,10,20,...,100).
-    #[cfg_attr(feature = "clap", arg(long, value_delimiter = ','))]
+    #[arg(long, value_delimiter = ',')]
     pub r: Option<Vec<usize>>,
     /// Repetitions of Figure 2 and random splits of Figure 3 (default 3, 1 with --quick).
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[arg(long)]
     pub reps: Option<usize>,
     /// Directory holding the UCI CSV files.
-    #[cfg_attr(feature = "clap", arg(long, default_value = "data/uci"))]
+    #[arg(long, default_value = "data/uci")]
     pub data_dir: PathBuf,
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1))]
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Memory allowed for lp-MKL's explicit list of product kernels in Figure 2, in GiB
     /// (beyond it lp-MKL is refused with a row saying so).
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0.5))]
+    #[arg(long, default_value_t = 0.5)]
     pub memory_limit_gb: f64,
 }
 

@@ -10,9 +10,9 @@
 //! pieces instead of starting another job. Every job computes what it computed when the jobs
 //! ran one after another, so the numbers do not depend on the number of threads.
 
-use crate::error::Result;
-use crate::kernel::MemoryLimit;
-use crate::reproduce::thread_clock::ThreadClock;
+use crate::thread_clock::ThreadClock;
+use multikernel::error::Result;
+use multikernel::kernel::MemoryLimit;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::Instant;
@@ -138,7 +138,7 @@ where
     if out.len() == jobs.len() {
         Ok(out)
     } else {
-        Err(crate::error::Error::Numerical(
+        Err(multikernel::error::Error::Numerical(
             "internal: a parallel job neither finished nor failed".into(),
         ))
     }
@@ -192,7 +192,7 @@ where
 /// their timing fields.
 #[cfg(test)]
 pub(crate) mod testing {
-    use crate::reproduce::Report;
+    use crate::Report;
     use serde_json::Value;
 
     /// `f` inside a fresh rayon pool of `threads` threads.
@@ -223,7 +223,7 @@ pub(crate) mod testing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Error;
+    use multikernel::error::Error;
 
     /// Results come back in job order, every progress line arrives whole, and jobs with
     /// inner parallel parts give what a plain loop gives, with 1, 2 and 4 lanes.

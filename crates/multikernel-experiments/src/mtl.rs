@@ -1,7 +1,7 @@
 //! Multi-template learning (mao-tsang Sec. 3) against SPOM and the l2 baselines on the
 //! Turkish Web Treebank (web part, official split: folds 0-7 train, 8 dev, 9 test):
 //!
-//! - **tagging** (UPOS from the columns of [`crate::task::tagging::convert`]) with the shipped
+//! - **tagging** (UPOS from the columns of [`multikernel::engine::task::tagging::convert`]) with the shipped
 //!   small (15 + B) and redundant (90 + B) CRF++ template files: MTL with the block norm
 //!   `q = 1` (problem (6)) and `q` in `{4/3, 2, 4}` (problem (11), the paper's Table 8 grid),
 //!   SPOM with the squared l2,1 regularizer (martins2011 Alg. 1, structured hinge), the l2
@@ -10,7 +10,7 @@
 //!
 //! Every learned row picks `C` (which weighs the sum of the losses against the regularizer,
 //! the same meaning for every row) on the dev fold from the same grid [`C_GRID`] through the
-//! selection harness ([`crate::select::Search`], one held-out split, candidates in grid
+//! selection harness ([`multikernel::engine::select::Search`], one held-out split, candidates in grid
 //! order), SPOM rows also their epoch; without `--cv` the constants recorded from such a run
 //! are used. The test fold is tagged once. Rows report accuracy (or UAS), templates kept (MTL:
 //! `mu_j / sum mu >= 1e-5`; SPOM: group norm non-zero), seconds, iterations, epsilon, and for
@@ -19,29 +19,31 @@
 //!
 //! The l2 rows also have batch references at the same `C`: the cutting plane with `q = 2`
 //! (`mtl-q2`) for the structural SVM, L-BFGS on the l2 CRF (`crf-lbfgs`,
-//! [`crate::solver::batch`]) for the CRF. With `--out-dir`, the training objective
+//! [`multikernel::engine::solver::batch`]) for the CRF. With `--out-dir`, the training objective
 //! `lambda/2 ||w||^2 + (1/N) sum L` of the l2 SPOM rows after each epoch is written against
 //! that optimum (`mtl-objective-SET.csv`, `.svg`; the reference runs at the SPOM row's `C` when
 //! no table row did).
 
 use super::{Report, Row};
-use crate::data::columns::ColumnSentence;
-use crate::data::conllu::{read_conllu, select_folds, ConlluSentence, Heads};
-use crate::error::{Error, Result};
-use crate::kernel::MemoryLimit;
 use crate::plot::{LinePlot, Series};
-use crate::prox::RegSpec;
-use crate::select::Search;
-use crate::solver::batch::{self, LbfgsParams};
-use crate::solver::cutting_plane::CuttingPlaneParams;
-use crate::solver::online::params::{OnlineParams, StepSchedule};
-use crate::solver::online::parser::{fit_parser, ParserSpec, TreeKind};
-use crate::solver::tagging::{fit_tagger, Calibration, TaggerFit, TaggerLearner, TaggerSpec};
-use crate::task::parse::{score_parses, ParseSentence, Support, TemplateSet};
-use crate::task::structured::StructLoss;
-use crate::task::tagging::convert::{from_conllu, LabelColumn};
-use crate::task::tagging::TaggingTask;
-use crate::task::tagging::TemplateFile;
+use multikernel::data::columns::ColumnSentence;
+use multikernel::data::conllu::{read_conllu, select_folds, ConlluSentence, Heads};
+use multikernel::engine::prox::RegSpec;
+use multikernel::engine::select::Search;
+use multikernel::engine::solver::batch::{self, LbfgsParams};
+use multikernel::engine::solver::cutting_plane::CuttingPlaneParams;
+use multikernel::engine::solver::online::params::{OnlineParams, StepSchedule};
+use multikernel::engine::solver::online::parser::{fit_parser, ParserSpec, TreeKind};
+use multikernel::engine::solver::tagging::{
+    fit_tagger, Calibration, TaggerFit, TaggerLearner, TaggerSpec,
+};
+use multikernel::engine::task::parse::{score_parses, ParseSentence, Support, TemplateSet};
+use multikernel::engine::task::structured::StructLoss;
+use multikernel::engine::task::tagging::convert::{from_conllu, LabelColumn};
+use multikernel::engine::task::tagging::TaggingTask;
+use multikernel::engine::task::tagging::TemplateFile;
+use multikernel::error::{Error, Result};
+use multikernel::kernel::MemoryLimit;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -119,7 +121,7 @@ pub struct MtlConfig {
     /// Cuts at most.
     pub max_iter: usize,
     /// The cutting plane's separation step
-    /// ([`crate::solver::cutting_plane::CuttingPlaneParams::separation_step`]; `None`: its
+    /// ([`multikernel::engine::solver::cutting_plane::CuttingPlaneParams::separation_step`]; `None`: its
     /// default).
     pub separation_step: Option<f64>,
     /// SPOM's most epochs (the best on dev is kept).
@@ -132,7 +134,7 @@ pub struct MtlConfig {
     /// SPOM's step-size schedule (by default AdaGrad's per-coordinate steps for the l2 rows,
     /// Bottou's schedule for `spom-l21sq`) and initial step; with more than one `eta0`, the one whose
     /// short runs of `calibration_epochs` epochs tag the dev fold best
-    /// ([`crate::solver::tagging::Calibration`]).
+    /// ([`multikernel::engine::solver::tagging::Calibration`]).
     pub schedule: StepSchedule,
     pub eta0: Vec<f64>,
     pub calibration_epochs: usize,
@@ -319,7 +321,7 @@ pub fn run(cfg: &MtlConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
         };
         jobs.extend(methods.into_iter().map(|m| (si, m)));
     }
-    let lanes = super::jobs::lanes(jobs.len(), 0, &crate::kernel::MemoryLimit::default());
+    let lanes = super::jobs::lanes(jobs.len(), 0, &multikernel::kernel::MemoryLimit::default());
     let fits = super::jobs::run_jobs(&jobs, lanes, log, |(si, method), ctx| {
         let (set, templates) = (sets[*si].as_str(), &template_files[*si]);
         let grid: Vec<f64> = if cfg.cv && method.starts_with("crf") {
@@ -520,7 +522,7 @@ fn write_weights(
             csv.push_str(&format!("{},{j},\"{name}\",{w:.6e}\n", c.name));
         }
     }
-    crate::io::write_atomic(&dir.join(format!("mtl-weights-{set}.csv")), csv.as_bytes())?;
+    multikernel::io::write_atomic(&dir.join(format!("mtl-weights-{set}.csv")), csv.as_bytes())?;
     let plot = LinePlot {
         title: format!("TWT UPOS, {set} templates: template weights"),
         x_label: "template (0 = B, then file order)".into(),
@@ -529,7 +531,7 @@ fn write_weights(
         log_y: false,
         series: curves,
     };
-    crate::io::write_atomic(
+    multikernel::io::write_atomic(
         &dir.join(format!("mtl-weights-{set}.svg")),
         plot.to_svg().as_bytes(),
     )
@@ -595,7 +597,7 @@ fn write_objectives(
             points,
         });
     }
-    crate::io::write_atomic(
+    multikernel::io::write_atomic(
         &dir.join(format!("mtl-objective-{set}.csv")),
         csv.as_bytes(),
     )?;
@@ -607,7 +609,7 @@ fn write_objectives(
         log_y: true,
         series,
     };
-    crate::io::write_atomic(
+    multikernel::io::write_atomic(
         &dir.join(format!("mtl-objective-{set}.svg")),
         plot.to_svg().as_bytes(),
     )
@@ -638,7 +640,7 @@ fn parsing_rows(
     let total = templates.templates.len();
     // The two rows are independent jobs.
     let jobs = [(0usize, "mtl", 1.0), (1, "mtl-q2", 2.0)];
-    let lanes = super::jobs::lanes(jobs.len(), 0, &crate::kernel::MemoryLimit::default());
+    let lanes = super::jobs::lanes(jobs.len(), 0, &multikernel::kernel::MemoryLimit::default());
     let fits = super::jobs::run_jobs(&jobs, lanes, log, |&(k, method, q), ctx| {
         let grid: Vec<f64> = if cfg.cv {
             C_GRID.to_vec()
@@ -655,7 +657,7 @@ fn parsing_rows(
                         seed: cfg.seed,
                         ..OnlineParams::default()
                     },
-                    loss: crate::task::structured::StructLoss::Hinge,
+                    loss: multikernel::engine::task::structured::StructLoss::Hinge,
                     labels: false,
                     cutting_plane: Some((
                         CuttingPlaneParams {
@@ -714,7 +716,7 @@ fn parsing_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reproduce::jobs::testing::{in_pool, untimed};
+    use crate::jobs::testing::{in_pool, untimed};
 
     /// The rows as parallel jobs (and the two parsing rows) give the rows of the plain loop
     /// (one thread) with two and three threads.
@@ -723,7 +725,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../data/treebank/tr-web.conllu.gz");
-        let text = String::from_utf8(crate::data::read::read_bytes(&path).unwrap()).unwrap();
+        let text = String::from_utf8(multikernel::data::read::read_bytes(&path).unwrap()).unwrap();
         let blocks: Vec<&str> = text
             .split("\n\n")
             .filter(|b| !b.trim().is_empty())

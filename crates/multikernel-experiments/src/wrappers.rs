@@ -7,7 +7,7 @@
 //! mkl-lqg row of `reproduce ocr`, beta0 fixed). Methods:
 //! - `spom`: the mkl-lqg online learner (Alg. 3, squared l2,1, `eta0 / sqrt(t)` with the
 //!   row's selected `eta0`), recorded after each epoch;
-//! - `gauss-seidel` and `simplemkl` ([`crate::solver::sequence::wrapper`]): 20 PEGASOS epochs
+//! - `gauss-seidel` and `simplemkl` ([`multikernel::engine::solver::sequence::wrapper`]): 20 PEGASOS epochs
 //!   in the first SVM call, 3 warm-started epochs in each later one, recorded after each outer
 //!   iteration (the accepted point), with the epochs counted over every inner solve
 //!   (line-search trials included).
@@ -23,26 +23,26 @@
 //! scale on which a plot of the objective shows a method "near the optimum"). The figure's
 //! curves stop at `epochs` (150); the CSV files hold the whole runs.
 
-use crate::data::ocr::read_ocr;
-use crate::data::SequenceData;
-use crate::error::{Error, Result};
-use crate::kernel::{KernelSpec, MemoryLimit};
+use crate::jobs::JobClock;
+use crate::ocr::{curve_sample, kernel_set, methods, state_accuracy, OcrConfig};
 use crate::plot::{LinePlot, Series};
-use crate::reproduce::jobs::JobClock;
-use crate::reproduce::ocr::{curve_sample, kernel_set, methods, state_accuracy, OcrConfig};
-use crate::reproduce::{Report, Row};
-use crate::run::Control;
-use crate::solver::online::compact::cached_norms;
-use crate::solver::online::{OnlineParams, StepSchedule};
-use crate::solver::sequence::grams::lambda_from_c;
-use crate::solver::sequence::spom::{fit_with_grams, SequenceFitConfig};
-use crate::solver::sequence::wrapper::{
+use crate::{Report, Row};
+use multikernel::data::ocr::read_ocr;
+use multikernel::data::SequenceData;
+use multikernel::engine::solver::online::compact::cached_norms;
+use multikernel::engine::solver::online::{OnlineParams, StepSchedule};
+use multikernel::engine::solver::sequence::grams::lambda_from_c;
+use multikernel::engine::solver::sequence::spom::{fit_with_grams, SequenceFitConfig};
+use multikernel::engine::solver::sequence::wrapper::{
     explicit_sqnorm, fit_wrapper_with_grams, mkl_objective, SequenceWrapperConfig, FIRST_EPOCHS,
     WARM_EPOCHS,
 };
-use crate::solver::sequence::KernelGroup;
-use crate::solver::wrapper::{WrapperMethod, WrapperParams};
-use crate::task::sequence::SeqLoss;
+use multikernel::engine::solver::sequence::KernelGroup;
+use multikernel::engine::solver::wrapper::{WrapperMethod, WrapperParams};
+use multikernel::engine::task::sequence::SeqLoss;
+use multikernel::error::{Error, Result};
+use multikernel::kernel::{KernelSpec, MemoryLimit};
+use multikernel::run::Control;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -199,7 +199,7 @@ pub fn run_on(
     }
     let names = selected(cfg)?;
     if let Some(dir) = &cfg.out_dir {
-        crate::io::create_dir(dir)?;
+        multikernel::io::create_dir(dir)?;
     }
     let row = methods()
         .into_iter()
@@ -333,7 +333,7 @@ pub fn run_on(
 fn run_spom(
     train: &SequenceData,
     curve: &SequenceData,
-    set: &crate::reproduce::ocr::KernelSet,
+    set: &crate::ocr::KernelSet,
     eta0: f64,
     lambda: f64,
     total: usize,
@@ -348,7 +348,7 @@ fn run_spom(
         learn_beta0: false,
         params: OnlineParams {
             lambda,
-            reg: crate::prox::RegSpec::L21Sq,
+            reg: multikernel::engine::prox::RegSpec::L21Sq,
             eta0,
             schedule: StepSchedule::InvSqrt,
             epochs: total,
@@ -423,7 +423,7 @@ fn run_spom(
 fn run_wrapper(
     train: &SequenceData,
     curve: &SequenceData,
-    set: &crate::reproduce::ocr::KernelSet,
+    set: &crate::ocr::KernelSet,
     specs: &[KernelSpec],
     method: WrapperMethod,
     lambda: f64,
@@ -585,7 +585,7 @@ fn write_outputs(dir: &Path, runs: &[MethodRun], optimum: f64, cfg: &WrappersCon
             })
             .collect();
         let h: Vec<&str> = header.iter().map(String::as_str).collect();
-        crate::io::write_csv(&dir.join(format!("wrappers-{}.csv", r.method)), &h, &rows)?;
+        multikernel::io::write_csv(&dir.join(format!("wrappers-{}.csv", r.method)), &h, &rows)?;
     }
     let series = |x: &dyn Fn(&Point) -> f64, y: &dyn Fn(&Point) -> f64, all: bool| -> Vec<Series> {
         runs.iter()
@@ -654,7 +654,7 @@ fn write_outputs(dir: &Path, runs: &[MethodRun], optimum: f64, cfg: &WrappersCon
         ),
     ];
     for (file, plot) in plots {
-        crate::io::write_atomic(&dir.join(file), plot.to_svg().as_bytes())?;
+        multikernel::io::write_atomic(&dir.join(file), plot.to_svg().as_bytes())?;
     }
     Ok(())
 }
@@ -802,7 +802,7 @@ fn report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::ocr::synthetic_words;
+    use multikernel::data::ocr::synthetic_words;
 
     /// A small synthetic OCR file: 2 folds of short words over 4 letters.
     fn synthetic() -> SequenceData {

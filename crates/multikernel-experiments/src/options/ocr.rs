@@ -1,33 +1,32 @@
-//! Options of `reproduce ocr` ([`crate::reproduce::ocr`]).
+//! Options of `reproduce ocr` ([`crate::ocr`]).
 
 use super::Output;
-use crate::error::Result;
-use crate::reproduce::ocr::{self, OcrConfig};
-use crate::reproduce::Report;
+use crate::ocr::{self, OcrConfig};
+use crate::Report;
+use multikernel::error::Result;
 use std::path::PathBuf;
 
 /// OCR handwriting, Table 1 of Martins et al. (2011): SPOM on sequences.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct OcrOptions {
-    #[cfg_attr(feature = "clap", command(flatten))]
+    #[command(flatten)]
     pub output: Output,
     /// Training folds (each tested on the other nine): e.g. 0-9, 3, 0,4,7.
-    #[cfg_attr(feature = "clap", arg(long, default_value = "0-9"))]
+    #[arg(long, default_value = "0-9")]
     pub folds: String,
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 20))]
+    #[arg(long, default_value_t = 20)]
     pub epochs: usize,
     /// Rerun the hyper-parameter selection on each training fold.
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[arg(long)]
     pub cv: bool,
     /// Only these rows (comma separated, e.g. mkl-lqg,quadratic).
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[arg(long)]
     pub methods: Option<String>,
     /// The OCR data (letter.data, plain or gzip).
-    #[cfg_attr(feature = "clap", arg(long, default_value = "data/ocr/letter.data.gz"))]
+    #[arg(long, default_value = "data/ocr/letter.data.gz")]
     pub data: PathBuf,
     /// Loss: hinge (structured SVM) or crf.
-    #[cfg_attr(feature = "clap", arg(long, default_value = "hinge"))]
+    #[arg(long, default_value = "hinge")]
     pub loss: String,
 }
 
@@ -50,7 +49,7 @@ impl OcrOptions {
     pub fn config(&self) -> Result<OcrConfig> {
         Ok(OcrConfig {
             data: self.data.clone(),
-            folds: crate::data::ocr::parse_folds(&self.folds)?,
+            folds: multikernel::data::ocr::parse_folds(&self.folds)?,
             epochs: self.epochs,
             cv: self.cv,
             out_dir: self.output.out_dir.clone(),

@@ -3,7 +3,7 @@
 //! and turned into that experiment's config; [`Reproduction`] names one of them and runs it;
 //! [`Output`] prints the report's table and writes its JSON rows.
 //!
-//! With the `clap` feature the options derive `clap::Args` (and [`Reproduction`]
+//! The options derive `clap::Args` (and [`Reproduction`]
 //! `clap::Subcommand`), so the command line's flags, defaults and help are declared here, once,
 //! beside the fields they set; the CLI only mounts [`Reproduction`] under `reproduce`.
 //! Errors are the library's ([`Error::InvalidParameter`] names the option, e.g. `epochs`),
@@ -12,7 +12,7 @@
 //! `multikernel reproduce uci --splits 2` from a Rust program:
 //!
 //! ```no_run
-//! use multikernel::reproduce::options::{Output, Reproduction, UciOptions};
+//! use multikernel_experiments::options::{Output, Reproduction, UciOptions};
 //! # fn main() -> multikernel::Result<()> {
 //! let r = Reproduction::Uci(UciOptions { splits: 2, ..UciOptions::default() });
 //! let report = r.run(&|line| eprintln!("{line}"))?;
@@ -37,20 +37,19 @@ pub use parsing::ParsingOptions;
 pub use uci::{write_uci_splits, UciOptions};
 pub use wrappers::WrappersOptions;
 
-use crate::error::{Error, Result};
-use crate::reproduce::Report;
+use crate::Report;
+use multikernel::error::{Error, Result};
 use std::io::Write;
 use std::path::PathBuf;
 
 /// Where a reproduction's report goes besides the printed table.
-#[derive(Debug, Clone, Default, PartialEq)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
 pub struct Output {
     /// Write the rows as JSON here.
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[arg(long)]
     pub json: Option<PathBuf>,
     /// Directory for CSV and SVG files.
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[arg(long)]
     pub out_dir: Option<PathBuf>,
 }
 
@@ -63,7 +62,7 @@ impl Output {
             source,
         })?;
         if let Some(path) = &self.json {
-            crate::io::write_atomic(path, report.to_json().as_bytes())?;
+            multikernel::io::write_atomic(path, report.to_json().as_bytes())?;
             log(&format!("rows written to {}", path.display()));
         }
         Ok(())
@@ -72,15 +71,14 @@ impl Output {
     /// Creates [`Output::out_dir`] (and its parents) if it is set.
     fn create_out_dir(&self) -> Result<()> {
         match &self.out_dir {
-            Some(d) => crate::io::create_dir(d),
+            Some(d) => multikernel::io::create_dir(d),
             None => Ok(()),
         }
     }
 }
 
 /// One reproduction and its options: the subcommands of `multikernel reproduce`.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "clap", derive(clap::Subcommand))]
+#[derive(Debug, Clone, PartialEq, clap::Subcommand)]
 pub enum Reproduction {
     /// UCI tables: single kernels, their average, sparse and non-sparse MKL (online, Alg. 1).
     Uci(UciOptions),

@@ -1,83 +1,76 @@
-//! Options of `reproduce mtl` ([`crate::reproduce::mtl`]).
+//! Options of `reproduce mtl` ([`crate::mtl`]).
 
 use super::{at_least_one, positive, Output};
-use crate::error::{Error, Result};
-use crate::reproduce::mtl::{self, MtlConfig};
-use crate::reproduce::Report;
-use crate::solver::online::StepSchedule;
+use crate::mtl::{self, MtlConfig};
+use crate::Report;
+use multikernel::engine::solver::online::StepSchedule;
+use multikernel::error::{Error, Result};
 use std::path::PathBuf;
 
 /// Multi-template learning (Mao & Tsang, Sec. 3) against SPOM, the l2 structural SVM and the
 /// l2 CRF on TWT tagging (and parsing).
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct MtlOptions {
-    #[cfg_attr(feature = "clap", command(flatten))]
+    #[command(flatten)]
     pub output: Output,
     /// Directory with tr-web.conllu.gz.
-    #[cfg_attr(feature = "clap", arg(long, default_value = "data/treebank"))]
+    #[arg(long, default_value = "data/treebank")]
     pub data_dir: PathBuf,
     /// Directory with twt-upos-small.templates and twt-upos-redundant.templates.
-    #[cfg_attr(feature = "clap", arg(long, default_value = "data/tagging"))]
+    #[arg(long, default_value = "data/tagging")]
     pub template_dir: PathBuf,
     /// Template sets (comma separated: small, redundant; none with --parsing for the
     /// parsing rows alone).
-    #[cfg_attr(
-        feature = "clap",
-        arg(long, default_value = "small,redundant", value_delimiter = ',')
-    )]
+    #[arg(long, default_value = "small,redundant", value_delimiter = ',')]
     pub template_sets: Vec<String>,
     /// Tagging rows (comma separated: mtl, mtl-q4/3, mtl-q2, mtl-q4, spom-l21sq, ssvm-l2,
     /// crf-l2, crf-lbfgs). Default: the table's rows, every method except, on the redundant
     /// set, mtl-q4 (several times the cuts of q = 1 over 91 templates) and crf-lbfgs (see
     /// --crf-lbfgs-redundant). A method named here runs on every set.
-    #[cfg_attr(feature = "clap", arg(long, value_delimiter = ','))]
+    #[arg(long, value_delimiter = ',')]
     pub methods: Vec<String>,
     /// Also the parsing rows (MTL q = 1 and q = 2 over the parser's 50 arc templates).
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[arg(long)]
     pub parsing: bool,
     /// The cutting plane's epsilon.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0.1))]
+    #[arg(long, default_value_t = 0.1)]
     pub eps: f64,
     /// Cuts at most.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 2000))]
+    #[arg(long, default_value_t = 2000)]
     pub max_iter: usize,
     /// Where the cutting plane finds its next cut, from the best point so far (0) to the
     /// working set's solution (1: Joachims et al.'s loop, the paper's). Default 0.1 (the
     /// small set's q = 4 row: 1,670 cuts at 1, 199 at 0.1; q = 2: 469 and 122).
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[arg(long)]
     pub separation_step: Option<f64>,
     /// SPOM's most epochs (the best on the dev fold is kept).
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 20))]
+    #[arg(long, default_value_t = 20)]
     pub epochs: usize,
     /// Rerun the choice of C on the dev fold (grid 0.1, 1, 10; the CRF rows 0.5, 5, 50, i.e.
     /// CRFsuite's c2 grid 1, 0.1, 0.01 mapped by C = 1/(2 c2)).
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[arg(long)]
     pub cv: bool,
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1))]
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// SPOM's step-size schedule: sqrt (eta0/sqrt(t)), bottou (eta0/(1 + eta0 lambda t)),
     /// const, inv (1/(lambda t)), adagrad (eta0/sqrt(G_j) per coordinate; the l2 rows only,
     /// spom-l21sq then uses bottou) (docs/spom-convergence.md; the paper's run: sqrt,
     /// --spom-eta0 1, --spom-average-from 0).
-    #[cfg_attr(feature = "clap", arg(long, default_value = "adagrad"))]
+    #[arg(long, default_value = "adagrad")]
     pub spom_schedule: StepSchedule,
     /// SPOM's initial step size eta0; several (comma separated): each trains
     /// --spom-calibration-epochs epochs and the one that tags the dev fold best is kept.
-    #[cfg_attr(
-        feature = "clap",
-        arg(long, default_value = "0.03,0.1,0.3,1", value_delimiter = ',')
-    )]
+    #[arg(long, default_value = "0.03,0.1,0.3,1", value_delimiter = ',')]
     pub spom_eta0: Vec<f64>,
     /// Epochs of each short run that chooses eta0 (with several --spom-eta0).
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 2))]
+    #[arg(long, default_value_t = 2)]
     pub spom_calibration_epochs: usize,
     /// SPOM restarts its average of the iterates after this epoch (0: averages every round).
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 5))]
+    #[arg(long, default_value_t = 5)]
     pub spom_average_from: usize,
     /// Also run crf-lbfgs on the redundant set with the default rows (skipped otherwise:
     /// about 8 minutes on 2 cores and 1.3 GB; 319 L-BFGS iterations over 91 templates).
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[arg(long)]
     pub crf_lbfgs_redundant: bool,
 }
 
@@ -112,7 +105,7 @@ impl MtlOptions {
         at_least_one("max_iter", self.max_iter)?;
         positive("eps", self.eps)?;
         if let Some(s) = self.separation_step {
-            crate::solver::cutting_plane::check_separation_step(s)?;
+            multikernel::engine::solver::cutting_plane::check_separation_step(s)?;
         }
         if self.spom_eta0.is_empty() {
             return Err(Error::param("spom_eta0", "none", "positive numbers"));

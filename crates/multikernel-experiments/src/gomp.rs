@@ -27,17 +27,19 @@
 //! `noise_fraction`, and for `gomp` `kernels_selected` (mean) and `lambda` (median chosen);
 //! dataset `glass`, metric `accuracy`.
 
-use crate::data::split::{stratified_kfold, stratified_split};
-use crate::data::standardize::Standardizer;
-use crate::data::{Dataset, Matrix, Targets};
-use crate::error::{Error, Result};
-use crate::kernel::{fit_all, median_sigma2, KernelKind, KernelSpec, MemoryLimit, Normalization};
-use crate::kernel::{kernel_matrices, test_kernel_matrix, KernelMatrix};
 use crate::plot::{LinePlot, Series};
-use crate::reproduce::{mean_std, median, Report, Row};
-use crate::select::{Mean, Search};
-use crate::solver::gomp::{gomp, GompParams, GompPath, ValidationMetric};
-use crate::solver::lp_mkl::{lp_mkl, p_label, LpMklParams, LpMklSolution};
+use crate::{mean_std, median, Report, Row};
+use multikernel::data::split::{stratified_kfold, stratified_split};
+use multikernel::data::standardize::Standardizer;
+use multikernel::data::{Dataset, Matrix, Targets};
+use multikernel::engine::select::{Mean, Search};
+use multikernel::engine::solver::gomp::{gomp, GompParams, GompPath, ValidationMetric};
+use multikernel::engine::solver::lp_mkl::{lp_mkl, p_label, LpMklParams, LpMklSolution};
+use multikernel::error::{Error, Result};
+use multikernel::kernel::{
+    fit_all, median_sigma2, KernelKind, KernelSpec, MemoryLimit, Normalization,
+};
+use multikernel::kernel::{kernel_matrices, test_kernel_matrix, KernelMatrix};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -244,7 +246,7 @@ fn simulate_rep(cfg: &GompConfig, level: usize, rep: usize) -> Result<SimRep> {
         cfg.n_test,
         1,
         (0..cfg.n_test)
-            .map(|i| crate::linalg::dot(xte.row(i), &mu))
+            .map(|i| multikernel::engine::linalg::dot(xte.row(i), &mu))
             .collect(),
     );
     let bayes_err = class_error(&bayes, &yte);
@@ -756,8 +758,8 @@ pub fn run(cfg: &GompConfig, progress: &mut dyn FnMut(&str)) -> Result<Report> {
     }
 
     if let Some(dir) = &cfg.out_dir {
-        crate::io::create_dir(dir)?;
-        crate::io::write_csv(
+        multikernel::io::create_dir(dir)?;
+        multikernel::io::write_csv(
             &dir.join("gomp_simulation.csv"),
             &[
                 "noise_fraction",
@@ -789,7 +791,7 @@ pub fn run(cfg: &GompConfig, progress: &mut dyn FnMut(&str)) -> Result<Report> {
             log_y: false,
             series,
         };
-        crate::io::write_atomic(&dir.join("gomp_simulation.svg"), plot.to_svg().as_bytes())?;
+        multikernel::io::write_atomic(&dir.join("gomp_simulation.svg"), plot.to_svg().as_bytes())?;
         let plot = LinePlot {
             title: "MKL-GOMP: kernels selected".into(),
             x_label: "v = fraction of noise kernels (%)".into(),
@@ -801,7 +803,7 @@ pub fn run(cfg: &GompConfig, progress: &mut dyn FnMut(&str)) -> Result<Report> {
                 points: kernel_curve,
             }],
         };
-        crate::io::write_atomic(&dir.join("gomp_kernels.svg"), plot.to_svg().as_bytes())?;
+        multikernel::io::write_atomic(&dir.join("gomp_kernels.svg"), plot.to_svg().as_bytes())?;
         let plot = LinePlot {
             title: "MKL-GOMP: chosen lambda (median)".into(),
             x_label: "v = fraction of noise kernels (%)".into(),
@@ -813,9 +815,9 @@ pub fn run(cfg: &GompConfig, progress: &mut dyn FnMut(&str)) -> Result<Report> {
                 points: lambda_curve,
             }],
         };
-        crate::io::write_atomic(&dir.join("gomp_lambda.svg"), plot.to_svg().as_bytes())?;
+        multikernel::io::write_atomic(&dir.join("gomp_lambda.svg"), plot.to_svg().as_bytes())?;
         if !glass_csv.is_empty() {
-            crate::io::write_csv(
+            multikernel::io::write_csv(
                 &dir.join("gomp_glass.csv"),
                 &["method", "accuracy", "std", "kernels_selected"],
                 &glass_csv,

@@ -1,25 +1,24 @@
-//! Options of `reproduce gomp` ([`crate::reproduce::gomp`]).
+//! Options of `reproduce gomp` ([`crate::gomp`]).
 
 use super::Output;
-use crate::data::{read_table, TargetKind};
-use crate::error::Result;
-use crate::reproduce::gomp::{self, GompConfig};
-use crate::reproduce::Report;
+use crate::gomp::{self, GompConfig};
+use crate::Report;
+use multikernel::data::{read_table, TargetKind};
+use multikernel::error::Result;
 use std::path::PathBuf;
 
 /// MKL-GOMP against lp-MKL: the simulation of Sindhwani & Lozano (2012) and glass.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct GompOptions {
-    #[cfg_attr(feature = "clap", command(flatten))]
+    #[command(flatten)]
     pub output: Output,
     /// Repetitions per sparsity level.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 10))]
+    #[arg(long, default_value_t = 10)]
     pub reps: usize,
     /// The glass table (skipped when the file is absent).
-    #[cfg_attr(feature = "clap", arg(long, default_value = "data/uci/glass.csv"))]
+    #[arg(long, default_value = "data/uci/glass.csv")]
     pub glass: PathBuf,
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1))]
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }
 

@@ -13,26 +13,26 @@
 //! on a seeded held-out 20% of fold 0's words ([`select`]); the chosen values are the
 //! defaults of [`methods`]. With `cv` the selection is rerun on each training fold.
 
-use crate::data::ocr::read_ocr;
-use crate::data::split::{held_out_parts, Split};
-use crate::data::Matrix;
-use crate::data::SequenceData;
-use crate::error::{Error, Result};
-use crate::kernel::binary::expansion_scores;
-use crate::kernel::{FittedKernel, Gram, KernelSpec, MemoryLimit};
+use crate::jobs::{JobClock, JobCtx};
 use crate::plot::{LinePlot, Series};
-use crate::prox::RegSpec;
-use crate::reproduce::jobs::{JobClock, JobCtx};
-use crate::reproduce::{mean_std, median, Report, Row};
-use crate::run::Control;
-use crate::select::{Mean, Search};
-use crate::solver::online::{OnlineParams, OnlineState, StepSchedule};
-use crate::solver::sequence::grams::{base_grams, group_gram, lambda_from_c};
-use crate::solver::sequence::model::{
+use crate::{mean_std, median, Report, Row};
+use multikernel::data::ocr::read_ocr;
+use multikernel::data::split::{held_out_parts, Split};
+use multikernel::data::Matrix;
+use multikernel::data::SequenceData;
+use multikernel::engine::prox::RegSpec;
+use multikernel::engine::select::{Mean, Search};
+use multikernel::engine::solver::online::{OnlineParams, OnlineState, StepSchedule};
+use multikernel::engine::solver::sequence::grams::{base_grams, group_gram, lambda_from_c};
+use multikernel::engine::solver::sequence::model::{
     decode_sequences, token_accuracy, KernelGroup, SequenceModel,
 };
-use crate::solver::sequence::spom::{fit_with_grams, SequenceFitConfig};
-use crate::task::sequence::SeqLoss;
+use multikernel::engine::solver::sequence::spom::{fit_with_grams, SequenceFitConfig};
+use multikernel::engine::task::sequence::SeqLoss;
+use multikernel::error::{Error, Result};
+use multikernel::kernel::binary::expansion_scores;
+use multikernel::kernel::{FittedKernel, Gram, KernelSpec, MemoryLimit};
+use multikernel::run::Control;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde_json::{Map, Value};
@@ -592,7 +592,7 @@ pub fn run_on(
     }
     let ms = selected_methods(cfg)?;
     if let Some(dir) = &cfg.out_dir {
-        crate::io::create_dir(dir)?;
+        multikernel::io::create_dir(dir)?;
     }
     let wall = Instant::now();
     // The folds are independent jobs; each holds at its peak the dense Grams of its largest
@@ -846,7 +846,7 @@ fn write_curves(dir: &Path, ms: &[OcrMethod], results: &[Vec<FoldResult>]) -> Re
             })
             .collect();
         let h: Vec<&str> = header.iter().map(String::as_str).collect();
-        crate::io::write_csv(&dir.join(format!("ocr-curve-{}.csv", m.name)), &h, &rows)?;
+        multikernel::io::write_csv(&dir.join(format!("ocr-curve-{}.csv", m.name)), &h, &rows)?;
         acc_series.push(Series {
             name: m.name.to_string(),
             points: first
@@ -881,7 +881,7 @@ fn write_curves(dir: &Path, ms: &[OcrMethod], results: &[Vec<FoldResult>]) -> Re
                 log_y: false,
                 series,
             };
-            crate::io::write_atomic(
+            multikernel::io::write_atomic(
                 &dir.join(format!("ocr-weights-{}.svg", m.name)),
                 plot.to_svg().as_bytes(),
             )?;
@@ -896,7 +896,7 @@ fn write_curves(dir: &Path, ms: &[OcrMethod], results: &[Vec<FoldResult>]) -> Re
             log_y: false,
             series: acc_series,
         };
-        crate::io::write_atomic(&dir.join("ocr-curves.svg"), plot.to_svg().as_bytes())?;
+        multikernel::io::write_atomic(&dir.join("ocr-curves.svg"), plot.to_svg().as_bytes())?;
     }
     Ok(())
 }
@@ -998,7 +998,7 @@ fn fmt_list(v: &[f64]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::ocr::synthetic_words;
+    use multikernel::data::ocr::synthetic_words;
 
     /// A small synthetic OCR file: 3 folds of short words over 4 letters whose images are
     /// noisy copies of one prototype per letter.
@@ -1049,7 +1049,7 @@ mod tests {
     /// selection rerun on each fold (`cv`, itself parallel inside each fold's job).
     #[test]
     fn parallel_folds_give_the_sequential_rows() {
-        use crate::reproduce::jobs::testing::{in_pool, untimed};
+        use crate::jobs::testing::{in_pool, untimed};
         let data = synthetic();
         for cv in [false, true] {
             let cfg = OcrConfig {

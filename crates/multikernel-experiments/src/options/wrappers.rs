@@ -1,48 +1,47 @@
-//! Options of `reproduce wrappers` ([`crate::reproduce::wrappers`]).
+//! Options of `reproduce wrappers` ([`crate::wrappers`]).
 
 use super::{at_least_one, Output};
-use crate::error::Result;
-use crate::reproduce::wrappers::{self, WrappersConfig};
-use crate::reproduce::Report;
+use crate::wrappers::{self, WrappersConfig};
+use crate::Report;
+use multikernel::error::Result;
 use std::path::PathBuf;
 
 /// SPOM against wrapper MKL on OCR (Figure 2 of Martins et al. 2011).
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct WrappersOptions {
-    #[cfg_attr(feature = "clap", command(flatten))]
+    #[command(flatten)]
     pub output: Output,
     /// The OCR data (letter.data, plain or gzip).
-    #[cfg_attr(feature = "clap", arg(long, default_value = "data/ocr/letter.data.gz"))]
+    #[arg(long, default_value = "data/ocr/letter.data.gz")]
     pub data: PathBuf,
     /// The training fold (the accuracy curves use a sample of the others).
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0))]
+    #[arg(long, default_value_t = 0)]
     pub fold: usize,
     /// C = 1/(lambda N).
-    #[cfg_attr(feature = "clap", arg(long = "C", default_value_t = 100.0))]
+    #[arg(long = "C", default_value_t = 100.0)]
     pub c: f64,
     /// The figure's passes over the data.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 150))]
+    #[arg(long, default_value_t = 150)]
     pub epochs: usize,
     /// Length of each method's run; the optimum is the best objective of these runs.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1000))]
+    #[arg(long, default_value_t = 1000)]
     pub optimum_epochs: usize,
     /// PEGASOS epochs in the wrappers' first SVM call.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 20))]
+    #[arg(long, default_value_t = 20)]
     pub first_epochs: usize,
     /// PEGASOS epochs in each later (warm-started) call.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 3))]
+    #[arg(long, default_value_t = 3)]
     pub warm_epochs: usize,
     /// SPOM's eta0 (default: the mkl-lqg row's of reproduce ocr).
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[arg(long)]
     pub spom_eta0: Option<f64>,
     /// Test words of the accuracy curves (a seeded sample; 0 = all).
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 500))]
+    #[arg(long, default_value_t = 500)]
     pub curve_words: usize,
     /// Only these methods (comma separated: spom, gauss-seidel, simplemkl).
-    #[cfg_attr(feature = "clap", arg(long, value_delimiter = ','))]
+    #[arg(long, value_delimiter = ',')]
     pub methods: Option<Vec<String>>,
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1))]
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }
 

@@ -1,7 +1,15 @@
-//! The papers' experiments as library functions. Each returns a [`Report`]: rows in the
-//! one JSON row format every `reproduce` command shares, plus the printed table.
-//! [`options`] holds what a program sets to run one, as `multikernel reproduce NAME` does
-//! ([`options::Reproduction::run`], then [`options::Output::finish`]).
+//! # multikernel-experiments
+//!
+//! The papers' experiments, apart from the library: each reproduction is a function that
+//! returns a [`Report`] (rows in the one JSON row format every `multikernel reproduce` command
+//! shares, plus the printed table, the paper's numbers beside ours). [`options`] holds what a
+//! program sets to run one, with the command line's flags declared beside the fields
+//! (`clap::Args`): the command line only mounts [`options::Reproduction`] under `reproduce`
+//! ([`options::Reproduction::run`], then [`options::Output::finish`]). [`demo`] is
+//! `multikernel demo`; [`plot`] draws the figures as SVG.
+//!
+//! The experiments use the library's engines through `multikernel::engine`, the one module of
+//! the library that is public for them, the benches and the tests rather than for users.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -106,6 +114,7 @@ pub mod mtl;
 pub mod ocr;
 pub mod options;
 pub mod parsing;
+pub mod plot;
 pub mod tables;
 pub mod thread_clock;
 pub mod uci;

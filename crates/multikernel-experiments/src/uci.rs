@@ -5,21 +5,21 @@
 //! the step rule chosen by 3-fold validation on the training part from [`C_GRID`] x (the
 //! Pegasos rule eta_t = 1/(lambda t), or eta_t = eta0/sqrt(t) with eta0 in [`ETA0_GRID`]), then
 //! one final training run on the whole training part, evaluated on the test part. The
-//! validation is [`crate::select::Search`]: mean accuracy (or MSE, minimized) over the folds,
+//! validation is [`multikernel::engine::select::Search`]: mean accuracy (or MSE, minimized) over the folds,
 //! summed in fold order then divided; ties go to the first grid point.
 
-use crate::data::split::{random_split, stratified_split, Split};
-use crate::data::{Dataset, Targets};
-use crate::error::{Error, Result};
-use crate::kernel::{KernelSpec, MemoryLimit};
-use crate::prox::RegSpec;
-use crate::reproduce::{mean_std, median, Report, Row};
-use crate::select::{Goal, Search, SplitStrategy};
-use crate::solver::online::vector::{fit_vector, VectorFitConfig};
-use crate::solver::online::vector_model::KernelMachine;
-use crate::solver::online::{OnlineParams, StepSchedule};
-use crate::task::vector::default_loss;
-use crate::task::{prediction_metric, TaskKind};
+use crate::{mean_std, median, Report, Row};
+use multikernel::data::split::{random_split, stratified_split, Split};
+use multikernel::data::{Dataset, Targets};
+use multikernel::engine::prox::RegSpec;
+use multikernel::engine::select::{Goal, Search, SplitStrategy};
+use multikernel::engine::solver::online::vector::{fit_vector, VectorFitConfig};
+use multikernel::engine::solver::online::vector_model::KernelMachine;
+use multikernel::engine::solver::online::{OnlineParams, StepSchedule};
+use multikernel::engine::task::vector::default_loss;
+use multikernel::engine::task::{prediction_metric, TaskKind};
+use multikernel::error::{Error, Result};
+use multikernel::kernel::{KernelSpec, MemoryLimit};
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -100,7 +100,7 @@ pub fn methods() -> Vec<(&'static str, Vec<&'static str>, RegSpec)> {
 const KERNEL_NAMES: [&str; 3] = ["linear", "poly2", "rbf"];
 
 /// Rows trained by the estimator's built-in selection on each split's training part
-/// ([`crate::estimator::auto`]): `auto` (the default dictionary, the learner, p and C by
+/// ([`multikernel::estimator::auto`]): `auto` (the default dictionary, the learner, p and C by
 /// 5-fold cross-validation), `single-cv` (the best single kernel of the same dictionary
 /// and its C, by the same cross-validation), and the batch MKL baselines on the three
 /// kernels of the online rows (L, P, G), C (and lp-MKL's p) by the same cross-validation:
@@ -137,7 +137,7 @@ fn run_selected(
     split: usize,
     cfg: &UciConfig,
 ) -> Result<SelectedResult> {
-    use crate::estimator::{
+    use multikernel::estimator::{
         fit_auto, fit_single_best, AutoConfig, Learner, LearnerKind, LearnerSpec, OnlineSpec,
     };
     let (train_idx, test_idx) = split_rows(table, split, cfg);
@@ -451,8 +451,8 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::split::{kfold, stratified_kfold};
-    use crate::data::Matrix;
+    use multikernel::data::split::{kfold, stratified_kfold};
+    use multikernel::data::Matrix;
 
     /// The loop `choose` replaced (commit 3b69a82), kept as its slow twin.
     fn explicit_loop(

@@ -1,9 +1,9 @@
 //! The shipped data sets the reproductions read, by name.
 
-use crate::data::{read_table, TargetKind};
-use crate::error::{Error, Result};
-use crate::reproduce::uci::UciTable;
-use crate::task::TaskKind;
+use crate::uci::UciTable;
+use multikernel::data::{read_table, TargetKind};
+use multikernel::engine::task::TaskKind;
+use multikernel::error::{Error, Result};
 use std::path::Path;
 
 /// The UCI tables of `reproduce uci`: file stem (`DIR/NAME.csv`, or a generated table of
@@ -26,7 +26,7 @@ pub const UCI_TABLES: [(&str, TaskKind); 9] = [
 /// interactions --n 600 --r 20 --seed 1`).
 pub const INTERACTIONS_ROWS: usize = 600;
 /// Features of the `interactions` table: the most that still gets per-feature kernels in
-/// the default dictionary ([`crate::kernel::dictionary::PER_FEATURE_MAX`]).
+/// the default dictionary ([`multikernel::kernel::dictionary::PER_FEATURE_MAX`]).
 pub const INTERACTIONS_FEATURES: usize = 20;
 
 /// Rows of the generated tables (ringnorm, waveform; Breiman 1996) of `reproduce uci`.
@@ -58,9 +58,9 @@ pub fn load_uci(dir: &Path, names: Option<&str>) -> Result<Vec<UciTable>> {
             TargetKind::Classes
         };
         let data = match name {
-            "ringnorm" => crate::data::synthetic::ringnorm(GENERATED_ROWS, GENERATED_SEED),
-            "waveform" => crate::data::synthetic::waveform(GENERATED_ROWS, GENERATED_SEED),
-            "interactions" => crate::data::synthetic::interactions(
+            "ringnorm" => multikernel::data::synthetic::ringnorm(GENERATED_ROWS, GENERATED_SEED),
+            "waveform" => multikernel::data::synthetic::waveform(GENERATED_ROWS, GENERATED_SEED),
+            "interactions" => multikernel::data::synthetic::interactions(
                 INTERACTIONS_ROWS,
                 INTERACTIONS_FEATURES,
                 GENERATED_SEED,

@@ -1,49 +1,48 @@
-//! Options of `reproduce uci` ([`crate::reproduce::uci`]), and the tables and splits it
+//! Options of `reproduce uci` ([`crate::uci`]), and the tables and splits it
 //! writes for a peer's script.
 
 use super::Output;
-use crate::error::{Error, Result};
-use crate::reproduce::tables::load_uci;
-use crate::reproduce::uci::{self, UciConfig, UciTable};
-use crate::reproduce::Report;
+use crate::tables::load_uci;
+use crate::uci::{self, UciConfig, UciTable};
+use crate::Report;
+use multikernel::error::{Error, Result};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
 /// UCI tables: single kernels, their average, sparse and non-sparse MKL (online, Alg. 1).
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct UciOptions {
-    #[cfg_attr(feature = "clap", command(flatten))]
+    #[command(flatten)]
     pub output: Output,
     /// Number of random 70/30 splits.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 10))]
+    #[arg(long, default_value_t = 10)]
     pub splits: usize,
     /// Directory holding the UCI CSV files.
-    #[cfg_attr(feature = "clap", arg(long, default_value = "data/uci"))]
+    #[arg(long, default_value = "data/uci")]
     pub data_dir: PathBuf,
     /// Only these data sets (comma separated).
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[arg(long)]
     pub datasets: Option<String>,
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 20))]
+    #[arg(long, default_value_t = 20)]
     pub epochs: usize,
     /// Grid of C searched by validation (comma separated; default: the recorded grid).
-    #[cfg_attr(feature = "clap", arg(long, value_delimiter = ','))]
+    #[arg(long, value_delimiter = ',')]
     pub c_grid: Option<Vec<f64>>,
     /// Grid of eta0 searched by validation (comma separated).
-    #[cfg_attr(feature = "clap", arg(long, value_delimiter = ','))]
+    #[arg(long, value_delimiter = ',')]
     pub eta0_grid: Option<Vec<f64>>,
     /// Use the averaged iterate.
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[arg(long)]
     pub average: bool,
     /// Seed of the splits.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1))]
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Do not try the step rule 1/(lambda t); only eta0/sqrt(t).
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[arg(long)]
     pub no_inv: bool,
     /// Only these rows (comma separated): linear, poly2, rbf, average, mkl-l21sq, mkl-l2q
     /// (the online learner), auto, single-cv (built-in selection). Default: all.
-    #[cfg_attr(feature = "clap", arg(long, value_delimiter = ','))]
+    #[arg(long, value_delimiter = ',')]
     pub methods: Option<Vec<String>>,
 }
 
@@ -119,11 +118,11 @@ impl UciOptions {
 /// all.
 pub fn write_uci_splits(dir: &Path, tables: &[UciTable], cfg: &UciConfig) -> Result<()> {
     let data_dir = dir.join("data");
-    crate::io::create_dir(&data_dir)?;
+    multikernel::io::create_dir(&data_dir)?;
     let mut out = Vec::new();
     for t in tables {
         let file = data_dir.join(format!("{}.csv", t.name));
-        crate::io::write_atomic(&file, crate::data::to_csv(&t.data).as_bytes())?;
+        multikernel::io::write_atomic(&file, multikernel::data::to_csv(&t.data).as_bytes())?;
         let splits: Vec<serde_json::Value> = (0..cfg.splits)
             .map(|s| {
                 let (train, test) = uci::split_rows(t, s, cfg);
@@ -132,11 +131,11 @@ pub fn write_uci_splits(dir: &Path, tables: &[UciTable], cfg: &UciConfig) -> Res
             .collect();
         out.push(json!({
             "name": t.name,
-            "task": crate::estimator::Task::from(t.task).to_string(),
+            "task": multikernel::estimator::Task::from(t.task).to_string(),
             "file": format!("data/{}.csv", t.name),
             "splits": splits,
         }));
     }
     let text = json!({"seed": cfg.seed, "tables": out}).to_string();
-    crate::io::write_atomic(&dir.join("uci-splits.json"), text.as_bytes())
+    multikernel::io::write_atomic(&dir.join("uci-splits.json"), text.as_bytes())
 }

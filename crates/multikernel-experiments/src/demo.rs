@@ -1,15 +1,15 @@
 //! The demos: small runs on data shipped in the repository, through the estimator layer
 //! (the command-line tool prints what they return).
 
-use crate::data::ocr::read_ocr;
-use crate::data::split::stratified_split;
-use crate::data::Targets;
-use crate::error::{Error, Result};
-use crate::estimator::{fit, Learner, LearnerSpec, OnlineSpec, Strength, Task};
-use crate::prox::RegSpec;
-use crate::reproduce::ocr::methods;
-use crate::reproduce::tables::load_uci;
-use crate::run::Observer;
+use crate::ocr::methods;
+use crate::tables::load_uci;
+use multikernel::data::ocr::read_ocr;
+use multikernel::data::split::stratified_split;
+use multikernel::data::Targets;
+use multikernel::engine::prox::RegSpec;
+use multikernel::error::{Error, Result};
+use multikernel::estimator::{fit, Learner, LearnerSpec, OnlineSpec, Strength, Task};
+use multikernel::run::Observer;
 use std::path::Path;
 
 /// What the OCR demo did.
@@ -64,7 +64,7 @@ pub fn ocr_demo(data_dir: &Path, observer: &dyn Observer) -> Result<OcrDemo> {
     let test = all.exclude_folds(&[0]);
     let (spec, paper) = ocr_demo_spec()?;
     let fitted = fit(&train, &spec, observer)?;
-    let crate::model::Model::Sequence(m) = &fitted.model else {
+    let multikernel::model::Model::Sequence(m) = &fitted.model else {
         return Err(Error::data("the OCR demo trains a sequence model"));
     };
     let accuracy = m.token_accuracy(&test, &spec.memory)?;

@@ -1,54 +1,47 @@
-//! Options of `reproduce parsing` ([`crate::reproduce::parsing`]).
+//! Options of `reproduce parsing` ([`crate::parsing`]).
 
 use super::{at_least_one, Output};
-use crate::error::{Error, Result};
-use crate::reproduce::parsing::{self, ParsingConfig};
-use crate::reproduce::Report;
-use crate::task::parse::{Support, TemplateSet};
+use crate::parsing::{self, ParsingConfig};
+use crate::Report;
+use multikernel::engine::task::parse::{Support, TemplateSet};
+use multikernel::error::{Error, Result};
 use std::path::PathBuf;
 
 /// Dependency parsing with templates as groups (Martins et al. 2011, Sec. 4.2).
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct ParsingOptions {
-    #[cfg_attr(feature = "clap", command(flatten))]
+    #[command(flatten)]
     pub output: Output,
     /// Directory with tr-web.conllu.gz and tr-wiki.conllu.gz.
-    #[cfg_attr(feature = "clap", arg(long, default_value = "data/treebank"))]
+    #[arg(long, default_value = "data/treebank")]
     pub data_dir: PathBuf,
     /// Data sets (comma separated: web, wiki).
-    #[cfg_attr(
-        feature = "clap",
-        arg(long, default_value = "web,wiki", value_delimiter = ',')
-    )]
+    #[arg(long, default_value = "web,wiki", value_delimiter = ',')]
     pub datasets: Vec<String>,
     /// Rows (comma separated: right-attach, l2, mkl-l21, crf-l2, crf-l21, retrain; the crf
     /// rows train l2 and l21 with the CRF loss instead of the structured hinge; retrain ranks
     /// the templates by the group norms of the l2 and mkl-l21 models and retrains l2 parsers
     /// on the top 10, 20, 33, 50 and 100%).
-    #[cfg_attr(
-        feature = "clap",
-        arg(
-            long,
-            default_value = "right-attach,l2,mkl-l21,crf-l2,crf-l21,retrain",
-            value_delimiter = ','
-        )
+    #[arg(
+        long,
+        default_value = "right-attach,l2,mkl-l21,crf-l2,crf-l21,retrain",
+        value_delimiter = ','
     )]
     pub methods: Vec<String>,
     /// Most epochs (the best on the dev fold is kept).
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 10))]
+    #[arg(long, default_value_t = 10)]
     pub epochs: usize,
     /// Rerun the choice of the regularization constant on the dev fold (for the crf rows, also
     /// of the first step size eta0: 0.3 or 1).
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[arg(long)]
     pub cv: bool,
     /// An arc template file (default: the built-in templates).
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[arg(long)]
     pub templates: Option<PathBuf>,
     /// Which arcs of the training sentences define the features: gold (MSTParser's) or all.
-    #[cfg_attr(feature = "clap", arg(long, default_value = "gold"))]
+    #[arg(long, default_value = "gold")]
     pub support: String,
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1))]
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }
 

@@ -13,14 +13,16 @@
 //! inside words (docs/parsing-tagging-facts.md).
 
 use super::{Report, Row};
-use crate::data::conllu::{read_conllu, select_folds, Heads};
-use crate::error::Result;
 use crate::plot::{LinePlot, Series};
-use crate::prox::RegSpec;
-use crate::solver::online::params::{OnlineParams, StepSchedule};
-use crate::solver::online::parser::{fit_parser, ParserFit, ParserSpec, TreeKind};
-use crate::task::parse::{score_parses, AttachmentCounts, ParseSentence, Support, TemplateSet};
-use crate::task::structured::StructLoss;
+use multikernel::data::conllu::{read_conllu, select_folds, Heads};
+use multikernel::engine::prox::RegSpec;
+use multikernel::engine::solver::online::params::{OnlineParams, StepSchedule};
+use multikernel::engine::solver::online::parser::{fit_parser, ParserFit, ParserSpec, TreeKind};
+use multikernel::engine::task::parse::{
+    score_parses, AttachmentCounts, ParseSentence, Support, TemplateSet,
+};
+use multikernel::engine::task::structured::StructLoss;
+use multikernel::error::Result;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -177,7 +179,7 @@ fn write_curves(dir: &std::path::Path, name: &str, curves: Vec<Series>) -> Resul
             csv.push_str(&format!("{},{k},{u:.4}\n", c.name));
         }
     }
-    crate::io::write_atomic(
+    multikernel::io::write_atomic(
         &dir.join(format!("parsing-retrain-{name}.csv")),
         csv.as_bytes(),
     )?;
@@ -189,7 +191,7 @@ fn write_curves(dir: &std::path::Path, name: &str, curves: Vec<Series>) -> Resul
         log_y: false,
         series: curves,
     };
-    crate::io::write_atomic(
+    multikernel::io::write_atomic(
         &dir.join(format!("parsing-retrain-{name}.svg")),
         plot.to_svg().as_bytes(),
     )
@@ -301,7 +303,7 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
         "| data | method | UAS | LAS | UAS w/o ig | templates kept | C (lambda) | epoch | epoch s | index s | parse s |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     if let Some(m) = cfg.methods.iter().find(|m| !METHODS.contains(&m.as_str())) {
-        return Err(crate::error::Error::param(
+        return Err(multikernel::error::Error::param(
             "methods",
             m,
             "right-attach, l2, mkl-l21, crf-l2, crf-l21 or retrain",
@@ -313,7 +315,7 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
         .enumerate()
         .find(|(i, m)| cfg.methods[..*i].contains(m))
     {
-        return Err(crate::error::Error::param(
+        return Err(multikernel::error::Error::param(
             "methods",
             m,
             format!(
@@ -326,7 +328,7 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
     if let Some(r) = cfg.methods.iter().position(|m| m == "retrain") {
         let before = &cfg.methods[..r];
         if !(before.iter().any(|m| m == "l2") && before.iter().any(|m| m == "mkl-l21")) {
-            return Err(crate::error::Error::param(
+            return Err(multikernel::error::Error::param(
                 "methods",
                 "retrain",
                 "after l2 and mkl-l21 (it ranks templates by their group norms)",
@@ -356,7 +358,7 @@ pub fn run(cfg: &ParsingConfig, log: &mut dyn FnMut(&str)) -> Result<Report> {
             }
         }
     }
-    let memory = crate::kernel::MemoryLimit::default();
+    let memory = multikernel::kernel::MemoryLimit::default();
     let lanes = super::jobs::lanes(fit_jobs.len(), 0, &memory);
     let mut fits = super::jobs::run_jobs(&fit_jobs, lanes, log, |j, ctx| {
         let split = &splits[j.d];
@@ -594,13 +596,13 @@ fn best_dev(fit: &ParserFit) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reproduce::jobs::testing::{in_pool, untimed};
+    use crate::jobs::testing::{in_pool, untimed};
 
     /// The first `n` sentences of a shipped treebank, written (plain) under its name in `dir`.
     fn small_treebank(dir: &std::path::Path, name: &str, n: usize) {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join(format!("../../data/treebank/tr-{name}.conllu.gz"));
-        let text = String::from_utf8(crate::data::read::read_bytes(&path).unwrap()).unwrap();
+        let text = String::from_utf8(multikernel::data::read::read_bytes(&path).unwrap()).unwrap();
         let blocks: Vec<&str> = text
             .split("\n\n")
             .filter(|b| !b.trim().is_empty())

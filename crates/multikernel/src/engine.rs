@@ -1,0 +1,175 @@
+//! The engines, lent to the project's own tools: the parts of the private learner modules that
+//! the experiments crate (`multikernel reproduce`), the benchmarks, the fuzz targets and the
+//! integration tests drive directly. Each submodule mirrors the private module of the same
+//! path (`engine::solver::online` is the crate's `solver::online`) and re-exports only what
+//! those tools use.
+//!
+//! This module is not the library's API: a program that fits, predicts and saves models uses
+//! [`crate::prelude`], [`crate::estimator`] and [`crate::model`], whose names stay; names here
+//! follow the engines and change with them. A new experiment that needs more of an engine adds
+//! the name here (ARCHITECTURE.md, "Where things go").
+
+/// `crate::features`.
+pub mod features {
+    pub use crate::features::GroupLayout;
+}
+/// `crate::linalg`.
+pub mod linalg {
+    pub use crate::linalg::{dot, SpdFactor};
+}
+/// `crate::metrics`.
+pub mod metrics {
+    pub use crate::metrics::{accuracy, mse};
+}
+/// `crate::multiset`.
+pub mod multiset {
+    pub use crate::multiset::{count_kernels, enumerate_multisets, MultiIndex};
+}
+/// `crate::prox`.
+pub mod prox {
+    pub use crate::prox::{BlockRegularizer, Groups, RegSpec, Regularizer, SquaredL21};
+}
+/// `crate::select`.
+pub mod select {
+    pub use crate::select::{Goal, Mean, Search, Selection, SplitStrategy, Ties};
+}
+/// `crate::solver`.
+pub mod solver {
+    /// `crate::solver::batch`.
+    pub mod batch {
+        pub use crate::solver::batch::{objective, LbfgsParams};
+    }
+    /// `crate::solver::cutting_plane`.
+    pub mod cutting_plane {
+        pub use crate::solver::cutting_plane::{
+            check_separation_step, fit, fit_block_norm, fit_with_master, BlockNormMaster,
+            CuttingPlaneParams,
+        };
+    }
+    /// `crate::solver::gomp`.
+    pub mod gomp {
+        pub use crate::solver::gomp::{gomp, GompParams, GompPath, Precompute, ValidationMetric};
+    }
+    /// `crate::solver::lp_mkl`.
+    pub mod lp_mkl {
+        pub use crate::solver::lp_mkl::{lp_mkl, p_label, parse_p, LpMklParams, LpMklSolution};
+    }
+    /// `crate::solver::mirror_descent`.
+    pub mod mirror_descent {
+        pub use crate::solver::mirror_descent::{
+            perfeature_linear, solve, EvalSchedule, Init, MirrorDescentParams, PolyBasis,
+            PolyProblem, PolySampler, Sampling, SolverOptions, StepRule, UniformPolyModel,
+        };
+    }
+    /// `crate::solver::online`.
+    pub mod online {
+        pub use crate::solver::online::{OnlineLearner, OnlineParams, OnlineState, StepSchedule};
+        /// `crate::solver::online::compact`.
+        pub mod compact {
+            pub use crate::solver::online::compact::cached_norms;
+        }
+        /// `crate::solver::online::incremental`.
+        pub mod incremental {
+            pub use crate::solver::online::incremental::{Given, IncrementalFit};
+        }
+        /// `crate::solver::online::params`.
+        pub mod params {
+            pub use crate::solver::online::params::{OnlineParams, StepSchedule};
+        }
+        /// `crate::solver::online::parser`.
+        pub mod parser {
+            pub use crate::solver::online::parser::{fit_parser, ParserFit, ParserSpec, TreeKind};
+        }
+        /// `crate::solver::online::vector`.
+        pub mod vector {
+            pub use crate::solver::online::vector::{fit_vector, VectorFitConfig};
+        }
+        /// `crate::solver::online::vector_model`.
+        pub mod vector_model {
+            pub use crate::solver::online::vector_model::KernelMachine;
+        }
+    }
+    /// `crate::solver::sequence`.
+    pub mod sequence {
+        pub use crate::solver::sequence::{KernelGroup, SequenceModel};
+        /// `crate::solver::sequence::grams`.
+        pub mod grams {
+            pub use crate::solver::sequence::grams::{base_grams, group_gram, lambda_from_c};
+        }
+        /// `crate::solver::sequence::model`.
+        pub mod model {
+            pub use crate::solver::sequence::model::{
+                decode_sequences, token_accuracy, KernelGroup, SequenceModel,
+            };
+        }
+        /// `crate::solver::sequence::spom`.
+        pub mod spom {
+            pub use crate::solver::sequence::spom::{fit_with_grams, SequenceFitConfig};
+        }
+        /// `crate::solver::sequence::wrapper`.
+        pub mod wrapper {
+            pub use crate::solver::sequence::wrapper::{
+                explicit_sqnorm, fit_wrapper_with_grams, mkl_objective, SequenceWrapperConfig,
+                FIRST_EPOCHS, WARM_EPOCHS,
+            };
+        }
+    }
+    /// `crate::solver::smo`.
+    pub mod smo {
+        pub use crate::solver::smo::{svc, SmoParams};
+    }
+    /// `crate::solver::tagging`.
+    pub mod tagging {
+        pub use crate::solver::tagging::{
+            fit_tagger, Calibration, LabelMemory, TaggerFit, TaggerLearner, TaggerSpec,
+        };
+    }
+    /// `crate::solver::wrapper`.
+    pub mod wrapper {
+        pub use crate::solver::wrapper::{WrapperMethod, WrapperParams};
+    }
+}
+/// `crate::task`.
+pub mod task {
+    pub use crate::task::{prediction_metric, Loss, TaskKind, VectorTask};
+    /// `crate::task::parse`.
+    pub mod parse {
+        pub use crate::task::parse::{
+            score_parses, AttachmentCounts, ParseData, ParseSentence, Support, TemplateSet,
+            TreeKind,
+        };
+    }
+    /// `crate::task::sequence`.
+    pub mod sequence {
+        pub use crate::task::sequence::{SeqLoss, SequenceTask};
+    }
+    /// `crate::task::structured`.
+    pub mod structured {
+        pub use crate::task::structured::{
+            evaluate_explicit, explicit_layout, StructLoss, StructuredOnline,
+        };
+    }
+    /// `crate::task::tagging`.
+    pub mod tagging {
+        pub use crate::task::tagging::{TagData, TagFeaturizer, TaggingTask, TemplateFile};
+        /// `crate::task::tagging::convert`.
+        pub mod convert {
+            pub use crate::task::tagging::convert::{from_conllu, LabelColumn};
+        }
+    }
+    /// `crate::task::tree`.
+    pub mod tree {
+        pub use crate::task::tree::{
+            is_projective, is_tree, ArcFeaturizer, ArcTemplate, ChuLiuEdmonds, Eisner, TreeDecoder,
+            TreeTask,
+        };
+        /// `crate::task::tree::synthetic`.
+        pub mod synthetic {
+            pub use crate::task::tree::synthetic::{SyntheticTrees, TreeGenerator};
+        }
+    }
+    /// `crate::task::vector`.
+    pub mod vector {
+        pub use crate::task::vector::default_loss;
+    }
+}
