@@ -6,7 +6,7 @@
 //!
 //! - [`prelude`]: everything a typical program needs, in one import;
 //! - [`estimator`]: the front door: describe a learner ([`estimator::LearnerSpec`]), fit it
-//!   ([`estimator::fit`], or [`estimator::fit_auto`] with the built-in selection), tag
+//!   ([`estimator::fit()`], or [`estimator::fit_auto`] with the built-in selection), tag
 //!   ([`estimator::tagger`]) and parse ([`estimator::parser`]);
 //! - [`model`]: what a fit returns: predict, score, summarize, save and load
 //!   ([`model::Model`]).
@@ -25,9 +25,10 @@
 //! with `Omega` a block norm over groups (one group per kernel or feature template): online
 //! proximal learning (SPOM; Martins et al. 2011), randomized mirror descent (Afkanpour et al.
 //! 2013), multi-template learning (Mao & Tsang), MKL-GOMP (Sindhwani & Lozano 2012) and
-//! lp-MKL (Kloft et al.). The engines themselves are private; [`engine`] lends the parts the
-//! project's experiments, benchmarks, fuzz targets and tests drive directly, without the
-//! promise of a stable API.
+//! lp-MKL (Kloft et al.). The engines themselves are private; the hidden module `engine` lends
+//! the parts the project's experiments, benchmarks, fuzz targets and tests drive directly,
+//! without the promise of a stable API (`cargo doc --document-private-items` shows the engines
+//! to contributors).
 //!
 //! Algorithms never read files and never print; progress goes through callbacks
 //! ([`run::Observer`]).
@@ -35,6 +36,7 @@
 
 pub mod checkpoint;
 pub mod data;
+#[doc(hidden)]
 pub mod engine;
 pub mod error;
 pub mod estimator;

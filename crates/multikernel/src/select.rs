@@ -81,7 +81,7 @@ pub enum Goal {
     Minimize,
 }
 
-/// Which of equally good candidates wins (within the [`Rule`]'s tolerance).
+/// Which of equally good candidates wins (within the `Rule`'s tolerance).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Ties {
     /// The first in grid order.
@@ -676,7 +676,7 @@ pub enum SplitStrategy {
     /// needs class labels.
     StratifiedKFold { folds: usize, seed: u64 },
     /// [`SplitStrategy::KFold`] repeated `repeats` times over independent partitions (the
-    /// first with `seed`, the others with [`repeat_seed`]): `folds * repeats` splits, the
+    /// first with `seed`, the others with `repeat_seed`): `folds * repeats` splits, the
     /// partitions one after another. Averaging over several partitions lowers the variance
     /// that one partition's luck adds to a cross-validated score (Kohavi 1995; Bouckaert &
     /// Frank 2004), which matters on small tables.

@@ -5,7 +5,7 @@
 //! 140/36/175, sonar 83/21/104: [`three_way_split`]); Martins et al. (2011), Table 1 (C picked
 //! by 5-fold cross-validation: [`kfold`] / [`stratified_kfold`]). [`held_out_parts`] cuts
 //! disjoint held-out parts of a list of items (the OCR hyper-parameter selection).
-//! [`crate::select`] runs a model selection over any of these splits.
+//! `crate::select` runs a model selection over any of these splits.
 //!
 //! Every function is deterministic in its `seed` (a `ChaCha8Rng::seed_from_u64(seed)` drives
 //! all shuffles) and returns index lists sorted ascending, so a subset keeps the file order

@@ -32,7 +32,7 @@
 //!   [`SELECT_MAX_ROWS`] rows (each grid point is a fresh fit with n x n Gram matrices); the
 //!   chosen settings are then refitted on all rows.
 //! - **Scores**: mean validation accuracy (maximized) or MSE (minimized) over the folds,
-//!   summed in fold order ([`crate::select`]); ties go to the first grid point (smaller C).
+//!   summed in fold order (`crate::select`); ties go to the first grid point (smaller C).
 
 use super::fit::{fit_checked, Fitted, TrainingData};
 use super::select::SpecSearch;

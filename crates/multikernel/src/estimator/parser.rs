@@ -285,7 +285,7 @@ pub struct Parse {
 
 /// Trains a parser on `train` (read with [`Heads::Required`]). `templates`: the text of an
 /// arc template file and a name for it in errors (`None`: the default templates,
-/// [`crate::task::parse::DEFAULT_TEMPLATES`]); `projective`: Eisner's projective trees
+/// `crate::task::parse::DEFAULT_TEMPLATES`); `projective`: Eisner's projective trees
 /// instead of any tree. `spec` is a parsing spec (see [`ParserSettings::spec`]); `observer`
 /// sees each epoch (or cut) and may stop the run.
 ///

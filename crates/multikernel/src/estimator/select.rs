@@ -10,7 +10,7 @@
 //!   same kind of target.
 //! - **Order and determinism**: all `(spec, split)` pairs are trained in parallel (rayon)
 //!   by [`fit()`](crate::estimator::fit()), each on its own copy of the split's rows; the scores are
-//!   collected and averaged in split order afterwards ([`crate::select`]), and ties go to the
+//!   collected and averaged in split order afterwards (`crate::select`), and ties go to the
 //!   first spec in grid order, so the choice does not depend on the thread count. A spec
 //!   whose learner runs on a time budget ([`crate::estimator::Budget::Seconds`]) is not
 //!   reproducible, and so neither is a selection over it.
@@ -98,7 +98,7 @@ pub struct SpecSelection {
     pub goal: Goal,
     /// The splits every spec was scored on (row indices of the table).
     pub splits: Vec<Split>,
-    /// Every score: one [`crate::select::Entry`] per spec scored on every split (its
+    /// Every score: one `crate::select::Entry` per spec scored on every split (its
     /// `candidate` is the spec's index), with the score on each split and their mean; the
     /// evaluations run and the seconds the search took.
     pub scores: Selection,

@@ -18,7 +18,7 @@
 //!    shuffled file.
 //!
 //! Memory: the model, one chunk of parsed rows, the shuffle buffer (`shuffle_rows x d`
-//! values) and two blocks of mapped rows ([`crate::solver::online::blocks`]), whatever the
+//! values) and two blocks of mapped rows (`crate::solver::online::blocks`), whatever the
 //! number of rows in the file. The model's final objective is lambda Omega plus the last
 //! epoch's progressive loss (each row's loss before its update).
 //!

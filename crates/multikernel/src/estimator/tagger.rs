@@ -1,6 +1,6 @@
 //! A sequence tagger from sentences in memory: tokens as feature dicts (one feature group
-//! per key, [`crate::task::tagging::dicts`]) or as columns with CRF++ templates (one group
-//! per template, [`crate::task::tagging`]), labels per token. The learners are those of
+//! per key, `crate::task::tagging::dicts`) or as columns with CRF++ templates (one group
+//! per template, `crate::task::tagging`), labels per token. The learners are those of
 //! `multikernel train --task sequence --format columns`: SPOM (martins2011 Alg. 1 with the
 //! structured hinge, eq. 4, or the CRF loss, eq. 3) and multi-template learning
 //! (mao-tsang Alg. 1, problem (6)/(11)), through the same [`fit`](super::fit()), so the same

@@ -24,7 +24,7 @@
 //! (`-1.7e-8` to `-1.8e-7` at `gamma = 0.001/d`, offset 1: accepted, and harmless at that
 //! size).
 //!
-//! **How.** First a Cholesky factorization ([`crate::linalg::cholesky_in_place`]) of
+//! **How.** First a Cholesky factorization (`crate::linalg::cholesky_in_place`) of
 //! `K + s I` with `s = PSD_TOL * max(max_i |K_ii|, ||K||_F / sqrt(n))`; both terms are lower
 //! bounds of `max |l|`, so a factorization that succeeds proves `l_min > -s >= -PSD_TOL *
 //! max |l|` (up to the factorization's rounding, about `n * eps * ||K||`): the matrix passes.

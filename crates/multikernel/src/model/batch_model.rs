@@ -1,6 +1,6 @@
-//! The batch learners as models that predict labels: MKL-GOMP ([`GompModel`], Sindhwani &
-//! Lozano 2012, Sec. 3), lp-norm MKL ([`LpMklModel`], Kloft et al. 2011) and polynomial MKL
-//! by randomized mirror descent or UCD ([`PolyMklModel`], Afkanpour et al. 2013, Alg. 2).
+//! The batch learners as models that predict labels: MKL-GOMP (`GompModel`, Sindhwani &
+//! Lozano 2012, Sec. 3), lp-norm MKL (`LpMklModel`, Kloft et al. 2011) and polynomial MKL
+//! by randomized mirror descent or UCD (`PolyMklModel`, Afkanpour et al. 2013, Alg. 2).
 //!
 //! All three solve a *squared-loss* problem on real targets and return decision values;
 //! [`BatchModel`] adds what turns them into predictions of the task (the task kind, the
@@ -13,8 +13,8 @@
 //!   "multivariate mode" of MKL-GOMP and shared kernel weights for lp-MKL), prediction by
 //!   the largest output (the first among ties).
 //!
-//! [`encode_targets`](crate::task::targets::encode_targets) builds the target matrix,
-//! [`decode`] maps decision values back.
+//! `encode_targets` builds the target matrix,
+//! `decode` maps decision values back.
 
 use crate::data::{Matrix, MatrixRef};
 use crate::error::{Error, Result};

@@ -16,16 +16,16 @@ pub trait Regularizer: Send + Sync + std::fmt::Debug {
     /// `Some(..)` when `Omega` depends on `x` only through the block norms `b_m = ||x_m||`
     /// (Prop. 1 of martins2011), enabling the O(1)-per-group path of kernelized groups, where
     /// only the norms are known. The reduction is valid for pairwise disjoint groups (for
-    /// [`super::L2Sq`], whose value involves every coordinate, groups that also cover all
-    /// coordinates); [`prox_blocks`] applies it.
+    /// `super::L2Sq`, whose value involves every coordinate, groups that also cover all
+    /// coordinates); `prox_blocks` applies it.
     fn as_block(&self) -> Option<&dyn BlockRegularizer> {
         None
     }
 
     /// The proximal steps of Alg. 1 (lines 6-8, martins2011): writing
     /// `Omega = sum_j w_j Omega_j`, one step `prox_{eta lambda w_j Omega_j}` per term, in order.
-    /// A plain regularizer is one step of weight 1; [`super::Composite`], [`super::ElasticNet`]
-    /// and [`super::SparseGroupLasso`] list their parts. The steps' own `steps()` are
+    /// A plain regularizer is one step of weight 1; `super::Composite`, `super::ElasticNet`
+    /// and `super::SparseGroupLasso` list their parts. The steps' own `steps()` are
     /// themselves (they are never composite).
     fn steps(&self) -> Vec<ProxStep<'_>>;
 
@@ -45,7 +45,7 @@ pub trait BlockRegularizer: Send + Sync + std::fmt::Debug {
 
     /// In place: `b` (all `>= 0`) `<- prox_{tau phi}(b)` (all `>= 0`, each `<=` its input).
     /// The caller rescales each block by `new / old` (0 where `old` is 0); see
-    /// [`prox_blocks`] and [`block_factors`].
+    /// `prox_blocks` and `block_factors`.
     fn prox_norms(&self, b: &mut [f64], tau: f64);
 }
 

@@ -153,7 +153,7 @@ impl TaggerModel {
     }
 
     /// Templates kept: for multi-template learning those with `mu_j / sum mu >= 1e-5`
-    /// ([`PRUNE_SHARE`]), otherwise those with a non-zero group norm.
+    /// (`PRUNE_SHARE`), otherwise those with a non-zero group norm.
     pub fn templates_kept(&self) -> usize {
         if self.template_weights.is_empty() {
             self.group_norms().iter().filter(|&&n| n > 0.0).count()
@@ -271,7 +271,7 @@ impl TaggerModel {
     /// `p(y | x) = exp(s(y) - log Z(x))` (martins2011 eq. 3; Lafferty et al. 2001): each
     /// token's label marginals by forward-backward and the best sequence's probability.
     /// Scores so large that the sentence's score or `log Z` overflow or cancel (weights
-    /// near 1e300) are recomputed by [`stable_marginals`]; scores that are not finite
+    /// near 1e300) are recomputed by `stable_marginals`; scores that are not finite
     /// numbers (weights whose sum overflows) are an error naming the sentence's line, as is
     /// a model trained with the hinge loss, whose scores are no log-probabilities.
     /// Under the default memory limit ([`TaggerModel::marginals_with`]).

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::task::structured::{explicit_layout, StructLoss, StructuredTask};
 use std::time::Instant;
 
-/// Settings of [`fit_lbfgs`].
+/// Settings of `fit_lbfgs`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LbfgsParams {
     /// `lambda` of `lambda/2 ||w||^2 + (1/N) sum L` (`1 / (C N)`).
@@ -26,7 +26,7 @@ pub struct LbfgsParams {
     /// Stop when an iteration changes the objective by less than this (absolute).
     pub tol_cost: f64,
     /// Stop when the objective decreased by less than this fraction of its value over the
-    /// last [`super::quasi_newton::PAST`] iterations (CRFsuite's `delta`, 1e-5 there;
+    /// last `super::quasi_newton::PAST` iterations (CRFsuite's `delta`, 1e-5 there;
     /// 0 turns the test off).
     pub delta: f64,
 }

@@ -3,8 +3,8 @@
 //! of a structured task whose parts are all scored by explicit parameters (a template
 //! tagger), and its (sub)gradient `lambda w + (1/N) sum_i dL_i/dw`.
 //!
-//! The per-example part-space gradient of [`loss_grad`] is mapped back to the parameters by
-//! the chain rule through the part map ([`PartScorer`]). The losses and part gradients are
+//! The per-example part-space gradient of `loss_grad` is mapped back to the parameters by
+//! the chain rule through the part map (`PartScorer`). The losses and part gradients are
 //! computed in a fixed number of contiguous chunks of examples (in parallel); the losses are
 //! summed in each chunk in order and the chunks in order, and the part gradients mapped back
 //! example by example in order, so neither depends on the number of threads. No dense

@@ -76,7 +76,7 @@ pub struct CuttingPlaneParams {
     /// solution (module docs): `1` at the master's solution (Joachims et al.'s loop, stopped
     /// by its slack test), `s < 1` at `w_best + s (w_master - w_best)`, stopped when the best
     /// objective is within `C epsilon` of the best master value. `None`:
-    /// [`SEPARATION_STEP`].
+    /// `SEPARATION_STEP`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub separation_step: Option<f64>,
 }
@@ -447,7 +447,7 @@ pub fn fit<T: StructuredTask + ?Sized>(
 /// other `q >= 1`: [`BlockNormMaster`]). Returns the model, the run, and the template weights
 /// `mu_j = ||w_j|| / sum_k ||w_k||` (for `q = 1` the QCQP's duals, which agree, unless the
 /// loop separates inside the segment: then those of the best point it returns); templates
-/// with `mu_j / sum mu <` [`PRUNE_SHARE`] are pruned (their weights set to 0).
+/// with `mu_j / sum mu <` `PRUNE_SHARE` are pruned (their weights set to 0).
 pub fn fit_block_norm<T: StructuredTask + ?Sized>(
     task: &T,
     params: &CuttingPlaneParams,
@@ -532,10 +532,10 @@ fn working_set_slack(cuts: &[Cut], margins: Option<&[f64]>, w: &[f64]) -> f64 {
 
 /// [`fit`] with any master problem (the multi-template learner's seam).
 ///
-/// With checkpoints ([`Observer::checkpoints`]; family [`checkpoint::CHECKPOINT_FAMILY`])
+/// With checkpoints ([`Observer::checkpoints`]; family `checkpoint::CHECKPOINT_FAMILY`)
 /// the loop starts from the saved cut boundary, if any, and saves its state after every cut
 /// the store asks for (the step is the number of cuts added), while the master keeps
-/// checkpoints ([`MasterProblem::snapshot`]); fails when the checkpoint does not fit or
+/// checkpoints (`MasterProblem::snapshot`); fails when the checkpoint does not fit or
 /// cannot be written.
 pub fn fit_with_master<T: StructuredTask + ?Sized>(
     task: &T,

@@ -427,7 +427,7 @@ enum Scorer {
 ///
 /// A step is one kernel chosen; `observer` sees the training residual after each refit and
 /// is polled between candidate evaluations (on rayon's worker threads too). The run's
-/// status follows [`GompStop::status`]; a stopped run returns the path chosen so far.
+/// status follows `GompStop::status`; a stopped run returns the path chosen so far.
 pub fn gomp(
     kernels: &[KernelMatrix],
     y: &Matrix,

@@ -142,7 +142,7 @@ pub struct SolverOptions {
     pub init: Init,
     /// Coordinates sampled per iteration (the gradient estimate is the average of `batch`
     /// independent eq.-14 estimates; 1 is Algorithm 2 as printed); 0 picks
-    /// [`auto_batch`].
+    /// `auto_batch`.
     pub batch: usize,
     pub seed: u64,
     pub eval: EvalSchedule,
@@ -235,9 +235,9 @@ impl SolverOptions {
     }
 }
 
-/// Parameters of [`PolyMklModel::fit`](super::PolyMklModel::fit): the product kernels
+/// Parameters of `PolyMklModel::fit`: the product kernels
 /// (degree `D`, `rho_d^2`, base kernels, memory) and the solver's own options, which
-/// [`PolyMklModel::fit`](super::PolyMklModel::fit) hands to [`solve`](super::solve) as
+/// `PolyMklModel::fit` hands to [`solve`](super::solve) as
 /// they are.
 #[derive(Debug, Clone)]
 pub struct MirrorDescentParams {

@@ -298,7 +298,7 @@ impl IncrementalFit {
     }
 
     /// [`IncrementalFit::train_blocks`] as one call that `report` began (a resumed pass:
-    /// [`BlockLearner::train_blocks_from`]): the fit's counters and last loss end as after
+    /// `BlockLearner::train_blocks_from`): the fit's counters and last loss end as after
     /// the one uninterrupted call; `after_block` sees the state and the pass so far after
     /// each block.
     pub fn train_blocks_from<I>(

@@ -24,7 +24,7 @@ pub enum StepSchedule {
     /// 5.2): coordinate `j` takes the step `eta0 / sqrt(G_j)`, `G_j` the sum of the squared
     /// loss gradients it has received, so rare features keep large steps while frequent ones
     /// settle. [`StepSchedule::eta`] returns `eta0`; the per-coordinate scale is the learner's
-    /// ([`crate::solver::online::adagrad`]: template taggers with the l2 regularizer).
+    /// (`crate::solver::online::adagrad`: template taggers with the l2 regularizer).
     AdaGrad,
 }
 
@@ -121,14 +121,14 @@ pub struct OnlineParams {
     /// Shards of an epoch: 1 runs Alg. 1 round after round; `N > 1` cuts each epoch's order
     /// into `N` contiguous shards, runs one pass per shard in parallel from the same
     /// parameters and mixes them (iterative parameter mixing,
-    /// [`crate::solver::online::engine`]'s `shards` module). Written to a file only when
+    /// `crate::solver::online::engine`'s `shards` module). Written to a file only when
     /// not 1, so the files of sequential runs keep their bytes.
     #[serde(default = "one_shard", skip_serializing_if = "is_one_shard")]
     pub shards: usize,
     /// Mini-batch of an epoch: 1 runs Alg. 1 round after round; `B > 1` computes the losses
     /// and gradients (decodings) of `B` consecutive examples in parallel against the same
     /// parameters, then applies them in order, one round each
-    /// ([`crate::solver::online::engine`]'s `batch` module). Written to a file only when
+    /// (`crate::solver::online::engine`'s `batch` module). Written to a file only when
     /// not 1.
     #[serde(default = "one_shard", skip_serializing_if = "is_one_shard")]
     pub batch: usize,

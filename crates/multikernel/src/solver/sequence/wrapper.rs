@@ -61,7 +61,7 @@ pub const WARM_EPOCHS: usize = 3;
 /// SPOM's objective (squared l2,1 MKL with the label-pair scores under l2 shrinkage) from its
 /// pieces: `lambda/2 (sum_m block_norms[m])^2 + average_loss + lambda/2 transitions_sqnorm`.
 /// The one evaluator of Figure 2: SPOM's `report().objective` with `reg l21sq` is this, and a
-/// wrapper's state gives its pieces through [`SequenceState::mkl_objective`].
+/// wrapper's state gives its pieces through `SequenceState::mkl_objective`.
 pub fn mkl_objective(
     lambda: f64,
     block_norms: &[f64],

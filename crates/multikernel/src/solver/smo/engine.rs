@@ -6,7 +6,7 @@ use crate::run::{Observer, RunStatus};
 
 use super::state::State;
 
-/// Settings of [`smo`].
+/// Settings of `smo`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SmoParams {
     /// Stop when the maximal violation `m(a) - M(a)` is at most this (libsvm's `-e`).

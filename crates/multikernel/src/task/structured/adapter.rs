@@ -21,7 +21,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A structured task with a loss, seen by the online learner. An example whose loss cannot
-/// be computed ([`try_loss_grad`] says `None`: no CRF marginals) counts as loss 0 with a zero
+/// be computed (`try_loss_grad` says `None`: no CRF marginals) counts as loss 0 with a zero
 /// gradient, and is counted ([`Self::skipped`]), never a NaN in the learner's sums.
 #[derive(Debug)]
 pub struct StructuredOnline<'a, T: StructuredTask> {

@@ -136,7 +136,7 @@ pub struct TagFeaturizer {
     pub n_columns: usize,
     /// The labels, sorted by their bytes (index = label slot). Stored in the model file as
     /// JSON strings when they are UTF-8 (as older model files have them), as arrays of
-    /// bytes otherwise ([`label_bytes`]).
+    /// bytes otherwise (`label_bytes`).
     #[serde(with = "label_bytes")]
     pub labels: Vec<Vec<u8>>,
     /// Per unigram template (file order): the sorted keys of its expansions; expansion `k`
@@ -561,7 +561,7 @@ impl TagFeaturizer {
     }
 }
 
-/// The chain over sentences with template features, as a [`StructuredTask`]: parts
+/// The chain over sentences with template features, as a `StructuredTask`: parts
 /// `[B (L x L, when present) | unigram parts (n x L, conjoined)]`, Hamming cost.
 #[derive(Debug, Clone)]
 pub struct TaggingTask {

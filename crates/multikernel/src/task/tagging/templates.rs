@@ -199,7 +199,7 @@ pub struct TemplateFile {
     /// The file's name in errors.
     #[serde(default)]
     pub origin: String,
-    /// Templates generated from the keys of feature dicts ([`FeatureKeys::templates`]): the
+    /// Templates generated from the keys of feature dicts (`FeatureKeys::templates`): the
     /// keys, whose cells give each feature's value (none for templates read from a file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keys: Option<FeatureKeys>,

@@ -177,7 +177,7 @@ pub(crate) fn tree_score(arc: &[f64], heads: &[usize]) -> f64 {
 }
 
 /// Inference over dependency trees from an arc-score matrix (`(n + 1) x (n + 1)`, row = head,
-/// column = modifier): [`Enumeration`] (every tree, short sentences), [`Eisner`] (projective
+/// column = modifier): `Enumeration` (every tree, short sentences), [`Eisner`] (projective
 /// trees) and [`ChuLiuEdmonds`] (all trees). Loss-augmented decoding under the Hamming cost
 /// is decoding of augmented scores ([`TreeTask`]), so it needs nothing more of a decoder.
 pub trait TreeDecoder: Sync + std::fmt::Debug {
@@ -396,7 +396,7 @@ impl ArcFeaturizer {
     }
 }
 
-/// Dependency trees as a [`StructuredTask`] with explicit arc features: the gold heads of each
+/// Dependency trees as a `StructuredTask` with explicit arc features: the gold heads of each
 /// sentence, the features of every part of its arc matrix, and a decoder.
 #[derive(Debug, Clone)]
 pub struct TreeTask<D: TreeDecoder = Enumeration> {

@@ -19,7 +19,7 @@ pub struct TreeGenerator {
     pub train: usize,
     pub test: usize,
     /// Sentence lengths, drawn uniformly from `min_len..=max_len` (at most 5 for
-    /// [`Enumeration`]).
+    /// `Enumeration`).
     pub min_len: usize,
     pub max_len: usize,
     pub n_words: usize,
