@@ -16,7 +16,7 @@
 //! refuses a column the data does not have (CRF++ fails on it at the first sentence).
 
 use super::dicts::FeatureKeys;
-use crate::data::read::{line_err, parse_err, read_bytes, Lines};
+use crate::data::lines::{line_err, parse_err, read_bytes, Lines};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
