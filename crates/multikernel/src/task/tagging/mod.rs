@@ -35,10 +35,12 @@
 pub mod convert;
 pub mod dicts;
 pub mod eval;
+pub mod keys;
 pub mod templates;
 
-pub use dicts::{FeatureKeys, FeatureValue, TokenFeatures};
+pub use dicts::{FeatureValue, TokenFeatures};
 pub use eval::{chunk_counts, is_chunk_scheme, ChunkCounts, TagScores};
+pub use keys::FeatureKeys;
 pub use templates::{Template, TemplateFile, TemplateKind};
 
 use crate::data::columns::ColumnSentence;
