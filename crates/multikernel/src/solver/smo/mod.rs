@@ -29,11 +29,13 @@
 //! objective at the returned point).
 
 mod engine;
+mod problem;
 mod shrink;
 mod state;
 pub mod svm;
 #[cfg(test)]
 mod tests;
 
-pub use engine::{smo, SmoParams, SmoProblem, SmoSolution};
+pub use engine::{smo, SmoParams, SmoSolution};
+pub use problem::SmoProblem;
 pub use svm::{svc, svc_from, svc_ovr, svr, svr_from, SvmFit};
