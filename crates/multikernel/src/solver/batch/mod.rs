@@ -16,8 +16,9 @@ pub mod lbfgs;
 pub mod objective;
 pub mod quasi_newton;
 
-pub use lbfgs::{fit_lbfgs, BatchFit, LbfgsParams};
+pub use lbfgs::{fit_lbfgs, BatchFit};
 pub use objective::{objective, objective_grad};
+pub use quasi_newton::LbfgsParams;
 
 #[cfg(test)]
 mod tests;
