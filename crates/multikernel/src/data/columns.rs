@@ -27,7 +27,7 @@
 //! [`write_with_predictions`] writes sentences back as `crf_test` does: each token's columns
 //! separated by tabs, the predicted label appended, a blank line after each sentence.
 
-use crate::data::read::{byte_lines, has_cr_line_ends, parse_err, read_bytes, CR_LINE_ENDS};
+use crate::data::lines::{byte_lines, has_cr_line_ends, parse_err, read_bytes, CR_LINE_ENDS};
 use crate::error::Result;
 use std::io::Write;
 use std::path::Path;

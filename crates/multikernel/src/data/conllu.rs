@@ -24,7 +24,7 @@
 //! [`fold_of`]: the Turkish Web Treebank's official split (sentence index mod 10: 0-7 train,
 //! 8 dev, 9 test).
 
-use crate::data::read::{line_err, parse_err, read_bytes, Lines};
+use crate::data::lines::{line_err, parse_err, read_bytes, Lines};
 use crate::error::Result;
 use std::path::Path;
 

@@ -11,13 +11,10 @@
 //!   values must be finite numbers (missing values such as `?` or an empty field are errors);
 //! - the file may be gzip-compressed (detected by its magic bytes).
 //!
-//! Class labels are kept as strings and indexed in natural order (see [`super::read`]).
+//! Class labels are kept as strings and indexed in natural order (natural order: `natural_order` in `data/rows.rs`).
 
-use super::read::{
-    finish_dataset, line_err, parse_err, parse_number, read_bytes, Lines, TargetCollector,
-    TargetKind, NO_ROWS,
-};
-use super::read::{ModelRows, Schema};
+use super::lines::{line_err, parse_err, parse_number, read_bytes, Lines};
+use super::rows::{finish_dataset, ModelRows, Schema, TargetCollector, TargetKind, NO_ROWS};
 use super::{Dataset, Matrix};
 use crate::error::Result;
 use std::path::Path;

@@ -10,13 +10,11 @@
 //! rows); a larger table (a stray huge index) is refused with [`Error::Memory`] naming the
 //! index and its line.
 //!
-//! Class labels are kept as strings and indexed in natural order (see [`super::read`]), so
+//! Class labels are kept as strings and indexed in natural order (natural order: `natural_order` in `data/rows.rs`), so
 //! for the usual `-1/+1` labels the positive class `+1` has index 1.
 
-use super::read::{
-    check_dense_size, finish_dataset, line_err, parse_err, parse_number, read_bytes, Lines,
-    TargetCollector, TargetKind,
-};
+use super::lines::{line_err, parse_err, parse_number, read_bytes, Lines};
+use super::rows::{check_dense_size, finish_dataset, TargetCollector, TargetKind};
 use super::{Dataset, Matrix};
 use crate::error::{Error, Result};
 use std::iter::Peekable;

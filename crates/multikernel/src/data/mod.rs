@@ -7,8 +7,10 @@ pub mod columns;
 pub mod conllu;
 pub mod csv;
 pub mod libsvm;
+pub(crate) mod lines;
 pub mod model_stream;
 pub mod read;
+pub(crate) mod rows;
 pub mod split;
 pub mod standardize;
 pub mod stream;
@@ -16,10 +18,8 @@ pub mod stream;
 pub use csv::{parse_csv, read_csv, to_csv};
 pub use libsvm::{parse_libsvm, read_libsvm};
 pub use model_stream::{ModelChunk, ModelStream};
-pub use read::{
-    parse_for_model, parse_table, read_for_model, read_table, Format, ModelRows, Schema,
-    TargetKind, TargetSchema,
-};
+pub use read::{parse_for_model, parse_table, read_for_model, read_table, Format};
+pub use rows::{ModelRows, Schema, TargetKind, TargetSchema};
 
 use serde::{Deserialize, Serialize};
 

@@ -24,7 +24,8 @@ use super::csv::{split_fields, ModelCsvLayout};
 use super::libsvm::{
     line_tokens, placeholder_label, push_dense_row, take_label, LabelPresence, LABEL,
 };
-use super::read::{check_dense_size, line_err, parse_err, TargetCollector, NO_ROWS};
+use super::lines::{line_err, parse_err};
+use super::rows::{check_dense_size, TargetCollector, NO_ROWS};
 use super::stream::{
     bytes_opener, csv_first_line, file_opener, pick_source_format, LineReader, Opener,
     MAX_CHUNK_VALUES,

@@ -154,8 +154,8 @@ pub(crate) fn parse_ocr(path: &Path, bytes: &[u8]) -> Result<SequenceData> {
     let mut open: Option<(usize, usize, Line)> = None;
     for (k, raw_line) in text.lines().enumerate() {
         let lineno = k + 1;
-        if crate::data::read::has_cr_line_ends(raw_line.as_bytes()) {
-            return Err(perr(lineno, crate::data::read::CR_LINE_ENDS.into()));
+        if crate::data::lines::has_cr_line_ends(raw_line.as_bytes()) {
+            return Err(perr(lineno, crate::data::lines::CR_LINE_ENDS.into()));
         }
         let line = raw_line.trim_end();
         if line.trim().is_empty() {

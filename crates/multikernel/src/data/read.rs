@@ -1,27 +1,19 @@
-//! Shared machinery of the table readers: file formats, transparent gzip, line splitting,
-//! number parsing and the mapping of class labels to indices; and [`read_table`], which picks
-//! the reader for a file.
-//!
-//! # Class order
-//! When the classes are collected from a training file, they are sorted in *natural* order:
-//! numerically if every label is a finite number (`-1 < 1`, `2 < 10`; ties between spellings
-//! such as `1` and `1.0` broken by the string), otherwise lexicographically by bytes
-//! (`M < R`, `bad < good`, `benign < malignant`, `neg < pos`). The order does not depend on
-//! the order of the rows. For a binary task the class with index 1 (the second in this order)
-//! is the "positive" class: `+1` for libsvm `-1/+1` or `0/1` labels, `R` for sonar, `good`
-//! for ionosphere, `malignant` for breast-cancer, `pos` for pima.
-//!
-//! When a model's training classes are given, each label is looked up by its exact string;
-//! failing that, a numeric label matches the one class with the same numeric value (so `1`
-//! matches a training class `+1`). A label matching no training class is an error naming the
-//! file and line.
+//! The table readers' front door: the file [`Format`]s, and [`read_table`] and
+//! [`read_for_model`] (with their byte twins [`parse_table`] and [`parse_for_model`]), which
+//! pick the reader for a file by its name or, failing that, by its first data line;
+//! [`looks_like`] guesses what a file is, for messages. The readers are [`super::csv`] and
+//! [`super::libsvm`]; what they share is `data/lines.rs` (bytes to numbered lines, parse
+//! errors, numbers) and `data/rows.rs` (targets and their class order, the data set, the
+//! schema a model's rows are read against).
 
-use super::{Dataset, Matrix, Targets};
+pub use super::rows::{ModelRows, Schema, TargetKind, TargetSchema, MAX_REAL_TARGET};
+// Also used at this path by `reproduce` (`crate::data::read::read_bytes`).
+pub use super::lines::read_bytes;
+use super::lines::Lines;
+use super::Dataset;
 use crate::error::{Error, Result};
-use std::collections::HashMap;
 use std::fmt;
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::str::FromStr;
 
 /// File format of a feature table.
@@ -70,20 +62,11 @@ impl Format {
     }
 }
 
-/// What the target column holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TargetKind {
-    /// Class labels (strings, even when they look like numbers).
-    Classes,
-    /// Real values (regression); they must be finite numbers.
-    Real,
-}
-
 /// Reads a feature table in `format`, or in the format implied by the file name
 /// ([`Format::from_path`]), or, failing that, the format its first data line looks like
 /// (an `index:value` token after the label means libsvm, a comma means CSV).
 ///
-/// `classes`: `None` collects the classes of a training file (order: see the module docs);
+/// `classes`: `None` collects the classes of a training file (order: `natural_order` in `data/rows.rs`);
 /// `Some(list)` maps labels to the given training classes and rejects unseen labels.
 /// `n_features`: the number of features a model expects. libsvm rows are padded to it and an
 /// index beyond it is an error; a CSV file must have exactly that many feature columns.
@@ -131,50 +114,6 @@ pub(crate) fn unknown_format_err(origin: &Path) -> Error {
          give it explicitly (csv or libsvm)",
         origin.display()
     ))
-}
-
-/// What a trained model expects of a data file: its feature columns, by name and in order,
-/// and its target.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Schema {
-    pub feature_names: Vec<String>,
-    pub target: TargetSchema,
-}
-
-/// The target a model predicts.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TargetSchema {
-    /// Class labels, mapped to the model's training classes (an unseen label is an error).
-    Classes(Vec<String>),
-    /// Real values.
-    Real,
-}
-
-impl Schema {
-    /// Whether the feature names are the ones readers give columns without a header
-    /// (`x1, x2, ...`): such a model matches files by position, not by name.
-    pub(crate) fn has_default_names(&self) -> bool {
-        self.feature_names
-            .iter()
-            .enumerate()
-            .all(|(j, n)| *n == format!("x{}", j + 1))
-    }
-
-    /// What the target column holds, and the classes labels are mapped to.
-    pub(crate) fn target_kind(&self) -> (TargetKind, Option<&[String]>) {
-        match &self.target {
-            TargetSchema::Classes(c) => (TargetKind::Classes, Some(c.as_slice())),
-            TargetSchema::Real => (TargetKind::Real, None),
-        }
-    }
-}
-
-/// Rows read for a model: the features in the model's column order, and the targets when
-/// the file has them (files to predict on need not).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModelRows {
-    pub x: Matrix,
-    pub targets: Option<Targets>,
 }
 
 /// Reads a file to evaluate or apply a model with `schema`. CSV columns are matched by name
@@ -302,360 +241,10 @@ pub fn looks_like(bytes: &[u8]) -> Option<&'static str> {
     None
 }
 
-/// The whole content of `path`, gunzipped when it starts with the gzip magic bytes.
-pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let raw = std::fs::read(path).map_err(io)?;
-    if raw.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(raw.as_slice())
-            .read_to_end(&mut out)
-            .map_err(io)?;
-        Ok(out)
-    } else {
-        Ok(raw)
-    }
-}
-
-/// Why a line cannot be read as text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum BadLine {
-    /// The line is not valid UTF-8.
-    NotUtf8,
-    /// A carriage return inside the line: the file ends its lines with CR alone (classic
-    /// Mac OS), so that what looks like many lines is one.
-    CrLineEnds,
-}
-
-/// Whether `line` (split at `\n`, its `\r\n` ending removed) holds a carriage return
-/// followed by more text: the file's lines end with CR alone. Carriage returns at the end
-/// of the line (`\r\r\n`, a file converted twice) are not counted.
-pub(crate) fn has_cr_line_ends(line: &[u8]) -> bool {
-    let end = line.iter().rposition(|&b| b != b'\r').map_or(0, |p| p + 1);
-    line[..end].contains(&b'\r')
-}
-
-/// Checks one line as the text readers do: no carriage return inside it
-/// ([`has_cr_line_ends`]), valid UTF-8.
-pub(crate) fn text_line(line: &[u8]) -> std::result::Result<&str, BadLine> {
-    if has_cr_line_ends(line) {
-        return Err(BadLine::CrLineEnds);
-    }
-    std::str::from_utf8(line).map_err(|_| BadLine::NotUtf8)
-}
-
-/// Lines of a byte buffer with 1-based numbers; `\r\n` endings and a leading UTF-8 byte
-/// order mark are removed; a line that is not UTF-8, or holds a carriage return followed by
-/// more text (a file with CR line ends), yields the [`BadLine`].
-pub(crate) struct Lines<'a> {
-    rest: Option<&'a [u8]>,
-    line: usize,
-}
-
-impl<'a> Lines<'a> {
-    pub(crate) fn new(bytes: &'a [u8]) -> Self {
-        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-        Lines {
-            rest: if bytes.is_empty() { None } else { Some(bytes) },
-            line: 0,
-        }
-    }
-}
-
-impl<'a> Iterator for Lines<'a> {
-    type Item = (usize, std::result::Result<&'a str, BadLine>);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let rest = self.rest?;
-        let (mut line, tail) = match rest.iter().position(|&b| b == b'\n') {
-            Some(p) => (&rest[..p], &rest[p + 1..]),
-            None => (rest, &rest[rest.len()..]),
-        };
-        self.rest = if tail.is_empty() { None } else { Some(tail) };
-        if let Some(l) = line.strip_suffix(b"\r") {
-            line = l;
-        }
-        self.line += 1;
-        Some((self.line, text_line(line)))
-    }
-}
-
-/// Lines of a byte buffer as bytes, with 1-based numbers; `\r\n` endings and a leading
-/// UTF-8 byte order mark are removed, nothing is decoded (the caller checks
-/// [`has_cr_line_ends`]).
-pub(crate) fn byte_lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-    let lines = (!bytes.is_empty()).then(|| body.split(|&b| b == b'\n'));
-    lines
-        .into_iter()
-        .flatten()
-        .enumerate()
-        .map(|(k, l)| (k + 1, l.strip_suffix(b"\r").unwrap_or(l)))
-}
-
-/// A parse error at `line` of `path`.
-pub(crate) fn parse_err(path: &Path, line: usize, msg: impl Into<String>) -> Error {
-    Error::Parse {
-        path: path.to_path_buf(),
-        line,
-        msg: msg.into(),
-    }
-}
-
-/// The message for a line with a carriage return inside it ([`has_cr_line_ends`]).
-pub(crate) const CR_LINE_ENDS: &str = "a carriage return (CR) inside the line: the file's \
-     lines end with CR alone (an old Mac OS text file), so it reads as one line; convert the \
-     line ends to LF (e.g. tr '\\r' '\\n' < FILE > FILE.lf) or CR LF";
-
-/// The error for a line that cannot be read as text.
-pub(crate) fn line_err(path: &Path, line: usize, bad: BadLine) -> Error {
-    match bad {
-        BadLine::NotUtf8 => parse_err(path, line, "the line is not valid UTF-8 text"),
-        BadLine::CrLineEnds => parse_err(path, line, CR_LINE_ENDS),
-    }
-}
-
-/// Parses a finite number; `what` names it in the message (e.g. "field 3").
-pub(crate) fn parse_number(s: &str, what: &str) -> std::result::Result<f64, String> {
-    let t = s.trim();
-    if t.is_empty() {
-        return Err(format!(
-            "{what} is empty (missing values are not supported)"
-        ));
-    }
-    match t.parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v),
-        Ok(_) => Err(format!("{what} '{t}' is not a finite number")),
-        Err(_) => Err(format!("{what} '{t}' is not a number")),
-    }
-}
-
-/// Collects the targets of data rows and turns them into [`Targets`].
-pub(crate) struct TargetCollector<'a> {
-    path: PathBuf,
-    kind: TargetKind,
-    /// Training classes and their lookup tables, when given.
-    fixed: Option<Fixed<'a>>,
-    /// Labels seen so far (training mode), indexed in order of first appearance.
-    seen: HashMap<String, usize>,
-    y: Vec<usize>,
-    real: Vec<f64>,
-}
-
-struct Fixed<'a> {
-    classes: &'a [String],
-    exact: HashMap<&'a str, usize>,
-    /// Numeric value of each class that is a finite number.
-    numeric: Vec<(f64, usize)>,
-}
-
-impl<'a> TargetCollector<'a> {
-    pub(crate) fn new(path: &Path, kind: TargetKind, classes: Option<&'a [String]>) -> Self {
-        let fixed = classes.filter(|_| kind == TargetKind::Classes).map(|c| {
-            let mut exact = HashMap::new();
-            let mut numeric = Vec::new();
-            for (i, name) in c.iter().enumerate() {
-                exact.entry(name.as_str()).or_insert(i);
-                if let Ok(v) = name.trim().parse::<f64>() {
-                    if v.is_finite() {
-                        numeric.push((v, i));
-                    }
-                }
-            }
-            Fixed {
-                classes: c,
-                exact,
-                numeric,
-            }
-        });
-        TargetCollector {
-            path: path.to_path_buf(),
-            kind,
-            fixed,
-            seen: HashMap::new(),
-            y: Vec::new(),
-            real: Vec::new(),
-        }
-    }
-
-    /// Records the target `raw` of the data row at `line`; `what` names its place in the
-    /// line for messages (e.g. "field 61 (the label)").
-    pub(crate) fn push(&mut self, raw: &str, line: usize, what: &str) -> Result<()> {
-        let (label, value) = check_target(&self.path, self.kind, raw, line, what)?;
-        match self.kind {
-            TargetKind::Real => self.real.push(value.unwrap_or_default()),
-            TargetKind::Classes => {
-                let idx = match &self.fixed {
-                    Some(f) => lookup(f, label).ok_or_else(|| {
-                        parse_err(
-                            &self.path,
-                            line,
-                            format!(
-                                "label '{label}' was not seen in training (classes: {})",
-                                f.classes.join(", ")
-                            ),
-                        )
-                    })?,
-                    None => {
-                        let next = self.seen.len();
-                        *self.seen.entry(label.to_string()).or_insert(next)
-                    }
-                };
-                self.y.push(idx);
-            }
-        }
-        Ok(())
-    }
-
-    /// The collected targets; training classes are sorted in natural order (module docs).
-    pub(crate) fn finish(self) -> Targets {
-        match (self.kind, self.fixed) {
-            (TargetKind::Real, _) => Targets::Real(self.real),
-            (TargetKind::Classes, Some(f)) => Targets::Classes {
-                classes: f.classes.to_vec(),
-                y: self.y,
-            },
-            (TargetKind::Classes, None) => {
-                let mut by_first: Vec<(String, usize)> = self.seen.into_iter().collect();
-                by_first.sort_by_key(|(_, i)| *i);
-                let names: Vec<String> = by_first.into_iter().map(|(s, _)| s).collect();
-                let order = natural_order(&names);
-                // order[r] = first-appearance index of the class ranked r.
-                let mut rank = vec![0; names.len()];
-                for (r, &i) in order.iter().enumerate() {
-                    rank[i] = r;
-                }
-                Targets::Classes {
-                    classes: order.iter().map(|&i| names[i].clone()).collect(),
-                    y: self.y.iter().map(|&i| rank[i]).collect(),
-                }
-            }
-        }
-    }
-}
-
-/// The largest magnitude of a regression target: its square, and the sum of the squares
-/// of 10^8 such targets, stay finite (the mean squared error and the learners' squared
-/// losses are computed on the targets as read).
-pub const MAX_REAL_TARGET: f64 = 1e150;
-
-/// Checks the target `raw` of the data row at `line` of `path` as [`TargetCollector::push`]
-/// does (`what` names its place in the line): a real target must be a finite number of
-/// magnitude at most [`MAX_REAL_TARGET`], a class label must not be empty nor a number that
-/// is not finite (`NaN`, `inf`: a missing value, not a class). Returns the trimmed label
-/// and, for a real target, its value.
-pub(crate) fn check_target<'s>(
-    path: &Path,
-    kind: TargetKind,
-    raw: &'s str,
-    line: usize,
-    what: &str,
-) -> Result<(&'s str, Option<f64>)> {
-    let label = raw.trim();
-    match kind {
-        TargetKind::Real => {
-            let v = parse_number(label, what).map_err(|m| parse_err(path, line, m))?;
-            if v.abs() > MAX_REAL_TARGET {
-                return Err(parse_err(
-                    path,
-                    line,
-                    format!(
-                        "{what} '{label}' is too large for a regression target: expected a \
-                         magnitude of at most {MAX_REAL_TARGET:e} (so that squared errors stay \
-                         finite); scale the target column"
-                    ),
-                ));
-            }
-            Ok((label, Some(v)))
-        }
-        TargetKind::Classes if label.is_empty() => {
-            Err(parse_err(path, line, format!("{what} is empty")))
-        }
-        TargetKind::Classes if label.parse::<f64>().is_ok_and(|v| !v.is_finite()) => {
-            Err(parse_err(
-                path,
-                line,
-                format!(
-                    "{what} '{label}' is not a class label: expected a class name or a finite \
-                     number ('{label}' marks a missing value); remove the row or name its class"
-                ),
-            ))
-        }
-        TargetKind::Classes => Ok((label, None)),
-    }
-}
-
-fn lookup(f: &Fixed<'_>, label: &str) -> Option<usize> {
-    if let Some(&i) = f.exact.get(label) {
-        return Some(i);
-    }
-    let v = label.parse::<f64>().ok().filter(|v| v.is_finite())?;
-    let mut hits = f.numeric.iter().filter(|(c, _)| *c == v);
-    match (hits.next(), hits.next()) {
-        (Some(&(_, i)), None) => Some(i),
-        _ => None,
-    }
-}
-
-/// Indices of `names` sorted in natural order: numeric when all are finite numbers (ties by
-/// string), lexicographic by bytes otherwise.
-pub(crate) fn natural_order(names: &[String]) -> Vec<usize> {
-    let nums: Option<Vec<f64>> = names
-        .iter()
-        .map(|s| s.trim().parse::<f64>().ok().filter(|v| v.is_finite()))
-        .collect();
-    let mut order: Vec<usize> = (0..names.len()).collect();
-    match nums {
-        Some(v) => {
-            order.sort_by(|&a, &b| v[a].total_cmp(&v[b]).then_with(|| names[a].cmp(&names[b])))
-        }
-        None => order.sort_by(|&a, &b| names[a].cmp(&names[b])),
-    }
-    order
-}
-
-/// Checks that `rows x cols` dense values stay within what a reader may allocate.
-pub(crate) fn check_dense_size(path: &Path, rows: usize, cols: usize) -> Result<()> {
-    /// 2^28 values = 2 GiB of `f64`.
-    const MAX_VALUES: usize = 1 << 28;
-    match rows.checked_mul(cols) {
-        Some(v) if v <= MAX_VALUES => Ok(()),
-        _ => Err(Error::Memory {
-            what: format!("{}: a dense {rows} x {cols} feature table", path.display()),
-            needed: rows.saturating_mul(cols).saturating_mul(8),
-            limit: MAX_VALUES * 8,
-        }),
-    }
-}
-
-/// The message for a file with no data row.
-pub(crate) const NO_ROWS: &str = "no data rows";
-
-/// Builds the data set once all rows are parsed; `last_line` is reported when there are none.
-pub(crate) fn finish_dataset(
-    path: &Path,
-    x: Matrix,
-    targets: TargetCollector<'_>,
-    feature_names: Vec<String>,
-    last_line: usize,
-) -> Result<Dataset> {
-    if x.rows == 0 {
-        return Err(parse_err(path, last_line.max(1), NO_ROWS));
-    }
-    Ok(Dataset {
-        x,
-        targets: targets.finish(),
-        feature_names,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::Matrix;
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
@@ -737,30 +326,6 @@ mod tests {
     }
 
     #[test]
-    fn lines_numbers_crlf_bom_and_bad_utf8() {
-        let v: Vec<_> = Lines::new(b"\xEF\xBB\xBFa\r\nb\n\n\xFF\nc").collect();
-        assert_eq!(
-            v,
-            vec![
-                (1, Ok("a")),
-                (2, Ok("b")),
-                (3, Ok("")),
-                (4, Err(BadLine::NotUtf8)),
-                (5, Ok("c"))
-            ]
-        );
-        assert_eq!(Lines::new(b"x\n").count(), 1);
-        assert_eq!(Lines::new(b"").count(), 0);
-        // CR line ends (an old Mac file) are named; CRs at a line's end are line ends.
-        let v: Vec<_> = Lines::new(b"a,b\r1,2\r").collect();
-        assert_eq!(v, vec![(1, Err(BadLine::CrLineEnds))]);
-        let v: Vec<_> = Lines::new(b"a\r\r\nb\r").collect();
-        assert_eq!(v, vec![(1, Ok("a\r")), (2, Ok("b"))]);
-        let e = line_err(Path::new("m.csv"), 1, BadLine::CrLineEnds).to_string();
-        assert!(e.starts_with("m.csv:1: a carriage return (CR)") && e.contains("CR alone"));
-    }
-
-    #[test]
     fn file_kinds_are_told_for_messages() {
         // A checkpoint's header line (as `checkpoint::to_bytes` writes it; the data layer
         // does not reach up to `checkpoint`).
@@ -780,95 +345,5 @@ mod tests {
         for columns in [&b"He PRP B-NP\n"[..], b"1,000 CD O\n", b"12:30 CD O\n", b""] {
             assert_eq!(looks_like(columns), None, "{columns:?}");
         }
-    }
-
-    #[test]
-    fn natural_order_numeric_then_lexicographic() {
-        let names = s(&["7", "10", "2", "-1", "+1"]);
-        let o: Vec<&str> = natural_order(&names)
-            .iter()
-            .map(|&i| names[i].as_str())
-            .collect();
-        assert_eq!(o, vec!["-1", "+1", "2", "7", "10"]);
-        let names = s(&["R", "M", "10", "2"]);
-        let o: Vec<&str> = natural_order(&names)
-            .iter()
-            .map(|&i| names[i].as_str())
-            .collect();
-        assert_eq!(o, vec!["10", "2", "M", "R"]);
-    }
-
-    #[test]
-    fn collector_training_and_fixed_classes() {
-        let p = Path::new("t.csv");
-        let mut c = TargetCollector::new(p, TargetKind::Classes, None);
-        for (i, l) in ["pos", "neg", "pos", "neg", "neg"].iter().enumerate() {
-            c.push(l, i + 2, "label").unwrap();
-        }
-        assert_eq!(
-            c.finish(),
-            Targets::Classes {
-                classes: s(&["neg", "pos"]),
-                y: vec![1, 0, 1, 0, 0]
-            }
-        );
-
-        let train = s(&["-1", "+1"]);
-        let mut c = TargetCollector::new(p, TargetKind::Classes, Some(&train));
-        c.push("+1", 1, "label").unwrap();
-        c.push("1", 2, "label").unwrap(); // numeric match
-        c.push("-1.0", 3, "label").unwrap();
-        let e = c.push("2", 4, "label").unwrap_err().to_string();
-        assert!(
-            e.contains("t.csv:4") && e.contains("'2'") && e.contains("not seen"),
-            "{e}"
-        );
-        assert_eq!(
-            c.finish(),
-            Targets::Classes {
-                classes: train.clone(),
-                y: vec![1, 1, 0]
-            }
-        );
-
-        let mut c = TargetCollector::new(p, TargetKind::Real, Some(&train));
-        c.push(" 2.5 ", 1, "label").unwrap();
-        assert!(c.push("inf", 2, "label").is_err());
-        // A regression target whose square overflows: file, line and field named.
-        c.push("-1e150", 3, "label").unwrap();
-        for big in ["1e300", "-1e300", "1.1e150"] {
-            let e = c
-                .push(big, 4, "field 14 (the target)")
-                .unwrap_err()
-                .to_string();
-            assert!(
-                e.starts_with(&format!(
-                    "t.csv:4: field 14 (the target) '{big}' is too large"
-                )) && e.contains("at most 1e150"),
-                "{e}"
-            );
-        }
-        assert_eq!(c.finish(), Targets::Real(vec![2.5, -1e150]));
-
-        // A class label that is a number but not finite is a missing value, not a class,
-        // in training and in a file for a model; a name that is not a number is a class.
-        for fixed in [None, Some(&train[..])] {
-            let mut c = TargetCollector::new(p, TargetKind::Classes, fixed);
-            for bad in ["NaN", "nan", "-inf", "+Infinity"] {
-                let e = c
-                    .push(bad, 7, "field 10 (the target)")
-                    .unwrap_err()
-                    .to_string();
-                assert!(
-                    e.starts_with(&format!(
-                        "t.csv:7: field 10 (the target) '{bad}' is not a class label"
-                    )),
-                    "{e}"
-                );
-            }
-        }
-        let mut c = TargetCollector::new(p, TargetKind::Classes, None);
-        c.push("Nancy", 1, "label").unwrap();
-        c.push("information", 2, "label").unwrap();
     }
 }

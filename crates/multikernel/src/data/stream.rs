@@ -25,10 +25,9 @@ use super::csv::{parse_row, split_fields, target_what, CsvLayout, EMPTY_FILE};
 use super::libsvm::{
     check_sparse_width, line_tokens, parse_entries, push_dense_row, take_label, LABEL,
 };
-use super::read::{
-    check_dense_size, check_target, line_err, natural_order, parse_err, sniff_line, text_line,
-    unknown_format_err, BadLine, TargetCollector, NO_ROWS,
-};
+use super::lines::{line_err, parse_err, text_line, BadLine};
+use super::read::{sniff_line, unknown_format_err};
+use super::rows::{check_dense_size, check_target, natural_order, TargetCollector, NO_ROWS};
 use super::standardize::{Standardizer, StandardizerAccumulator, TargetScaler};
 use super::{Format, Matrix, TargetKind, Targets};
 use crate::error::{Error, Result};
@@ -705,7 +704,7 @@ mod tests {
             b"a\xEF\xBB\xBF\n\xEF\xBB\xBFb",
             b"\x1f",
         ] {
-            let want: Vec<_> = super::super::read::Lines::new(text)
+            let want: Vec<_> = super::super::lines::Lines::new(text)
                 .map(|(no, l)| (no, l.map(str::to_string)))
                 .collect();
             assert_eq!(lines_of(text).unwrap(), want, "{text:?}");

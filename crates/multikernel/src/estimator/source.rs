@@ -208,7 +208,7 @@ impl FileSource {
     /// When the file looks like a kind of file this crate knows ([`looks_like`]), a clause
     /// that says so and what a template tagger reads; empty otherwise.
     pub(crate) fn columns_hint(&self) -> String {
-        let bytes = crate::data::read::read_bytes(&self.path).ok();
+        let bytes = crate::data::lines::read_bytes(&self.path).ok();
         match bytes.as_deref().and_then(looks_like) {
             Some(kind) => format!(
                 " (the file looks like {kind}; a template tagger reads CRF++ columns: one \

@@ -3,7 +3,7 @@
 //! The first byte of an input chooses how the rest is read (training or prediction, class or
 //! real targets, a fixed feature count or none); the rest is the file's content.
 
-use crate::data::read::natural_order;
+use crate::data::rows::natural_order;
 use crate::data::{
     parse_for_model, parse_table, Dataset, Format, ModelRows, Schema, TargetKind, TargetSchema,
     Targets,

@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::compute::{self, Post, Side};
+use super::compute::{self, FittedKind, Post, Side};
 use super::feature_map::{map_seed, nystrom, ApproxMethod, FeatureMap, FittedApprox};
 use super::gram::Gram;
 use super::heuristics::{bspline_h_for_zeros, median_sigma2, sample_rows};
@@ -21,129 +21,6 @@ pub const VARIANCE_MAX_POINTS: usize = 4000;
 
 /// Below this value (relative to the mean diagonal) a trace or variance is taken as zero.
 const DEGENERATE: f64 = 1e-12;
-
-/// A kernel kind with all parameters resolved.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum FittedKind {
-    Linear,
-    Poly { degree: u32, offset: f64 },
-    Rbf { sigma2: f64 },
-    BSpline { h: f64 },
-    Const,
-    Product(Vec<FittedKind>),
-}
-
-impl FittedKind {
-    /// The raw kernel value from the dot product `x . x'` and the squared distance
-    /// `||x - x'||^2` of the two (feature-restricted) inputs.
-    #[inline]
-    pub fn value(&self, dot: f64, sqd: f64) -> f64 {
-        match self {
-            FittedKind::Linear => dot,
-            FittedKind::Poly { degree, offset } => (dot + offset).powi(*degree as i32),
-            FittedKind::Rbf { sigma2 } => (-sqd / (2.0 * sigma2)).exp(),
-            FittedKind::BSpline { h } => (1.0 - sqd.sqrt() / h).max(0.0),
-            FittedKind::Const => 1.0,
-            FittedKind::Product(fs) => fs.iter().map(|f| f.value(dot, sqd)).product(),
-        }
-    }
-
-    /// Whether the value depends on the inputs (everything but a constant).
-    pub(crate) fn needs_dot(&self) -> bool {
-        match self {
-            FittedKind::Const => false,
-            FittedKind::Product(fs) => fs.iter().any(FittedKind::needs_dot),
-            _ => true,
-        }
-    }
-
-    /// Checks resolved parameters read from a model file: the ranges [`KernelSpec`]
-    /// accepts, with every data-dependent value resolved (finite, positive widths).
-    pub fn validate(&self) -> Result<()> {
-        let bad = |msg: String| Err(Error::model("kernel", msg));
-        match self {
-            FittedKind::Linear | FittedKind::Const => Ok(()),
-            FittedKind::Poly { degree, offset } => {
-                if !((1..=1000).contains(degree) && offset.is_finite() && *offset >= 0.0) {
-                    return bad(format!(
-                        "degree {degree} and offset {offset}: 1..=1000 and a finite number >= 0 \
-                         expected"
-                    ));
-                }
-                Ok(())
-            }
-            FittedKind::Rbf { sigma2 } if !(sigma2.is_finite() && *sigma2 > 0.0) => {
-                bad(format!("sigma2 {sigma2}: a finite number > 0 expected"))
-            }
-            FittedKind::BSpline { h } if !(h.is_finite() && *h > 0.0) => {
-                bad(format!("h {h}: a finite number > 0 expected"))
-            }
-            FittedKind::Rbf { .. } | FittedKind::BSpline { .. } => Ok(()),
-            FittedKind::Product(fs) => {
-                if fs.is_empty() {
-                    return bad("a product of no factor".into());
-                }
-                fs.iter().try_for_each(FittedKind::validate)
-            }
-        }
-    }
-
-    /// Whether Gram matrices are mostly zeros (a B1-spline anywhere in a product).
-    pub(crate) fn is_sparse(&self) -> bool {
-        match self {
-            FittedKind::BSpline { .. } => true,
-            FittedKind::Product(fs) => fs.iter().any(FittedKind::is_sparse),
-            _ => false,
-        }
-    }
-
-    /// The squared support radius: values vanish for `||x - x'||^2 >= support_sq()` (the
-    /// smallest `h^2` of the B1-spline factors; infinite without one).
-    pub(crate) fn support_sq(&self) -> f64 {
-        match self {
-            FittedKind::BSpline { h } => h * h,
-            FittedKind::Product(fs) => fs
-                .iter()
-                .map(FittedKind::support_sq)
-                .fold(f64::INFINITY, f64::min),
-            _ => f64::INFINITY,
-        }
-    }
-
-    fn describe(&self) -> String {
-        match self {
-            FittedKind::Linear => "linear".into(),
-            FittedKind::Const => "const".into(),
-            FittedKind::Poly { degree, offset } => {
-                format!("poly(degree={degree},offset={})", sig(*offset))
-            }
-            FittedKind::Rbf { sigma2 } => format!("rbf(sigma2={})", sig(*sigma2)),
-            FittedKind::BSpline { h } => format!("bspline(h={})", sig(*h)),
-            FittedKind::Product(fs) => {
-                let parts: Vec<String> = fs.iter().map(FittedKind::describe).collect();
-                format!("product({})", parts.join("*"))
-            }
-        }
-    }
-}
-
-/// `v` with 4 significant digits, trailing zeros removed.
-fn sig(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
-    }
-    let e = v.abs().log10().floor() as i32;
-    if !(-3..=5).contains(&e) {
-        return format!("{v:.3e}");
-    }
-    let decimals = (3 - e).max(0) as usize;
-    let s = format!("{v:.decimals$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
-}
 
 /// Resolves the data-dependent parameters of `kind` on the (feature-restricted) rows `x`.
 fn resolve(kind: &KernelKind, x: &Matrix, seed: u64) -> FittedKind {

@@ -33,10 +33,10 @@ mod spec;
 #[cfg(test)]
 mod tests;
 
-pub use compute::clear_upper_simd_state;
+pub use compute::{clear_upper_simd_state, FittedKind};
 pub use dictionary::{default_dictionary, dictionary_size, streaming_dictionary};
 pub use feature_map::{Approx, ApproxMethod, FeatureMap};
-pub use fitted::{fit_all, FittedKernel, FittedKind, VARIANCE_MAX_POINTS};
+pub use fitted::{fit_all, FittedKernel, VARIANCE_MAX_POINTS};
 pub use gram::{Gram, SparseGram};
 pub use heuristics::{bspline_h_for_zeros, median_sigma2, HEURISTIC_MAX_POINTS};
 pub use matrix::{kernel_matrices, test_kernel_matrix, train_kernel_matrix, KernelMatrix};

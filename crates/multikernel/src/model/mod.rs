@@ -22,7 +22,7 @@ pub mod structured {
     pub use crate::solver::tagging::{SentenceMarginals, TaggerModel};
 }
 
-use crate::data::read::{Schema, TargetSchema};
+use crate::data::rows::{Schema, TargetSchema};
 use crate::data::{Matrix, MatrixRef, Targets};
 use crate::error::{Error, Result};
 use crate::kernel::MemoryLimit;

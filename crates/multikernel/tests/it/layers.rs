@@ -9,8 +9,15 @@
 //! inside macro calls, and string paths in attributes (`#[serde(with = "crate::a::b")]`).
 //! Each is checked against the tables below, so a new cycle fails here with the file and line
 //! that made it.
+//!
+//! Inside every folder of `src`, the files use each other one way only
+//! (`no_folder_has_a_cycle_among_its_files`): the same paths draw the arrows among the
+//! folder's children (a file `a.rs` and a folder `a/` are one node `a`; the folder's own
+//! module file and unit tests are no nodes), and a cycle fails with the file and line of each
+//! of its arrows.
 
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -98,11 +105,13 @@ fn module_path(src: &Path, file: &Path) -> Vec<String> {
     parts
 }
 
-/// A path that leaves its module, resolved from the crate root, with its line.
+/// A path that leaves its module, resolved from the crate root, with its line and the module
+/// it is written in (the file's, or an inline `mod` block's inside it).
 #[derive(Debug, PartialEq)]
 struct Use {
     path: Vec<String>,
     line: usize,
+    from: Vec<String>,
 }
 
 fn is_path_sep(tokens: &[TokenTree], i: usize) -> bool {
@@ -114,12 +123,14 @@ fn is_path_sep(tokens: &[TokenTree], i: usize) -> bool {
 }
 
 /// Reads the path continuing at `tokens[i]` (just after a `::`) onto `prefix`, expanding
-/// `{a::b, c::{d, e}}` groups; pushes every full path with the line of its last segment.
+/// `{a::b, c::{d, e}}` groups; pushes every full path with the line of its last segment and
+/// `from`, the module it is written in.
 fn read_tail(
     tokens: &[TokenTree],
     mut i: usize,
     mut prefix: Vec<String>,
     mut line: usize,
+    from: &[String],
     out: &mut Vec<Use>,
 ) {
     loop {
@@ -140,14 +151,18 @@ fn read_tail(
                 for item in inner.split(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ','))
                 {
                     if !item.is_empty() {
-                        read_tail(item, 0, prefix.clone(), line, out);
+                        read_tail(item, 0, prefix.clone(), line, from, out);
                     }
                 }
                 return;
             }
             _ => {}
         }
-        out.push(Use { path: prefix, line });
+        out.push(Use {
+            path: prefix,
+            line,
+            from: from.to_vec(),
+        });
         return;
     }
 }
@@ -162,7 +177,14 @@ fn collect(tokens: &[TokenTree], module: &[String], out: &mut Vec<Use>) {
             TokenTree::Ident(id)
                 if *id == "crate" && is_path_sep(tokens, i + 1) && !preceded_by_sep =>
             {
-                read_tail(tokens, i + 3, Vec::new(), id.span().start().line, out);
+                read_tail(
+                    tokens,
+                    i + 3,
+                    Vec::new(),
+                    id.span().start().line,
+                    module,
+                    out,
+                );
             }
             TokenTree::Ident(id)
                 if *id == "super" && is_path_sep(tokens, i + 1) && !preceded_by_sep =>
@@ -176,7 +198,7 @@ fn collect(tokens: &[TokenTree], module: &[String], out: &mut Vec<Use>) {
                     base.pop();
                     j += 3;
                 }
-                read_tail(tokens, j, base, line, out);
+                read_tail(tokens, j, base, line, module, out);
                 i = j;
                 continue;
             }
@@ -211,7 +233,7 @@ fn collect(tokens: &[TokenTree], module: &[String], out: &mut Vec<Use>) {
                         let mut found = Vec::new();
                         let stream = TokenStream::from_str(inner).expect("a path parses");
                         collect(&stream.into_iter().collect::<Vec<_>>(), module, &mut found);
-                        out.extend(found.into_iter().map(|u| Use { path: u.path, line }));
+                        out.extend(found.into_iter().map(|u| Use { line, ..u }));
                     }
                 }
             }
@@ -379,6 +401,258 @@ fn orders_top_level_modules_and_learner_folders() {
     assert!(violation(&path("solver::brand_new"), &path("solver::smo::X")).is_some());
 }
 
+/// Whether `module` is unit-test code: a `tests` module (`tests.rs`, a `tests/` folder or an
+/// inline `mod tests { .. }`) or inside one.
+fn is_test_module(module: &[String]) -> bool {
+    module.iter().any(|m| m == "tests")
+}
+
+/// One source file as the folder check reads it: its module path, its name for messages and
+/// its text.
+struct Source {
+    module: Vec<String>,
+    name: String,
+    text: String,
+}
+
+/// An arrow between two siblings of a folder: something in `from` uses a path into `to`; `at`
+/// is the first place that does (`file:line`).
+#[derive(Debug, Clone, PartialEq)]
+struct Edge {
+    from: String,
+    to: String,
+    at: String,
+}
+
+/// The arrows among the siblings of every folder, keyed by the folder's module path. A file
+/// `a.rs` and a folder `a/` (its own module file and everything under it) are one node `a` of
+/// their parent; the folder's own module file is not a node among its children, so re-exports
+/// from `mod.rs` are no arrows. Unit tests (`tests.rs`, `tests/`, inline `mod tests`) are no
+/// nodes and draw no arrows.
+fn sibling_edges(sources: &[Source]) -> BTreeMap<Vec<String>, Vec<Edge>> {
+    let sources: Vec<&Source> = sources
+        .iter()
+        .filter(|s| !is_test_module(&s.module))
+        .collect();
+    // The nodes of each folder: the children of its module that have a file.
+    let mut nodes: BTreeMap<&[String], BTreeSet<&str>> = BTreeMap::new();
+    for s in &sources {
+        for depth in 0..s.module.len() {
+            nodes
+                .entry(&s.module[..depth])
+                .or_default()
+                .insert(&s.module[depth]);
+        }
+    }
+    let mut first: BTreeMap<(Vec<String>, String, String), String> = BTreeMap::new();
+    for s in &sources {
+        for u in uses(&s.text, &s.module) {
+            if is_test_module(&u.from) {
+                continue;
+            }
+            // Every folder above the file, down to its own: the file is inside the node
+            // `s.module[depth]` of the folder `s.module[..depth]`.
+            for depth in 0..s.module.len() {
+                let folder = &s.module[..depth];
+                if u.path.len() <= depth || u.path[..depth] != *folder {
+                    continue;
+                }
+                let (mine, theirs) = (&s.module[depth], &u.path[depth]);
+                if mine != theirs && nodes[folder].contains(theirs.as_str()) {
+                    first
+                        .entry((folder.to_vec(), mine.clone(), theirs.clone()))
+                        .or_insert_with(|| format!("{}:{}", s.name, u.line));
+                }
+            }
+        }
+    }
+    let mut edges: BTreeMap<Vec<String>, Vec<Edge>> = BTreeMap::new();
+    for ((folder, from, to), at) in first {
+        edges.entry(folder).or_default().push(Edge { from, to, at });
+    }
+    edges
+}
+
+/// The shortest cycle of `edges` through `start`, its arrows in order, if there is one.
+fn shortest_cycle<'a>(edges: &'a [Edge], start: &str) -> Option<Vec<&'a Edge>> {
+    let mut reached_by: BTreeMap<&str, &Edge> = BTreeMap::new();
+    let mut queue = VecDeque::from([start]);
+    while let Some(node) = queue.pop_front() {
+        for e in edges.iter().filter(|e| e.from == node) {
+            if e.to == start {
+                let mut cycle = vec![e];
+                let mut at = node;
+                while at != start {
+                    let back = reached_by[at];
+                    cycle.push(back);
+                    at = &back.from;
+                }
+                cycle.reverse();
+                return Some(cycle);
+            }
+            if !reached_by.contains_key(e.to.as_str()) {
+                reached_by.insert(&e.to, e);
+                queue.push_back(&e.to);
+            }
+        }
+    }
+    None
+}
+
+/// The cycles of `edges`: for each node, in name order, not already on a cycle found, the
+/// shortest cycle through it. Empty when the arrows go one way.
+fn cycles(edges: &[Edge]) -> Vec<Vec<&Edge>> {
+    let nodes: BTreeSet<&str> = edges.iter().map(|e| e.from.as_str()).collect();
+    let mut on_a_cycle: BTreeSet<&str> = BTreeSet::new();
+    let mut found = Vec::new();
+    for node in nodes {
+        if on_a_cycle.contains(node) {
+            continue;
+        }
+        if let Some(cycle) = shortest_cycle(edges, node) {
+            on_a_cycle.extend(cycle.iter().map(|e| e.from.as_str()));
+            found.push(cycle);
+        }
+    }
+    found
+}
+
+/// A cycle spelled out: `a -> b -> a`, then where each arrow is drawn.
+fn describe(folder: &[String], cycle: &[&Edge]) -> String {
+    let folder = if folder.is_empty() {
+        "src".to_string()
+    } else {
+        format!("src/{}", folder.join("/"))
+    };
+    let mut names: Vec<&str> = cycle.iter().map(|e| e.from.as_str()).collect();
+    names.push(&cycle[0].from);
+    let mut text = format!("{folder}: {}", names.join(" -> "));
+    for e in cycle {
+        text.push_str(&format!("\n    {} -> {} at {}", e.from, e.to, e.at));
+    }
+    text
+}
+
+/// Inside every folder the files use each other one way only: no file reaches back, directly
+/// or through a chain of its siblings, to a file that uses it (ARCHITECTURE.md).
+#[test]
+fn no_folder_has_a_cycle_among_its_files() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let sources: Vec<Source> = files
+        .iter()
+        .map(|file| Source {
+            module: module_path(&src, file),
+            name: file
+                .strip_prefix(&src)
+                .expect("file under src")
+                .display()
+                .to_string(),
+            text: std::fs::read_to_string(file).expect("readable source file"),
+        })
+        .collect();
+    let mut found = Vec::new();
+    for (folder, edges) in sibling_edges(&sources) {
+        for cycle in cycles(&edges) {
+            found.push(describe(&folder, &cycle));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "cycles among the files of a folder:\n{}",
+        found.join("\n")
+    );
+}
+
+fn edge(from: &str, to: &str) -> Edge {
+    Edge {
+        from: from.to_string(),
+        to: to.to_string(),
+        at: format!("{from}.rs:1"),
+    }
+}
+
+#[test]
+fn finds_cycles_and_passes_one_way_graphs() {
+    let dag = [
+        edge("read", "csv"),
+        edge("read", "libsvm"),
+        edge("csv", "text"),
+        edge("libsvm", "text"),
+    ];
+    assert!(cycles(&dag).is_empty());
+    let looped = [
+        edge("read", "csv"),
+        edge("csv", "text"),
+        edge("text", "read"),
+        edge("libsvm", "text"),
+        edge("engine", "state"),
+        edge("state", "engine"),
+    ];
+    let found: Vec<String> = cycles(&looped)
+        .iter()
+        .map(|c| describe(&path("data"), c))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "src/data: csv -> text -> read -> csv\n    csv -> text at csv.rs:1\n    \
+             text -> read at text.rs:1\n    read -> csv at read.rs:1",
+            "src/data: engine -> state -> engine\n    engine -> state at engine.rs:1\n    \
+             state -> engine at state.rs:1",
+        ]
+    );
+}
+
+#[test]
+fn draws_arrows_between_siblings_only() {
+    let source = |module: &str, text: &str| Source {
+        module: path(module),
+        name: format!("{}.rs", module.replace("::", "/")),
+        text: text.to_string(),
+    };
+    let sources = [
+        // The folder's own module uses its children: no node, no arrow.
+        source(
+            "data",
+            "pub use read::Dataset; use crate::data::csv::parse;",
+        ),
+        source("data::read", "fn f() { super::csv::parse(); }"),
+        // A path into the parent (`super::Dataset`) is no arrow; unit tests draw none.
+        source(
+            "data::csv",
+            "use super::Dataset;\nmod tests { use crate::data::read::f; }",
+        ),
+        source("data::tests", "use super::csv::parse; use super::read::f;"),
+        source(
+            "solver::sequence::wrapper::engine",
+            "use crate::data::csv::parse;",
+        ),
+        source("solver::sequence::wrapper", "use super::model::M;"),
+        source("solver::sequence::model", "use super::wrapper::engine::T;"),
+    ];
+    let edges = sibling_edges(&sources);
+    let listed: Vec<String> = edges
+        .iter()
+        .flat_map(|(folder, edges)| {
+            edges
+                .iter()
+                .map(move |e| format!("{}: {} -> {} at {}", folder.join("::"), e.from, e.to, e.at))
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ": solver -> data at solver/sequence/wrapper/engine.rs:1",
+            "data: read -> csv at data/read.rs:1",
+            "solver::sequence: model -> wrapper at solver/sequence/model.rs:1",
+            "solver::sequence: wrapper -> model at solver/sequence/wrapper.rs:1",
+        ]
+    );
+}
+
 /// Every path of `tokens` that starts at the crate `root` (`multikernel::a::b`, grouped
 /// imports expanded), as the shells write them.
 fn crate_paths(tokens: &[TokenTree], root: &str, out: &mut Vec<Use>) {
@@ -389,7 +663,7 @@ fn crate_paths(tokens: &[TokenTree], root: &str, out: &mut Vec<Use>) {
                     && is_path_sep(tokens, i + 1)
                     && !(i >= 2 && is_path_sep(tokens, i - 2)) =>
             {
-                read_tail(tokens, i + 3, Vec::new(), id.span().start().line, out);
+                read_tail(tokens, i + 3, Vec::new(), id.span().start().line, &[], out);
             }
             TokenTree::Group(g) => {
                 let body: Vec<TokenTree> = g.stream().into_iter().collect();

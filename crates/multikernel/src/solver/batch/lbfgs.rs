@@ -7,71 +7,10 @@
 //! objective and its gradient, evaluated together once per point.
 
 use super::objective::objective_grad;
-use super::quasi_newton::{minimize, Stop};
+use super::quasi_newton::{minimize, LbfgsParams, Stop};
 use crate::error::{Error, Result};
 use crate::task::structured::{explicit_layout, StructLoss, StructuredTask};
 use std::time::Instant;
-
-/// Settings of `fit_lbfgs`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LbfgsParams {
-    /// `lambda` of `lambda/2 ||w||^2 + (1/N) sum L` (`1 / (C N)`).
-    pub lambda: f64,
-    /// Iterations at most.
-    pub max_iter: u64,
-    /// Correction pairs kept (CRFsuite's `num_memories`, 6 there).
-    pub memory: usize,
-    /// Stop when the gradient's l2 norm is below this.
-    pub tol_grad: f64,
-    /// Stop when an iteration changes the objective by less than this (absolute).
-    pub tol_cost: f64,
-    /// Stop when the objective decreased by less than this fraction of its value over the
-    /// last `super::quasi_newton::PAST` iterations (CRFsuite's `delta`, 1e-5 there;
-    /// 0 turns the test off).
-    pub delta: f64,
-}
-
-impl Default for LbfgsParams {
-    fn default() -> Self {
-        LbfgsParams {
-            lambda: 1e-3,
-            max_iter: 500,
-            memory: 10,
-            tol_grad: 1e-5,
-            tol_cost: 1e-10,
-            delta: 1e-7,
-        }
-    }
-}
-
-impl LbfgsParams {
-    /// Checks the values before any work starts.
-    pub fn validate(&self) -> Result<()> {
-        if !(self.lambda.is_finite() && self.lambda > 0.0) {
-            return Err(Error::param(
-                "lambda",
-                self.lambda,
-                "a positive number (C = 1/(lambda N) > 0)",
-            ));
-        }
-        if self.max_iter == 0 {
-            return Err(Error::param("max_iter", 0, "at least 1"));
-        }
-        if self.memory == 0 {
-            return Err(Error::param("memory", 0, "at least 1 correction pair"));
-        }
-        for (name, v) in [
-            ("tol_grad", self.tol_grad),
-            ("tol_cost", self.tol_cost),
-            ("delta", self.delta),
-        ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(Error::param(name, v, "a finite number >= 0"));
-            }
-        }
-        Ok(())
-    }
-}
 
 /// The minimizer found and how it was found.
 #[derive(Debug, Clone, PartialEq)]

@@ -17,10 +17,10 @@ pub mod objective;
 pub(crate) mod quasi_newton;
 
 pub(crate) use lbfgs::fit_lbfgs;
-pub use lbfgs::LbfgsParams;
 pub use objective::objective;
 #[cfg(test)]
 pub(crate) use objective::objective_grad;
+pub use quasi_newton::LbfgsParams;
 
 #[cfg(test)]
 mod tests;

@@ -10,7 +10,6 @@
 //! CRFsuite's relative decrease over the last [`PAST`] iterations (`(f_{k - PAST} - f_k) /
 //! |f_k| < delta`), on the iteration limit, or when the line search finds no decrease.
 
-use super::lbfgs::LbfgsParams;
 use crate::error::{Error, Result};
 
 /// Iterations the relative-decrease test looks back (CRFsuite's `past`).
@@ -21,6 +20,66 @@ const C1: f64 = 1e-4;
 
 /// Trial steps of one line search at most.
 const MAX_TRIALS: usize = 40;
+
+/// Settings of the batch CRF's L-BFGS fit (`solver::batch::fit_lbfgs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LbfgsParams {
+    /// `lambda` of `lambda/2 ||w||^2 + (1/N) sum L` (`1 / (C N)`).
+    pub lambda: f64,
+    /// Iterations at most.
+    pub max_iter: u64,
+    /// Correction pairs kept (CRFsuite's `num_memories`, 6 there).
+    pub memory: usize,
+    /// Stop when the gradient's l2 norm is below this.
+    pub tol_grad: f64,
+    /// Stop when an iteration changes the objective by less than this (absolute).
+    pub tol_cost: f64,
+    /// Stop when the objective decreased by less than this fraction of its value over the
+    /// last `PAST` iterations (CRFsuite's `delta`, 1e-5 there; 0 turns the test off).
+    pub delta: f64,
+}
+
+impl Default for LbfgsParams {
+    fn default() -> Self {
+        LbfgsParams {
+            lambda: 1e-3,
+            max_iter: 500,
+            memory: 10,
+            tol_grad: 1e-5,
+            tol_cost: 1e-10,
+            delta: 1e-7,
+        }
+    }
+}
+
+impl LbfgsParams {
+    /// Checks the values before any work starts.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.lambda.is_finite() && self.lambda > 0.0) {
+            return Err(Error::param(
+                "lambda",
+                self.lambda,
+                "a positive number (C = 1/(lambda N) > 0)",
+            ));
+        }
+        if self.max_iter == 0 {
+            return Err(Error::param("max_iter", 0, "at least 1"));
+        }
+        if self.memory == 0 {
+            return Err(Error::param("memory", 0, "at least 1 correction pair"));
+        }
+        for (name, v) in [
+            ("tol_grad", self.tol_grad),
+            ("tol_cost", self.tol_cost),
+            ("delta", self.delta),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(Error::param(name, v, "a finite number >= 0"));
+            }
+        }
+        Ok(())
+    }
+}
 
 /// Why [`minimize`] stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,6 +13,7 @@ use crate::data::{Matrix, MatrixRef, SequenceData};
 use crate::error::{Error, Result};
 use crate::kernel::binary::expansion_scores;
 use crate::kernel::{FittedKernel, MemoryLimit};
+use crate::solver::wrapper::WrapperMethod;
 use crate::task::chain::viterbi;
 use crate::task::sequence::SeqLoss;
 use rayon::prelude::*;
@@ -97,7 +98,7 @@ pub struct SequenceTraining {
     /// Set for a wrapper model (SimpleMKL or Gauss-Seidel around structured PEGASOS,
     /// [`super::wrapper`]); absent for SPOM's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wrapper: Option<super::wrapper::WrapperTraining>,
+    pub wrapper: Option<WrapperTraining>,
     /// Shards of each epoch (iterative parameter mixing,
     /// [`crate::solver::online::OnlineParams::shards`]); written only when not 1.
     #[serde(default = "one_shard", skip_serializing_if = "is_one_shard")]
@@ -106,6 +107,24 @@ pub struct SequenceTraining {
     /// written only when not 1.
     #[serde(default = "one_shard", skip_serializing_if = "is_one_shard")]
     pub batch: usize,
+}
+
+/// How a wrapper model was trained (kept in [`SequenceTraining::wrapper`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WrapperTraining {
+    pub method: WrapperMethod,
+    /// PEGASOS epochs of the first call and of each warm-started call.
+    pub first_epochs: usize,
+    pub warm_epochs: usize,
+    /// Outer iterations recorded (the first at the starting weights).
+    pub outer_iterations: usize,
+    /// Inner solves (line-search trials included).
+    pub inner_solves: usize,
+    /// The relative MKL duality gap at the returned weights, and the tolerance.
+    pub relative_gap: Option<f64>,
+    pub tol: f64,
+    /// How the outer loop ended (converged, iteration limit, cancelled).
+    pub status: String,
 }
 
 fn one_shard() -> usize {

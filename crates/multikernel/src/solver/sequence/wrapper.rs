@@ -35,7 +35,7 @@
 //! `predict`, `eval` and `inspect` work as for SPOM's models.
 
 use super::grams::{base_grams, c_from_lambda, fit_kernels, lambda_from_c};
-use super::model::{KernelGroup, SequenceModel, SequenceTraining};
+use super::model::{KernelGroup, SequenceModel, SequenceTraining, WrapperTraining};
 use crate::data::SequenceData;
 use crate::error::{Error, Result};
 use crate::kernel::{FittedKernel, Gram, KernelSpec, MemoryLimit};
@@ -51,7 +51,6 @@ use crate::task::online::GroupRole;
 use crate::task::sequence::{SeqLoss, SequenceTask};
 use crate::task::structured::StructuredOnline;
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
 /// The paper's PEGASOS epochs in the first (cold) SVM call.
 pub const FIRST_EPOCHS: usize = 20;
@@ -433,24 +432,6 @@ fn images_from_products(online: &mut OnlineState, products: &[Vec<f64>], d: &[f6
         .map(|(pm, w)| w * pm.iter().zip(&coef).map(|(a, b)| a * b).sum::<f64>())
         .sum();
     group.set_sqnorm(sq);
-}
-
-/// How a wrapper model was trained (kept in [`SequenceTraining::wrapper`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WrapperTraining {
-    pub method: WrapperMethod,
-    /// PEGASOS epochs of the first call and of each warm-started call.
-    pub first_epochs: usize,
-    pub warm_epochs: usize,
-    /// Outer iterations recorded (the first at the starting weights).
-    pub outer_iterations: usize,
-    /// Inner solves (line-search trials included).
-    pub inner_solves: usize,
-    /// The relative MKL duality gap at the returned weights, and the tolerance.
-    pub relative_gap: Option<f64>,
-    pub tol: f64,
-    /// How the outer loop ended (converged, iteration limit, cancelled).
-    pub status: String,
 }
 
 /// Everything that defines a structured wrapper run.

@@ -1,9 +1,9 @@
 //! The SMO iteration on libsvm's general dual (module docs of [`super`]).
 
-use crate::data::MatrixRef;
 use crate::error::{Error, Result};
 use crate::run::{Observer, RunStatus};
 
+use super::problem::SmoProblem;
 use super::state::State;
 
 /// Settings of `smo`.
@@ -28,21 +28,6 @@ impl Default for SmoParams {
     }
 }
 
-/// The dual problem: variable `t` uses row `index[t]` of the kernel matrix, with sign
-/// `y[t]`, linear term `p[t]` and upper bound `c[t]`.
-#[derive(Debug, Clone)]
-pub(crate) struct SmoProblem<'a> {
-    /// The training kernel matrix (`n x n`, symmetric).
-    pub kernel: MatrixRef<'a>,
-    pub index: Vec<usize>,
-    pub y: Vec<f64>,
-    pub p: Vec<f64>,
-    pub c: Vec<f64>,
-    /// Starting point (feasible: inside the box and `y^T a = 0`), e.g. the solution at
-    /// neighbouring kernel weights (the wrappers' warm start); zeros when `None`.
-    pub start: Option<Vec<f64>>,
-}
-
 /// The result of [`smo`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct SmoSolution {
@@ -56,60 +41,6 @@ pub struct SmoSolution {
     pub iterations: u64,
     /// Converged, or IterationLimit, or Cancelled by the observer.
     pub status: RunStatus,
-}
-
-impl SmoProblem<'_> {
-    fn check(&self) -> Result<()> {
-        let m = self.index.len();
-        let n = self.kernel.rows();
-        if self.kernel.cols() != n {
-            return Err(Error::shape(
-                "columns of the kernel matrix",
-                n,
-                self.kernel.cols(),
-            ));
-        }
-        for (what, len) in [
-            ("signs", self.y.len()),
-            ("linear terms", self.p.len()),
-            ("bounds", self.c.len()),
-        ] {
-            if len != m {
-                return Err(Error::shape(
-                    format!("{what} of the dual (one per variable)"),
-                    m,
-                    len,
-                ));
-            }
-        }
-        if let Some(&i) = self.index.iter().find(|&&i| i >= n) {
-            return Err(Error::shape("kernel rows (an index of the dual)", n, i + 1));
-        }
-        if let Some(&c) = self.c.iter().find(|c| !(c.is_finite() && **c > 0.0)) {
-            return Err(Error::param("C", c, "a positive number"));
-        }
-        if self.y.iter().any(|&y| y != 1.0 && y != -1.0) {
-            return Err(Error::data("the signs of the dual must be +1 or -1"));
-        }
-        if self.kernel.data().iter().any(|v| !v.is_finite()) {
-            return Err(Error::data("the kernel matrix has a non-finite value"));
-        }
-        if let Some(a) = &self.start {
-            if a.len() != m {
-                return Err(Error::shape("starting point of the dual", m, a.len()));
-            }
-            let sum: f64 = a.iter().zip(&self.y).map(|(a, y)| a * y).sum();
-            let scale: f64 = self.c.iter().fold(0.0, |s, c| s + c);
-            if a.iter().zip(&self.c).any(|(a, c)| !(*a >= 0.0 && a <= c))
-                || sum.abs() > 1e-9 * scale
-            {
-                return Err(Error::data(
-                    "the starting point of the dual is not feasible (0 <= a <= C, y^T a = 0)",
-                ));
-            }
-        }
-        Ok(())
-    }
 }
 
 /// Solves the dual by SMO with second-order working-set selection (Fan, Chen & Lin 2005)

@@ -29,6 +29,7 @@
 //! objective at the returned point).
 
 mod engine;
+mod problem;
 mod shrink;
 mod state;
 pub(crate) mod svm;
@@ -37,6 +38,8 @@ mod tests;
 
 pub use engine::SmoParams;
 #[cfg(test)]
-pub(crate) use engine::{smo, SmoProblem, SmoSolution};
+pub(crate) use engine::{smo, SmoSolution};
+#[cfg(test)]
+pub(crate) use problem::SmoProblem;
 pub use svm::{svc, svr};
 pub(crate) use svm::{svc_from, SvmFit};

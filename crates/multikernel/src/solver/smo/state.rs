@@ -8,7 +8,7 @@
 //! rule compares (`I_up` wants it large, `I_low` small): with `Q_ts = y_t y_s K_ts` its
 //! update `v_t -= y_i da_i K_ti + y_j da_j K_tj` needs no sign of `t`.
 
-use super::engine::SmoProblem;
+use super::problem::SmoProblem;
 use crate::data::MatrixRef;
 
 /// `a_ij` below this is replaced by it (a non-positive-definite pair; libsvm's TAU).

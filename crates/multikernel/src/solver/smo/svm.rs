@@ -1,7 +1,8 @@
 //! C-SVC (binary and one-vs-rest) and epsilon-SVR on a precomputed training kernel, solved
 //! by [`smo`], with the duality gap of each solve.
 
-use super::engine::{smo, SmoParams, SmoProblem, SmoSolution};
+use super::engine::{smo, SmoParams, SmoSolution};
+use super::problem::SmoProblem;
 use crate::data::MatrixRef;
 use crate::error::{Error, Result};
 use crate::linalg::dot;

@@ -14,10 +14,10 @@
 //! (an error names the sentence, the token and the key otherwise). At prediction, keys not
 //! seen in training are ignored, as unseen template expansions are.
 
+use super::keys::FeatureKeys;
 use super::templates::{Template, TemplateFile};
 use crate::data::columns::ColumnSentence;
 use crate::error::{Error, Result};
-use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// One feature's value in a token's dict.
@@ -45,14 +45,7 @@ impl FeatureValue {
 /// A token: its features, as (key, value) pairs (a later pair of the same key wins).
 pub(crate) type TokenFeatures = Vec<(String, FeatureValue)>;
 
-/// The keys of the training tokens, in order of first appearance, with their kind.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FeatureKeys {
-    pub names: Vec<String>,
-    /// Per key: real-valued (numbers and booleans) rather than string indicators.
-    pub real: Vec<bool>,
-}
-
+// The type is in `keys.rs` (the templates store it); here, what it has to do with dicts.
 impl FeatureKeys {
     /// The keys of `sentences`; an error for a key holding strings in one token and numbers
     /// or booleans in another, a value that is not finite, or no key at all.
@@ -181,30 +174,6 @@ impl FeatureKeys {
                 Ok(ColumnSentence { tokens, line: i })
             })
             .collect()
-    }
-
-    /// The value of key `j`'s feature in a cell: none for an empty cell, the number for a
-    /// real-valued key, 1 for a string indicator.
-    pub fn value(&self, j: usize, cell: &[u8]) -> Option<f64> {
-        if cell.is_empty() {
-            None
-        } else if self.real.get(j).copied().unwrap_or(false) {
-            std::str::from_utf8(cell).ok()?.parse().ok()
-        } else {
-            Some(1.0)
-        }
-    }
-
-    /// Checks keys read from a model file against its unigram templates.
-    pub fn validate(&self, n_unigrams: usize) -> std::result::Result<(), String> {
-        if self.names.len() != self.real.len() || self.names.len() != n_unigrams {
-            return Err(format!(
-                "the tagger has {} feature keys and {} kinds for {n_unigrams} unigram templates",
-                self.names.len(),
-                self.real.len()
-            ));
-        }
-        Ok(())
     }
 }
 

@@ -35,11 +35,13 @@
 pub(crate) mod convert;
 pub(crate) mod dicts;
 pub(crate) mod eval;
+pub(crate) mod keys;
 pub(crate) mod templates;
 
 pub use dicts::FeatureValue;
-pub(crate) use dicts::{FeatureKeys, TokenFeatures};
+pub(crate) use dicts::TokenFeatures;
 pub use eval::{is_chunk_scheme, ChunkCounts, TagScores};
+pub(crate) use keys::FeatureKeys;
 pub use templates::TemplateFile;
 pub(crate) use templates::{Template, TemplateKind};
 

@@ -15,8 +15,8 @@
 //! a `%` not followed by `x`, a malformed `[row,col]`, `|row| > 8`; [`TemplateFile::check_columns`]
 //! refuses a column the data does not have (CRF++ fails on it at the first sentence).
 
-use super::dicts::FeatureKeys;
-use crate::data::read::{line_err, parse_err, read_bytes, Lines};
+use super::keys::FeatureKeys;
+use crate::data::lines::{line_err, parse_err, read_bytes, Lines};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
