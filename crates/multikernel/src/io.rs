@@ -28,14 +28,14 @@
 //! FIFO or a socket, which is written in place.
 //!
 //! Before a long run a program calls [`check_outputs`] with the run's outputs and inputs:
-//! each output is checked by [`check_output`], which resolves the path as the writer will
+//! each output is checked by `check_output`, which resolves the path as the writer will
 //! and, for an atomic write, creates and removes a temporary file in the target's folder, so
 //! a missing, read-only or otherwise unwritable folder is an error before any work (a probe,
 //! because permission bits do not stop root while a read-only mount or `/proc` does); an
 //! output that is one of the inputs or another output ([`same_file`]: by device and inode,
 //! so `x`, `./x` and links to `x` match) is refused, as is more than one `-` ([`is_stdout`],
 //! standard output, which the caller writes). A checkpoint, rewritten every step and read
-//! back, must be a regular file or a new path ([`check_rewritable`]); [`output_kind`] says
+//! back, must be a regular file or a new path ([`check_rewritable`]); `output_kind` says
 //! what a path is without touching it.
 
 use crate::error::{Error, Result};
@@ -78,7 +78,7 @@ pub enum OutputKind {
 impl OutputKind {
     /// Whether the target is replaced by a rename (a new path, a regular file) rather than
     /// written in place.
-    pub fn is_replaced(self) -> bool {
+    pub(crate) fn is_replaced(self) -> bool {
         matches!(self, OutputKind::New | OutputKind::Regular)
     }
 
@@ -225,7 +225,7 @@ fn special_kind(ft: &std::fs::FileType) -> OutputKind {
 /// symbolic links), a device, a FIFO, a socket or an open file named through `/proc`. A
 /// directory, a loop of symbolic links or a path that cannot be examined is an error naming
 /// `path`. Nothing is opened or created.
-pub fn output_kind(path: &Path) -> Result<OutputKind> {
+pub(crate) fn output_kind(path: &Path) -> Result<OutputKind> {
     resolve(path).map(|r| r.kind)
 }
 
@@ -235,7 +235,7 @@ pub fn output_kind(path: &Path) -> Result<OutputKind> {
 /// temporary file is created there and removed (so a read-only mount, `/proc` or a folder
 /// root cannot write is refused even when the permission bits would let root through). A
 /// device, a FIFO or a socket is not opened (a FIFO would wait for its reader).
-pub fn check_output(path: &Path) -> Result<OutputKind> {
+pub(crate) fn check_output(path: &Path) -> Result<OutputKind> {
     let r = resolve(path)?;
     if !r.kind.is_replaced() {
         return Ok(r.kind);
@@ -355,7 +355,7 @@ fn named(name: &str, path: &Path, e: Error) -> Error {
 /// Checks the outputs of one run before any work, each given as `(name, path)` with the
 /// caller's name for it (a flag such as `--out`), and refuses with an [`Error::Output`]
 /// naming both paths' names: more than one output `-` (standard output, which the caller
-/// writes); an output that cannot be written ([`check_output`]: a missing folder, a folder
+/// writes); an output that cannot be written (`check_output`: a missing folder, a folder
 /// that takes no file, a directory); an output that is the same file ([`same_file`]: `x`,
 /// `./x`, a symbolic or hard link to `x`) as one of the `inputs` or an earlier output, or an
 /// existing file inside an input that is a folder. A character device may be both an input
@@ -571,7 +571,7 @@ impl AtomicWriter {
         &self.path
     }
 
-    /// What the target is: replaced atomically ([`OutputKind::is_replaced`]) or written in
+    /// What the target is: replaced atomically (`OutputKind::is_replaced`) or written in
     /// place.
     pub fn kind(&self) -> OutputKind {
         self.kind

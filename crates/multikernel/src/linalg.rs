@@ -213,7 +213,8 @@ impl SpdFactor {
     }
 
     /// Turns the factor of `A` into the factor of `A + w z z^T` in `O(n^2)` (`w > 0`).
-    pub fn rank_one_update(&mut self, z: &[f64], w: f64) -> Result<()> {
+    #[cfg(test)]
+    pub(crate) fn rank_one_update(&mut self, z: &[f64], w: f64) -> Result<()> {
         let n = self.dim();
         assert_eq!(z.len(), n, "SpdFactor::rank_one_update: length mismatch");
         if w == 0.0 {

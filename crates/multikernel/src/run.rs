@@ -11,7 +11,7 @@
 //!   cancelled run still returns the model it had reached; what to do with it is the
 //!   caller's choice (the CLI writes no model file).
 //! - [`RunInfo`] holds the status, the steps, the seconds and the trace of the objective;
-//!   [`RunRecorder`] builds it, so every learner reports the same way.
+//!   `RunRecorder` builds it, so every learner reports the same way.
 //!
 //! Timings live here, never in a model: the same seed gives the same model file.
 
@@ -79,7 +79,7 @@ pub trait Observer: Sync {
 
     /// Where the run saves its checkpoints and finds the state to resume from, if anywhere
     /// ([`Checkpoints`]). Learners that support checkpoints ask at their start and after
-    /// each step; wrappers for inner runs ([`StopOnly`]) hide it.
+    /// each step; wrappers for inner runs (`StopOnly`) hide it.
     fn checkpoints(&self) -> Option<&dyn Checkpoints> {
         None
     }
@@ -200,7 +200,7 @@ impl<A: Observer + ?Sized, B: Observer + ?Sized> Observer for Both<'_, A, B> {
 /// larger one (the fits of a selection grid), whose steps are not the outer run's progress
 /// but which must end when the user stops the outer run.
 #[derive(Debug, Clone, Copy)]
-pub struct StopOnly<'a, O: ?Sized>(pub &'a O);
+pub(crate) struct StopOnly<'a, O: ?Sized>(pub &'a O);
 
 impl<O: Observer + ?Sized> Observer for StopOnly<'_, O> {
     fn progress(&self, _progress: &Progress) -> Control {
@@ -278,7 +278,7 @@ pub struct RunInfo {
 
 /// Builds a [`RunInfo`] while a learner runs, and relays steps to the observer.
 #[derive(Debug)]
-pub struct RunRecorder {
+pub(crate) struct RunRecorder {
     start: Instant,
     unit: StepUnit,
     total: Option<u64>,
@@ -290,7 +290,7 @@ pub struct RunRecorder {
 
 impl RunRecorder {
     /// Starts the clock of a run of `total` planned steps (if known).
-    pub fn new(unit: StepUnit, total: Option<u64>) -> RunRecorder {
+    pub(crate) fn new(unit: StepUnit, total: Option<u64>) -> RunRecorder {
         RunRecorder {
             start: Instant::now(),
             unit,
@@ -308,17 +308,12 @@ impl RunRecorder {
     }
 
     /// Seconds since the start.
-    pub fn seconds(&self) -> f64 {
+    pub(crate) fn seconds(&self) -> f64 {
         self.start.elapsed().as_secs_f64()
     }
 
-    /// Steps recorded so far.
-    pub fn steps(&self) -> u64 {
-        self.steps
-    }
-
     /// Records one more step (with its objective, if any) and tells the observer.
-    pub fn step(&mut self, objective: Option<f64>, observer: &dyn Observer) -> Control {
+    pub(crate) fn step(&mut self, objective: Option<f64>, observer: &dyn Observer) -> Control {
         self.steps += 1;
         let seconds = self.seconds();
         if let Some(o) = objective {
@@ -350,7 +345,7 @@ impl RunRecorder {
     }
 
     /// The run's information with its final status.
-    pub fn finish(self, status: RunStatus) -> RunInfo {
+    pub(crate) fn finish(self, status: RunStatus) -> RunInfo {
         RunInfo {
             status,
             unit: self.unit,

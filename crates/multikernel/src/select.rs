@@ -190,7 +190,7 @@ impl Rule {
     /// maximize, ties first: `value > best + tolerance`; maximize, ties last:
     /// `value >= best - tolerance`; minimize, ties first: `value < best - tolerance`;
     /// minimize, ties last: `value <= best + tolerance`.
-    pub fn improves(&self, value: f64, best: f64) -> bool {
+    pub(crate) fn improves(&self, value: f64, best: f64) -> bool {
         let t = self.tolerance;
         match (self.goal, self.ties) {
             (Goal::Maximize, Ties::First) => value > best + t,

@@ -80,7 +80,8 @@ pub struct ColumnData {
 
 impl ColumnData {
     /// Tokens of all sentences.
-    pub fn n_tokens(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn n_tokens(&self) -> usize {
         self.sentences.iter().map(ColumnSentence::len).sum()
     }
 }

@@ -21,7 +21,7 @@
 //!
 //! Errors name the file and the line and say what was expected. [`write_sentence`] gives a
 //! sentence's lines back exactly (line ends as `\n`), with HEAD and DEPREL filled in.
-//! [`fold_of`]: the Turkish Web Treebank's official split (sentence index mod 10: 0-7 train,
+//! `fold_of`: the Turkish Web Treebank's official split (sentence index mod 10: 0-7 train,
 //! 8 dev, 9 test).
 
 use crate::data::lines::{line_err, parse_err, read_bytes, Lines};
@@ -101,11 +101,11 @@ pub enum Heads {
 
 /// The fold of the sentence at `index` (0-based, file order) in the Turkish Web Treebank's
 /// official split: `index mod 10` (0-7 train, 8 dev, 9 test).
-pub fn fold_of(index: usize) -> usize {
+pub(crate) fn fold_of(index: usize) -> usize {
     index % 10
 }
 
-/// The sentences whose fold ([`fold_of`]) is in `folds`, in file order.
+/// The sentences whose fold (`fold_of`) is in `folds`, in file order.
 pub fn select_folds(sentences: &[ConlluSentence], folds: &[usize]) -> Vec<ConlluSentence> {
     sentences
         .iter()

@@ -129,7 +129,8 @@ impl SequenceData {
     }
 
     /// The gold label names of sequence `s`.
-    pub fn sequence_names(&self, s: usize) -> Vec<&str> {
+    #[cfg(test)]
+    pub(crate) fn sequence_names(&self, s: usize) -> Vec<&str> {
         self.sequence_labels(s)
             .iter()
             .map(|&y| self.label_names[y].as_str())

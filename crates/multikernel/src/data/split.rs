@@ -101,7 +101,7 @@ pub fn three_way_split(
 
 /// The number of folds actually used for `n` rows: `k` clamped into `2..=n`; 0 when `n < 2`
 /// (no partition into two non-empty folds exists).
-pub fn effective_folds(n: usize, k: usize) -> usize {
+pub(crate) fn effective_folds(n: usize, k: usize) -> usize {
     if n < 2 {
         0
     } else {
@@ -127,7 +127,7 @@ fn folds_from(fold_of: &[usize], k: usize) -> Vec<(Vec<usize>, Vec<usize>)> {
 }
 
 /// Random k-fold partition of `0..n`: fold sizes differ by at most one, every row is in
-/// exactly one validation fold. `k` is clamped by [`effective_folds`] (so `k > n` gives
+/// exactly one validation fold. `k` is clamped by `effective_folds` (so `k > n` gives
 /// leave-one-out and `n < 2` gives no folds). Returns one `(train, validation)` pair a fold.
 pub fn kfold(n: usize, k: usize, seed: u64) -> Vec<(Vec<usize>, Vec<usize>)> {
     let k = effective_folds(n, k);
@@ -147,7 +147,7 @@ pub fn kfold(n: usize, k: usize, seed: u64) -> Vec<(Vec<usize>, Vec<usize>)> {
 /// Stratified k-fold partition: the rows of each class are shuffled and dealt to the folds
 /// in turn, the dealing continuing where the previous class stopped. So within every class
 /// the fold counts differ by at most one, and so do the overall fold sizes. `k` is clamped
-/// by [`effective_folds`]. Returns one `(train, validation)` pair a fold.
+/// by `effective_folds`. Returns one `(train, validation)` pair a fold.
 pub fn stratified_kfold(y: &[usize], k: usize, seed: u64) -> Vec<(Vec<usize>, Vec<usize>)> {
     let k = effective_folds(y.len(), k);
     if k == 0 {

@@ -17,8 +17,8 @@
 //! - [`interactions`]: `r` variables `N(0, 1)`; the class is "1" when `x1 x2 > 0` (the two
 //!   features interact: neither alone, nor any sum of functions of one feature, says
 //!   anything about it), "2" otherwise; then each label is replaced by a fair coin's with
-//!   probability [`INTERACTIONS_NOISE`]. The other `r - 2` variables are noise.
-//! - [`indicators`]: a sequence of [`INDICATOR_POSITIONS`] letters of {A, C, G, T}, each
+//!   probability `INTERACTIONS_NOISE`. The other `r - 2` variables are noise.
+//! - [`indicators`]: a sequence of `INDICATOR_POSITIONS` letters of {A, C, G, T}, each
 //!   letter as 3 binary indicators (A = 100, C = 010, G = 001, T = 000: 180 columns, as the
 //!   Statlog DNA table encodes its splice junctions). Class "1" (a quarter of the rows) has
 //!   `GT` at positions 31-32, class "2" (a quarter) `AG` at positions 29-30, class "3" has
@@ -110,7 +110,7 @@ fn waveform_from(rng: &mut ChaCha8Rng, n: usize) -> Dataset {
 }
 
 /// The chance that a row of [`interactions`] has a coin's label instead of its own.
-pub const INTERACTIONS_NOISE: f64 = 0.1;
+pub(crate) const INTERACTIONS_NOISE: f64 = 0.1;
 
 /// `n` points of `r >= 2` variables whose class is the interaction of the first two
 /// (module docs; classes "1" and "2").
@@ -163,9 +163,9 @@ fn interactions_from(rng: &mut ChaCha8Rng, n: usize, r: usize) -> Dataset {
 }
 
 /// Letters per row of [`indicators`] (3 indicator columns each).
-pub const INDICATOR_POSITIONS: usize = 60;
+pub(crate) const INDICATOR_POSITIONS: usize = 60;
 
-/// `n` rows of [`INDICATOR_POSITIONS`] letters as 180 binary indicators, 3 classes by the
+/// `n` rows of `INDICATOR_POSITIONS` letters as 180 binary indicators, 3 classes by the
 /// motifs they carry (module docs).
 pub fn indicators(n: usize, seed: u64) -> Dataset {
     indicators_from(&mut ChaCha8Rng::seed_from_u64(seed), n)
@@ -433,11 +433,6 @@ impl Chunks {
             Source::Indicators => 3 * INDICATOR_POSITIONS,
             Source::Polynomial(p) => p.r,
         }
-    }
-
-    /// Rows not yet drawn.
-    pub fn remaining(&self) -> usize {
-        self.remaining
     }
 
     /// Draws the remaining rows chunk by chunk and hands their CSV text to `sink`, in order:

@@ -647,7 +647,7 @@ pub(crate) fn best_point(grid: &[GridScore], goal: Goal, metric: &str) -> Result
 
 /// The selection repeats its k-fold cross-validation over [`SMALL_REPEATS`] partitions on
 /// tables of at most this many rows (the same bound as successive halving's,
-/// [`super::candidates::HALVING_MIN_ROWS`]). On so few rows one partition's luck decides
+/// `super::candidates::HALVING_MIN_ROWS`). On so few rows one partition's luck decides
 /// between candidates a standard error apart: a validation row is 0.8-1.7 points of a fold
 /// on sonar or glass, and the candidates' fold scores are correlated through the shared
 /// training rows. Averaging over several partitions lowers that variance of the estimate

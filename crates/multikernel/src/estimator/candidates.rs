@@ -13,19 +13,19 @@
 //! kernel weights; SMO: from the previous dual point scaled by the ratio of the Cs, which
 //! stays feasible).
 //!
-//! **The choice** ([`one_se_choice`]): each candidate's best C by mean validation score; the
+//! **The choice** (`one_se_choice`): each candidate's best C by mean validation score; the
 //! best candidate `b`; then the *simplest* candidate whose mean is within one standard error
 //! of `b`'s (the one-standard-error rule, Hastie, Tibshirani & Friedman, *Elements of
 //! Statistical Learning*, 2nd ed., Sec. 7.10; the standard error is the standard deviation of
-//! `b`'s fold scores over `sqrt(folds)`, times [`overlap_correction`] for the folds'
+//! `b`'s fold scores over `sqrt(folds)`, times `overlap_correction` for the folds'
 //! shared training rows, 1.5 at 5 folds, 2.18 at 3 x 5), simplest meaning ([`Candidate::rank`]) a single kernel with the
 //! default learner's squared loss, then a single kernel with the hinge loss (another
 //! learner), then the uniform sum, then a learned combination; within that rank the best
 //! mean (ties: the first in candidate order).
 //!
-//! **Successive halving** (`score`), above [`HALVING_MIN_ROWS`] rows: every candidate is
-//! scored on the first [`FIRST_FOLDS`] folds; one whose best mean there is clearly beaten (below the leader's by
-//! more than [`clear_margin`], which on small folds is at least two binomial standard errors)
+//! **Successive halving** (`score`), above `HALVING_MIN_ROWS` rows: every candidate is
+//! scored on the first `FIRST_FOLDS` folds; one whose best mean there is clearly beaten (below the leader's by
+//! more than `clear_margin`, which on small folds is at least two binomial standard errors)
 //! stops; the others are scored on the remaining folds. Only
 //! candidates scored on every fold compete. **Budget**: at most `budget` fits (one fit is one
 //! candidate at one C on one fold), reserved in candidate order, simplest first, a candidate
@@ -46,22 +46,22 @@ use rayon::prelude::*;
 use std::ops::Range;
 
 /// Folds every candidate is scored on before the clearly beaten ones stop.
-pub const FIRST_FOLDS: usize = 2;
+pub(crate) const FIRST_FOLDS: usize = 2;
 /// Successive halving runs only when the selection scores more rows than this; on fewer,
 /// every candidate is scored on every fold. Two folds of a small table hold too few
 /// validation rows to rank candidates (glass: 60 rows, where one row is 1.7 points, and
 /// the single kernel the full cross-validation picks was stopped on 1 of the 10 splits of
 /// `reproduce uci`), and
 /// there is little time to save: every fit is an n^3 solve on at most 400 training rows.
-pub const HALVING_MIN_ROWS: usize = 500;
+pub(crate) const HALVING_MIN_ROWS: usize = 500;
 
 /// Whether successive halving runs on a selection over `rows` rows ([`HALVING_MIN_ROWS`]).
-pub fn halving_applies(rows: usize) -> bool {
+pub(crate) fn halving_applies(rows: usize) -> bool {
     rows > HALVING_MIN_ROWS
 }
 /// Accuracy: a candidate is clearly beaten on the first folds when it is below the leader
 /// by more than this (or by more than two of the leader's standard errors, when larger).
-pub const CLEAR_MARGIN_ACCURACY: f64 = 0.03;
+pub(crate) const CLEAR_MARGIN_ACCURACY: f64 = 0.03;
 /// MSE: ... when its MSE is above the leader's by more than this fraction (or by two of the
 /// leader's standard errors, when larger).
 pub(crate) const CLEAR_MARGIN_MSE: f64 = 0.15;
@@ -219,14 +219,14 @@ pub(crate) struct Problem<'a> {
 /// Every candidate's scores: `scores[c][fold]` (`None` where it did not run), and why it
 /// stopped early, if it did.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Scores {
+pub(crate) struct Scores {
     pub scores: Vec<Vec<Option<f64>>>,
     pub stopped: Option<String>,
 }
 
 impl Scores {
     /// The mean over the folds of each C (`None` unless scored on all `folds`).
-    pub fn means(&self, folds: usize) -> Vec<Option<f64>> {
+    pub(crate) fn means(&self, folds: usize) -> Vec<Option<f64>> {
         self.scores
             .iter()
             .map(|f| {
@@ -258,7 +258,7 @@ pub(crate) fn mean_se(v: &[f64]) -> (f64, f64) {
 /// each (`folds = repeats * k` scores; Bouckaert & Frank 2004's corrected repeated
 /// k-fold test) the variance is `1/folds + 1/(k - 1)`, the factor `sqrt(1 + folds/(k - 1))`
 /// (2.18 for 3 x 5 folds: the standard error still shrinks, from `0.67 std` to `0.56 std`).
-pub fn overlap_correction(folds: usize, repeats: usize) -> f64 {
+pub(crate) fn overlap_correction(folds: usize, repeats: usize) -> f64 {
     let k = folds / repeats.max(1);
     if k < 2 {
         return 1.0;
@@ -273,7 +273,7 @@ pub fn overlap_correction(folds: usize, repeats: usize) -> f64 {
 /// poorly (two close scores give a standard error near 0), and on small folds a few rows
 /// move the mean by more than [`CLEAR_MARGIN_ACCURACY`] (glass: 60 validation rows in two
 /// folds, a binomial standard error of 6 points at 70 %).
-pub fn clear_margin(goal: Goal, leader: f64, se: f64, rows: usize) -> f64 {
+pub(crate) fn clear_margin(goal: Goal, leader: f64, se: f64, rows: usize) -> f64 {
     match goal {
         Goal::Maximize => {
             let a = leader.clamp(0.0, 1.0);
@@ -540,7 +540,7 @@ fn validation_score(task: TaskKind, f: &Matrix, validation: &Targets) -> Result<
 /// The choice among scored candidates (module docs): `(candidate, C index, why)`, or `None`
 /// when no candidate has a finite mean on every fold. `folds` is the number of folds, over
 /// `repeats` partitions of the rows.
-pub fn one_se_choice(
+pub(crate) fn one_se_choice(
     cands: &[Candidate],
     scores: &[Scores],
     folds: usize,

@@ -389,7 +389,8 @@ pub fn setting(name: &str) -> Option<&'static Setting> {
 }
 
 /// The setting of this command-line flag (current or deprecated).
-pub fn setting_by_flag(flag: &str) -> Option<&'static Setting> {
+#[cfg(test)]
+pub(crate) fn setting_by_flag(flag: &str) -> Option<&'static Setting> {
     SETTINGS
         .iter()
         .find(|s| s.flag == flag || s.deprecated_flags.contains(&flag))

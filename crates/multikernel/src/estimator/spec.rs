@@ -646,7 +646,7 @@ impl Learner {
 pub struct LearnerSpec {
     pub task: Task,
     pub learner: Learner,
-    /// The kernels (empty: the learner's default, see [`LearnerSpec::default_kernels`]).
+    /// The kernels (empty: the learner's default, see `LearnerSpec::default_kernels`).
     pub kernels: Vec<KernelSpec>,
     /// The regularization constant (default `C = 1`).
     pub strength: Strength,
@@ -690,7 +690,8 @@ impl LearnerSpec {
     }
 
     /// The same spec with the learner's own `lambda`.
-    pub fn with_lambda(mut self, lambda: f64) -> LearnerSpec {
+    #[cfg(test)]
+    pub(crate) fn with_lambda(mut self, lambda: f64) -> LearnerSpec {
         self.strength = Strength::Lambda(lambda);
         self
     }
@@ -707,7 +708,7 @@ impl LearnerSpec {
     /// [`CheckedSpec::kernels_for`] builds it at fit); a unit-diagonal linear kernel on
     /// sequences; one linear kernel per feature as the base kernels of mirror descent and
     /// UCD (whose products are weighted).
-    pub fn default_kernels(task: Task, learner: LearnerKind) -> Vec<KernelSpec> {
+    pub(crate) fn default_kernels(task: Task, learner: LearnerKind) -> Vec<KernelSpec> {
         let text = match (learner, task) {
             (LearnerKind::Online, Task::Sequence) => "linear:norm=diag",
             (LearnerKind::SimpleMkl | LearnerKind::GaussSeidel, Task::Sequence) => {
@@ -928,10 +929,6 @@ pub struct CheckedSpec(LearnerSpec);
 impl CheckedSpec {
     pub fn spec(&self) -> &LearnerSpec {
         &self.0
-    }
-
-    pub fn into_spec(self) -> LearnerSpec {
-        self.0
     }
 
     /// The kernels on a table of `n_features` columns: the spec's, or (none given) the

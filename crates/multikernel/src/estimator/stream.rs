@@ -22,7 +22,7 @@
 //! number of rows in the file. The model's final objective is lambda Omega plus the last
 //! epoch's progressive loss (each row's loss before its update).
 //!
-//! Checkpoints ([`Observer::checkpoints`], family [`CHECKPOINT_FAMILY`]) are taken between
+//! Checkpoints ([`Observer::checkpoints`], family `CHECKPOINT_FAMILY`) are taken between
 //! blocks of rows, inside an epoch: the step is the number of `chunk_rows` rows trained
 //! since the first epoch began (over all epochs), and a save follows the block during which
 //! a step the store asks for is reached (not after the last block of the run). A checkpoint
@@ -53,7 +53,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// The learner family name of a streamed fit's checkpoints.
-pub const CHECKPOINT_FAMILY: &str = "stream";
+pub(crate) const CHECKPOINT_FAMILY: &str = "stream";
 
 /// A streamed fit between two blocks, as saved (module docs).
 #[derive(Serialize)]

@@ -63,7 +63,7 @@ impl Alphabet {
 
     /// The index of `name`, adding it when the alphabet is growing; `None` when frozen and
     /// `name` is unknown.
-    pub fn intern(&mut self, name: &str) -> Option<usize> {
+    pub(crate) fn intern(&mut self, name: &str) -> Option<usize> {
         if let Some(&i) = self.index.get(name) {
             return Some(i);
         }
@@ -100,11 +100,12 @@ impl Alphabet {
     }
 
     /// Stops growing: [`Alphabet::intern`] then only looks names up.
-    pub fn freeze(&mut self) {
+    pub(crate) fn freeze(&mut self) {
         self.frozen = true;
     }
 
-    pub fn is_frozen(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_frozen(&self) -> bool {
         self.frozen
     }
 }

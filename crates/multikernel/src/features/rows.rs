@@ -40,7 +40,7 @@ impl SparseRows {
 
     /// Heap bytes of rows holding `rows` rows and `entries` entries in all: 8 per row (and
     /// one more offset) and 16 per `(index, value)` entry. Saturates instead of overflowing.
-    pub fn bytes_for(rows: usize, entries: usize) -> usize {
+    pub(crate) fn bytes_for(rows: usize, entries: usize) -> usize {
         rows.saturating_add(1)
             .saturating_mul(std::mem::size_of::<usize>())
             .saturating_add(entries.saturating_mul(std::mem::size_of::<(usize, f64)>()))
@@ -86,7 +86,8 @@ impl SparseRows {
     }
 
     /// Row `r` as a sparse vector.
-    pub fn row_vector(&self, r: usize) -> SparseVector {
+    #[cfg(test)]
+    pub(crate) fn row_vector(&self, r: usize) -> SparseVector {
         SparseVector::from_sorted(self.row(r).to_vec()).unwrap_or_default()
     }
 

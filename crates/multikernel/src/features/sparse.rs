@@ -11,12 +11,12 @@ pub struct SparseVector {
 
 impl SparseVector {
     /// The empty (zero) vector.
-    pub fn new() -> SparseVector {
+    pub(crate) fn new() -> SparseVector {
         SparseVector::default()
     }
 
     /// From entries in any order; repeated indices are summed (in the order given).
-    pub fn from_pairs(mut pairs: Vec<(usize, f64)>) -> SparseVector {
+    pub(crate) fn from_pairs(mut pairs: Vec<(usize, f64)>) -> SparseVector {
         pairs.sort_by_key(|&(i, _)| i); // stable: repeated indices keep their order
         let mut entries: Vec<(usize, f64)> = Vec::with_capacity(pairs.len());
         for (i, v) in pairs {
@@ -37,38 +37,37 @@ impl SparseVector {
     }
 
     /// A vector with one entry.
-    pub fn unit(index: usize, value: f64) -> SparseVector {
+    #[cfg(test)]
+    pub(crate) fn unit(index: usize, value: f64) -> SparseVector {
         SparseVector {
             entries: vec![(index, value)],
         }
     }
 
     /// Stored entries.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// The entries, sorted by index.
-    pub fn entries(&self) -> &[(usize, f64)] {
+    pub(crate) fn entries(&self) -> &[(usize, f64)] {
         &self.entries
     }
 
     /// Iterates over `(index, value)` in index order.
-    pub fn iter(&self) -> impl Iterator<Item = (usize, f64)> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, f64)> + '_ {
         self.entries.iter().copied()
     }
 
     /// The largest index plus one (0 for the empty vector): the dense length it needs.
-    pub fn dim(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn dim(&self) -> usize {
         self.entries.last().map_or(0, |&(i, _)| i + 1)
     }
 
     /// The value at `index` (0 when not stored).
-    pub fn get(&self, index: usize) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn get(&self, index: usize) -> f64 {
         self.entries
             .binary_search_by_key(&index, |&(i, _)| i)
             .map_or(0.0, |k| self.entries[k].1)
@@ -76,7 +75,7 @@ impl SparseVector {
 
     /// `<self, dense>`, summed in index order. Panics if an index is outside `dense`.
     #[inline]
-    pub fn dot(&self, dense: &[f64]) -> f64 {
+    pub(crate) fn dot(&self, dense: &[f64]) -> f64 {
         let mut s = 0.0;
         for &(i, v) in &self.entries {
             s += v * dense[i];
@@ -85,7 +84,8 @@ impl SparseVector {
     }
 
     /// `<self, other>` of two sparse vectors (a merge of the sorted entries).
-    pub fn dot_sparse(&self, other: &SparseVector) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn dot_sparse(&self, other: &SparseVector) -> f64 {
         let (a, b) = (&self.entries, &other.entries);
         let (mut i, mut j, mut s) = (0, 0, 0.0);
         while i < a.len() && j < b.len() {
@@ -112,7 +112,7 @@ impl SparseVector {
 
     /// `a * self + b * other` as a new sparse vector (entries that cancel are kept as zeros
     /// only where both vectors have the index).
-    pub fn combine(&self, a: f64, other: &SparseVector, b: f64) -> SparseVector {
+    pub(crate) fn combine(&self, a: f64, other: &SparseVector, b: f64) -> SparseVector {
         let (x, y) = (&self.entries, &other.entries);
         let mut out = Vec::with_capacity(x.len() + y.len());
         let (mut i, mut j) = (0, 0);
@@ -141,20 +141,22 @@ impl SparseVector {
     }
 
     /// The vector with every value multiplied by `a`.
-    pub fn scaled(&self, a: f64) -> SparseVector {
+    #[cfg(test)]
+    pub(crate) fn scaled(&self, a: f64) -> SparseVector {
         SparseVector {
             entries: self.entries.iter().map(|&(i, v)| (i, a * v)).collect(),
         }
     }
 
     /// The vector without stored zeros.
-    pub fn pruned(mut self) -> SparseVector {
+    pub(crate) fn pruned(mut self) -> SparseVector {
         self.entries.retain(|&(_, v)| v != 0.0);
         self
     }
 
     /// The dense form of length `len` (at least [`SparseVector::dim`]).
-    pub fn to_dense(&self, len: usize) -> Vec<f64> {
+    #[cfg(test)]
+    pub(crate) fn to_dense(&self, len: usize) -> Vec<f64> {
         let mut d = vec![0.0; len.max(self.dim())];
         self.add_scaled_to(&mut d, 1.0);
         d

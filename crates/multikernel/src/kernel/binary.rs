@@ -21,7 +21,7 @@ const SCORE_BLOCK: usize = 256;
 ///   `K C = diag(r) X (X_s^T diag(r_s) C)`, O(d) per test row instead of O(n_support);
 /// - on 0/1 inputs (OCR pixels) every other kernel reads its value from a table indexed by
 ///   the integer dot product and squared distance, the dot product computed once per pair
-///   for all kernels by popcount ([`BitRows`]).
+///   for all kernels by popcount (`BitRows`).
 ///
 /// `x` is read in place (a [`MatrixRef`], or a `&Matrix`): only blocks of its rows are ever
 /// copied.
@@ -309,7 +309,7 @@ const MAX_TABLE_DIM: usize = 1024;
 
 /// Rows of 0/1 values packed into bits, with their numbers of ones (squared norms).
 #[derive(Debug, Clone)]
-pub struct BitRows {
+pub(crate) struct BitRows {
     pub rows: usize,
     words: usize,
     bits: Vec<u64>,

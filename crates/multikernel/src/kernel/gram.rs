@@ -109,7 +109,8 @@ impl Gram {
     }
 
     /// Stored entries (`rows * cols` for dense).
-    pub fn nnz(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn nnz(&self) -> usize {
         match self {
             Gram::Dense(m) => m.data.len(),
             Gram::Sparse(s) => s.values.len(),

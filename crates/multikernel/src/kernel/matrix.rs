@@ -90,7 +90,8 @@ impl KernelMatrix {
     }
 
     /// The kernel centered in feature space: `H K H` (dense) or `H Z` (factor).
-    pub fn centered(&self) -> KernelMatrix {
+    #[cfg(test)]
+    pub(crate) fn centered(&self) -> KernelMatrix {
         match self {
             KernelMatrix::Dense(k) => {
                 let mut c = k.clone();

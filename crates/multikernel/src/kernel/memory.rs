@@ -50,7 +50,8 @@ impl MemoryLimit {
     }
 
     /// No limit at all.
-    pub fn unlimited() -> Self {
+    #[cfg(test)]
+    pub(crate) fn unlimited() -> Self {
         MemoryLimit { bytes: usize::MAX }
     }
 

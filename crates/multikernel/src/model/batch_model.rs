@@ -19,7 +19,7 @@
 use crate::data::{Matrix, MatrixRef};
 use crate::error::{Error, Result};
 use crate::kernel::MemoryLimit;
-use crate::solver::gomp::{GompModel, ValidationMetric};
+use crate::solver::gomp::GompModel;
 use crate::solver::lp_mkl::{LpMklModel, PrecomputedLpModel};
 use crate::solver::mirror_descent::PolyMklModel;
 use crate::solver::wrapper::PrecomputedWrapperModel;
@@ -223,15 +223,6 @@ impl<L: KernelDecision> BatchModel<L> {
     pub(crate) fn validate_kernels(&self) -> Result<()> {
         self.learner.validate()?;
         check_outputs(self.task, &self.classes, self.learner.n_outputs())
-    }
-}
-
-/// The validation loss that chooses MKL-GOMP's path length: squared error for regression,
-/// error rate for classification.
-pub fn validation_metric(task: TaskKind) -> ValidationMetric {
-    match task {
-        TaskKind::Regression => ValidationMetric::SquaredError,
-        _ => ValidationMetric::ClassificationError,
     }
 }
 

@@ -189,14 +189,8 @@ impl ScaledVec {
 
     /// The unscaled image; effective values are `scale() * image()[k]`.
     #[inline]
-    pub fn image(&self) -> &[f64] {
+    pub(crate) fn image(&self) -> &[f64] {
         &self.image
-    }
-
-    /// Adds `delta` (in effective units) to image entry `k`.
-    #[inline]
-    pub fn add_image(&mut self, k: usize, delta: f64) {
-        self.image[k] += delta / self.scale;
     }
 
     /// Adds `delta_eff * column[k]` to every image entry `k` (a rank-one image update).
@@ -259,7 +253,7 @@ impl ScaledVec {
     }
 
     /// Overrides the maintained squared norm (after recomputing it exactly).
-    pub fn set_sqnorm(&mut self, v: f64) {
+    pub(crate) fn set_sqnorm(&mut self, v: f64) {
         self.sqnorm = v.max(0.0);
     }
 
@@ -369,7 +363,7 @@ impl ScaledVec {
     /// `mean`'s for a block without an image; a block with an image (a kernel group, whose
     /// norm lives in feature space) is left with a NaN norm for the caller to set with
     /// [`ScaledVec::set_sqnorm`], which saves a sequential pass over the coefficients.
-    pub fn mix_into(&mut self, others: &[&ScaledVec]) {
+    pub(crate) fn mix_into(&mut self, others: &[&ScaledVec]) {
         let averaging = self.averaging && others.iter().all(|p| p.averaging);
         let k = (others.len() + 1) as f64;
         let with_image =
@@ -412,7 +406,7 @@ impl ScaledVec {
 
     /// [`ScaledVec::mean`] the plain way, part after part into zeros (the tests' twin).
     #[cfg(test)]
-    pub fn mean_in_turn(parts: &[&ScaledVec]) -> ScaledVec {
+    pub(crate) fn mean_in_turn(parts: &[&ScaledVec]) -> ScaledVec {
         let len = parts.first().map_or(0, |p| p.len());
         let averaging = parts.iter().all(|p| p.averaging);
         let k = parts.len().max(1) as f64;
@@ -443,7 +437,7 @@ impl ScaledVec {
     /// Adds `v` to the maintained squared norm: for theta <- theta + g,
     /// v = 2 <theta, g> + ||g||^2 (martins2011 Sec. 3.4).
     #[inline]
-    pub fn add_to_sqnorm(&mut self, v: f64) {
+    pub(crate) fn add_to_sqnorm(&mut self, v: f64) {
         self.sqnorm = (self.sqnorm + v).max(0.0);
     }
 
@@ -484,7 +478,7 @@ impl ScaledVec {
 
     /// Starts following what re-normalizations and zeroings do to the stored values
     /// ([`ScaledVec::units_since_watch`]).
-    pub fn watch_units(&mut self) {
+    pub(crate) fn watch_units(&mut self) {
         self.units.0 = 1.0;
     }
 
@@ -493,7 +487,7 @@ impl ScaledVec {
     /// when it was zeroed, the old scale at a re-normalization. An addition to the image
     /// computed in the stored units before the mark and not yet made is this factor times
     /// what it was (0: dropped, as the zeroing dropped the rest).
-    pub fn units_since_watch(&self) -> f64 {
+    pub(crate) fn units_since_watch(&self) -> f64 {
         self.units.0
     }
 
@@ -523,7 +517,7 @@ impl ScaledVec {
 
     /// Empties the running sum of iterates (`B = c S`, so `c S - B = 0`): the average then
     /// covers only the rounds ticked from now on.
-    pub fn restart_average(&mut self) {
+    pub(crate) fn restart_average(&mut self) {
         if self.averaging {
             for (b, c) in self.correction.iter_mut().zip(&self.coef) {
                 *b = c * self.cum_scale;

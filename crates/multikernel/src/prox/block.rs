@@ -96,7 +96,7 @@ impl Regularizer for GroupLasso {
 ///
 /// Needs disjoint groups ([`Regularizer::check`] rejects overlaps). If called with
 /// overlapping groups anyway, the prox keeps each coordinate only in the first group that
-/// lists it (see [`Groups::first_owner`]); it is then not the prox of [`Regularizer::value`].
+/// lists it (see `Groups::first_owner`); it is then not the prox of [`Regularizer::value`].
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SquaredL21;
 

@@ -37,7 +37,8 @@ impl Groups {
     }
 
     /// One group per coordinate: `{0}, {1}, ..., {n-1}`.
-    pub fn singletons(n: usize) -> Groups {
+    #[cfg(test)]
+    pub(crate) fn singletons(n: usize) -> Groups {
         Groups {
             members: (0..n).map(|i| vec![i]).collect(),
         }
@@ -183,7 +184,7 @@ impl Groups {
 
     /// Disjoint groups obtained by keeping each coordinate only in the first group (lowest
     /// index) that lists it. Equal to `self` when the groups are already disjoint.
-    pub fn first_owner(&self, dim: usize) -> Groups {
+    pub(crate) fn first_owner(&self, dim: usize) -> Groups {
         let mut taken = vec![false; dim];
         let members = self
             .members

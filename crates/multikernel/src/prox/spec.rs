@@ -100,7 +100,7 @@ impl RegSpec {
     /// True when `Omega` depends on each group only through its norm (Prop. 1), so it can
     /// regularize kernelized groups, where only the norms are known: `l2`, `l21`, `l21sq`,
     /// `l2q`, `elastic`. False for `l1` and `sparse-group`, which act inside groups.
-    pub fn is_block(&self) -> bool {
+    pub(crate) fn is_block(&self) -> bool {
         !matches!(self, RegSpec::L1 | RegSpec::SparseGroup { .. })
     }
 

@@ -371,13 +371,13 @@ impl TaggerModel {
     }
 
     /// The best labels of every sentence (bytes, in the training data's encoding). Under the
-    /// default memory limit ([`TaggerModel::tag_with`]).
+    /// default memory limit (`TaggerModel::tag_with`).
     pub fn tag(&self, sentences: &[ColumnSentence]) -> Result<Vec<Vec<Vec<u8>>>> {
         self.tag_with(sentences, &MemoryLimit::default())
     }
 
     /// [`TaggerModel::tag`] under `limit` ([`TaggerModel::tag_ids_with`]).
-    pub fn tag_with(
+    pub(crate) fn tag_with(
         &self,
         sentences: &[ColumnSentence],
         limit: &MemoryLimit,
@@ -396,13 +396,13 @@ impl TaggerModel {
     /// Tags `sentences` and scores the labels against their last column (token accuracy,
     /// chunk counts). A gold label the model never saw counts as wrong; the number of such
     /// tokens is returned beside the scores. Under the default memory limit
-    /// ([`TaggerModel::evaluate_with`]).
+    /// (`TaggerModel::evaluate_with`).
     pub fn evaluate(&self, sentences: &[ColumnSentence]) -> Result<(TagScores, usize)> {
         self.evaluate_with(sentences, &MemoryLimit::default())
     }
 
     /// [`TaggerModel::evaluate`] under `limit` ([`TaggerModel::tag_ids_with`]).
-    pub fn evaluate_with(
+    pub(crate) fn evaluate_with(
         &self,
         sentences: &[ColumnSentence],
         limit: &MemoryLimit,
@@ -424,13 +424,17 @@ impl TaggerModel {
 
     /// The development score used to pick epochs and hyper-parameters: chunk F1 for chunk
     /// labels, token accuracy otherwise (percent). Under the default memory limit
-    /// ([`TaggerModel::dev_score_with`]).
+    /// (`TaggerModel::dev_score_with`).
     pub fn dev_score(&self, sentences: &[ColumnSentence]) -> Result<f64> {
         self.dev_score_with(sentences, &MemoryLimit::default())
     }
 
     /// [`TaggerModel::dev_score`] under `limit` ([`TaggerModel::tag_ids_with`]).
-    pub fn dev_score_with(&self, sentences: &[ColumnSentence], limit: &MemoryLimit) -> Result<f64> {
+    pub(crate) fn dev_score_with(
+        &self,
+        sentences: &[ColumnSentence],
+        limit: &MemoryLimit,
+    ) -> Result<f64> {
         let (s, _) = self.evaluate_with(sentences, limit)?;
         Ok(100.0
             * if is_chunk_scheme(&self.featurizer.labels) {

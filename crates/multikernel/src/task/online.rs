@@ -86,7 +86,7 @@ impl Gradient {
     }
 
     /// Adds the rank-one gradient `z v^T` of explicit group `group`.
-    pub fn push_outer(&mut self, group: usize, z: &[f64], v: &[f64]) {
+    pub(crate) fn push_outer(&mut self, group: usize, z: &[f64], v: &[f64]) {
         let start = self.outer_values.len();
         self.outer_values.extend_from_slice(z);
         self.outer_values.extend_from_slice(v);

@@ -59,7 +59,7 @@ impl std::fmt::Display for Loss {
 impl Loss {
     /// Number of scores per point: one for binary and regression losses, one per class for
     /// multiclass losses.
-    pub fn n_outputs(self, n_classes: usize) -> usize {
+    pub(crate) fn n_outputs(self, n_classes: usize) -> usize {
         match self {
             Loss::MulticlassHinge | Loss::MulticlassLogistic => n_classes,
             _ => 1,

@@ -228,7 +228,7 @@ impl FeatureMap {
     }
 
     /// `z(x)` of one full input row into `out` (`dim()` values).
-    pub fn map_row(&self, x: &[f64], out: &mut [f64]) {
+    pub(crate) fn map_row(&self, x: &[f64], out: &mut [f64]) {
         debug_assert_eq!(out.len(), self.dim);
         match (&self.kind, &self.features) {
             (MapKind::Columns, Some(f)) => {
@@ -276,7 +276,7 @@ impl FeatureMap {
     /// adds its inputs' columns (row by row, all of `omega`, 160 KB for 20 inputs and 1,024
     /// outputs, streamed from L2 for each row): the same additions in the same order as
     /// [`FeatureMap::map_row`], so the same bits.
-    pub fn map_rows(&self, x: &Matrix) -> Matrix {
+    pub(crate) fn map_rows(&self, x: &Matrix) -> Matrix {
         let mut out = Matrix::zeros(0, self.dim);
         self.map_rows_into(x, &mut out);
         out
@@ -332,10 +332,10 @@ impl FeatureMap {
 }
 
 /// Rows mapped together by [`FeatureMap::map_rows`].
-pub const MAP_BLOCK_ROWS: usize = 32;
+pub(crate) const MAP_BLOCK_ROWS: usize = 32;
 
 /// Outputs per tile of [`FeatureMap::map_rows`] (a tile of `omega` for 20 inputs: 40 KB).
-pub const MAP_TILE: usize = 256;
+pub(crate) const MAP_TILE: usize = 256;
 
 /// `pi / 2` in three parts (33, 33 and 53 significant bits): `k * P1` and `k * P2` are exact
 /// for `|k| < 2^20`, so `x - k pi/2` keeps about 1e-16 absolute accuracy (Cody & Waite).

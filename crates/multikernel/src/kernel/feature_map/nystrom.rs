@@ -8,7 +8,7 @@
 //! z(x) = Lambda_r^{-1/2} U_r^T k(L, x),    k(L, x) = (k(l_1, x), ..., k(l_m, x))
 //! ```
 //!
-//! keeps the `r` eigenpairs with `lambda > 1e-12 * lambda_max` ([`RELATIVE_EIGEN_FLOOR`]):
+//! keeps the `r` eigenpairs with `lambda > 1e-12 * lambda_max` (`RELATIVE_EIGEN_FLOOR`):
 //! the map's dimension is that numerical rank `r <= m` (the others, and any negative
 //! eigenvalue of a kernel that is not positive semi-definite, are dropped). Then
 //! `z(x) . z(x') = k(L, x)^T K_mm^+ k(L, x')`, the kernel projected on the span of the
@@ -38,7 +38,7 @@ use crate::kernel::FittedKind;
 pub const MAX_NYSTROM_DIM: usize = 4096;
 
 /// Eigenvalues of `K_mm` at or below this fraction of the largest are dropped.
-pub const RELATIVE_EIGEN_FLOOR: f64 = 1e-12;
+pub(crate) const RELATIVE_EIGEN_FLOOR: f64 = 1e-12;
 
 /// What a fitted Nystrom map keeps: the landmarks and the projection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -88,7 +88,7 @@ pub struct BlockNormMaster {
 
 /// What the working-set solves of a run cost, summed over the cuts.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct MasterStats {
+pub(crate) struct MasterStats {
     /// Solves (one per cut).
     pub solves: usize,
     /// `q = 1`: mirror steps on the template weights; `q > 1`: gradient and polish steps.
@@ -162,11 +162,6 @@ impl BlockNormMaster {
     /// The multipliers of the last solve.
     pub fn alpha(&self) -> &[f64] {
         &self.alpha
-    }
-
-    /// What the solves so far cost.
-    pub fn stats(&self) -> MasterStats {
-        self.stats
     }
 }
 

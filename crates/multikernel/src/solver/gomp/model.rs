@@ -178,11 +178,11 @@ impl GompModel {
     }
 
     /// Number of kernels the model uses (the path length).
-    pub fn n_kernels(&self) -> usize {
+    pub(crate) fn n_kernels(&self) -> usize {
         self.path.len()
     }
 
-    pub fn n_outputs(&self) -> usize {
+    pub(crate) fn n_outputs(&self) -> usize {
         self.intercept.len()
     }
 
@@ -365,7 +365,7 @@ impl GompModel {
     /// Chooses the path length with the smallest validation loss (the fewest kernels among
     /// ties), truncates the model to it and returns it with the loss of every length
     /// `0..=path.len()`.
-    pub fn select_on_validation(
+    pub(crate) fn select_on_validation(
         &mut self,
         x_val: MatrixRef<'_>,
         y_val: &Matrix,

@@ -127,7 +127,7 @@ impl LpMklModel {
     }
 
     /// Number of outputs.
-    pub fn n_outputs(&self) -> usize {
+    pub(crate) fn n_outputs(&self) -> usize {
         self.bias.len()
     }
 }

@@ -259,7 +259,7 @@ impl PolyProblem {
     /// kernel, each rank one (`z_m = prod_{j in m} z_j` scaled by `rho_d^-1`). Refuses general
     /// base kernels and a list above `memory`. The model predicts through explicit monomial
     /// weights `theta_m rho_d^-2 z_m^T alpha`, as a mirror-descent model with no uniform part.
-    pub fn fit_lp(
+    pub(crate) fn fit_lp(
         &self,
         lambda: f64,
         memory: &MemoryLimit,

@@ -41,7 +41,7 @@ pub struct OnlineState {
     pub n_labels: usize,
     /// Rounds done.
     pub t: u64,
-    /// Round after which the running average restarted ([`OnlineState::restart_average`]);
+    /// Round after which the running average restarted (`OnlineState::restart_average`);
     /// the average is over rounds `avg_start + 1 ..= t` (0: over every round, Alg. 1).
     #[serde(default)]
     pub avg_start: u64,
@@ -102,7 +102,7 @@ impl OnlineState {
     /// Restarts the running average of the iterates at the current round: from now on the
     /// averaged parameters are the mean of the iterates of the rounds that follow (averaged
     /// SGD that skips the first, far-from-optimal iterates; Xu 2011, Bottou 2012 Sec. 5.3).
-    pub fn restart_average(&mut self) {
+    pub(crate) fn restart_average(&mut self) {
         for g in self.kernel.iter_mut().chain(self.explicit.iter_mut()) {
             g.restart_average();
         }
@@ -115,7 +115,7 @@ impl OnlineState {
     /// kernel weights `d` in `K_d = sum_m d_m K_m`). A dense Gram takes one matrix product
     /// `C^T K` written straight into the image (no memory beyond it); a sparse one is read
     /// row by row, points in parallel.
-    pub fn recompute_images(&mut self, grams: &[Gram]) -> Result<()> {
+    pub(crate) fn recompute_images(&mut self, grams: &[Gram]) -> Result<()> {
         if grams.len() != self.kernel.len() {
             return Err(Error::shape(
                 "Gram matrices (one per kernel group)",
@@ -211,7 +211,7 @@ pub struct SnapshotRef<'a> {
 
 /// A [`SnapshotRef`] read back.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
-pub struct EngineSnapshot {
+pub(crate) struct EngineSnapshot {
     pub state: OnlineState,
     pub order: Vec<usize>,
     pub rng: RngPosition,
@@ -552,7 +552,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
     /// Puts the learner where [`Self::snapshot`] found one over the same task, Gram
     /// matrices and settings: the epochs that follow are those of the learner that wrote
     /// it, to the last bit. Fails when the snapshot does not fit the task.
-    pub fn restore(&mut self, snap: EngineSnapshot) -> Result<()> {
+    pub(crate) fn restore(&mut self, snap: EngineSnapshot) -> Result<()> {
         self.check_state(&snap.state)?;
         let n = self.task.n_examples();
         let mut seen = vec![false; n];
@@ -586,7 +586,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
 
     /// Restarts the running average of the iterates at the current round
     /// ([`OnlineState::restart_average`]).
-    pub fn restart_average(&mut self) {
+    pub(crate) fn restart_average(&mut self) {
         self.state.restart_average();
     }
 
@@ -827,7 +827,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
 
     /// The losses of the last iterate summed over consecutive chunks of [`LOSS_CHUNK`]
     /// examples, each in order, chunks in parallel (the terms of [`Self::average_loss`]).
-    pub fn loss_chunk_sums(&self) -> Vec<f64> {
+    pub(crate) fn loss_chunk_sums(&self) -> Vec<f64> {
         use rayon::prelude::*;
         let l = self.state.n_labels;
         let n = self.task.n_examples();

@@ -213,7 +213,7 @@ impl IncrementalFit {
 
     /// The targets as the online task wants them (`+-1`, class index, scaled value), class
     /// labels looked up by name among the fit's classes (an unknown label is an error).
-    pub fn online_targets(&self, targets: &Targets) -> Result<Vec<f64>> {
+    pub(crate) fn online_targets(&self, targets: &Targets) -> Result<Vec<f64>> {
         match (self.task, targets) {
             (TaskKind::Regression, Targets::Real(y)) => {
                 let s = self.target_scaler.as_ref();
@@ -290,7 +290,11 @@ impl IncrementalFit {
 
     /// One round per row of the blocks (standardized rows, online targets:
     /// [`IncrementalFit::block`]), in order; on an error the fit is left as it was.
-    pub fn train_blocks<I>(&mut self, blocks: I, observer: &dyn Observer) -> Result<PassReport>
+    pub(crate) fn train_blocks<I>(
+        &mut self,
+        blocks: I,
+        observer: &dyn Observer,
+    ) -> Result<PassReport>
     where
         I: Iterator<Item = Result<Block>> + Send,
     {
@@ -301,7 +305,7 @@ impl IncrementalFit {
     /// `BlockLearner::train_blocks_from`): the fit's counters and last loss end as after
     /// the one uninterrupted call; `after_block` sees the state and the pass so far after
     /// each block.
-    pub fn train_blocks_from<I>(
+    pub(crate) fn train_blocks_from<I>(
         &mut self,
         blocks: I,
         report: PassReport,

@@ -106,7 +106,7 @@ pub struct SequenceState {
 
 impl SequenceState {
     /// `||theta_m|| = d_m sqrt(q_m)`.
-    pub fn block_norms(&self) -> Vec<f64> {
+    pub(crate) fn block_norms(&self) -> Vec<f64> {
         self.weights
             .iter()
             .zip(&self.block_sqnorms)

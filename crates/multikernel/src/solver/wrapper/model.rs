@@ -177,7 +177,7 @@ impl WrapperModel {
     }
 
     /// Number of outputs.
-    pub fn n_outputs(&self) -> usize {
+    pub(crate) fn n_outputs(&self) -> usize {
         self.bias.len()
     }
 }

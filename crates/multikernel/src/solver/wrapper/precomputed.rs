@@ -89,7 +89,7 @@ impl PrecomputedWrapperModel {
     }
 
     /// Outputs: 1, or the number of classes of a multiclass model.
-    pub fn n_outputs(&self) -> usize {
+    pub(crate) fn n_outputs(&self) -> usize {
         self.bias.len()
     }
 

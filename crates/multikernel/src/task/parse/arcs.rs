@@ -513,7 +513,7 @@ impl ArcFeaturizer {
 
     /// The features of every part of `s`'s arc matrix: `(n + 1)^2` rows, part `h * (n + 1) +
     /// d`; rows with `d = 0` or `h = d` are empty.
-    pub fn sentence_rows(&self, s: &ParseSentence) -> SparseRows {
+    pub(crate) fn sentence_rows(&self, s: &ParseSentence) -> SparseRows {
         let c = self.code(s);
         let n1 = s.tokens.len() + 1;
         let mut rows = SparseRows::new();

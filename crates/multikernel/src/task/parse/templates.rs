@@ -335,7 +335,7 @@ impl TemplateSet {
     }
 
     /// The set as a template file (parses back to itself).
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         self.templates
             .iter()
             .map(|t| format!("{}\n", t.name))

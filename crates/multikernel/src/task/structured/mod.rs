@@ -52,7 +52,7 @@ use std::ops::Range;
 
 /// How one part is scored from the parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum PartScorer<'a> {
+pub(crate) enum PartScorer<'a> {
     /// `sum_m f_m(x_point, label)`: the kernel groups at training point `point` with label
     /// slot `label` (below [`StructuredTask::n_labels`]).
     Kernel { point: usize, label: usize },
@@ -84,7 +84,7 @@ pub struct Conjoined<'a> {
 
 impl Conjoined<'_> {
     /// One past the largest parameter index a part uses (`offset` without entries).
-    pub fn dim(&self) -> usize {
+    pub(crate) fn dim(&self) -> usize {
         if self.rows.n_entries() == 0 {
             self.offset
         } else {
@@ -129,7 +129,7 @@ impl PartMap<'_> {
         self.conjoined.map_or(0, |c| c.rows.n_rows() * c.n_labels)
     }
 
-    pub fn n_parts(&self) -> usize {
+    pub(crate) fn n_parts(&self) -> usize {
         self.n_kernel_parts()
             + self.parameters.len()
             + self.n_explicit_parts()
@@ -137,7 +137,7 @@ impl PartMap<'_> {
     }
 
     /// How part `part` (below [`PartMap::n_parts`]) is scored.
-    pub fn scorer(&self, part: usize) -> PartScorer<'_> {
+    pub(crate) fn scorer(&self, part: usize) -> PartScorer<'_> {
         let k = self.n_kernel_parts();
         let p = self.parameters.len();
         if part < k {

@@ -333,7 +333,7 @@ impl TagFeaturizer {
     /// The templates (unigram, then bigram with macros) that kept no expansion: none was
     /// seen `min_count` times in training (or, with feature dicts, the template's cell was
     /// always empty). They add nothing to the model.
-    pub fn empty_templates(&self) -> Vec<&Template> {
+    pub(crate) fn empty_templates(&self) -> Vec<&Template> {
         let unigrams = self.templates.unigrams().zip(&self.keys);
         let bigrams = self.templates.bigram_macros().zip(&self.bigram_keys);
         unigrams
@@ -478,7 +478,8 @@ impl TagFeaturizer {
     }
 
     /// Index of the group of unigram template `u` (0-based among the unigram templates).
-    pub fn unigram_group(&self, u: usize) -> usize {
+    #[cfg(test)]
+    pub(crate) fn unigram_group(&self, u: usize) -> usize {
         u + usize::from(self.has_bigram())
     }
 
@@ -503,7 +504,7 @@ impl TagFeaturizer {
     }
 
     /// Checks that every token has the observation columns the templates read.
-    pub fn check_sentences(&self, sentences: &[ColumnSentence]) -> Result<()> {
+    pub(crate) fn check_sentences(&self, sentences: &[ColumnSentence]) -> Result<()> {
         for s in sentences {
             if let Some(t) = s.tokens.iter().find(|t| t.len() < self.n_columns) {
                 return Err(Error::data(format!(
@@ -641,11 +642,6 @@ impl TaggingTask {
             groups: featurizer.groups(),
             cost: 1.0,
         })
-    }
-
-    /// Stored feature entries (one per token and kept template expansion).
-    pub fn n_entries(&self) -> usize {
-        self.rows.iter().map(SparseRows::n_entries).sum()
     }
 
     /// Heap bytes of the explicit label-pair parts of every sentence (what

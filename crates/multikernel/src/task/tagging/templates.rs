@@ -131,7 +131,7 @@ impl Template {
     /// The template expanded at token `pos` of a sentence whose token `t` has columns
     /// `column(t, c)` (bytes, in the data's encoding), into `out` (cleared first). Columns must exist
     /// ([`TemplateFile::check_columns`]).
-    pub fn expand<'s>(
+    pub(crate) fn expand<'s>(
         &self,
         len: usize,
         pos: usize,
@@ -242,7 +242,8 @@ impl TemplateFile {
     }
 
     /// The templates as a file's text (one a line).
-    pub fn to_text(&self) -> String {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn to_text(&self) -> String {
         self.templates
             .iter()
             .map(|t| t.text.clone() + "\n")
@@ -251,7 +252,7 @@ impl TemplateFile {
 
     /// Refuses a template reading a column at or past `n_columns` (the observation columns
     /// of the data: all but the label), naming the template's line.
-    pub fn check_columns(&self, n_columns: usize) -> Result<()> {
+    pub(crate) fn check_columns(&self, n_columns: usize) -> Result<()> {
         for (k, t) in self.templates.iter().enumerate() {
             let need = t.columns_needed();
             if need > n_columns {

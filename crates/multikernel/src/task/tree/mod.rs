@@ -499,7 +499,7 @@ impl<D: TreeDecoder> TreeTask<D> {
 
     /// Counts only the tokens marked `true` in the metric (punctuation excluded from the
     /// attachment score, as parsers report it); one mask per sentence.
-    pub fn with_scored(mut self, scored: Vec<Vec<bool>>) -> Result<Self> {
+    pub(crate) fn with_scored(mut self, scored: Vec<Vec<bool>>) -> Result<Self> {
         if scored.len() != self.heads.len()
             || scored
                 .iter()
@@ -517,11 +517,6 @@ impl<D: TreeDecoder> TreeTask<D> {
     /// The gold heads of every sentence.
     pub fn heads(&self) -> &[Vec<usize>] {
         &self.heads
-    }
-
-    /// The decoder.
-    pub fn decoder(&self) -> &D {
-        &self.decoder
     }
 
     /// Arc scores with `cost` added to every arc that is not in the gold tree.

@@ -180,7 +180,7 @@ impl PolySampler {
     /// (e, prefix) pairs not seen yet are computed together: on a rank-one basis every
     /// `O(n^2 r)` product `S^{⊙e} (a ⊙ Z^T)` of the level is one matrix product over all
     /// the prefixes (`S^{⊙e}` is read once per level, not once per draw).
-    pub fn draw_batch<R: Rng + ?Sized>(
+    pub(crate) fn draw_batch<R: Rng + ?Sized>(
         &self,
         prep: &Prepared,
         alpha: &[f64],
@@ -362,7 +362,7 @@ impl PolySampler {
     /// followed by acceptance with probability `1 / c_m` (`c_m` = [`orderings`]). The
     /// expected number of Algorithm 3 draws is `C' / sum_m |g_m| <= D!`. Gives up (returns
     /// `None`) after `max_tries` rejections.
-    pub fn draw_proportional<R: Rng + ?Sized>(
+    pub(crate) fn draw_proportional<R: Rng + ?Sized>(
         &self,
         prep: &Prepared,
         alpha: &[f64],
@@ -381,7 +381,8 @@ impl PolySampler {
 
     /// The probability that Algorithm 3 produces the ordered tuple `path` (product of the
     /// step-4 and step-7 probabilities of the running algorithm; for the tests).
-    pub fn path_prob(&self, prep: &Prepared, alpha: &[f64], path: &[u32]) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn path_prob(&self, prep: &Prepared, alpha: &[f64], path: &[u32]) -> f64 {
         if !pos(prep.total) {
             return 0.0;
         }
@@ -405,7 +406,8 @@ impl PolySampler {
 
     /// The probability that [`PolySampler::draw`] returns the multiset `m`:
     /// `c_m rho_d^-2 alpha^T K_m alpha / C'`.
-    pub fn multiset_prob(&self, prep: &Prepared, m: &[u32], alpha: &[f64]) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn multiset_prob(&self, prep: &Prepared, m: &[u32], alpha: &[f64]) -> f64 {
         if !pos(prep.total) || m.len() > self.degree {
             return 0.0;
         }

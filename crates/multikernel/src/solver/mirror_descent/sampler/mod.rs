@@ -303,13 +303,8 @@ impl PolySampler {
         self.inv_rho2[d]
     }
 
-    /// Whether the base kernels are rank one.
-    pub fn is_rank_one(&self) -> bool {
-        matches!(self.basis, PolyBasis::RankOne { .. })
-    }
-
     /// Number of distinct product kernels `C(r + D, D)`.
-    pub fn kernel_count(&self) -> f64 {
+    pub(crate) fn kernel_count(&self) -> f64 {
         count_kernels(self.r, self.degree)
     }
 
@@ -349,7 +344,7 @@ impl PolySampler {
     /// lower triangles of the power sums `P_1..P_D`: per column, the powers of `S = P_1` and
     /// `H_d = (1/d) sum_{i=1..d} P_i ⊙ H_{d-i}` (Newton) are formed in short buffers that
     /// stay in cache.
-    pub fn masses(&self, alpha: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    pub(crate) fn masses(&self, alpha: &[f64]) -> (Vec<f64>, Vec<f64>) {
         assert_eq!(alpha.len(), self.n, "PolySampler::masses: alpha length");
         #[cfg(target_arch = "x86_64")]
         {
@@ -507,7 +502,7 @@ impl PolySampler {
 
     /// `out += w K_m` (`n x n`, column-major). On a full basis a kernel of degree `<= 2` is
     /// added in one fused pass, without materializing `K_m`.
-    pub fn add_kernel(&self, m: &[u32], w: f64, out: &mut [f64]) {
+    pub(crate) fn add_kernel(&self, m: &[u32], w: f64, out: &mut [f64]) {
         let n = self.n;
         assert_eq!(out.len(), n * n, "PolySampler::add_kernel: output size");
         match &self.basis {
