@@ -135,7 +135,7 @@ impl SparseVector {
     }
 
     /// `||self||^2`.
-    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    #[cfg(test)]
     pub(crate) fn sqnorm(&self) -> f64 {
         self.entries.iter().map(|&(_, v)| v * v).sum()
     }

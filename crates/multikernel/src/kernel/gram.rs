@@ -151,7 +151,7 @@ impl Gram {
     }
 
     /// Whether this is the sparse variant.
-    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    #[cfg(test)]
     pub(crate) fn is_sparse(&self) -> bool {
         matches!(self, Gram::Sparse(_))
     }

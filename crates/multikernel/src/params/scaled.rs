@@ -195,7 +195,7 @@ impl ScaledVec {
 
     /// Adds `delta_eff * column[k]` to every image entry `k` (a rank-one image update).
     #[inline]
-    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    #[cfg(test)]
     pub(crate) fn add_image_scaled(
         &mut self,
         column: impl Iterator<Item = (usize, f64)>,

@@ -55,7 +55,7 @@ impl Groups {
     }
 
     /// Total number of memberships (sum of group sizes).
-    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    #[cfg(test)]
     pub(crate) fn total_size(&self) -> usize {
         self.members.iter().map(Vec::len).sum()
     }
@@ -63,13 +63,6 @@ impl Groups {
     /// Block norms `b_m = ||x_m||` (Euclidean), one per group.
     pub fn norms(&self, x: &[f64]) -> Vec<f64> {
         self.members.iter().map(|g| group_norm(x, g)).collect()
-    }
-
-    /// Block norms written into `out` (resized to M), for callers that reuse a buffer.
-    #[allow(dead_code)] // no caller left, tests included: to use or remove
-    pub(crate) fn norms_into(&self, x: &[f64], out: &mut Vec<f64>) {
-        out.clear();
-        out.extend(self.members.iter().map(|g| group_norm(x, g)));
     }
 
     /// Scales every coordinate of group `m` by `factors[m]`. With overlapping groups a
@@ -111,7 +104,7 @@ impl Groups {
     }
 
     /// True when the groups are disjoint and cover every coordinate of `0..dim`.
-    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    #[cfg(test)]
     pub(crate) fn is_partition(&self, dim: usize) -> bool {
         self.is_disjoint(dim) && self.total_size() == dim
     }
@@ -119,7 +112,7 @@ impl Groups {
     /// True when any two groups are either disjoint or nested (a tree / forest of groups,
     /// Jenatton et al. 2011). Disjoint groups are tree-structured. Quadratic in M; meant for
     /// validation and tests, not for the inner loop.
-    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    #[cfg(test)]
     pub(crate) fn is_tree_structured(&self) -> bool {
         let sets: Vec<std::collections::BTreeSet<usize>> = self
             .members

@@ -149,16 +149,6 @@ fn prefilter_inactive(y: &mut Vec<f64>, tau: f64) {
     }
 }
 
-/// Threshold `t` such that `prox_{tau/2 ||.||_1^2}(x) = soft(x, t)` (Alg. 2 of martins2011).
-///
-/// Sorts the magnitudes decreasingly into `y`, finds
-/// `rho = max{ j : y_j - tau/(1 + j tau) sum_{r<=j} y_r > 0 }` and returns
-/// `tau/(1 + rho tau) sum_{r<=rho} y_r` (0 when `x` is zero or `tau` is 0). O(n log n).
-#[allow(dead_code)] // no caller left, tests included: to use or remove
-pub(crate) fn squared_l1_threshold(x: &[f64], tau: f64) -> f64 {
-    solve_squared_l1(x, tau).map_or(0.0, |s| s.threshold())
-}
-
 /// In place prox of the squared l1 norm, `x <- argmin_z 1/2 ||z - x||^2 + tau/2 (sum_i
 /// |z_i|)^2` (Alg. 2 of martins2011; correctness in its App. E): `soft(x, t)` with `t` from
 /// [`squared_l1_threshold`]. O(n log n) by sorting. For `rho tau > 1` the surviving entries
@@ -184,7 +174,7 @@ pub(crate) fn prox_squared_l1(x: &mut [f64], tau: f64) {
 ///
 /// The weights enter through `|d_i|`; a coordinate with `d_i = 0` is unregularized and left
 /// unchanged. `d` must have the length of `x` (panics otherwise: a programming error).
-#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+#[cfg(test)]
 pub(crate) fn prox_weighted_squared_l1(x: &mut [f64], d: &[f64], tau: f64) {
     assert_eq!(
         x.len(),
@@ -290,7 +280,7 @@ pub(crate) fn prox_power(b0: f64, tau: f64, q: f64) -> f64 {
 /// Factor `min(1, gamma / norm)` that projects a vector of norm `norm` on the ball of radius
 /// `gamma` (1 when `norm <= gamma`, in particular for `norm = 0`; 0 when `gamma <= 0`).
 #[inline]
-#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+#[cfg(test)]
 pub(crate) fn ball_factor(norm: f64, gamma: f64) -> f64 {
     if norm > gamma {
         if gamma > 0.0 {
@@ -305,7 +295,7 @@ pub(crate) fn ball_factor(norm: f64, gamma: f64) -> f64 {
 
 /// In place Euclidean projection on the ball `{ z : ||z|| <= gamma }`: `x * min(1, gamma /
 /// ||x||)` (line 9 of Alg. 1, martins2011; radius from martins2010 App. E).
-#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+#[cfg(test)]
 pub(crate) fn project_l2_ball(x: &mut [f64], gamma: f64) {
     let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
     let f = ball_factor(norm, gamma);

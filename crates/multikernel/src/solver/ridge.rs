@@ -78,7 +78,7 @@ pub(crate) fn center_targets(y: &Matrix) -> (Vec<f64>, Matrix) {
 /// `center` (then `y` should be centered too). Dense when any kernel with a positive
 /// weight is dense or the total factor rank reaches `n`; otherwise the Woodbury identity
 /// over the stacked factors, O(n R^2).
-#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+#[cfg(test)]
 pub(crate) fn solve_weighted_sum(
     kernels: &[KernelMatrix],
     weights: &[f64],

@@ -107,12 +107,6 @@ impl<'a> ExplicitVectorTask<'a> {
             first: inner.explicit_groups().len(),
         }
     }
-
-    /// Index of the first feature group among the explicit groups.
-    #[allow(dead_code)] // no caller left, tests included: to use or remove
-    pub(crate) fn first_feature_group(&self) -> usize {
-        self.first
-    }
 }
 
 impl OnlineTask for ExplicitVectorTask<'_> {

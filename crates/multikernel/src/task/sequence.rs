@@ -104,13 +104,6 @@ impl SequenceTask {
     }
 }
 
-/// The best label sequence of a word given its unigram scores (`len x L`) and the label-pair
-/// scores (`L x L`): Viterbi (eq. 1).
-#[allow(dead_code)] // no caller left, tests included: to use or remove
-pub(crate) fn decode(unary: &[f64], trans: &[f64], n_labels: usize) -> Vec<usize> {
-    viterbi(unary, trans, n_labels).1
-}
-
 impl StructuredTask for SequenceTask {
     type Output = Vec<usize>;
 

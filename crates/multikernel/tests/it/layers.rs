@@ -810,7 +810,7 @@ fn the_public_face_stays_small() {
         })
         .collect();
     let total: usize = per_file.iter().map(|(n, _)| n).sum();
-    per_file.sort_by(|a, b| b.0.cmp(&a.0));
+    per_file.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
     let top: Vec<String> = per_file
         .iter()
         .take(15)

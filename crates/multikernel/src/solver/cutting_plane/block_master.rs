@@ -166,7 +166,7 @@ impl BlockNormMaster {
 }
 
 /// The Euclidean projection onto `{x >= 0, sum x <= c}`.
-#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+#[cfg(test)]
 pub(crate) fn project_capped_simplex(x: &mut [f64], c: f64) {
     for v in x.iter_mut() {
         *v = v.max(0.0);

@@ -220,7 +220,7 @@ fn add_checked(out: &mut Matrix, c: &Matrix, j: usize) -> Result<()> {
 /// The improvement formula for one kernel, by a fresh factorization:
 /// `I = (1/l) sum_c r_c^T (I - lambda l (K + lambda l I)^-1) r_c` with `l = r.rows`.
 /// The kernel is used as given (center it first for a model with bias).
-#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+#[cfg(test)]
 pub(crate) fn improvement(kernel: &KernelMatrix, r: &Matrix, lambda: f64) -> Result<f64> {
     check_inputs(std::slice::from_ref(kernel), r)?;
     let l = r.rows as f64;

@@ -238,7 +238,7 @@ pub(super) fn not_started(
 /// `J(theta) = (lambda/2) sum_c y_c^T (K_theta + lambda I)^-1 y_c` (centered kernels and
 /// targets when `bias`): the objective [`lp_mkl`] minimizes over the lp sphere, for any
 /// given `theta >= 0` (not rescaled).
-#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+#[cfg(test)]
 pub(crate) fn objective(
     kernels: &[KernelMatrix],
     theta: &[f64],

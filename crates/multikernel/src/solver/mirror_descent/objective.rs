@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::linalg::SpdFactor;
 
 /// `K_theta = sum_i theta_i rho_i^-2 K_i` over an explicit list of `n x n` kernels.
-#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+#[cfg(test)]
 pub(crate) fn combine(kernels: &[Matrix], theta: &[f64], rho2: &[f64]) -> Result<Matrix> {
     check_lengths(kernels.len(), theta, rho2)?;
     let n = kernels.first().map_or(0, |k| k.rows);
@@ -53,6 +53,7 @@ pub(crate) fn combine(kernels: &[Matrix], theta: &[f64], rho2: &[f64]) -> Result
     Ok(out)
 }
 
+#[cfg(test)]
 fn check_lengths(m: usize, theta: &[f64], rho2: &[f64]) -> Result<()> {
     if theta.len() != m {
         return Err(Error::shape(
@@ -118,7 +119,7 @@ pub(crate) fn objective(k: &Matrix, y: &[f64], lambda: f64) -> Result<(f64, Vec<
 }
 
 /// `J(theta)` over an explicit kernel list (see the module docs), with `alpha`.
-#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+#[cfg(test)]
 pub(crate) fn objective_theta(
     kernels: &[Matrix],
     rho2: &[f64],
@@ -131,7 +132,7 @@ pub(crate) fn objective_theta(
 }
 
 /// `alpha^T K alpha` for a dense symmetric `K`.
-#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+#[cfg(test)]
 pub(crate) fn quad_form(k: &Matrix, alpha: &[f64]) -> f64 {
     (0..k.rows)
         .map(|i| alpha[i] * crate::linalg::dot(k.row(i), alpha))
@@ -140,7 +141,7 @@ pub(crate) fn quad_form(k: &Matrix, alpha: &[f64]) -> f64 {
 
 /// `J(theta)` and its gradient `dJ/dtheta_i = -(lambda/2) alpha^T K_i alpha / rho_i^2`
 /// (eq. 12 with the factor of docs/formulas.md) over an explicit kernel list.
-#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+#[cfg(test)]
 pub(crate) fn objective_and_gradient(
     kernels: &[Matrix],
     rho2: &[f64],
@@ -159,7 +160,7 @@ pub(crate) fn objective_and_gradient(
 
 /// The gradient for rank-one kernels `K_i = z_i z_i^T`: `-(lambda/2) (z_i^T alpha)^2 /
 /// rho_i^2`, with `z` holding one feature `z_i` (length `n`) per row.
-#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+#[cfg(test)]
 pub(crate) fn gradient_rank_one(z: &Matrix, rho2: &[f64], alpha: &[f64], lambda: f64) -> Vec<f64> {
     (0..z.rows)
         .map(|i| {

@@ -171,7 +171,7 @@ impl<'a, T: StructuredTask + ?Sized> AdagradLearner<'a, T> {
     }
 
     /// Rounds done.
-    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    #[cfg(test)]
     pub(crate) fn rounds(&self) -> u64 {
         self.t
     }

@@ -179,16 +179,6 @@ impl<'a> BlockLearner<'a> {
         self.state.ok_or_else(lost)
     }
 
-    #[allow(dead_code)] // no caller left, tests included: to use or remove
-    pub(crate) fn params(&self) -> &OnlineParams {
-        &self.params
-    }
-
-    #[allow(dead_code)] // no caller left, tests included: to use or remove
-    pub(crate) fn gamma(&self) -> Option<f64> {
-        self.gamma
-    }
-
     /// The params of one pass over one block: in the block's order, once.
     fn block_params(&self) -> OnlineParams {
         OnlineParams {

@@ -214,7 +214,7 @@ impl<'a> SequenceInner<'a> {
         self.resume = Some(state);
     }
 
-    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    #[cfg(test)]
     pub(crate) fn set_epochs(&mut self, first: usize, warm: usize) {
         self.first_epochs = first;
         self.warm_epochs = warm;

@@ -111,31 +111,6 @@ pub(crate) fn svc_from(
     })
 }
 
-/// One-vs-rest C-SVC: one binary machine per class (`classes[i] < k`), class `c` against
-/// the others, as scikit-learn's `OneVsRestClassifier(SVC(kernel="precomputed"))`.
-#[allow(dead_code)] // no caller left, tests included: to use or remove
-pub(crate) fn svc_ovr(
-    kernel: MatrixRef<'_>,
-    classes: &[usize],
-    k: usize,
-    c: f64,
-    params: &SmoParams,
-    observer: &dyn Observer,
-) -> Result<Vec<SvmFit>> {
-    if let Some(&bad) = classes.iter().find(|&&l| l >= k) {
-        return Err(Error::data(format!("class {bad} of {k} classes")));
-    }
-    (0..k)
-        .map(|class| {
-            let y: Vec<f64> = classes
-                .iter()
-                .map(|&l| if l == class { 1.0 } else { -1.0 })
-                .collect();
-            svc(kernel, &y, c, params, observer)
-        })
-        .collect()
-}
-
 /// epsilon-SVR on real targets `z`.
 pub fn svr(
     kernel: MatrixRef<'_>,

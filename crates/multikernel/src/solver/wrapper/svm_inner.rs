@@ -38,11 +38,6 @@ impl SvmTask {
         }
     }
 
-    #[allow(dead_code)] // no caller left, tests included: to use or remove
-    pub(crate) fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Machines (one per class for one-vs-rest, else one).
     pub(crate) fn machines(&self) -> usize {
         match self {
@@ -120,11 +115,6 @@ impl<'a> SvmInner<'a> {
             params,
             combined: Matrix::zeros(n, n),
         })
-    }
-
-    #[allow(dead_code)] // no caller left, tests included: to use or remove
-    pub(crate) fn task(&self) -> &SvmTask {
-        &self.task
     }
 
     /// `sum_m d_m K_m` into the buffer.

@@ -185,11 +185,6 @@ impl CodedSentence {
         self.n
     }
 
-    #[allow(dead_code)] // no caller left, tests included: to use or remove
-    pub(crate) fn is_empty(&self) -> bool {
-        self.n == 0
-    }
-
     /// The code of attribute `a` at position `k` (may lie outside `0..=n`).
     #[inline]
     fn code(&self, k: isize, a: usize) -> u32 {

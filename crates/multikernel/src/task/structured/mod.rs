@@ -403,7 +403,7 @@ pub(crate) fn conjoined_scores<'w>(
 
 /// `sum_r counts_r phi_r`: a part-space vector (the joint feature, a gradient) mapped into the
 /// explicit parameter space (global indices); kernel parts are skipped.
-#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+#[cfg(test)]
 pub(crate) fn explicit_feature<T: StructuredTask + ?Sized>(
     task: &T,
     i: usize,

@@ -40,7 +40,7 @@ impl FromStr for LabelColumn {
 }
 
 /// Observation columns of [`from_conllu`]'s output (the label is one more).
-#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+#[cfg(test)]
 pub(crate) const OBSERVATION_COLUMNS: usize = 8;
 
 /// The shape of a word: `X` for an uppercase letter, `x` lowercase, `d` a digit, any other

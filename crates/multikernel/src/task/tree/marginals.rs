@@ -106,7 +106,7 @@ pub(crate) fn matrix_tree(n: usize, arc: &[f64], single_root: bool) -> Option<Pa
 /// [`matrix_tree`] by elimination without subtraction alone (`elimination.rs`): exact
 /// to rounding at any score magnitude, in `O(n^3)` logarithms and exponentials (the LU's
 /// slower, safe twin; [`matrix_tree`] uses it when the LU's answer fails its checks).
-#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+#[cfg(test)]
 pub(crate) fn matrix_tree_exact(n: usize, arc: &[f64], single_root: bool) -> Option<PartMarginals> {
     if n == 0 {
         return matrix_tree(0, arc, single_root);

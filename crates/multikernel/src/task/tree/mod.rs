@@ -216,16 +216,16 @@ impl TreeDecoder for Enumeration {
 /// [`ChuLiuEdmonds`] and [`Eisner`] return by default) and / or projective ones
 /// ([`is_projective`]): the slow twin of the decoders and of their marginals.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[cfg_attr(not(test), allow(dead_code))] // the tests use it
+#[cfg(test)]
 pub(crate) struct EnumerationOf {
     pub single_root: bool,
     pub projective: bool,
 }
 
+#[cfg(test)]
 impl EnumerationOf {
     /// Every tree of the kind over `n <= MAX_ENUMERATED_TOKENS` tokens, in lexicographic order
     /// of the heads; `None` for longer sentences.
-    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
     pub(crate) fn trees(&self, n: usize) -> Option<Vec<Vec<usize>>> {
         Some(
             all_trees(n)?
@@ -238,6 +238,7 @@ impl EnumerationOf {
     }
 }
 
+#[cfg(test)]
 impl TreeDecoder for EnumerationOf {
     fn max_tokens(&self) -> usize {
         MAX_ENUMERATED_TOKENS

@@ -217,15 +217,9 @@ impl PackedGrams {
     }
 
     /// Cuts held.
-    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.n
-    }
-
-    /// Whether no cut is held.
-    #[allow(dead_code)] // no caller left, tests included: to use or remove
-    pub(crate) fn is_empty(&self) -> bool {
-        self.n == 0
     }
 
     /// Templates.
@@ -234,7 +228,7 @@ impl PackedGrams {
     }
 
     /// `Q^j_rs` (any order of `r`, `s`).
-    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    #[cfg(test)]
     pub(crate) fn get(&self, j: usize, r: usize, s: usize) -> f64 {
         let (hi, lo) = if r >= s { (r, s) } else { (s, r) };
         self.tri[j][row_start(hi) + lo]
@@ -300,7 +294,7 @@ impl PackedGrams {
     /// of factor 0 and cuts of multiplier 0 skipped), as a dense vector over every parameter:
     /// filled chunk by chunk in parallel (module docs), each chunk's slice staying in a core's
     /// cache while the held cuts' entries there are added into it.
-    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    #[cfg(test)]
     pub(crate) fn weights(&self, alpha: &[f64], factors: &[f64]) -> Vec<f64> {
         self.weights_into(alpha, factors, Vec::new())
     }
@@ -426,7 +420,7 @@ impl PackedGrams {
     }
 
     /// `Q^j` as a dense row-major matrix (the tests' twin).
-    #[cfg_attr(not(test), allow(dead_code))] // the tests use it
+    #[cfg(test)]
     pub(crate) fn dense(&self, j: usize) -> Vec<f64> {
         let mut w = vec![0.0; self.tri.len()];
         w[j] = 1.0;
