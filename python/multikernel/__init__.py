@@ -15,7 +15,9 @@ core (also read from the files ``multikernel train`` writes: ``Model.from_bytes`
 
 ``partial_fit`` trains the online learner chunk by chunk (its state is an
 ``IncrementalFit``, which pickles and mixes); ``multikernel.dask.fit_dask`` trains on a
-Dask cluster by iterative parameter mixing (Dask is an optional dependency).
+Dask cluster by iterative parameter mixing, and ``multikernel.dask.predict_dask`` predicts
+with any fitted estimator over a Dask bag, array or dataframe (Dask is an optional
+dependency).
 """
 
 from ._core import (

@@ -450,7 +450,8 @@ class _MKLBase(BaseEstimator):
     def _rows(self, X):
         check_is_fitted(self, "model_")
         X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
-        return X
+        # Buffers deserialized from a byte stream (Dask's partitions) may be unaligned.
+        return _aligned(X)
 
     def _precomputed(self):
         return isinstance(self.kernels, str) and self.kernels == "precomputed"

@@ -1,4 +1,11 @@
-"""Data-parallel training on Dask by iterative parameter mixing (McDonald, Hall & Mann 2010).
+"""Training and prediction on Dask.
+
+``predict_dask(estimator, collection)`` predicts with any fitted estimator of the package
+over a Dask collection, partition by partition on the workers (a tagger over a bag of
+sentences, a parser over a bag of CoNLL-U blocks or TokenLists, a table estimator over a dask
+array or dataframe), the estimator shipped once per worker, the results in input order.
+
+Data-parallel training by iterative parameter mixing (McDonald, Hall & Mann 2010):
 
 ``fit_dask(estimator, X, y)`` trains an ``MKLClassifier`` or ``MKLRegressor`` (the online
 learner, kernels with an explicit map: ``partial_fit``'s conditions) on data spread over a
@@ -17,7 +24,8 @@ Dask cluster:
 
 With one shard the run is exactly ``epochs`` passes of ``partial_fit`` over shuffled rows.
 
-Dask is an optional dependency: ``pip install "dask[distributed]"``.
+Dask is an optional dependency: ``pip install "dask[distributed]"`` (and ``pyarrow`` for
+dask dataframes).
 """
 
 import numbers
@@ -220,3 +228,201 @@ def fit_dask(estimator, X, y, *, client=None, epochs=None, classes=None):
     if is_classifier:
         estimator.classes_ = labels
     return estimator
+
+
+# --- Prediction over Dask collections -------------------------------------------------------
+
+_TABLE_METHODS = ("predict", "predict_proba", "decision_function")
+_TAGGER_METHODS = ("predict", "predict_marginals")
+_PARSER_METHODS = ("predict",)
+
+
+def _kind(estimator):
+    """"tagger", "parser" or "table": what the estimator predicts on."""
+    from ._parser import DependencyParser
+    from ._tagger import SequenceTagger
+
+    if isinstance(estimator, SequenceTagger):
+        return "tagger"
+    if isinstance(estimator, DependencyParser):
+        return "parser"
+    return "table"
+
+
+def _column_tokens(block, labels_column):
+    """A sentence given as CRF++ column text (one token a line, columns split by white
+    space) as the tagger's column tuples; ``labels_column``: the last column is a gold label,
+    dropped (as ``crf_test`` reads a test file)."""
+    tokens = [tuple(line.split()) for line in block.splitlines() if line.strip()]
+    if labels_column:
+        tokens = [t[:-1] for t in tokens]
+    return tokens
+
+
+def _tag_partition(sentences, estimator, method, labels_column):
+    sents = [
+        _column_tokens(s, labels_column) if isinstance(s, str) else s for s in sentences
+    ]
+    if not sents:
+        return []
+    return list(getattr(estimator, method)(sents))
+
+
+def _parse_partition(sentences, estimator):
+    sents = list(sentences)
+    if not sents:
+        return []
+    out = estimator.predict(sents)
+    if isinstance(out, str):  # pragma: no cover - a list in gives a list out
+        raise ValueError("the parser returned one text for a list of sentences")
+    if len(out) != len(sents):
+        raise ValueError(f"{len(sents)} sentences in a partition, {len(out)} parses out")
+    return list(out)
+
+
+def _table_block(block, estimator, method):
+    return getattr(estimator, method)(np.ascontiguousarray(block, dtype=np.float64))
+
+
+def _frame_partition(frame, estimator, method, columns):
+    import pandas as pd
+
+    out = getattr(estimator, method)(np.ascontiguousarray(frame.to_numpy(), dtype=np.float64))
+    if out.ndim == 1:
+        return pd.Series(out, index=frame.index)
+    return pd.DataFrame(out, index=frame.index, columns=columns)
+
+
+def _shipped(estimator, client):
+    """The fitted estimator as one piece of the graph: scattered to every worker once when
+    a distributed client runs (every partition's task then reads its worker's copy), else
+    one delayed value that the local scheduler computes once."""
+    import dask
+
+    if client is not None:
+        return client.scatter(estimator, broadcast=True, hash=False)
+    return dask.delayed(estimator, pure=True)
+
+
+def predict_dask(estimator, collection, *, method="predict", client=None, labels_column=False):
+    """Predicts with a fitted estimator over a Dask collection, partition by partition on the
+    workers, and returns a lazy collection of the results in input order (``.compute()``
+    gives what ``getattr(estimator, method)`` gives on the whole input).
+
+    Parameters
+    ----------
+    estimator : fitted SequenceTagger, DependencyParser, MKLClassifier or MKLRegressor
+        Shipped to each worker once (scattered with ``broadcast=True`` when a distributed
+        client runs), not once per partition.
+    collection : dask.bag.Bag, dask.array.Array or dask.dataframe.DataFrame
+        Taggers: a bag of sentences, each a list of feature dicts, a list of column tuples,
+        or CRF++ column text (one token a line). Parsers: a bag of sentences, each a CoNLL-U
+        block (text) or a ``conllu`` TokenList (made on the workers, e.g.
+        ``bag.map(lambda b: conllu.parse(b)[0])``: Dask rebuilds the lists it finds in a
+        graph, and a TokenList given to ``from_sequence`` does not survive that). Tables: a
+        2-D dask array chunked by rows, or
+        a dask dataframe of the training columns.
+    method : str
+        ``"predict"`` (default); taggers trained with the CRF loss also
+        ``"predict_marginals"`` (each token's ``{label: probability}``); tables
+        ``"predict_proba"`` (logistic loss) and ``"decision_function"``.
+    client : distributed.Client or None
+        None: the current distributed client if there is one, else Dask's local scheduler.
+    labels_column : bool
+        Tagger sentences given as column text: the last column is a gold label and is
+        dropped (CRF++'s test files).
+
+    Returns
+    -------
+    A ``dask.bag.Bag`` with one prediction per sentence (taggers: a label list, or a list of
+    per-token dicts; parsers: the sentence in the form it was given, with heads and
+    relations), a ``dask.array.Array`` (tables given as an array: 1-D for labels and
+    two-class decision values, one column a class otherwise) or a dask Series / DataFrame
+    with the partitions' index (tables given as a dataframe).
+    """
+    from sklearn.utils.validation import check_is_fitted
+
+    kind = _kind(estimator)
+    allowed = {
+        "tagger": _TAGGER_METHODS,
+        "parser": _PARSER_METHODS,
+        "table": _TABLE_METHODS,
+    }[kind]
+    if method not in allowed:
+        raise ValueError(
+            f"method={method!r}: a {type(estimator).__name__} predicts with one of "
+            f"{', '.join(allowed)}"
+        )
+    if not hasattr(estimator, method):
+        raise AttributeError(
+            f"{type(estimator).__name__} has no {method} with these settings (marginals "
+            "and probabilities need the CRF or logistic loss)"
+        )
+    check_is_fitted(estimator)
+    if client is None:
+        try:
+            from distributed import get_client
+
+            client = get_client()
+        except (ImportError, ValueError):
+            client = None
+    import dask.array as da
+    import dask.bag as db
+
+    try:
+        import dask.dataframe as dd
+    except ImportError:  # pragma: no cover - dask without pandas
+        dd = None
+    if kind in ("tagger", "parser"):
+        if not isinstance(collection, db.Bag):
+            raise TypeError(
+                f"predict_dask: a {type(estimator).__name__} predicts over a dask.bag of "
+                f"sentences; got {type(collection).__name__}"
+            )
+        est = _shipped(estimator, client)
+        if kind == "tagger":
+            return collection.map_partitions(_tag_partition, est, method, labels_column)
+        return collection.map_partitions(_parse_partition, est)
+    n_features = getattr(estimator, "n_features_in_", None)
+    probe = getattr(estimator, method)(np.zeros((1, n_features)))
+    if isinstance(collection, da.Array):
+        if collection.ndim != 2:
+            raise ValueError(f"X: a 2-D dask array; got {collection.ndim} dimensions")
+        if collection.shape[1] != n_features:
+            raise ValueError(
+                f"X has {collection.shape[1]} columns; the estimator was fitted on "
+                f"{n_features}"
+            )
+        X = collection.rechunk({1: collection.shape[1]})
+        est = _shipped(estimator, client)
+        if probe.ndim == 1:
+            return X.map_blocks(
+                _table_block, est, method, drop_axis=1, dtype=probe.dtype,
+                meta=np.empty((0,), dtype=probe.dtype),
+            )
+        return X.map_blocks(
+            _table_block, est, method, chunks=(X.chunks[0], (probe.shape[1],)),
+            dtype=probe.dtype, meta=np.empty((0, 0), dtype=probe.dtype),
+        )
+    if dd is not None and isinstance(collection, dd.DataFrame):
+        import pandas as pd
+
+        if len(collection.columns) != n_features:
+            raise ValueError(
+                f"the dataframe has {len(collection.columns)} columns; the estimator was "
+                f"fitted on {n_features}"
+            )
+        columns = list(getattr(estimator, "classes_", range(probe.shape[-1])))
+        meta = (
+            pd.Series(probe[:0], dtype=probe.dtype)
+            if probe.ndim == 1
+            else pd.DataFrame(probe[:0], columns=columns)
+        )
+        est = _shipped(estimator, client)
+        return collection.map_partitions(
+            _frame_partition, est, method, columns, meta=meta, align_dataframes=False
+        )
+    raise TypeError(
+        f"predict_dask: a {type(estimator).__name__} predicts over a 2-D dask array or a "
+        f"dask dataframe; got {type(collection).__name__}"
+    )
