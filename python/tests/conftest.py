@@ -1,4 +1,5 @@
-"""Shared fixtures: the tables shipped in data/uci, and the command-line binary.
+"""Shared fixtures: the tables shipped in data/uci, the command-line binary, and the Dask
+tests' cluster.
 
 The tagger and parser tests compare with the command line, found at ``$MULTIKERNEL_BIN``
 (default ``target/release/multikernel``, else ``target/debug/multikernel``: cli_binary.py;
@@ -30,6 +31,28 @@ def multikernel_bin():
             pytest.fail(f"MULTIKERNEL_REQUIRE_BIN is set and {why}", pytrace=False)
         pytest.skip(why)
     return path
+
+
+@pytest.fixture(scope="module", params=[1, 2], ids=["1worker", "2workers"])
+def client(request):
+    """A Dask client on an in-process LocalCluster of 1, then 2 workers (one thread each),
+    everything on the loopback interface over TCP (so what is sent really travels
+    pickled); the Dask tests' cluster."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=request.param,
+        threads_per_worker=1,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+    )
+    c = distributed.Client(cluster)
+    addresses = [cluster.scheduler_address, *c.scheduler_info()["workers"]]
+    assert all(a.startswith("tcp://127.0.0.1:") for a in addresses), addresses
+    yield c
+    c.close()
+    cluster.close()
 
 
 @pytest.hookimpl(hookwrapper=True)

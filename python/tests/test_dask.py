@@ -18,26 +18,6 @@ from multikernel.dask import fit_dask  # noqa: E402
 KERNELS = ["rbf:scale=1,approx=rff,dim=256", "rbf:scale=4,approx=rff,dim=256"]
 
 
-@pytest.fixture(scope="module", params=[1, 2], ids=["1worker", "2workers"])
-def client(request):
-    cluster = distributed.LocalCluster(
-        n_workers=request.param,
-        threads_per_worker=1,
-        processes=False,
-        # TCP on the loopback interface only (so the fits really travel pickled).
-        protocol="tcp",
-        host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-    )
-    c = distributed.Client(cluster)
-    # Everything listens on the loopback interface (the HTTP server on a free port).
-    addresses = [cluster.scheduler_address, *c.scheduler_info()["workers"]]
-    assert all(a.startswith("tcp://127.0.0.1:") for a in addresses), addresses
-    yield c
-    c.close()
-    cluster.close()
-
-
 def data(name="breast-cancer", real=False):
     X, y = read_table(name, real=real)
     return train_test_split(

@@ -3,12 +3,10 @@ array or dataframe gives, partition by partition, what ``predict`` gives on the 
 in input order, on a distributed cluster (in-process LocalCluster on the loopback interface,
 1 and 2 workers) and on Dask's local scheduler."""
 
-import gzip
-from pathlib import Path
-
 import numpy as np
 import pytest
 from tables import read_table
+from treebank import blocks, unparsed
 
 from multikernel import DependencyParser, MKLClassifier, MKLRegressor, SequenceTagger
 
@@ -19,33 +17,8 @@ distributed = pytest.importorskip("distributed")
 
 from multikernel.dask import predict_dask  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-TREEBANK = ROOT / "data" / "treebank" / "tr-web.conllu.gz"
 KERNELS = ["rbf:scale=1,approx=rff,dim=64", "linear"]
 TEMPLATES = "U00:%x[0,0]\nU01:%x[-1,0]\nU02:%x[1,0]\nB\n"
-
-
-@pytest.fixture(scope="module", params=[1, 2], ids=["1worker", "2workers"])
-def client(request):
-    cluster = distributed.LocalCluster(
-        n_workers=request.param,
-        threads_per_worker=1,
-        processes=False,
-        protocol="tcp",
-        host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-    )
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
-
-def blocks(fold, n=None):
-    """The sentences of a TWT fold (index mod 10), each its CoNLL-U text."""
-    text = gzip.open(TREEBANK, "rt", encoding="utf-8").read()
-    sentences = [b.strip("\n") + "\n\n" for b in text.split("\n\n") if b.strip()]
-    return [s for i, s in enumerate(sentences) if i % 10 == fold][:n]
 
 
 def words_and_tags(block):
@@ -63,8 +36,8 @@ def features(words):
 
 @pytest.fixture(scope="module")
 def tagging():
-    train = [words_and_tags(b) for b in blocks(0, 150)]
-    test = [words_and_tags(b) for b in blocks(9, 50)]
+    train = [words_and_tags(b) for b in blocks(0)[:150]]
+    test = [words_and_tags(b) for b in blocks(9)[:50]]
     return train, test
 
 
@@ -101,19 +74,9 @@ def test_a_tagger_over_column_text_with_and_without_labels(client, tagging):
     assert got.compute() == want
 
 
-def unparsed(block):
-    out = []
-    for line in block.splitlines(keepends=True):
-        c = line.rstrip("\n").split("\t")
-        if len(c) == 10 and c[0].isdigit():
-            c[6] = c[7] = "_"
-        out.append("\t".join(c) + ("\n" if line.endswith("\n") else ""))
-    return "".join(out)
-
-
 def test_a_parser_over_a_bag_of_blocks_and_tokenlists(client):
-    est = DependencyParser(epochs=2, random_state=0).fit("".join(blocks(0, 100)))
-    test = [unparsed(b) for b in blocks(9, 40)]
+    est = DependencyParser(epochs=2, random_state=0).fit("".join(blocks(0)[:100]))
+    test = [unparsed(b) for b in blocks(9)[:40]]
     want = est.predict(test)
     got = predict_dask(est, db.from_sequence(test, npartitions=3), client=client).compute()
     assert got == want

@@ -8,7 +8,6 @@ three input forms (a path, CoNLL-U text, conllu TokenLists or blocks) give the s
 UPOS is named; it pickles into a fresh process; GridSearchCV chooses C on a list of
 sentences; Ctrl-C stops a fit."""
 
-import gzip
 import os
 import pickle
 import signal
@@ -16,7 +15,6 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from sklearn.base import clone
@@ -26,10 +24,9 @@ from sklearn.utils import estimator_checks
 from multikernel import DependencyParser
 
 import cli_binary
+from treebank import TREEBANK, blocks, unparsed
 
-ROOT = Path(__file__).resolve().parents[2]
 CLI = cli_binary.path()
-TREEBANK = ROOT / "data" / "treebank" / "tr-web.conllu.gz"
 N_TRAIN = 80
 
 # Skips without the binary, fails with MULTIKERNEL_REQUIRE_BIN=1 (conftest.py).
@@ -40,13 +37,6 @@ def cli(*args):
     out = subprocess.run([str(CLI), *map(str, args)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     return out
-
-
-def blocks(fold):
-    """The sentences of a TWT fold (index mod 10), each its CoNLL-U lines."""
-    text = gzip.open(TREEBANK, "rt", encoding="utf-8").read()
-    sentences = [b.strip("\n") + "\n\n" for b in text.split("\n\n") if b.strip()]
-    return [s for i, s in enumerate(sentences) if i % 10 == fold]
 
 
 @pytest.fixture(scope="module")
@@ -117,16 +107,6 @@ SMALL = (
     "2.1\tz\t_\t_\t_\t_\t_\t_\t_\t_\n"
     "3\tc\tc\tVERB\tVB\t_\t0\troot\t_\t_\n\n"
 )
-
-
-def unparsed(text):
-    out = []
-    for line in text.splitlines(keepends=True):
-        c = line.rstrip("\n").split("\t")
-        if len(c) == 10 and c[0].isdigit():
-            c[6] = c[7] = "_"
-        out.append("\t".join(c) + ("\n" if line.endswith("\n") else ""))
-    return "".join(out)
 
 
 def test_predict_returns_what_it_was_given():
