@@ -12,8 +12,7 @@ use multikernel::estimator::registry;
 use multikernel::estimator::stream::StreamOptions;
 use multikernel::estimator::{AutoConfig, SelectionRequest};
 use multikernel::estimator::{
-    parse_p, FileSource, Fitted, Learner, LearnerKind, LearnerSpec, Source, StepSchedule, Strength,
-    Task, TrainSource,
+    FileSource, Fitted, Learner, LearnerKind, LearnerSpec, Source, Strength, Task, TrainSource,
 };
 use multikernel::kernel::MemoryLimit;
 use multikernel::run::{Checkpointed, RunStatus};

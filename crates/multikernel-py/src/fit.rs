@@ -14,8 +14,8 @@ use multikernel::estimator::RegSpec;
 use multikernel::estimator::TaskKind;
 use multikernel::estimator::{
     fit_auto, fit_checked, fit_precomputed as fit_precomputed_rs, selection_plan, Budget, Learner,
-    LearnerKind, LearnerSpec, LossKind, PrecomputedLearner, PrecomputedSpec, SelectionRecord, Task,
-    SelectionRequest, TrainingData, WrapperSpec,
+    LearnerKind, LearnerSpec, LossKind, PrecomputedLearner, PrecomputedSpec, SelectionRecord,
+    SelectionRequest, Task, TrainingData, WrapperSpec,
 };
 use multikernel::kernel::{default_dictionary, streaming_dictionary, KernelSpec, MemoryLimit};
 use multikernel::run::RunStatus;
@@ -290,7 +290,11 @@ pub fn fit<'py>(
         streaming: false,
         settings: &settings,
     };
-    let plan = if select { selection_plan(&request) } else { None };
+    let plan = if select {
+        selection_plan(&request)
+    } else {
+        None
+    };
     let kind = match &plan {
         Some(p) => p.learner.unwrap_or(LearnerKind::LpMkl),
         None => named.unwrap_or(LearnerKind::Online),

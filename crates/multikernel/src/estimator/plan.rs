@@ -59,8 +59,7 @@ fn task_default(task: Task, name: &str) -> Option<&'static str> {
 /// Whether `text` restates the default `default` (as text, or as the same number).
 fn is_default(text: &str, default: &str) -> bool {
     let t = text.trim();
-    t == default
-        || matches!((t.parse::<f64>(), default.parse::<f64>()), (Ok(a), Ok(b)) if a == b)
+    t == default || matches!((t.parse::<f64>(), default.parse::<f64>()), (Ok(a), Ok(b)) if a == b)
 }
 
 /// Whether the request names the online learner by a setting only it takes (not restating
@@ -94,7 +93,11 @@ pub fn selection_plan(request: &SelectionRequest<'_>) -> Option<AutoConfig> {
 mod tests {
     use super::*;
 
-    fn plan(task: Task, learner: Option<LearnerKind>, given: &[(&str, &str)]) -> Option<AutoConfig> {
+    fn plan(
+        task: Task,
+        learner: Option<LearnerKind>,
+        given: &[(&str, &str)],
+    ) -> Option<AutoConfig> {
         let settings: Vec<(&str, String)> =
             given.iter().map(|(n, t)| (*n, t.to_string())).collect();
         selection_plan(&SelectionRequest {
@@ -112,9 +115,22 @@ mod tests {
         let free = plan(Task::Regression, None, &[]).unwrap();
         assert_eq!(free.learner, None);
         // The servo case of issue 49: loss = squared on a regression chooses nothing.
-        assert_eq!(plan(Task::Regression, None, &[("loss", "squared")]), Some(free.clone()));
-        assert_eq!(plan(Task::Binary, None, &[("loss", " hinge ")]).unwrap().learner, None);
-        assert_eq!(plan(Task::Binary, None, &[("epochs", "20")]).unwrap().learner, None);
+        assert_eq!(
+            plan(Task::Regression, None, &[("loss", "squared")]),
+            Some(free.clone())
+        );
+        assert_eq!(
+            plan(Task::Binary, None, &[("loss", " hinge ")])
+                .unwrap()
+                .learner,
+            None
+        );
+        assert_eq!(
+            plan(Task::Binary, None, &[("epochs", "20")])
+                .unwrap()
+                .learner,
+            None
+        );
         // Another value is a choice of the online learner.
         for (name, text) in [("loss", "logistic"), ("epochs", "5"), ("regularizer", "l2")] {
             assert_eq!(
@@ -123,7 +139,12 @@ mod tests {
                 "{name}={text}"
             );
         }
-        assert_eq!(plan(Task::Regression, None, &[("loss", "hinge")]).unwrap().learner, Some(Online));
+        assert_eq!(
+            plan(Task::Regression, None, &[("loss", "hinge")])
+                .unwrap()
+                .learner,
+            Some(Online)
+        );
     }
 
     #[test]
@@ -133,11 +154,21 @@ mod tests {
         assert!(!given.tune_eta0);
         assert_eq!(given.learner, None, "eta0 = 1 restates the default");
         assert_eq!(
-            plan(Task::Binary, None, &[("eta0", "0.5")]).unwrap().learner,
+            plan(Task::Binary, None, &[("eta0", "0.5")])
+                .unwrap()
+                .learner,
             Some(LearnerKind::Online)
         );
-        assert!(!plan(Task::Binary, None, &[("schedule", "inv")]).unwrap().tune_eta0);
-        assert!(plan(Task::Binary, None, &[("schedule", "sqrt")]).unwrap().tune_eta0);
+        assert!(
+            !plan(Task::Binary, None, &[("schedule", "inv")])
+                .unwrap()
+                .tune_eta0
+        );
+        assert!(
+            plan(Task::Binary, None, &[("schedule", "sqrt")])
+                .unwrap()
+                .tune_eta0
+        );
     }
 
     #[test]
@@ -152,16 +183,42 @@ mod tests {
             settings: &[],
         };
         assert!(!off(base));
-        assert!(off(SelectionRequest { strength_given: true, ..base }));
-        assert!(off(SelectionRequest { streaming: true, ..base }));
-        assert!(off(SelectionRequest { task: Task::Sequence, ..base }));
-        assert!(off(SelectionRequest { task: Task::Parsing, ..base }));
-        assert!(off(SelectionRequest { learner: Some(MirrorDescent), ..base }));
+        assert!(off(SelectionRequest {
+            strength_given: true,
+            ..base
+        }));
+        assert!(off(SelectionRequest {
+            streaming: true,
+            ..base
+        }));
+        assert!(off(SelectionRequest {
+            task: Task::Sequence,
+            ..base
+        }));
+        assert!(off(SelectionRequest {
+            task: Task::Parsing,
+            ..base
+        }));
+        assert!(off(SelectionRequest {
+            learner: Some(MirrorDescent),
+            ..base
+        }));
         let validation = [("validation", "v.csv".to_string())];
-        assert!(off(SelectionRequest { learner: Some(Gomp), settings: &validation, ..base }));
-        assert!(!off(SelectionRequest { learner: Some(Gomp), ..base }));
+        assert!(off(SelectionRequest {
+            learner: Some(Gomp),
+            settings: &validation,
+            ..base
+        }));
+        assert!(!off(SelectionRequest {
+            learner: Some(Gomp),
+            ..base
+        }));
         let p = [("p", "4/3".to_string())];
-        let with_p = selection_plan(&SelectionRequest { learner: Some(LpMkl), settings: &p, ..base });
+        let with_p = selection_plan(&SelectionRequest {
+            learner: Some(LpMkl),
+            settings: &p,
+            ..base
+        });
         assert_eq!(with_p.unwrap().p, Some(4.0 / 3.0));
     }
 }
