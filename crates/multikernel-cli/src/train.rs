@@ -10,10 +10,9 @@ use anyhow::{bail, Result};
 use multikernel::checkpoint::{FileCheckpoints, Fingerprint};
 use multikernel::estimator::registry;
 use multikernel::estimator::stream::StreamOptions;
-use multikernel::estimator::AutoConfig;
+use multikernel::estimator::{AutoConfig, SelectionRequest};
 use multikernel::estimator::{
-    parse_p, FileSource, Fitted, Learner, LearnerKind, LearnerSpec, Source, StepSchedule, Strength,
-    Task, TrainSource,
+    FileSource, Fitted, Learner, LearnerKind, LearnerSpec, Source, Strength, Task, TrainSource,
 };
 use multikernel::kernel::MemoryLimit;
 use multikernel::run::{Checkpointed, RunStatus};
@@ -114,32 +113,27 @@ pub fn spec_from_flags(a: &TrainArgs) -> Result<LearnerSpec> {
     Ok(spec)
 }
 
-/// The built-in selection `train` runs, if any (module docs of
-/// [`multikernel::estimator::auto`]): on a table (binary, multiclass, regression) with
-/// `--select auto`, neither `--C` nor `--lambda`, and the online, lp-mkl, gomp, simplemkl or gauss-seidel learner
-/// (or none named: then the selection chooses it, unless a flag of the online learner was
-/// given); not for gomp with `--validation` (which picks its path length on that file), nor
-/// with `--stream` (cross-validation would read a file larger than memory many times: C = 1).
+/// The built-in selection `train` runs, if any: none with `--select none`, else the
+/// library's rule, which the Python estimators apply too
+/// ([`multikernel::estimator::selection_plan`]), with `--select-budget`.
 pub fn selection_plan(a: &TrainArgs) -> Option<AutoConfig> {
-    if a.select == SelectMode::None
-        || a.stream
-        || a.c.is_some()
-        || a.lambda.is_some()
-        || matches!(a.task, Task::Sequence | Task::Parsing)
-        || (a.learner == Some(LearnerKind::Gomp) && a.settings.text("validation").is_some())
-    {
+    if a.select == SelectMode::None {
         return None;
     }
-    // `--loss squared` is the regression default, not a choice of the online learner.
-    let online_flag = a.settings.given.iter().any(|(s, _, text)| {
-        s.learners == [LearnerKind::Online] && !(s.name == "loss" && text.trim() == "squared")
-    });
-    let schedule = a.settings.text("schedule").map(str::parse::<StepSchedule>);
-    let inv = matches!(schedule, Some(Ok(StepSchedule::Inv { .. })));
-    let p = a.settings.text("p").and_then(|t| parse_p(t).ok());
-    let tune_eta0 = a.settings.text("eta0").is_none() && !inv;
-    AutoConfig::for_request(a.learner, online_flag, p, tune_eta0)
-        .map(|cfg| cfg.with_budget(a.select_budget))
+    let settings: Vec<(&str, String)> = a
+        .settings
+        .given
+        .iter()
+        .map(|(s, _, text)| (s.name, text.clone()))
+        .collect();
+    multikernel::estimator::selection_plan(&SelectionRequest {
+        task: a.task,
+        learner: a.learner,
+        strength_given: a.c.is_some() || a.lambda.is_some(),
+        streaming: a.stream,
+        settings: &settings,
+    })
+    .map(|cfg| cfg.with_budget(a.select_budget))
 }
 
 /// The outputs of `train`, checked before any data is read (a typo in `--out` or an

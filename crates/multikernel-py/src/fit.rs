@@ -13,9 +13,9 @@ use multikernel::estimator::tagger::TAGGER_SETTINGS;
 use multikernel::estimator::RegSpec;
 use multikernel::estimator::TaskKind;
 use multikernel::estimator::{
-    fit_auto, fit_checked, fit_precomputed as fit_precomputed_rs, AutoConfig, Budget, Learner,
-    LearnerKind, LearnerSpec, LossKind, PrecomputedLearner, PrecomputedSpec, SelectionRecord, Task,
-    TrainingData, WrapperSpec,
+    fit_auto, fit_checked, fit_precomputed as fit_precomputed_rs, selection_plan, Budget, Learner,
+    LearnerKind, LearnerSpec, LossKind, PrecomputedLearner, PrecomputedSpec, SelectionRecord,
+    SelectionRequest, Task, TrainingData, WrapperSpec,
 };
 use multikernel::kernel::{default_dictionary, streaming_dictionary, KernelSpec, MemoryLimit};
 use multikernel::run::RunStatus;
@@ -45,6 +45,29 @@ struct LearnerArgs {
 }
 
 impl LearnerArgs {
+    /// The settings given with their text, as the command line would take them (numbers as
+    /// Rust prints them), for the selection's rule.
+    fn texts(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        let mut note = |name, text: Option<String>| {
+            if let Some(t) = text {
+                out.push((name, t))
+            }
+        };
+        note("eta0", self.eta0.map(|v| v.to_string()));
+        note("epochs", self.epochs.map(|v| v.to_string()));
+        note("loss", self.loss.clone());
+        note("regularizer", self.regularizer.clone());
+        note("p", self.p.map(|v| v.to_string()));
+        note("max_kernels", self.max_kernels.map(|v| v.to_string()));
+        note("degree", self.degree.map(|v| v.to_string()));
+        note("max_iter", self.max_iter.map(|v| v.to_string()));
+        note("epsilon", self.epsilon.map(|v| v.to_string()));
+        note("tol", self.tol.map(|v| v.to_string()));
+        note("svm_tol", self.svm_tol.map(|v| v.to_string()));
+        out
+    }
+
     fn given(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
         let mut note = |on: bool, name| {
@@ -257,15 +280,21 @@ pub fn fit<'py>(
         Some(s) if s.trim() == "auto" => None,
         Some(s) => Some(s.parse::<LearnerKind>().or_py()?),
     };
-    // Settings of the online learner name it, as on the command line.
-    let online_only = args.eta0.is_some()
-        || args.epochs.is_some()
-        || args.loss.is_some()
-        || args.regularizer.is_some();
-    let plan = (select && c.is_none())
-        .then(|| AutoConfig::for_request(named, online_only, args.p, args.eta0.is_none()))
-        .flatten();
-    let named = named.or(online_only.then_some(LearnerKind::Online));
+    // Whether the selection runs, and over which learners: the library's rule, the one the
+    // command line applies (a setting that restates its default is no choice).
+    let settings = args.texts();
+    let request = SelectionRequest {
+        task,
+        learner: named,
+        strength_given: c.is_some(),
+        streaming: false,
+        settings: &settings,
+    };
+    let plan = if select {
+        selection_plan(&request)
+    } else {
+        None
+    };
     let kind = match &plan {
         Some(p) => p.learner.unwrap_or(LearnerKind::LpMkl),
         None => named.unwrap_or(LearnerKind::Online),

@@ -161,7 +161,7 @@ impl AutoConfig {
     /// (then the online learner). `None`: the named learner has no built-in selection.
     /// `p`: lp-MKL's p when given (the grid otherwise); `tune_eta0`: search the online
     /// learner's eta0 (it was not given).
-    pub fn for_request(
+    pub(crate) fn for_request(
         learner: Option<LearnerKind>,
         online_setting_given: bool,
         p: Option<f64>,

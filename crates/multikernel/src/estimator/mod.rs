@@ -128,6 +128,7 @@ pub mod auto;
 pub mod candidates;
 pub mod fit;
 pub mod parser;
+mod plan;
 pub mod precomputed;
 pub mod registry;
 pub mod select;
@@ -164,6 +165,7 @@ pub mod smo {
 
 pub use auto::{fit_auto, fit_single_best, AutoConfig, AutoFitted, SelectionRecord};
 pub use fit::{fit, fit_checked, fit_with_validation, Fitted, PathChoice, TrainingData};
+pub use plan::{selection_plan, SelectionRequest};
 pub use precomputed::{fit_precomputed, PrecomputedFitted, PrecomputedLearner, PrecomputedSpec};
 pub use select::{select_spec, SpecSearch, SpecSelection};
 pub use spec::{
