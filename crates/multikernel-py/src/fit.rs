@@ -295,8 +295,19 @@ pub fn fit<'py>(
     } else {
         None
     };
+    // The base spec's learner: the plan's, or the online learner when the settings given are
+    // its own (as on the command line: a restated default such as `loss="squared"` joins the
+    // online candidates), or lp-MKL.
+    let online_settings = args
+        .given()
+        .iter()
+        .all(|n| registry::owners(n).contains(&LearnerKind::Online));
     let kind = match &plan {
-        Some(p) => p.learner.unwrap_or(LearnerKind::LpMkl),
+        Some(p) => p.learner.unwrap_or(if online_settings {
+            LearnerKind::Online
+        } else {
+            LearnerKind::LpMkl
+        }),
         None => named.unwrap_or(LearnerKind::Online),
     };
     let memory = MemoryLimit::try_gib(memory_limit_gb).or_py()?;
