@@ -237,6 +237,92 @@ mod tests {
         assert_eq!(mtl.learner, Learner::Mtl(want));
     }
 
+    /// The registry's default text for `kind`: the value labelled with the learner when the
+    /// text lists several (`1e-4 (gomp), 0.01 (mtl)`; `wrappers` labels SimpleMKL and
+    /// Gauss-Seidel), `None` where it is no value a user types (`auto`, `none`, `all 1`) or a
+    /// shell's own (`1000 (... poly from Python)`: the Python estimators' budget).
+    fn default_text(s: &Setting, kind: LearnerKind) -> Option<String> {
+        let mut rest = s.default.trim();
+        let mut parts = Vec::new();
+        while !rest.is_empty() {
+            let end = rest.find([' ', ',']).unwrap_or(rest.len());
+            let (value, after) = rest.split_at(end);
+            let after = after.trim_start();
+            let (labels, after) = match after.strip_prefix('(') {
+                Some(a) => {
+                    let close = a.find(')').expect("a closing parenthesis");
+                    (Some(&a[..close]), &a[close + 1..])
+                }
+                None => (None, after),
+            };
+            parts.push((value, labels));
+            rest = after.trim_start_matches([',', ' ']);
+        }
+        let name = kind.name().replace('-', " ");
+        let wrapper = matches!(kind, LearnerKind::SimpleMkl | LearnerKind::GaussSeidel);
+        let (value, labels) = parts.into_iter().find(|(_, labels)| match labels {
+            None | Some("command line") => true,
+            Some(l) => l
+                .trim_end_matches(" from Python")
+                .split(", ")
+                .any(|l| l == name || (wrapper && l == "wrappers")),
+        })?;
+        let python_only = labels.is_some_and(|l| l.ends_with("from Python"));
+        (!python_only && !matches!(value, "auto" | "none" | "all")).then(|| value.to_string())
+    }
+
+    /// Each setting's default is declared once, in the family's settings type (whose online
+    /// and wrapper defaults are the engines'): the registry's text sets every owner's default
+    /// spec to itself, the step of the cutting plane it names is the engine's, and the
+    /// online engine runs the default spec with its own defaults.
+    #[test]
+    fn the_registry_the_specs_and_the_engines_agree_on_every_default() {
+        let mut compared = 0;
+        for s in registry::SETTINGS {
+            for &kind in s.learners {
+                let task = match kind {
+                    LearnerKind::Mtl => Task::Sequence,
+                    _ => Task::Binary,
+                };
+                let Some(text) = default_text(s, kind) else {
+                    continue;
+                };
+                let mut spec = LearnerSpec::new(task, Learner::default_for(kind));
+                let before = spec.clone();
+                spec.set(s.name, &text)
+                    .unwrap_or_else(|e| panic!("{} = {text} for {kind}: {e}", s.name));
+                if s.name == "separation_step" {
+                    // None in the spec: the cutting plane's own step.
+                    let Learner::Mtl(m) = &spec.learner else {
+                        unreachable!()
+                    };
+                    assert_eq!(
+                        m.separation_step,
+                        Some(crate::solver::cutting_plane::SEPARATION_STEP)
+                    );
+                } else {
+                    assert_eq!(spec, before, "{} = {text} is not {kind}'s default", s.name);
+                }
+                compared += 1;
+            }
+        }
+        // Every owner of every setting with a default a user types: 33 pairs.
+        assert_eq!(compared, 33);
+        let online = LearnerSpec::new(Task::Binary, Learner::default_for(LearnerKind::Online));
+        let checked = online.check().unwrap();
+        let params = checked.online_params(10).unwrap();
+        let engine = crate::solver::online::OnlineParams::default();
+        assert_eq!(
+            params,
+            crate::solver::online::OnlineParams {
+                lambda: params.lambda,
+                reg: params.reg.clone(),
+                seed: params.seed,
+                ..engine
+            }
+        );
+    }
+
     /// The separation step is parsed as a positive number and checked to be at most 1 with
     /// the spec (the cutting plane's own check).
     #[test]

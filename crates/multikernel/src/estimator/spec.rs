@@ -387,19 +387,22 @@ fn is_one(n: &usize) -> bool {
     *n == 1
 }
 
+/// The engine's defaults ([`OnlineParams::default`]) are the spec's: each is written once
+/// (the registry's text is tested against them).
 impl Default for OnlineSpec {
     fn default() -> Self {
+        let engine = OnlineParams::default();
         OnlineSpec {
             reg: None,
             loss: None,
-            eta0: 1.0,
-            schedule: StepSchedule::InvSqrt,
-            epochs: 20,
-            averaging: false,
-            projection: true,
+            eta0: engine.eta0,
+            schedule: engine.schedule,
+            epochs: engine.epochs,
+            averaging: engine.averaging,
+            projection: engine.projection,
             learn_beta0: false,
-            shards: 1,
-            batch: 1,
+            shards: engine.shards,
+            batch: engine.batch,
         }
     }
 }
@@ -519,12 +522,14 @@ pub struct WrapperSpec {
     pub warm_epochs: usize,
 }
 
+/// The outer loop's defaults are the engine's ([`WrapperParams::default`]).
 impl Default for WrapperSpec {
     fn default() -> Self {
+        let engine = WrapperParams::default();
         WrapperSpec {
-            tol: 0.01,
-            max_iter: 100,
-            svm_tol: 1e-3,
+            tol: engine.tol,
+            max_iter: engine.max_iter,
+            svm_tol: SmoParams::default().tol,
             epsilon: 0.1,
             first_epochs: 20,
             warm_epochs: 3,
