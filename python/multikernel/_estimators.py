@@ -111,6 +111,27 @@ def _constraint(setting):
     return [c, None]
 
 
+def _setting_text(value):
+    """A setting's value as the text the library parses (the command line's): ``repr`` of
+    a real number (exact: it reads back to the same float), an integer's digits, ``on`` /
+    ``off`` for a switch, a string as it is."""
+    if isinstance(value, (bool, np.bool_)):
+        return "on" if value else "off"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        return repr(float(value))
+    return str(value)
+
+
+def _given_settings(estimator, settings):
+    """The registry settings ``settings`` given on ``estimator`` (not None) as the
+    ``(name, text)`` pairs the core's doors take: the doors name no learner setting, so a
+    setting added to the registry needs no edit in them."""
+    given = ((s["name"], getattr(estimator, s["name"])) for s in settings)
+    return [(name, _setting_text(v)) for name, v in given if v is not None]
+
+
 def _owners(name):
     """The learners (registry names) that take the setting ``name``."""
     return next(s["learners"] for s in _SETTINGS if s["name"] == name)
@@ -326,17 +347,7 @@ class _MKLBase(BaseEstimator):
             learner=self.learner,
             kernels=_kernel_list(self.kernels),
             c=None if self.C is None else float(self.C),
-            eta0=None if self.eta0 is None else float(self.eta0),
-            epochs=self.epochs,
-            loss=self.loss,
-            regularizer=self.regularizer,
-            p=None if self.p is None else float(self.p),
-            max_kernels=self.max_kernels,
-            degree=self.degree,
-            max_iter=self.max_iter,
-            epsilon=None if self.epsilon is None else float(self.epsilon),
-            tol=None if self.tol is None else float(self.tol),
-            svm_tol=None if self.svm_tol is None else float(self.svm_tol),
+            settings=_given_settings(self, _SETTINGS),
             bias=bool(self.fit_intercept),
             standardize=bool(self.standardize),
             seed=_seed(self.random_state),
@@ -380,9 +391,7 @@ class _MKLBase(BaseEstimator):
             class_names=class_names,
             c=1.0 if self.C is None else float(self.C),
             n_rows=None if n_rows is None else int(n_rows),
-            eta0=None if self.eta0 is None else float(self.eta0),
-            loss=self.loss,
-            regularizer=self.regularizer,
+            settings=_given_settings(self, _SETTINGS),
             bias=bool(self.fit_intercept),
             standardize=bool(self.standardize),
             seed=_seed(self.random_state),
@@ -485,11 +494,7 @@ class _MKLBase(BaseEstimator):
             class_names=class_names,
             learner=learner,
             c=None if self.C is None else float(self.C),
-            p=None if self.p is None else float(self.p),
-            max_iter=self.max_iter,
-            epsilon=None if self.epsilon is None else float(self.epsilon),
-            tol=None if self.tol is None else float(self.tol),
-            svm_tol=None if self.svm_tol is None else float(self.svm_tol),
+            settings=_given_settings(self, _SETTINGS),
             bias=bool(self.fit_intercept),
             seed=_seed(self.random_state),
             memory_limit_gb=float(self.memory_limit_gb),

@@ -42,7 +42,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._estimators import _constraint, _seed, _template_text
+from ._estimators import _constraint, _given_settings, _seed, _template_text
 
 # The settings of a parser's learners, from the library's registry.
 _PARSER_SETTINGS = tuple(s for s in _core.learner_settings() if s["parser"])
@@ -215,7 +215,6 @@ class DependencyParser(BaseEstimator):
         self._validate_params()
         text, origin = _template_text(self.templates)
         source, is_path, _ = _source(X)
-        settings = {s["name"]: getattr(self, s["name"]) for s in _PARSER_SETTINGS}
         parser, info = _core.fit_parser(
             source,
             is_path=is_path,
@@ -226,7 +225,7 @@ class DependencyParser(BaseEstimator):
             c=float(self.C),
             seed=_seed(self.random_state),
             verbose=bool(self.verbose),
-            **{k: v for k, v in settings.items() if v is not None},
+            settings=_given_settings(self, _PARSER_SETTINGS),
         )
         self.parser_ = parser
         self.classes_ = list(parser.classes)

@@ -36,7 +36,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._estimators import _constraint, _seed, _template_text
+from ._estimators import _constraint, _given_settings, _seed, _template_text
 from .metrics import flat_accuracy_score
 
 # The settings of a tagger's learners, from the library's registry.
@@ -137,7 +137,6 @@ class SequenceTagger(BaseEstimator):
         lists ``y``."""
         self._validate_params()
         text, origin = _template_text(self.templates)
-        settings = {s["name"]: getattr(self, s["name"]) for s in _TAGGER_SETTINGS}
         tagger, info = _core.fit_tagger(
             _sentences(X),
             _labels(y),
@@ -147,7 +146,7 @@ class SequenceTagger(BaseEstimator):
             c=float(self.C),
             seed=_seed(self.random_state),
             verbose=bool(self.verbose),
-            **{k: v for k, v in settings.items() if v is not None},
+            settings=_given_settings(self, _TAGGER_SETTINGS),
         )
         self.tagger_ = tagger
         self.classes_ = list(tagger.classes)

@@ -144,7 +144,7 @@ def test_a_missing_upos_names_the_sentence_and_token():
 
 
 def test_bad_settings_and_input_are_named():
-    with pytest.raises(ValueError, match="q is a setting of the learner mtl"):
+    with pytest.raises(ValueError, match="q is a setting of the mtl learner"):
         DependencyParser(q=2.0).fit(SMALL)
     with pytest.raises(ValueError, match="epochs"):
         DependencyParser(epochs=0).fit(SMALL)

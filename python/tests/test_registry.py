@@ -69,3 +69,42 @@ def test_the_incremental_kernels_are_the_streaming_dictionary():
     assert INCREMENTAL_KERNELS == tuple(_core.streaming_kernels())
     assert len(INCREMENTAL_KERNELS) == 3
     assert all("approx=rff" in k for k in INCREMENTAL_KERNELS)
+
+
+def test_the_cores_doors_name_no_learner_setting():
+    # Settings cross into Rust by name, as (name, text) pairs: a setting added to the
+    # registry needs no edit in the doors. Their signatures hold no registry setting.
+    names = {s["name"] for s in _core.learner_settings()}
+    doors = [
+        _core.fit,
+        _core.fit_precomputed,
+        _core.fit_tagger,
+        _core.fit_parser,
+        _core.IncrementalFit.start,
+    ]
+    for door in doors:
+        signature = door.__text_signature__
+        keywords = {p.split("=")[0].strip(" *()$") for p in signature.split(",")}
+        assert "settings" in keywords, (door.__name__, signature)
+        assert not keywords & names, (door.__name__, keywords & names)
+
+
+def test_the_tagger_and_parser_keywords_are_the_registrys():
+    from multikernel import DependencyParser, SequenceTagger
+
+    structured = {s["name"] for s in _core.learner_settings() if s["tagger"]}
+    assert structured == {s["name"] for s in _core.learner_settings() if s["parser"]}
+    assert {"eta0", "epochs", "q", "max_iter"} <= structured
+    for cls in (SequenceTagger, DependencyParser):
+        params = set(inspect.signature(cls.__init__).parameters)
+        assert structured <= params, structured - params
+        assert structured <= set(cls._parameter_constraints)
+
+
+def test_settings_cross_as_text_that_reads_back_exactly():
+    from multikernel._estimators import _setting_text
+
+    for v in [0.1, 1e-05, 1 / 3, 4 / 3, float("inf"), np.float64(0.3)]:
+        assert float(_setting_text(v)) == float(v)
+    assert _setting_text(5) == "5" and _setting_text(np.int64(7)) == "7"
+    assert _setting_text(True) == "on" and _setting_text("l21") == "l21"

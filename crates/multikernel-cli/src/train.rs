@@ -10,7 +10,7 @@ use anyhow::{bail, Result};
 use multikernel::checkpoint::{FileCheckpoints, Fingerprint};
 use multikernel::estimator::registry;
 use multikernel::estimator::stream::StreamOptions;
-use multikernel::estimator::{AutoConfig, SelectionRequest};
+use multikernel::estimator::{AutoConfig, SelectionRequest, Settings};
 use multikernel::estimator::{
     FileSource, Fitted, Learner, LearnerKind, LearnerSpec, Source, Strength, Task, TrainSource,
 };
@@ -120,12 +120,11 @@ pub fn selection_plan(a: &TrainArgs) -> Option<AutoConfig> {
     if a.select == SelectMode::None {
         return None;
     }
-    let settings: Vec<(&str, String)> = a
+    let settings = a
         .settings
         .given
         .iter()
-        .map(|(s, _, text)| (s.name, text.clone()))
-        .collect();
+        .fold(Settings::new(), |all, (s, _, text)| all.with(s.name, text));
     multikernel::estimator::selection_plan(&SelectionRequest {
         task: a.task,
         learner: a.learner,

@@ -1,23 +1,21 @@
-//! `fit`: a [`LearnerSpec`] from keyword arguments, trained on a borrowed table, with the
-//! library's built-in selection (`multikernel::estimator::auto`) when no `C` is given, as
-//! `multikernel train` does.
+//! `fit`: a [`LearnerSpec`] from a table's settings given by name, trained on a borrowed
+//! table, with the library's built-in selection (`multikernel::estimator::auto`) when no
+//! `C` is given, by the rule `multikernel train` applies (`estimator::selection_plan`).
+//!
+//! The learner settings come as `(name, text)` pairs ([`Settings`]), the registry's names
+//! and the command line's text, so a new setting needs no edit here.
 
 use crate::arrays::rows;
 use crate::errors::OrPy;
 use crate::interrupt::{self, PyObserver};
 use crate::model::PyModel;
 use multikernel::data::{TableRef, Targets};
-use multikernel::estimator::parser::PARSER_SETTINGS;
-use multikernel::estimator::registry::{self, Domain};
-use multikernel::estimator::tagger::TAGGER_SETTINGS;
-use multikernel::estimator::RegSpec;
-use multikernel::estimator::TaskKind;
+use multikernel::estimator::registry;
 use multikernel::estimator::{
-    fit_auto, fit_checked, fit_precomputed as fit_precomputed_rs, selection_plan, Budget, Learner,
-    LearnerKind, LearnerSpec, LossKind, PrecomputedLearner, PrecomputedSpec, SelectionRecord,
-    SelectionRequest, Task, TrainingData, WrapperSpec,
+    fit_auto, fit_checked, selection_plan, Learner, LearnerKind, LearnerSpec, SelectionRecord,
+    SelectionRequest, Settings, Task, TrainingData,
 };
-use multikernel::kernel::{default_dictionary, streaming_dictionary, KernelSpec, MemoryLimit};
+use multikernel::kernel::{KernelSpec, MemoryLimit};
 use multikernel::run::RunStatus;
 use multikernel::Error;
 use numpy::{PyReadonlyArray1, PyReadonlyArray2};
@@ -29,132 +27,12 @@ use pyo3::types::{PyDict, PyList};
 /// (not the CLI's 10-second budget), so that the same `random_state` gives the same model.
 pub const POLY_ITERATIONS: u64 = 1000;
 
-/// Keyword arguments of [`fit`] that configure a learner.
-struct LearnerArgs {
-    eta0: Option<f64>,
-    epochs: Option<usize>,
-    loss: Option<String>,
-    regularizer: Option<String>,
-    p: Option<f64>,
-    max_kernels: Option<usize>,
-    degree: Option<usize>,
-    max_iter: Option<u64>,
-    epsilon: Option<f64>,
-    tol: Option<f64>,
-    svm_tol: Option<f64>,
-}
-
-impl LearnerArgs {
-    /// The settings given with their text, as the command line would take them (numbers as
-    /// Rust prints them), for the selection's rule.
-    fn texts(&self) -> Vec<(&'static str, String)> {
-        let mut out = Vec::new();
-        let mut note = |name, text: Option<String>| {
-            if let Some(t) = text {
-                out.push((name, t))
-            }
-        };
-        note("eta0", self.eta0.map(|v| v.to_string()));
-        note("epochs", self.epochs.map(|v| v.to_string()));
-        note("loss", self.loss.clone());
-        note("regularizer", self.regularizer.clone());
-        note("p", self.p.map(|v| v.to_string()));
-        note("max_kernels", self.max_kernels.map(|v| v.to_string()));
-        note("degree", self.degree.map(|v| v.to_string()));
-        note("max_iter", self.max_iter.map(|v| v.to_string()));
-        note("epsilon", self.epsilon.map(|v| v.to_string()));
-        note("tol", self.tol.map(|v| v.to_string()));
-        note("svm_tol", self.svm_tol.map(|v| v.to_string()));
-        out
-    }
-
-    fn given(&self) -> Vec<&'static str> {
-        let mut out = Vec::new();
-        let mut note = |on: bool, name| {
-            if on {
-                out.push(name)
-            }
-        };
-        note(self.eta0.is_some(), "eta0");
-        note(self.epochs.is_some(), "epochs");
-        note(self.loss.is_some(), "loss");
-        note(self.regularizer.is_some(), "regularizer");
-        note(self.p.is_some(), "p");
-        note(self.max_kernels.is_some(), "max_kernels");
-        note(self.degree.is_some(), "degree");
-        note(self.max_iter.is_some(), "max_iter");
-        note(self.epsilon.is_some(), "epsilon");
-        note(self.tol.is_some(), "tol");
-        note(self.svm_tol.is_some(), "svm_tol");
-        out
-    }
-
-    /// The learner of `kind` with these settings; a setting of another family is an error.
-    fn learner(&self, kind: LearnerKind) -> PyResult<Learner> {
-        for name in self.given() {
-            let owners = registry::owners(name);
-            if !owners.contains(&kind) {
-                return Err(PyValueError::new_err(format!(
-                    "{name} is a setting of the {} learner, not of {}",
-                    owners
-                        .iter()
-                        .map(|k| k.name())
-                        .collect::<Vec<_>>()
-                        .join(" / "),
-                    kind.name()
-                )));
-            }
-        }
-        let mut learner = Learner::default_for(kind);
-        match &mut learner {
-            Learner::Online(o) => {
-                if let Some(e) = self.eta0 {
-                    o.eta0 = e;
-                }
-                if let Some(e) = self.epochs {
-                    o.epochs = e;
-                }
-                if let Some(l) = &self.loss {
-                    o.loss = Some(l.parse::<LossKind>().or_py()?);
-                }
-                if let Some(r) = &self.regularizer {
-                    o.reg = Some(r.parse::<RegSpec>().or_py()?);
-                }
-            }
-            Learner::LpMkl(l) => {
-                if let Some(p) = self.p {
-                    l.p = p;
-                }
-            }
-            Learner::Gomp(g) => {
-                if let Some(k) = self.max_kernels {
-                    g.max_kernels = k;
-                }
-            }
-            Learner::MirrorDescent(s) | Learner::Ucd(s) | Learner::Poly(s) => {
-                if let Some(d) = self.degree {
-                    s.degree = d;
-                }
-                s.budget = Budget::Iterations(self.max_iter.unwrap_or(POLY_ITERATIONS));
-            }
-            Learner::SimpleMkl(w) | Learner::GaussSeidel(w) => {
-                if let Some(m) = self.max_iter {
-                    w.max_iter = usize::try_from(m).unwrap_or(usize::MAX);
-                }
-                if let Some(e) = self.epsilon {
-                    w.epsilon = e;
-                }
-                if let Some(t) = self.tol {
-                    w.tol = t;
-                }
-                if let Some(t) = self.svm_tol {
-                    w.svm_tol = t;
-                }
-            }
-            _ => {}
-        }
-        Ok(learner)
-    }
+/// The `settings` argument of the doors: `(name, text)` pairs, the registry's names with
+/// the command line's text (the Python layer writes numbers with `repr`).
+pub(crate) fn settings(given: Vec<(String, String)>) -> Settings {
+    given
+        .into_iter()
+        .fold(Settings::new(), |all, (name, text)| all.with(&name, text))
 }
 
 /// Kernel SPEC strings (`"rbf"`, `"poly:degree=2"`, `"perfeature:linear"`, ...); `None`
@@ -175,7 +53,11 @@ fn parse_kernels(kernels: Option<Vec<String>>) -> PyResult<Vec<KernelSpec>> {
 
 /// The targets: class codes `0..n_classes` (as float64) or real values. `names` name the
 /// classes in the model (its summary, `multikernel inspect`); the codes when absent.
-fn targets(y: &[f64], n_classes: Option<usize>, names: Option<Vec<String>>) -> PyResult<Targets> {
+pub(crate) fn targets(
+    y: &[f64],
+    n_classes: Option<usize>,
+    names: Option<Vec<String>>,
+) -> PyResult<Targets> {
     match n_classes {
         None => Ok(Targets::Real(y.to_vec())),
         Some(k) => {
@@ -213,9 +95,11 @@ fn targets(y: &[f64], n_classes: Option<usize>, names: Option<Vec<String>>) -> P
 /// Trains a model on rows `x` (C-contiguous float64, borrowed) and targets `y`.
 ///
 /// Classification: `y` holds class codes `0..n_classes` (the Python layer encodes labels of
-/// any type, and may name them with `class_names`); regression: `n_classes=None`. With `c=None` and `select=True` the built-in
-/// selection picks C (and the learner when `learner=None`, lp-MKL's p, the online eta0) by
-/// seeded 5-fold cross-validation; otherwise one fit with `c` (default 1).
+/// any type, and may name them with `class_names`); regression: `n_classes=None`.
+/// `settings`: the learner settings given, as `(name, text)` pairs of the registry. With
+/// `c=None` and `select=True` the built-in selection picks C (and the learner when
+/// `learner=None`, lp-MKL's p, the online eta0) by seeded 5-fold cross-validation, where the
+/// library's rule says it runs; otherwise one fit with `c` (default 1).
 ///
 /// Returns the model and a dict on the run: `learner`, `status`, `steps`, `unit`,
 /// `seconds`, `lambda`, `notes`, `selection` (headline, grid lines, seconds) or None.
@@ -223,10 +107,8 @@ fn targets(y: &[f64], n_classes: Option<usize>, names: Option<Vec<String>>) -> P
 #[pyfunction]
 #[pyo3(signature = (
     x, y, *, n_classes=None, learner=None, kernels=None, c=None, select=true,
-    eta0=None, epochs=None, loss=None, regularizer=None, p=None, max_kernels=None,
-    degree=None, max_iter=None, epsilon=None, tol=None, svm_tol=None, bias=true,
-    standardize=true, seed=0, memory_limit_gb=8.0, verbose=false, feature_names=None,
-    class_names=None
+    settings=Vec::new(), bias=true, standardize=true, seed=0, memory_limit_gb=8.0,
+    verbose=false, feature_names=None, class_names=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit<'py>(
@@ -238,17 +120,7 @@ pub fn fit<'py>(
     kernels: Option<Vec<String>>,
     c: Option<f64>,
     select: bool,
-    eta0: Option<f64>,
-    epochs: Option<usize>,
-    loss: Option<String>,
-    regularizer: Option<String>,
-    p: Option<f64>,
-    max_kernels: Option<usize>,
-    degree: Option<usize>,
-    max_iter: Option<u64>,
-    epsilon: Option<f64>,
-    tol: Option<f64>,
-    svm_tol: Option<f64>,
+    settings: Vec<(String, String)>,
     bias: bool,
     standardize: bool,
     seed: u64,
@@ -257,19 +129,7 @@ pub fn fit<'py>(
     feature_names: Option<Vec<String>>,
     class_names: Option<Vec<String>>,
 ) -> PyResult<(PyModel, Bound<'py, PyDict>)> {
-    let args = LearnerArgs {
-        eta0,
-        epochs,
-        loss,
-        regularizer,
-        p,
-        max_kernels,
-        degree,
-        max_iter,
-        epsilon,
-        tol,
-        svm_tol,
-    };
+    let mut given = self::settings(settings);
     let task = match n_classes {
         None => Task::Regression,
         Some(2) => Task::Binary,
@@ -282,13 +142,12 @@ pub fn fit<'py>(
     };
     // Whether the selection runs, and over which learners: the library's rule, the one the
     // command line applies (a setting that restates its default is no choice).
-    let settings = args.texts();
     let request = SelectionRequest {
         task,
         learner: named,
         strength_given: c.is_some(),
         streaming: false,
-        settings: &settings,
+        settings: &given,
     };
     let plan = if select {
         selection_plan(&request)
@@ -296,12 +155,11 @@ pub fn fit<'py>(
         None
     };
     // The base spec's learner: the plan's, or the online learner when the settings given are
-    // its own (as on the command line: a restated default such as `loss="squared"` joins the
-    // online candidates), or lp-MKL.
-    let online_settings = args
-        .given()
+    // its own (as on the command line: a restated online default joins the online
+    // candidates), or lp-MKL.
+    let online_settings = given
         .iter()
-        .all(|n| registry::owners(n).contains(&LearnerKind::Online));
+        .all(|(n, _)| registry::owners(n).contains(&LearnerKind::Online));
     let kind = match &plan {
         Some(p) => p.learner.unwrap_or(if online_settings {
             LearnerKind::Online
@@ -310,10 +168,19 @@ pub fn fit<'py>(
         }),
         None => named.unwrap_or(LearnerKind::Online),
     };
+    let poly = matches!(
+        kind,
+        LearnerKind::MirrorDescent | LearnerKind::Ucd | LearnerKind::Poly
+    );
+    if poly && given.text("max_iter").is_none() {
+        given.push("max_iter", POLY_ITERATIONS.to_string());
+    }
+    given.check_owner(kind).or_py()?;
     let memory = MemoryLimit::try_gib(memory_limit_gb).or_py()?;
-    let mut spec = LearnerSpec::new(task, args.learner(kind)?)
+    let mut spec = LearnerSpec::new(task, Learner::default_for(kind))
         .with_kernels(parse_kernels(kernels)?)
         .with_seed(seed);
+    spec.set_all(&given).or_py()?;
     if let Some(c) = c {
         spec = spec.with_c(c);
     }
@@ -358,118 +225,6 @@ pub fn fit<'py>(
     Ok((PyModel::new(fitted.model), info))
 }
 
-/// Trains on precomputed training kernel matrices (`kernels[m]` is `K_m(X_train,
-/// X_train)`, n x n, C-contiguous float64, borrowed; copied once into the solver): lp-MKL
-/// (`learner=None`, `"auto"` or `"lp-mkl"`), or SimpleMKL / Gauss-Seidel around the exact
-/// SVM (`"simplemkl"`, `"gauss-seidel"`, with `max_iter`, `epsilon`, `tol` and `svm_tol`),
-/// with the built-in selection of C (and lp-MKL's p when not given) when `c=None`. Targets
-/// as in `fit`.
-#[pyfunction]
-#[pyo3(signature = (
-    kernels, y, *, n_classes=None, class_names=None, kernel_names=None, learner=None, c=None,
-    p=None, max_iter=None, epsilon=None, tol=None, svm_tol=None, bias=true, seed=0,
-    memory_limit_gb=8.0, verbose=false
-))]
-#[allow(clippy::too_many_arguments)]
-pub fn fit_precomputed<'py>(
-    py: Python<'py>,
-    kernels: Vec<PyReadonlyArray2<'py, f64>>,
-    y: PyReadonlyArray1<'py, f64>,
-    n_classes: Option<usize>,
-    class_names: Option<Vec<String>>,
-    kernel_names: Option<Vec<String>>,
-    learner: Option<String>,
-    c: Option<f64>,
-    p: Option<f64>,
-    max_iter: Option<u64>,
-    epsilon: Option<f64>,
-    tol: Option<f64>,
-    svm_tol: Option<f64>,
-    bias: bool,
-    seed: u64,
-    memory_limit_gb: f64,
-    verbose: bool,
-) -> PyResult<(PyModel, Bound<'py, PyDict>)> {
-    let learner = precomputed_learner(learner.as_deref(), max_iter, epsilon, tol, svm_tol)?;
-    let memory = MemoryLimit::try_gib(memory_limit_gb).or_py()?;
-    let refs = crate::model::kernel_views(&kernels)?;
-    let y = y.as_slice().map_err(|_| {
-        pyo3::exceptions::PyTypeError::new_err("y: a contiguous float64 array is needed")
-    })?;
-    let t = targets(y, n_classes, class_names)?;
-    let task = match n_classes {
-        None => TaskKind::Regression,
-        Some(2) => TaskKind::Binary,
-        Some(_) => TaskKind::Multiclass,
-    };
-    let kind = learner.kind();
-    let spec = PrecomputedSpec {
-        learner,
-        p,
-        c,
-        bias,
-        seed,
-        memory,
-        names: kernel_names,
-    };
-    let observer = PyObserver::new(verbose);
-    let (result, interrupted) = interrupt::run(py, &observer, || {
-        fit_precomputed_rs(&refs, &t, task, &spec, &observer)
-    });
-    if let Some(e) = interrupted {
-        return Err(e);
-    }
-    let r = result.or_py()?;
-    let info = run_info(py, &r.fitted, kind)?;
-    set_selection(py, &info, r.selection.map(|s| (s, r.select_seconds)))?;
-    Ok((PyModel::new(r.fitted.model), info))
-}
-
-/// The learner of `fit_precomputed`: lp-MKL, or a wrapper with its settings (a wrapper
-/// setting given to lp-MKL is an error).
-fn precomputed_learner(
-    name: Option<&str>,
-    max_iter: Option<u64>,
-    epsilon: Option<f64>,
-    tol: Option<f64>,
-    svm_tol: Option<f64>,
-) -> PyResult<PrecomputedLearner> {
-    let kind = match name.map(str::trim) {
-        None | Some("auto") => LearnerKind::LpMkl,
-        Some(s) => s.parse::<LearnerKind>().or_py()?,
-    };
-    let mut w = WrapperSpec::default();
-    if let Some(m) = max_iter {
-        w.max_iter = usize::try_from(m).unwrap_or(usize::MAX);
-    }
-    w.epsilon = epsilon.unwrap_or(w.epsilon);
-    w.tol = tol.unwrap_or(w.tol);
-    w.svm_tol = svm_tol.unwrap_or(w.svm_tol);
-    match kind {
-        LearnerKind::LpMkl => {
-            let given = [
-                ("max_iter", max_iter.is_some()),
-                ("epsilon", epsilon.is_some()),
-                ("tol", tol.is_some()),
-                ("svm_tol", svm_tol.is_some()),
-            ];
-            if let Some((name, _)) = given.iter().find(|(_, on)| *on) {
-                return Err(PyValueError::new_err(format!(
-                    "{name} is a setting of the simplemkl / gauss-seidel learners, not of \
-                     lp-mkl"
-                )));
-            }
-            Ok(PrecomputedLearner::LpMkl)
-        }
-        LearnerKind::SimpleMkl => Ok(PrecomputedLearner::SimpleMkl(w)),
-        LearnerKind::GaussSeidel => Ok(PrecomputedLearner::GaussSeidel(w)),
-        other => Err(PyValueError::new_err(format!(
-            "kernels='precomputed' trains lp-mkl, simplemkl or gauss-seidel; learner='{other}' \
-             computes its own kernels"
-        ))),
-    }
-}
-
 /// The dict on a run that `fit` and `fit_precomputed` return (without `selection`).
 pub(crate) fn run_info<'py>(
     py: Python<'py>,
@@ -489,7 +244,7 @@ pub(crate) fn run_info<'py>(
 }
 
 /// `info["selection"]`: the record's headline, grid lines, choice and seconds, or None.
-fn set_selection(
+pub(crate) fn set_selection(
     py: Python<'_>,
     info: &Bound<'_, PyDict>,
     selection: Option<(SelectionRecord, f64)>,
@@ -535,68 +290,4 @@ fn set_selection(
         }
         None => info.set_item("selection", py.None()),
     }
-}
-
-/// The default kernel dictionary for `n_features` inputs, as SPEC strings.
-#[pyfunction]
-pub fn dictionary(n_features: usize) -> Vec<String> {
-    default_dictionary(n_features)
-        .iter()
-        .map(|k| k.to_string())
-        .collect()
-}
-
-/// The kernels of an incremental fit with `kernels="auto"` (explicit maps only), as SPEC
-/// strings: the library's streaming dictionary.
-#[pyfunction]
-pub fn streaming_kernels() -> Vec<String> {
-    streaming_dictionary()
-        .iter()
-        .map(|k| k.to_string())
-        .collect()
-}
-
-/// The learner registry (`multikernel::estimator::registry`): one dict per setting with its
-/// `name`, `flag`, `learners`, `domain` (`positive_real`, `non_negative_real`, `norm`,
-/// `count`, `choice`, `text`, `switch`), `choices`, `default`, `doc`, `python` (a keyword
-/// of the table estimators) and `tagger` (a keyword of `SequenceTagger`), `parser` (of `DependencyParser`). The estimators build their parameter constraints from it.
-#[pyfunction]
-pub fn learner_settings(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    registry::SETTINGS
-        .iter()
-        .map(|s| {
-            let d = PyDict::new(py);
-            d.set_item("name", s.name)?;
-            d.set_item("flag", s.flag)?;
-            d.set_item(
-                "learners",
-                s.learners.iter().map(|k| k.name()).collect::<Vec<_>>(),
-            )?;
-            let (domain, choices): (&str, &[&str]) = match s.domain {
-                Domain::PositiveReal => ("positive_real", &[]),
-                Domain::NonNegativeReal => ("non_negative_real", &[]),
-                Domain::Norm => ("norm", &[]),
-                Domain::Count => ("count", &[]),
-                Domain::Choice(c) => ("choice", c),
-                Domain::Text => ("text", &[]),
-                Domain::Switch => ("switch", &[]),
-                _ => ("text", &[]),
-            };
-            d.set_item("domain", domain)?;
-            d.set_item("choices", choices.to_vec())?;
-            d.set_item("default", s.default)?;
-            d.set_item("doc", s.doc)?;
-            d.set_item("python", s.python)?;
-            d.set_item("tagger", TAGGER_SETTINGS.contains(&s.name))?;
-            d.set_item("parser", PARSER_SETTINGS.contains(&s.name))?;
-            Ok(d)
-        })
-        .collect()
-}
-
-/// Checks a kernel SPEC string and returns it in its canonical spelling; ValueError with
-/// what is accepted otherwise.
-#[pyfunction]
-pub fn parse_kernel(spec: &str) -> PyResult<String> {
-    Ok(spec.parse::<KernelSpec>().or_py()?.to_string())
 }

@@ -21,8 +21,7 @@ use multikernel::data::{TableRef, Targets};
 use multikernel::estimator::incremental::OnlineParams;
 use multikernel::estimator::incremental::VectorFitConfig;
 use multikernel::estimator::incremental::{Given, IncrementalFit};
-use multikernel::estimator::RegSpec;
-use multikernel::estimator::{Learner, LearnerSpec, LossKind, OnlineSpec, Task};
+use multikernel::estimator::{Learner, LearnerKind, LearnerSpec, Task};
 use multikernel::kernel::{KernelSpec, MemoryLimit};
 use multikernel::model::Model;
 use multikernel::Error;
@@ -95,13 +94,13 @@ impl PyIncrementalFit {
     /// an explicit map each (`"linear"`, `"rbf:scale=4,approx=rff,dim=1024"`). The
     /// regularization is `lambda = 1 / (c * n_rows)`, as in the whole-table fit where `c`
     /// weighs the loss of each row: `n_rows` is the number of rows the caller means to
-    /// stream (per pass), the first chunk's rows when not given. `eta0`, `loss`,
-    /// `regularizer`, `bias`, `standardize` (on the first chunk) and `seed` are `fit`'s
-    /// settings of the online learner.
+    /// stream (per pass), the first chunk's rows when not given. `settings` (the online
+    /// learner's, as `(name, text)` pairs of the registry), `bias`, `standardize` (on the
+    /// first chunk) and `seed` are `fit`'s.
     #[staticmethod]
     #[pyo3(signature = (
-        x, y, *, kernels, n_classes=None, class_names=None, c=1.0, n_rows=None, eta0=None,
-        loss=None, regularizer=None, bias=true, standardize=true, seed=0, feature_names=None
+        x, y, *, kernels, n_classes=None, class_names=None, c=1.0, n_rows=None,
+        settings=Vec::new(), bias=true, standardize=true, seed=0, feature_names=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn start(
@@ -112,9 +111,7 @@ impl PyIncrementalFit {
         class_names: Option<Vec<String>>,
         c: f64,
         n_rows: Option<usize>,
-        eta0: Option<f64>,
-        loss: Option<String>,
-        regularizer: Option<String>,
+        settings: Vec<(String, String)>,
         bias: bool,
         standardize: bool,
         seed: u64,
@@ -153,20 +150,13 @@ impl PyIncrementalFit {
             .iter()
             .map(|s| s.parse::<KernelSpec>().or_py())
             .collect::<PyResult<Vec<_>>>()?;
-        let mut online = OnlineSpec::default();
-        if let Some(e) = eta0 {
-            online.eta0 = e;
-        }
-        if let Some(l) = &loss {
-            online.loss = Some(l.parse::<LossKind>().or_py()?);
-        }
-        if let Some(r) = &regularizer {
-            online.reg = Some(r.parse::<RegSpec>().or_py()?);
-        }
-        let mut spec = LearnerSpec::new(task, Learner::Online(online))
+        let given = crate::fit::settings(settings);
+        given.check_owner(LearnerKind::Online).or_py()?;
+        let mut spec = LearnerSpec::new(task, Learner::default_for(LearnerKind::Online))
             .with_kernels(specs)
             .with_seed(seed)
             .with_c(c);
+        spec.set_all(&given).or_py()?;
         spec.bias = bias;
         spec.standardize = standardize;
         let checked = spec.check().or_py()?;

@@ -3,10 +3,13 @@
 //! Python on top of it (`python/multikernel/`); this module only moves arrays in and out,
 //! releases the GIL while Rust works, and turns Rust errors into Python exceptions.
 //!
-//! - `fit` (`fit::fit`): builds a [`multikernel::estimator::LearnerSpec`] from keyword
-//!   arguments and trains it (with the built-in selection when no `C` is given);
-//! - `fit_precomputed` (`fit::fit_precomputed`): lp-MKL, SimpleMKL or Gauss-Seidel on the
-//!   caller's kernel matrices;
+//! - `fit` (`fit::fit`): builds a [`multikernel::estimator::LearnerSpec`] from the learner
+//!   settings given by name (`(name, text)` pairs of the registry: no door names a learner
+//!   setting) and trains it (with the built-in selection when no `C` is given);
+//! - `fit_precomputed` (`precomputed::fit_precomputed`): lp-MKL, SimpleMKL or Gauss-Seidel
+//!   on the caller's kernel matrices;
+//! - `learner_settings`, `dictionary`, `streaming_kernels`, `parse_kernel`
+//!   (`registry`): the registry's settings and the kernels;
 //! - `Model` (`model::PyModel`): a trained model (predict, decision values, summary, bytes);
 //!   it pickles through the versioned model bytes;
 //! - `IncrementalFit` (`incremental::PyIncrementalFit`): the online learner chunk by chunk
@@ -32,6 +35,8 @@ mod incremental;
 mod interrupt;
 mod model;
 mod parser;
+mod precomputed;
+mod registry;
 mod smo;
 mod tagger;
 
@@ -50,11 +55,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parser::fit_parser, m)?)?;
     m.add_function(wrap_pyfunction!(tagger::tag_counts, m)?)?;
     m.add_function(wrap_pyfunction!(fit::fit, m)?)?;
-    m.add_function(wrap_pyfunction!(fit::fit_precomputed, m)?)?;
-    m.add_function(wrap_pyfunction!(fit::dictionary, m)?)?;
-    m.add_function(wrap_pyfunction!(fit::parse_kernel, m)?)?;
-    m.add_function(wrap_pyfunction!(fit::learner_settings, m)?)?;
-    m.add_function(wrap_pyfunction!(fit::streaming_kernels, m)?)?;
+    m.add_function(wrap_pyfunction!(precomputed::fit_precomputed, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::dictionary, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::parse_kernel, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::learner_settings, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::streaming_kernels, m)?)?;
     m.add_function(wrap_pyfunction!(smo::svm_dual, m)?)?;
     Ok(())
 }

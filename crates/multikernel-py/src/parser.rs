@@ -8,10 +8,8 @@ use crate::errors::OrPy;
 use crate::fit::run_info;
 use crate::interrupt::{self, PyObserver};
 use multikernel::data::conllu::Heads;
-use multikernel::estimator::parser::{
-    fit_dependency_parser, DependencyParser, ParserSettings, Treebank,
-};
-use multikernel::estimator::LearnerKind;
+use multikernel::estimator::parser::{fit_dependency_parser, DependencyParser, Treebank};
+use multikernel::estimator::{LearnerKind, Task};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -50,8 +48,7 @@ fn treebank(
 #[pyfunction]
 #[pyo3(signature = (
     x, *, is_path=false, templates=None, templates_origin=None, projective=false,
-    learner="online", c=1.0, regularizer=None, loss=None, epochs=None, eta0=None, q=None,
-    eps=None, max_iter=None, seed=0, verbose=false
+    learner="online", c=1.0, settings=Vec::new(), seed=0, verbose=false
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit_parser<'py>(
@@ -63,27 +60,14 @@ pub fn fit_parser<'py>(
     projective: bool,
     learner: &str,
     c: f64,
-    regularizer: Option<String>,
-    loss: Option<String>,
-    epochs: Option<usize>,
-    eta0: Option<f64>,
-    q: Option<f64>,
-    eps: Option<f64>,
-    max_iter: Option<usize>,
+    settings: Vec<(String, String)>,
     seed: u64,
     verbose: bool,
 ) -> PyResult<(PyParser, Bound<'py, PyDict>)> {
     let kind: LearnerKind = learner.parse().or_py()?;
-    let settings = ParserSettings {
-        regularizer,
-        loss,
-        epochs,
-        eta0,
-        q,
-        eps,
-        max_iter,
-    };
-    let spec = settings.spec(kind, c, seed).or_py()?;
+    let spec = crate::fit::settings(settings)
+        .structured_spec(Task::Parsing, kind, c, seed)
+        .or_py()?;
     let train = treebank(py, x, is_path, Heads::Required)?;
     let origin = templates_origin.unwrap_or_else(|| "<templates>".into());
     let observer = PyObserver::new(verbose);

@@ -7,9 +7,9 @@ use crate::errors::OrPy;
 use crate::fit::run_info;
 use crate::interrupt::{self, PyObserver};
 use multikernel::estimator::tagger::{
-    fit_sequence_tagger, tag_scores, FeatureValue, Sentences, SequenceTagger, TaggerSettings,
+    fit_sequence_tagger, tag_scores, FeatureValue, Sentences, SequenceTagger,
 };
-use multikernel::estimator::LearnerKind;
+use multikernel::estimator::{LearnerKind, Task};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString, PyTuple};
@@ -118,8 +118,7 @@ fn sentences(x: &Bound<'_, PyAny>) -> PyResult<Owned> {
 /// errors). Returns the tagger and the run's dict (as `fit`).
 #[pyfunction]
 #[pyo3(signature = (
-    x, y, *, templates=None, templates_origin=None, learner="online", c=1.0,
-    regularizer=None, loss=None, epochs=None, eta0=None, q=None, eps=None, max_iter=None,
+    x, y, *, templates=None, templates_origin=None, learner="online", c=1.0, settings=Vec::new(),
     seed=0, verbose=false
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -131,27 +130,14 @@ pub fn fit_tagger<'py>(
     templates_origin: Option<String>,
     learner: &str,
     c: f64,
-    regularizer: Option<String>,
-    loss: Option<String>,
-    epochs: Option<usize>,
-    eta0: Option<f64>,
-    q: Option<f64>,
-    eps: Option<f64>,
-    max_iter: Option<usize>,
+    settings: Vec<(String, String)>,
     seed: u64,
     verbose: bool,
 ) -> PyResult<(PyTagger, Bound<'py, PyDict>)> {
     let kind: LearnerKind = learner.parse().or_py()?;
-    let settings = TaggerSettings {
-        regularizer,
-        loss,
-        epochs,
-        eta0,
-        q,
-        eps,
-        max_iter,
-    };
-    let spec = settings.spec(kind, c, seed).or_py()?;
+    let spec = crate::fit::settings(settings)
+        .structured_spec(Task::Sequence, kind, c, seed)
+        .or_py()?;
     let x = sentences(x)?;
     let origin = templates_origin.unwrap_or_else(|| "<templates>".into());
     let observer = PyObserver::new(verbose);

@@ -168,6 +168,7 @@ pub use fit::{fit, fit_checked, fit_with_validation, Fitted, PathChoice, Trainin
 pub use plan::{selection_plan, SelectionRequest};
 pub use precomputed::{fit_precomputed, PrecomputedFitted, PrecomputedLearner, PrecomputedSpec};
 pub use select::{select_spec, SpecSearch, SpecSelection};
+pub use settings::Settings;
 pub use spec::{
     Budget, CheckedSpec, GompSpec, Learner, LearnerKind, LearnerSpec, LossKind, LpMklSpec, MtlSpec,
     OnlineSpec, PolySpec, Strength, Task, WrapperSpec,

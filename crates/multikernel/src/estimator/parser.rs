@@ -7,7 +7,7 @@
 //! (Eisner); a second stage labels the arcs with relations when training had them.
 //!
 //! The Python package's `DependencyParser` calls only this module: a [`Treebank`] (CoNLL-U
-//! text, a file, or one text block per sentence), [`ParserSettings`] (the settings named as
+//! text, a file, or one text block per sentence), [`Settings`](super::Settings) (the settings named as
 //! in [`super::registry`]), [`fit_dependency_parser`] and [`DependencyParser`] (parse, write
 //! back, attachment scores, the templates and their weights, bytes).
 //!
@@ -17,7 +17,7 @@
 //! unspecified XPOS, no features), as the command line reads them.
 
 use super::fit::{fit, Fitted};
-use super::spec::{Learner, LearnerKind, LearnerSpec, LossKind, Task};
+use super::spec::{LearnerSpec, Task};
 use crate::data::conllu::{parse_conllu, read_conllu, write_sentence, ConlluSentence, Heads};
 use crate::error::{Error, Result};
 use crate::model::Model;
@@ -29,77 +29,6 @@ use crate::task::parse::{score_parses, ParseData, ParseSentence, TemplateSet, Tr
 use std::path::{Path, PathBuf};
 
 pub use crate::task::parse::AttachmentScores;
-
-/// The settings a parser's learners take ([`super::registry::SETTINGS`] names them; `C` is
-/// the spec's own).
-pub const PARSER_SETTINGS: &[&str] = &[
-    "regularizer",
-    "loss",
-    "epochs",
-    "eta0",
-    "q",
-    "eps",
-    "max_iter",
-];
-
-/// The learners that train a parser.
-pub(crate) const PARSER_LEARNERS: &[LearnerKind] = &[LearnerKind::Online, LearnerKind::Mtl];
-
-/// A parser's learner settings by their registry names; `None` keeps the default.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ParserSettings {
-    pub regularizer: Option<String>,
-    /// `hinge` (the structured SVM) or `crf` (also `logistic`: the tree CRF).
-    pub loss: Option<String>,
-    pub epochs: Option<usize>,
-    pub eta0: Option<f64>,
-    pub q: Option<f64>,
-    pub eps: Option<f64>,
-    pub max_iter: Option<usize>,
-}
-
-impl ParserSettings {
-    /// The given settings as (name, text).
-    fn given(&self) -> Vec<(&'static str, String)> {
-        [
-            ("regularizer", self.regularizer.clone()),
-            ("loss", self.loss.clone()),
-            ("epochs", self.epochs.map(|v| v.to_string())),
-            ("eta0", self.eta0.map(|v| v.to_string())),
-            ("q", self.q.map(|v| v.to_string())),
-            ("eps", self.eps.map(|v| v.to_string())),
-            ("max_iter", self.max_iter.map(|v| v.to_string())),
-        ]
-        .into_iter()
-        .filter_map(|(n, v)| v.map(|v| (n, v)))
-        .collect()
-    }
-
-    /// The spec of a parser trained by `kind` (online or mtl) with `C` and these settings,
-    /// each set as the command line sets it ([`LearnerSpec::set`]); an error for another
-    /// learner, a setting of the other learner (naming its owners) or a value out of its
-    /// domain.
-    pub fn spec(&self, kind: LearnerKind, c: f64, seed: u64) -> Result<LearnerSpec> {
-        if !PARSER_LEARNERS.contains(&kind) {
-            return Err(Error::param(
-                "learner",
-                kind.name(),
-                "online or mtl (the learners of a parser)",
-            ));
-        }
-        let mut spec = LearnerSpec::new(Task::Parsing, Learner::default_for(kind))
-            .with_c(c)
-            .with_seed(seed);
-        for (name, text) in self.given() {
-            spec.set(name, &text)?;
-        }
-        if let Some(l) = &self.loss {
-            l.parse::<LossKind>()?.sequence_loss()?;
-        }
-        spec.check()?;
-        Ok(spec)
-    }
-}
 
 const ARC_TEMPLATES: &str = "the arc templates";
 const LABEL_TEMPLATES: &str = "the relation labeler's templates";
@@ -286,16 +215,17 @@ pub struct Parse {
 /// Trains a parser on `train` (read with [`Heads::Required`]). `templates`: the text of an
 /// arc template file and a name for it in errors (`None`: the default templates,
 /// `crate::task::parse::DEFAULT_TEMPLATES`); `projective`: Eisner's projective trees
-/// instead of any tree. `spec` is a parsing spec (see [`ParserSettings::spec`]); `observer`
+/// instead of any tree. `spec` is a parsing spec (see [`Settings::structured_spec`](super::Settings::structured_spec)); `observer`
 /// sees each epoch (or cut) and may stop the run.
 ///
 /// ```
 /// use multikernel::data::conllu::Heads;
-/// use multikernel::estimator::parser::{fit_dependency_parser, DependencyParser, ParserSettings, Treebank};
+/// use multikernel::estimator::parser::{fit_dependency_parser, DependencyParser, Treebank};
+/// use multikernel::estimator::{Settings, Task};
 /// use multikernel::estimator::LearnerKind;
 /// let text = "1\tdogs\tdog\tNOUN\tNNS\t_\t2\tnsubj\t_\t_\n2\tbark\tbark\tVERB\tVBP\t_\t0\troot\t_\t_\n\n";
 /// let train = Treebank::parse(text, "<text>", Heads::Required)?;
-/// let spec = ParserSettings { epochs: Some(2), ..Default::default() }.spec(LearnerKind::Online, 1.0, 0)?;
+/// let spec = Settings::new().with("epochs", "2").structured_spec(Task::Parsing, LearnerKind::Online, 1.0, 0)?;
 /// let parser = DependencyParser::new(fit_dependency_parser(&train, None, false, &spec, &())?.model)?;
 /// let parses = parser.parse(&train)?;
 /// assert_eq!(parses[0].heads, [2, 0]);

@@ -12,6 +12,7 @@
 
 use super::auto::AutoConfig;
 use super::registry;
+use super::settings::Settings;
 use super::spec::{LearnerKind, Task};
 use crate::solver::lp_mkl::parse_p;
 use crate::solver::online::StepSchedule;
@@ -27,16 +28,13 @@ pub struct SelectionRequest<'a> {
     /// The rows come as a stream (cross-validation would read them many times).
     pub streaming: bool,
     /// The learner settings given, by their registry names, with their text as the command
-    /// line takes it (numbers as Rust prints them: `1`, `0.5`).
-    pub settings: &'a [(&'a str, String)],
+    /// line takes it.
+    pub settings: &'a Settings,
 }
 
 impl SelectionRequest<'_> {
     fn text(&self, name: &str) -> Option<&str> {
-        self.settings
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, t)| t.trim())
+        self.settings.text(name).map(str::trim)
     }
 }
 
@@ -98,8 +96,9 @@ mod tests {
         learner: Option<LearnerKind>,
         given: &[(&str, &str)],
     ) -> Option<AutoConfig> {
-        let settings: Vec<(&str, String)> =
-            given.iter().map(|(n, t)| (*n, t.to_string())).collect();
+        let settings = given
+            .iter()
+            .fold(Settings::new(), |s, (n, t)| s.with(n, *t));
         selection_plan(&SelectionRequest {
             task,
             learner,
@@ -175,12 +174,13 @@ mod tests {
     fn what_turns_the_selection_off() {
         use LearnerKind::*;
         let off = |r: SelectionRequest<'_>| selection_plan(&r).is_none();
+        let none = Settings::new();
         let base = SelectionRequest {
             task: Task::Binary,
             learner: None,
             strength_given: false,
             streaming: false,
-            settings: &[],
+            settings: &none,
         };
         assert!(!off(base));
         assert!(off(SelectionRequest {
@@ -203,7 +203,7 @@ mod tests {
             learner: Some(MirrorDescent),
             ..base
         }));
-        let validation = [("validation", "v.csv".to_string())];
+        let validation = Settings::new().with("validation", "v.csv");
         assert!(off(SelectionRequest {
             learner: Some(Gomp),
             settings: &validation,
@@ -213,7 +213,7 @@ mod tests {
             learner: Some(Gomp),
             ..base
         }));
-        let p = [("p", "4/3".to_string())];
+        let p = Settings::new().with("p", "4/3");
         let with_p = selection_plan(&SelectionRequest {
             learner: Some(LpMkl),
             settings: &p,

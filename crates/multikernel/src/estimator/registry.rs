@@ -110,6 +110,19 @@ pub(crate) const LEARNERS: &[LearnerInfo] = &[
     },
 ];
 
+/// The settings the learners of taggers and parsers take (the online learner's and
+/// multi-template learning's; `C` is the spec's own): the Python `SequenceTagger`'s and
+/// `DependencyParser`'s keywords.
+pub const STRUCTURED_SETTINGS: &[&str] = &[
+    "regularizer",
+    "loss",
+    "epochs",
+    "eta0",
+    "q",
+    "eps",
+    "max_iter",
+];
+
 /// Every learner setting (the settings all learners share, such as `C`, the kernels, the
 /// seed, are the spec's own fields and not listed).
 pub const SETTINGS: &[Setting] = &[

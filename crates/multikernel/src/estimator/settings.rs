@@ -5,7 +5,7 @@
 //! line) keeps no parser or list of its own.
 
 use super::registry::{self, Domain, Setting};
-use super::spec::{Budget, Learner, LearnerSpec, LossKind};
+use super::spec::{Budget, Learner, LearnerKind, LearnerSpec, LossKind, Task};
 use crate::error::{Error, Result};
 use crate::prox::RegSpec;
 use crate::solver::lp_mkl::parse_p;
@@ -74,7 +74,117 @@ fn reals(s: &Setting, text: &str) -> Result<Vec<f64>> {
         .collect()
 }
 
+/// The error for a setting given to a learner that does not take it, naming its owners.
+fn not_owned(s: &Setting, kind: LearnerKind) -> Error {
+    let names: Vec<&str> = s.learners.iter().map(|k| k.name()).collect();
+    Error::unsupported(format!(
+        "{} is a setting of the {} learner, not of {kind}",
+        s.name,
+        names.join(" / ")
+    ))
+}
+
+/// Learner settings given by their registry names ([`registry::SETTINGS`]), each with its
+/// text as the command line takes it (`"0.5"`, `"4/3"`, `"l21"`, `"on"`): what the shells
+/// pass instead of one keyword per setting, so that a new setting needs no edit in them.
+/// The table estimators', the tagger's and the parser's settings are this one type.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Settings {
+    given: Vec<(String, String)>,
+}
+
+impl Settings {
+    pub fn new() -> Settings {
+        Settings::default()
+    }
+
+    /// These settings and `name = text` (replacing an earlier `name`).
+    pub fn with(mut self, name: &str, text: impl Into<String>) -> Settings {
+        self.push(name, text);
+        self
+    }
+
+    /// Adds `name = text`, replacing an earlier `name`; the order of first appearance is
+    /// kept (it is the order [`LearnerSpec::set_all`] sets them in).
+    pub fn push(&mut self, name: &str, text: impl Into<String>) {
+        let text = text.into();
+        match self.given.iter_mut().find(|(n, _)| n == name) {
+            Some((_, t)) => *t = text,
+            None => self.given.push((name.to_string(), text)),
+        }
+    }
+
+    /// The settings as (name, text), in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.given.iter().map(|(n, t)| (n.as_str(), t.as_str()))
+    }
+
+    /// The text of `name`, when given.
+    pub fn text(&self, name: &str) -> Option<&str> {
+        self.iter().find(|(n, _)| *n == name).map(|(_, t)| t)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.given.is_empty()
+    }
+
+    /// Refuses a name the registry does not list, and a setting `kind` does not take
+    /// (naming the learners that do).
+    pub fn check_owner(&self, kind: LearnerKind) -> Result<()> {
+        for (name, _) in self.iter() {
+            let s = registry::setting(name)
+                .ok_or_else(|| Error::unsupported(format!("no learner setting is named {name}")))?;
+            if !s.learners.contains(&kind) {
+                return Err(not_owned(s, kind));
+            }
+        }
+        Ok(())
+    }
+
+    /// The checked spec of a tagger (`task` sequence) or a parser (`task` parsing) trained
+    /// by `kind` (the online learner or multi-template learning) with `C` and these
+    /// settings; an error for another learner, a setting of the other learner (naming its
+    /// owners), a loss that is not a loss of sequences and trees (hinge, crf), or a value
+    /// out of its domain.
+    pub fn structured_spec(
+        &self,
+        task: Task,
+        kind: LearnerKind,
+        c: f64,
+        seed: u64,
+    ) -> Result<LearnerSpec> {
+        if !matches!(kind, LearnerKind::Online | LearnerKind::Mtl) {
+            let what = if task == Task::Parsing {
+                "parser"
+            } else {
+                "tagger"
+            };
+            return Err(Error::param(
+                "learner",
+                kind.name(),
+                format!("online or mtl (the learners of a {what})"),
+            ));
+        }
+        self.check_owner(kind)?;
+        let mut spec = LearnerSpec::new(task, Learner::default_for(kind))
+            .with_c(c)
+            .with_seed(seed);
+        spec.set_all(self)?;
+        if let Some(l) = self.text("loss") {
+            l.trim().parse::<LossKind>()?.sequence_loss()?;
+        }
+        spec.check()?;
+        Ok(spec)
+    }
+}
+
 impl LearnerSpec {
+    /// Sets every setting of `settings` in order ([`LearnerSpec::set`]); the first error
+    /// stops it.
+    pub fn set_all(&mut self, settings: &Settings) -> Result<()> {
+        settings.iter().try_for_each(|(n, t)| self.set(n, t))
+    }
+
     /// Sets the learner setting `name` (a [`registry::SETTINGS`] name) from its text: a
     /// number, a count, a norm (`4/3`, `inf`), a switch (`on`, `off`) or the setting's own
     /// grammar (a regularizer, a loss, a step rule, `rho2`'s list). Errors: an unknown name,
@@ -86,11 +196,7 @@ impl LearnerSpec {
             .ok_or_else(|| Error::unsupported(format!("no learner setting is named {name}")))?;
         let kind = self.learner.kind();
         if !s.learners.contains(&kind) {
-            let names: Vec<&str> = s.learners.iter().map(|k| k.name()).collect();
-            return Err(Error::unsupported(format!(
-                "{name} is a setting of the learner {}, not of {kind}",
-                names.join(" or ")
-            )));
+            return Err(not_owned(s, kind));
         }
         let t = text.trim();
         match (&mut self.learner, name) {
@@ -140,7 +246,7 @@ impl LearnerSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::estimator::spec::{LearnerKind, MtlSpec, PolySpec, Task, WrapperSpec};
+    use crate::estimator::spec::{MtlSpec, PolySpec, WrapperSpec};
 
     /// A value inside each domain, and one outside it.
     fn good_and_bad(s: &Setting) -> (&'static str, &'static str) {

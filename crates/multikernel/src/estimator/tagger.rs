@@ -6,17 +6,15 @@
 //! (mao-tsang Alg. 1, problem (6)/(11)), through the same [`fit`](super::fit()), so the same
 //! sentences and settings give the same model as the command line.
 //!
-//! The Python package's `SequenceTagger` calls only this module: [`TaggerSettings`] (the
+//! The Python package's `SequenceTagger` calls only this module: [`Settings`](super::Settings) (the
 //! settings named as in [`super::registry`]), [`fit_sequence_tagger`] and
 //! [`SequenceTagger`] (predict, marginals, the groups and their weights, bytes).
 
 use super::fit::{fit, Fitted};
-use super::registry;
-use super::spec::{Learner, LearnerKind, LearnerSpec, LossKind, Task};
+use super::spec::{LearnerSpec, Task};
 use crate::data::columns::ColumnSentence;
 use crate::error::{Error, Result};
 use crate::model::Model;
-use crate::prox::RegSpec;
 use crate::run::Observer;
 use crate::task::tagging::{FeatureKeys, TagData, TemplateFile, TokenFeatures};
 use std::path::Path;
@@ -24,21 +22,6 @@ use std::path::Path;
 /// CoNLL-U to the tagger's columns (`multikernel tag --from-conllu`).
 pub use crate::task::tagging::convert::{from_conllu, LabelColumn};
 pub use crate::task::tagging::{is_chunk_scheme, ChunkCounts, FeatureValue, TagScores};
-
-/// The settings a tagger's learners take ([`registry::SETTINGS`] names them; `C` is the
-/// spec's own).
-pub const TAGGER_SETTINGS: &[&str] = &[
-    "regularizer",
-    "loss",
-    "epochs",
-    "eta0",
-    "q",
-    "eps",
-    "max_iter",
-];
-
-/// The learners that train a tagger.
-pub(crate) const TAGGER_LEARNERS: &[LearnerKind] = &[LearnerKind::Online, LearnerKind::Mtl];
 
 /// Sentences in memory: each a list of tokens.
 #[derive(Debug, Clone, Copy)]
@@ -66,86 +49,6 @@ impl Sentences<'_> {
             Sentences::Dicts(s) => s[i].len(),
             Sentences::Columns(s) => s[i].len(),
         }
-    }
-}
-
-/// A tagger's learner settings by their registry names; `None` keeps the default.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct TaggerSettings {
-    pub regularizer: Option<String>,
-    /// `hinge` (the structured SVM) or `crf` (also `logistic`).
-    pub loss: Option<String>,
-    pub epochs: Option<usize>,
-    pub eta0: Option<f64>,
-    pub q: Option<f64>,
-    pub eps: Option<f64>,
-    pub max_iter: Option<usize>,
-}
-
-impl TaggerSettings {
-    fn given(&self) -> Vec<&'static str> {
-        [
-            ("regularizer", self.regularizer.is_some()),
-            ("loss", self.loss.is_some()),
-            ("epochs", self.epochs.is_some()),
-            ("eta0", self.eta0.is_some()),
-            ("q", self.q.is_some()),
-            ("eps", self.eps.is_some()),
-            ("max_iter", self.max_iter.is_some()),
-        ]
-        .into_iter()
-        .filter_map(|(n, on)| on.then_some(n))
-        .collect()
-    }
-
-    /// The spec of a tagger trained by `kind` (online or mtl) with `C` and these settings;
-    /// an error for another learner, a setting of the other learner (naming its owners, as
-    /// the registry lists them) or a value out of its domain.
-    pub fn spec(&self, kind: LearnerKind, c: f64, seed: u64) -> Result<LearnerSpec> {
-        if !TAGGER_LEARNERS.contains(&kind) {
-            return Err(Error::param(
-                "learner",
-                kind.name(),
-                "online or mtl (the learners of a tagger)",
-            ));
-        }
-        for name in self.given() {
-            let owners = registry::owners(name);
-            if !owners.contains(&kind) {
-                let names: Vec<&str> = owners.iter().map(|k| k.name()).collect();
-                return Err(Error::unsupported(format!(
-                    "{name} is a setting of the {} learner, not of {}",
-                    names.join(" / "),
-                    kind.name()
-                )));
-            }
-        }
-        let mut learner = Learner::default_for(kind);
-        match &mut learner {
-            Learner::Online(o) => {
-                if let Some(r) = &self.regularizer {
-                    o.reg = Some(r.parse::<RegSpec>()?);
-                }
-                if let Some(l) = &self.loss {
-                    let loss: LossKind = l.parse()?;
-                    loss.sequence_loss()?;
-                    o.loss = Some(loss);
-                }
-                o.epochs = self.epochs.unwrap_or(o.epochs);
-                o.eta0 = self.eta0.unwrap_or(o.eta0);
-            }
-            Learner::Mtl(m) => {
-                m.q = self.q.unwrap_or(m.q);
-                m.epsilon = self.eps.unwrap_or(m.epsilon);
-                m.max_iter = self.max_iter.unwrap_or(m.max_iter);
-            }
-            _ => unreachable!("checked above"),
-        }
-        let spec = LearnerSpec::new(Task::Sequence, learner)
-            .with_c(c)
-            .with_seed(seed);
-        spec.check()?;
-        Ok(spec)
     }
 }
 
@@ -216,16 +119,16 @@ fn column_sentences(
 
 /// Trains a tagger on sentences `x` with labels `y` (one per token). Feature dicts need no
 /// templates; columns need `templates`: the text of a CRF++ template file and a name for it
-/// in errors. `spec` is a sequence spec (see [`TaggerSettings::spec`]); `observer` sees each
+/// in errors. `spec` is a sequence spec (see [`Settings::structured_spec`](super::Settings::structured_spec)); `observer` sees each
 /// epoch (or cut) and may stop the run.
 ///
 /// ```
-/// use multikernel::estimator::tagger::{fit_sequence_tagger, FeatureValue, Sentences, SequenceTagger, TaggerSettings};
-/// use multikernel::estimator::LearnerKind;
+/// use multikernel::estimator::tagger::{fit_sequence_tagger, FeatureValue, Sentences, SequenceTagger};
+/// use multikernel::estimator::{LearnerKind, Settings, Task};
 /// let word = |w: &str| vec![("word".to_string(), FeatureValue::Text(w.into()))];
 /// let x = vec![vec![word("the"), word("dog")], vec![word("a"), word("cat")]];
 /// let y: Vec<Vec<String>> = vec![vec!["DET".into(), "NOUN".into()]; 2];
-/// let spec = TaggerSettings::default().spec(LearnerKind::Online, 10.0, 0)?;
+/// let spec = Settings::new().structured_spec(Task::Sequence, LearnerKind::Online, 10.0, 0)?;
 /// let fitted = fit_sequence_tagger(Sentences::Dicts(&x), &y, None, &spec, &())?;
 /// let tagger = SequenceTagger::new(fitted.model)?;
 /// assert_eq!(tagger.predict(Sentences::Dicts(&x))?, y);

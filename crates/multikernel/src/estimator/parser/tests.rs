@@ -1,5 +1,7 @@
 use super::*;
 use crate::data::conllu::select_folds;
+use crate::estimator::spec::{Learner, LearnerKind, LossKind};
+use crate::estimator::Settings;
 use crate::task::parse::TemplateSet;
 
 const TWT: &str = "../../data/treebank/tr-web.conllu.gz";
@@ -14,17 +16,16 @@ fn twt_text(fold: usize, n: usize) -> String {
     text
 }
 
-fn spec(kind: LearnerKind, settings: ParserSettings) -> LearnerSpec {
-    settings.spec(kind, 1.0, 3).unwrap()
+fn spec(kind: LearnerKind, settings: Settings) -> LearnerSpec {
+    settings
+        .structured_spec(Task::Parsing, kind, 1.0, 3)
+        .unwrap()
 }
 
 fn online(epochs: usize) -> LearnerSpec {
     spec(
         LearnerKind::Online,
-        ParserSettings {
-            epochs: Some(epochs),
-            ..Default::default()
-        },
+        Settings::new().with("epochs", epochs.to_string()),
     )
 }
 
@@ -37,13 +38,7 @@ fn the_model_is_the_command_lines() {
         (online(2), false),
         (online(1), true),
         (
-            spec(
-                LearnerKind::Mtl,
-                ParserSettings {
-                    max_iter: Some(5),
-                    ..Default::default()
-                },
-            ),
+            spec(LearnerKind::Mtl, Settings::new().with("max_iter", "5")),
             false,
         ),
     ] {
@@ -258,30 +253,24 @@ fn a_missing_upos_names_the_sentence_and_the_token() {
 
 #[test]
 fn settings_are_the_registrys() {
-    let s = ParserSettings {
-        q: Some(2.0),
-        ..Default::default()
-    };
-    let e = s.spec(LearnerKind::Online, 1.0, 0).unwrap_err().to_string();
-    assert!(e.contains("q is a setting of the learner mtl"), "{e}");
-    let e = ParserSettings::default()
-        .spec(LearnerKind::Gomp, 1.0, 0)
+    let parsing = |s: Settings, kind, c| s.structured_spec(Task::Parsing, kind, c, 0);
+    let s = Settings::new().with("q", "2");
+    let e = parsing(s, LearnerKind::Online, 1.0)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("learner"), "{e}");
-    let squared = ParserSettings {
-        loss: Some("squared".into()),
-        ..Default::default()
-    };
-    assert!(squared.spec(LearnerKind::Online, 1.0, 0).is_err());
-    let crf = ParserSettings {
-        loss: Some("crf".into()),
-        eta0: Some(0.3),
-        epochs: Some(1),
-        regularizer: Some("l21sq".into()),
-        ..Default::default()
-    };
-    let spec = crf.spec(LearnerKind::Online, 2.0, 0).unwrap();
+    assert!(e.contains("q is a setting of the mtl learner"), "{e}");
+    let e = parsing(Settings::new(), LearnerKind::Gomp, 1.0)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("learners of a parser"), "{e}");
+    let squared = Settings::new().with("loss", "squared");
+    assert!(parsing(squared, LearnerKind::Online, 1.0).is_err());
+    let crf = Settings::new()
+        .with("loss", "crf")
+        .with("eta0", "0.3")
+        .with("epochs", "1")
+        .with("regularizer", "l21sq");
+    let spec = parsing(crf, LearnerKind::Online, 2.0).unwrap();
     let Learner::Online(o) = &spec.learner else {
         panic!()
     };
@@ -289,11 +278,11 @@ fn settings_are_the_registrys() {
     assert_eq!(o.loss, Some(LossKind::Logistic));
     let tb = Treebank::parse(SMALL, "s", Heads::Required).unwrap();
     assert!(fit_dependency_parser(&tb, None, false, &spec, &()).is_ok());
-    let e = ParserSettings {
-        epochs: Some(0),
-        ..Default::default()
-    }
-    .spec(LearnerKind::Online, 1.0, 0)
+    let e = parsing(
+        Settings::new().with("epochs", "0"),
+        LearnerKind::Online,
+        1.0,
+    )
     .unwrap_err()
     .to_string();
     assert!(e.contains("epochs"), "{e}");

@@ -5,6 +5,9 @@
 
 use super::*;
 use crate::data::columns::parse_columns;
+use crate::estimator::registry;
+use crate::estimator::spec::LearnerKind;
+use crate::estimator::Settings;
 use crate::task::tagging::{TagData, TemplateFile};
 
 /// A toy POS task: word, its suffix and whether it is capitalized decide the label.
@@ -73,20 +76,16 @@ fn column_file(x: &[Vec<Vec<String>>], y: &[Vec<String>]) -> String {
 }
 
 fn specs() -> Vec<LearnerSpec> {
-    let online = |loss: &str| TaggerSettings {
-        loss: Some(loss.into()),
-        epochs: Some(3),
-        ..TaggerSettings::default()
-    };
+    let online = |loss: &str| Settings::new().with("loss", loss).with("epochs", "3");
+    let tagging = |s: Settings, kind, c| s.structured_spec(Task::Sequence, kind, c, 0).unwrap();
     vec![
-        online("hinge").spec(LearnerKind::Online, 10.0, 0).unwrap(),
-        online("crf").spec(LearnerKind::Online, 10.0, 0).unwrap(),
-        TaggerSettings {
-            max_iter: Some(30),
-            ..TaggerSettings::default()
-        }
-        .spec(LearnerKind::Mtl, 1.0, 0)
-        .unwrap(),
+        tagging(online("hinge"), LearnerKind::Online, 10.0),
+        tagging(online("crf"), LearnerKind::Online, 10.0),
+        tagging(
+            Settings::new().with("max_iter", "30"),
+            LearnerKind::Mtl,
+            1.0,
+        ),
     ]
 }
 
@@ -357,23 +356,17 @@ fn bad_input_and_settings_are_named() {
         &(),
     ));
     assert!(r.contains("sentence 2, token 1 has 2 columns"), "{r}");
-    let q = TaggerSettings {
-        q: Some(2.0),
-        ..Default::default()
-    };
-    let m = q.spec(LearnerKind::Online, 1.0, 0).unwrap_err().to_string();
+    let tagging = |s: Settings, kind| s.structured_spec(Task::Sequence, kind, 1.0, 0);
+    let m = tagging(Settings::new().with("q", "2"), LearnerKind::Online)
+        .unwrap_err()
+        .to_string();
     assert!(
         m.contains("q is a setting of the mtl learner, not of online"),
         "{m}"
     );
-    let l = TaggerSettings {
-        loss: Some("squared".into()),
-        ..Default::default()
-    };
-    assert!(l.spec(LearnerKind::Online, 1.0, 0).is_err());
-    assert!(TaggerSettings::default()
-        .spec(LearnerKind::Gomp, 1.0, 0)
-        .is_err());
+    let l = Settings::new().with("loss", "squared");
+    assert!(tagging(l, LearnerKind::Online).is_err());
+    assert!(tagging(Settings::new(), LearnerKind::Gomp).is_err());
     let tagger = SequenceTagger::new(
         fit_sequence_tagger(Sentences::Dicts(&d), &y, None, spec, &())
             .unwrap()
@@ -385,7 +378,7 @@ fn bad_input_and_settings_are_named() {
         .unwrap_err()
         .to_string()
         .contains("feature dicts"));
-    for name in TAGGER_SETTINGS {
+    for name in registry::STRUCTURED_SETTINGS {
         assert!(registry::setting(name).is_some(), "{name}");
     }
 }
