@@ -51,6 +51,7 @@ pub(crate) mod metrics;
 pub mod model;
 pub(crate) mod multiset;
 pub(crate) mod params;
+pub(crate) mod pipeline;
 pub mod prelude;
 pub(crate) mod prox;
 pub mod run;
