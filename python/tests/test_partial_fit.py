@@ -1,5 +1,5 @@
 """partial_fit: the online learner chunk by chunk over explicit kernel maps (the library's
-solver::online::incremental), against the whole-table fit, through pickling, and its
+pipeline::table::incremental), against the whole-table fit, through pickling, and its
 refusals."""
 
 import json

@@ -28,15 +28,15 @@ use super::{Report, Row};
 use crate::plot::{LinePlot, Series};
 use multikernel::data::columns::ColumnSentence;
 use multikernel::data::conllu::{read_conllu, select_folds, ConlluSentence, Heads};
+use multikernel::engine::pipeline::columns::tagging::{
+    fit_tagger, Calibration, TaggerFit, TaggerLearner, TaggerSpec,
+};
+use multikernel::engine::pipeline::treebank::parser::{fit_parser, ParserSpec, TreeKind};
 use multikernel::engine::prox::RegSpec;
 use multikernel::engine::select::Search;
 use multikernel::engine::solver::batch::{self, LbfgsParams};
 use multikernel::engine::solver::cutting_plane::CuttingPlaneParams;
 use multikernel::engine::solver::online::params::{OnlineParams, StepSchedule};
-use multikernel::engine::solver::online::parser::{fit_parser, ParserSpec, TreeKind};
-use multikernel::engine::solver::tagging::{
-    fit_tagger, Calibration, TaggerFit, TaggerLearner, TaggerSpec,
-};
 use multikernel::engine::task::parse::{score_parses, ParseSentence, Support, TemplateSet};
 use multikernel::engine::task::structured::StructLoss;
 use multikernel::engine::task::tagging::convert::{from_conllu, LabelColumn};
@@ -134,7 +134,7 @@ pub struct MtlConfig {
     /// SPOM's step-size schedule (by default AdaGrad's per-coordinate steps for the l2 rows,
     /// Bottou's schedule for `spom-l21sq`) and initial step; with more than one `eta0`, the one whose
     /// short runs of `calibration_epochs` epochs tag the dev fold best
-    /// ([`multikernel::engine::solver::tagging::Calibration`]).
+    /// ([`multikernel::engine::pipeline::columns::tagging::Calibration`]).
     pub schedule: StepSchedule,
     pub eta0: Vec<f64>,
     pub calibration_epochs: usize,

@@ -20,14 +20,14 @@ use multikernel::data::ocr::read_ocr;
 use multikernel::data::split::{held_out_parts, Split};
 use multikernel::data::Matrix;
 use multikernel::data::SequenceData;
+use multikernel::engine::pipeline::sequence::grams::{base_grams, group_gram, lambda_from_c};
+use multikernel::engine::pipeline::sequence::model::{
+    decode_sequences, token_accuracy, KernelGroup, SequenceModel,
+};
+use multikernel::engine::pipeline::sequence::spom::{fit_with_grams, SequenceFitConfig};
 use multikernel::engine::prox::RegSpec;
 use multikernel::engine::select::{Mean, Search};
 use multikernel::engine::solver::online::{OnlineParams, OnlineState, StepSchedule};
-use multikernel::engine::solver::sequence::grams::{base_grams, group_gram, lambda_from_c};
-use multikernel::engine::solver::sequence::model::{
-    decode_sequences, token_accuracy, KernelGroup, SequenceModel,
-};
-use multikernel::engine::solver::sequence::spom::{fit_with_grams, SequenceFitConfig};
 use multikernel::engine::task::sequence::SeqLoss;
 use multikernel::error::{Error, Result};
 use multikernel::kernel::binary::expansion_scores;

@@ -15,9 +15,11 @@
 use super::{Report, Row};
 use crate::plot::{LinePlot, Series};
 use multikernel::data::conllu::{read_conllu, select_folds, Heads};
+use multikernel::engine::pipeline::treebank::parser::{
+    fit_parser, ParserFit, ParserSpec, TreeKind,
+};
 use multikernel::engine::prox::RegSpec;
 use multikernel::engine::solver::online::params::{OnlineParams, StepSchedule};
-use multikernel::engine::solver::online::parser::{fit_parser, ParserFit, ParserSpec, TreeKind};
 use multikernel::engine::task::parse::{
     score_parses, AttachmentCounts, ParseSentence, Support, TemplateSet,
 };

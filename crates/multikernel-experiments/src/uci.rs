@@ -11,10 +11,10 @@
 use crate::{mean_std, median, Report, Row};
 use multikernel::data::split::{random_split, stratified_split, Split};
 use multikernel::data::{Dataset, Targets};
+use multikernel::engine::pipeline::table::vector::{fit_vector, VectorFitConfig};
+use multikernel::engine::pipeline::table::vector_model::KernelMachine;
 use multikernel::engine::prox::RegSpec;
 use multikernel::engine::select::{Goal, Search, SplitStrategy};
-use multikernel::engine::solver::online::vector::{fit_vector, VectorFitConfig};
-use multikernel::engine::solver::online::vector_model::KernelMachine;
 use multikernel::engine::solver::online::{OnlineParams, StepSchedule};
 use multikernel::engine::task::vector::default_loss;
 use multikernel::engine::task::{prediction_metric, TaskKind};

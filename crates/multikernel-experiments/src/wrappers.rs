@@ -7,7 +7,7 @@
 //! mkl-lqg row of `reproduce ocr`, beta0 fixed). Methods:
 //! - `spom`: the mkl-lqg online learner (Alg. 3, squared l2,1, `eta0 / sqrt(t)` with the
 //!   row's selected `eta0`), recorded after each epoch;
-//! - `gauss-seidel` and `simplemkl` ([`multikernel::engine::solver::sequence::wrapper`]): 20 PEGASOS epochs
+//! - `gauss-seidel` and `simplemkl` ([`multikernel::engine::pipeline::sequence::wrapper`]): 20 PEGASOS epochs
 //!   in the first SVM call, 3 warm-started epochs in each later one, recorded after each outer
 //!   iteration (the accepted point), with the epochs counted over every inner solve
 //!   (line-search trials included).
@@ -29,15 +29,15 @@ use crate::plot::{LinePlot, Series};
 use crate::{Report, Row};
 use multikernel::data::ocr::read_ocr;
 use multikernel::data::SequenceData;
-use multikernel::engine::solver::online::compact::cached_norms;
-use multikernel::engine::solver::online::{OnlineParams, StepSchedule};
-use multikernel::engine::solver::sequence::grams::lambda_from_c;
-use multikernel::engine::solver::sequence::spom::{fit_with_grams, SequenceFitConfig};
-use multikernel::engine::solver::sequence::wrapper::{
+use multikernel::engine::pipeline::sequence::grams::lambda_from_c;
+use multikernel::engine::pipeline::sequence::spom::{fit_with_grams, SequenceFitConfig};
+use multikernel::engine::pipeline::sequence::wrapper::{
     explicit_sqnorm, fit_wrapper_with_grams, mkl_objective, SequenceWrapperConfig, FIRST_EPOCHS,
     WARM_EPOCHS,
 };
-use multikernel::engine::solver::sequence::KernelGroup;
+use multikernel::engine::pipeline::sequence::KernelGroup;
+use multikernel::engine::solver::online::compact::cached_norms;
+use multikernel::engine::solver::online::{OnlineParams, StepSchedule};
 use multikernel::engine::solver::wrapper::{WrapperMethod, WrapperParams};
 use multikernel::engine::task::sequence::SeqLoss;
 use multikernel::error::{Error, Result};

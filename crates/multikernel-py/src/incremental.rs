@@ -1,5 +1,5 @@
 //! `IncrementalFit`: the online learner trained chunk by chunk
-//! ([`multikernel::solver::online::incremental`]), for `partial_fit` and for data-parallel
+//! ([`multikernel::pipeline::table::incremental`]), for `partial_fit` and for data-parallel
 //! training by iterative parameter mixing (`multikernel.dask.fit_dask`).
 //!
 //! A fit is set up on its first chunk ([`PyIncrementalFit::start`]: classes,

@@ -1,8 +1,8 @@
 //! The engines, lent to the project's own tools: the parts of the private learner modules that
 //! the experiments crate (`multikernel reproduce`), the benchmarks, the fuzz targets and the
 //! integration tests drive directly. Each submodule mirrors the private module of the same
-//! path (`engine::solver::online` is the crate's `solver::online`) and re-exports only what
-//! those tools use.
+//! path (`engine::solver::online` is the crate's `solver::online`, `engine::pipeline::table`
+//! the crate's `pipeline::table`) and re-exports only what those tools use.
 //!
 //! This module is not the library's API: a program that fits, predicts and saves models uses
 //! [`crate::prelude`], [`crate::estimator`] and [`crate::model`], whose names stay; names here
@@ -24,6 +24,67 @@ pub mod metrics {
 /// `crate::multiset`.
 pub mod multiset {
     pub use crate::multiset::{count_kernels, enumerate_multisets, MultiIndex};
+}
+/// `crate::pipeline`.
+pub mod pipeline {
+    /// `crate::pipeline::columns`.
+    pub mod columns {
+        /// `crate::pipeline::columns::tagging`.
+        pub mod tagging {
+            pub use crate::pipeline::columns::tagging::{
+                fit_tagger, Calibration, LabelMemory, TaggerFit, TaggerLearner, TaggerSpec,
+            };
+        }
+    }
+    /// `crate::pipeline::sequence`.
+    pub mod sequence {
+        pub use crate::pipeline::sequence::{KernelGroup, SequenceModel};
+        /// `crate::pipeline::sequence::grams`.
+        pub mod grams {
+            pub use crate::pipeline::sequence::grams::{base_grams, group_gram, lambda_from_c};
+        }
+        /// `crate::pipeline::sequence::model`.
+        pub mod model {
+            pub use crate::pipeline::sequence::model::{
+                decode_sequences, token_accuracy, KernelGroup, SequenceModel,
+            };
+        }
+        /// `crate::pipeline::sequence::spom`.
+        pub mod spom {
+            pub use crate::pipeline::sequence::spom::{fit_with_grams, SequenceFitConfig};
+        }
+        /// `crate::pipeline::sequence::wrapper`.
+        pub mod wrapper {
+            pub use crate::pipeline::sequence::wrapper::{
+                explicit_sqnorm, fit_wrapper_with_grams, mkl_objective, SequenceWrapperConfig,
+                FIRST_EPOCHS, WARM_EPOCHS,
+            };
+        }
+    }
+    /// `crate::pipeline::table`.
+    pub mod table {
+        /// `crate::pipeline::table::incremental`.
+        pub mod incremental {
+            pub use crate::pipeline::table::incremental::{Given, IncrementalFit};
+        }
+        /// `crate::pipeline::table::vector`.
+        pub mod vector {
+            pub use crate::pipeline::table::vector::{fit_vector, VectorFitConfig};
+        }
+        /// `crate::pipeline::table::vector_model`.
+        pub mod vector_model {
+            pub use crate::pipeline::table::vector_model::KernelMachine;
+        }
+    }
+    /// `crate::pipeline::treebank`.
+    pub mod treebank {
+        /// `crate::pipeline::treebank::parser`.
+        pub mod parser {
+            pub use crate::pipeline::treebank::parser::{
+                fit_parser, ParserFit, ParserSpec, TreeKind,
+            };
+        }
+    }
 }
 /// `crate::prox`.
 pub mod prox {
@@ -68,61 +129,14 @@ pub mod solver {
         pub mod compact {
             pub use crate::solver::online::compact::cached_norms;
         }
-        /// `crate::solver::online::incremental`.
-        pub mod incremental {
-            pub use crate::solver::online::incremental::{Given, IncrementalFit};
-        }
         /// `crate::solver::online::params`.
         pub mod params {
             pub use crate::solver::online::params::{OnlineParams, StepSchedule};
-        }
-        /// `crate::solver::online::parser`.
-        pub mod parser {
-            pub use crate::solver::online::parser::{fit_parser, ParserFit, ParserSpec, TreeKind};
-        }
-        /// `crate::solver::online::vector`.
-        pub mod vector {
-            pub use crate::solver::online::vector::{fit_vector, VectorFitConfig};
-        }
-        /// `crate::solver::online::vector_model`.
-        pub mod vector_model {
-            pub use crate::solver::online::vector_model::KernelMachine;
-        }
-    }
-    /// `crate::solver::sequence`.
-    pub mod sequence {
-        pub use crate::solver::sequence::{KernelGroup, SequenceModel};
-        /// `crate::solver::sequence::grams`.
-        pub mod grams {
-            pub use crate::solver::sequence::grams::{base_grams, group_gram, lambda_from_c};
-        }
-        /// `crate::solver::sequence::model`.
-        pub mod model {
-            pub use crate::solver::sequence::model::{
-                decode_sequences, token_accuracy, KernelGroup, SequenceModel,
-            };
-        }
-        /// `crate::solver::sequence::spom`.
-        pub mod spom {
-            pub use crate::solver::sequence::spom::{fit_with_grams, SequenceFitConfig};
-        }
-        /// `crate::solver::sequence::wrapper`.
-        pub mod wrapper {
-            pub use crate::solver::sequence::wrapper::{
-                explicit_sqnorm, fit_wrapper_with_grams, mkl_objective, SequenceWrapperConfig,
-                FIRST_EPOCHS, WARM_EPOCHS,
-            };
         }
     }
     /// `crate::solver::smo`.
     pub mod smo {
         pub use crate::solver::smo::{svc, SmoParams};
-    }
-    /// `crate::solver::tagging`.
-    pub mod tagging {
-        pub use crate::solver::tagging::{
-            fit_tagger, Calibration, LabelMemory, TaggerFit, TaggerLearner, TaggerSpec,
-        };
     }
     /// `crate::solver::wrapper`.
     pub mod wrapper {

@@ -25,10 +25,12 @@
 //! with `Omega` a block norm over groups (one group per kernel or feature template): online
 //! proximal learning (SPOM; Martins et al. 2011), randomized mirror descent (Afkanpour et al.
 //! 2013), multi-template learning (Mao & Tsang), MKL-GOMP (Sindhwani & Lozano 2012) and
-//! lp-MKL (Kloft et al.). The engines themselves are private; the hidden module `engine` lends
-//! the parts the project's experiments, benchmarks, fuzz targets and tests drive directly,
-//! without the promise of a stable API (`cargo doc --document-private-items` shows the engines
-//! to contributors).
+//! lp-MKL (Kloft et al.). The engines themselves (`solver`, one folder per algorithm) and the
+//! pipelines that feed them a table, a sequence file, template columns or a treebank and make
+//! the model (`pipeline`, one folder per input kind) are private; the hidden module `engine`
+//! lends the parts the project's experiments, benchmarks, fuzz targets and tests drive
+//! directly, without the promise of a stable API (`cargo doc --document-private-items` shows
+//! the engines to contributors).
 //!
 //! Algorithms never read files and never print; progress goes through callbacks
 //! ([`run::Observer`]).
@@ -51,6 +53,7 @@ pub(crate) mod metrics;
 pub mod model;
 pub(crate) mod multiset;
 pub(crate) mod params;
+pub(crate) mod pipeline;
 pub mod prelude;
 pub(crate) mod prox;
 pub mod run;

@@ -16,7 +16,7 @@ use crate::data::{ModelStream, Targets};
 use crate::error::{Error, Result};
 use crate::kernel::MemoryLimit;
 use crate::model::{Model, Score, ScoreAccumulator};
-use crate::solver::tagging::{SentenceMarginals, TaggerModel};
+use crate::pipeline::columns::tagging::{SentenceMarginals, TaggerModel};
 use crate::task::parse::{score_parses, AttachmentScores, ParseSentence};
 use crate::task::tagging::{is_chunk_scheme, TagScores};
 use std::fmt::{self, Write as _};

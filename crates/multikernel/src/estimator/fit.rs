@@ -4,15 +4,15 @@ use super::spec::{Budget, CheckedSpec, Learner, LearnerSpec, PolySpec, Task, Wra
 use crate::data::{Dataset, Matrix, SequenceData, TableRef, Targets};
 use crate::error::{Error, Result};
 use crate::model::{BatchModel, Model};
+use crate::pipeline::sequence::spom::{fit_sequence, SequenceFitConfig};
+use crate::pipeline::sequence::wrapper::{fit_sequence_wrapper, SequenceWrapperConfig};
+use crate::pipeline::table::vector::{fit_vector, VectorFitConfig};
+use crate::pipeline::treebank::parser::{fit_parser, ParserSpec};
 use crate::run::{Observer, RunInfo};
 use crate::solver::gomp::{GompModel, GompModelParams, GompParams, ValidationMetric};
 use crate::solver::lp_mkl::{LpMklModel, LpMklModelParams, LpMklParams};
 use crate::solver::mirror_descent::{MirrorDescentParams, PolyMklModel, Sampling, SolverOptions};
-use crate::solver::online::parser::{fit_parser, ParserSpec};
-use crate::solver::online::vector::{fit_vector, VectorFitConfig};
 use crate::solver::online::OnlineParams;
-use crate::solver::sequence::spom::{fit_sequence, SequenceFitConfig};
-use crate::solver::sequence::wrapper::{fit_sequence_wrapper, SequenceWrapperConfig};
 use crate::solver::wrapper::{WrapperMethod, WrapperModel, WrapperParams};
 use crate::task::parse::ParseData;
 use crate::task::structured::StructLoss;
@@ -225,7 +225,7 @@ fn mtl_params(
 /// SPOM (averaged iterate of the epoch that tags the development sentences best) or
 /// multi-template learning by the cutting plane.
 fn fit_tagging(data: &TagData, spec: &CheckedSpec, observer: &dyn Observer) -> Result<Fitted> {
-    use crate::solver::tagging::{fit_tagger, TaggerLearner, TaggerSpec};
+    use crate::pipeline::columns::tagging::{fit_tagger, TaggerLearner, TaggerSpec};
     if data.train.is_empty() {
         return Err(Error::data("the training set has no sentences"));
     }

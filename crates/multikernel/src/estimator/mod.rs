@@ -152,8 +152,8 @@ pub use source::{fit_source, DataFormat, FileSource, Loaded, Source, SourceFitte
 /// The online learner trained chunk by chunk by the caller (the Python package's
 /// `partial_fit`): [`incremental::IncrementalFit`] and its settings.
 pub mod incremental {
-    pub use crate::solver::online::incremental::{Given, IncrementalFit};
-    pub use crate::solver::online::vector::VectorFitConfig;
+    pub use crate::pipeline::table::incremental::{Given, IncrementalFit};
+    pub use crate::pipeline::table::vector::VectorFitConfig;
     pub use crate::solver::online::OnlineParams;
 }
 

@@ -206,7 +206,7 @@ impl SequenceTagger {
         &self.model
     }
 
-    fn inner(&self) -> &crate::solver::tagging::TaggerModel {
+    fn inner(&self) -> &crate::pipeline::columns::tagging::TaggerModel {
         match &self.model {
             Model::Tagger(m) => m,
             _ => unreachable!("checked by new"),

@@ -1,8 +1,8 @@
 //! Checkpoint files from bytes.
 
 use crate::checkpoint::{decode, from_bytes, to_bytes};
+use crate::solver::adagrad::AdagradSnapshot;
 use crate::solver::cutting_plane::checkpoint::LoopState;
-use crate::solver::online::adagrad::AdagradSnapshot;
 use crate::solver::online::engine::EngineSnapshot;
 use std::path::Path;
 

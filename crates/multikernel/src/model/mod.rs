@@ -17,22 +17,22 @@ pub use summary::{KernelRow, Summary};
 /// The trained models of the structured learners, as a [`Model`] holds them (the shells
 /// use them from here, never from `solver`).
 pub mod structured {
-    pub use crate::solver::online::parser::ParserModel;
-    pub use crate::solver::sequence::SequenceModel;
-    pub use crate::solver::tagging::{SentenceMarginals, TaggerModel};
+    pub use crate::pipeline::columns::tagging::{SentenceMarginals, TaggerModel};
+    pub use crate::pipeline::sequence::SequenceModel;
+    pub use crate::pipeline::treebank::parser::ParserModel;
 }
 
 use crate::data::rows::{Schema, TargetSchema};
 use crate::data::{Matrix, MatrixRef, Targets};
 use crate::error::{Error, Result};
 use crate::kernel::MemoryLimit;
+use crate::pipeline::columns::tagging::TaggerModel;
+use crate::pipeline::sequence::SequenceModel;
+use crate::pipeline::table::vector_model::KernelMachine;
+use crate::pipeline::treebank::parser::ParserModel;
 use crate::solver::gomp::{GompModel, GompStop};
 use crate::solver::lp_mkl::{p_label, LpMklModel, PrecomputedLpModel};
 use crate::solver::mirror_descent::PolyMklModel;
-use crate::solver::online::parser::ParserModel;
-use crate::solver::online::vector_model::KernelMachine;
-use crate::solver::sequence::SequenceModel;
-use crate::solver::tagging::TaggerModel;
 use crate::solver::wrapper::{PrecomputedWrapperModel, WrapperMethod, WrapperModel};
 use crate::task::{Prediction, TaskKind};
 use serde::{Deserialize, Serialize};

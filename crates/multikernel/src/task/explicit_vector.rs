@@ -10,7 +10,7 @@
 //! maps, at the cost of evaluating the map, e.g. `D` cosines, again in every round).
 //!
 //! With a linear kernel the two forms are the same model (`k(x, x') = z(x) . z(x')`): the
-//! iterates agree up to rounding, which the tests of `solver::online::vector` check.
+//! iterates agree up to rounding, which the tests of `pipeline::table::vector` check.
 
 use crate::data::Matrix;
 use crate::kernel::FeatureMap;

@@ -1,11 +1,11 @@
 //! Incremental fits (`partial_fit`) and iterative parameter mixing over explicit groups
-//! (solver::online::incremental), checked against the whole-table fit.
+//! (pipeline::table::incremental), checked against the whole-table fit.
 
 use multikernel::data::standardize::Standardizer;
 use multikernel::data::{read_table, Dataset, TargetKind, Targets};
+use multikernel::engine::pipeline::table::incremental::{Given, IncrementalFit};
+use multikernel::engine::pipeline::table::vector::{fit_vector, VectorFitConfig};
 use multikernel::engine::prox::RegSpec;
-use multikernel::engine::solver::online::incremental::{Given, IncrementalFit};
-use multikernel::engine::solver::online::vector::{fit_vector, VectorFitConfig};
 use multikernel::engine::solver::online::{OnlineParams, StepSchedule};
 use multikernel::engine::task::TaskKind;
 use multikernel::kernel::MemoryLimit;

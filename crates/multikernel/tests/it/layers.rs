@@ -1,7 +1,8 @@
 //! The library's modules form layers without cycles (ARCHITECTURE.md): a module may use
-//! modules of lower layers only, and inside `solver` a learner folder may use only the folders
-//! below it (the structured wrappers and SPOM on sequences sit above the online engine and
-//! the wrappers' outer loop; no two learner folders use each other).
+//! modules of lower layers only, inside `solver` an engine folder may use only the folders
+//! below it (AdaGrad and mirror descent sit above the engines they borrow from; no two
+//! engine folders of one layer use each other), and inside `pipeline` an input kind's folder
+//! only the folders below it (sequences above tables; no other pipeline uses another).
 //!
 //! This test tokenizes every source file (comments dropped, strings kept apart) and resolves
 //! every path that leaves its module to an absolute one: `crate::a::b`, grouped imports
@@ -38,15 +39,16 @@ const LAYERS: &[(&str, u32)] = &[
     ("params", 5),
     ("task", 6),
     ("solver", 7),
-    ("model", 8),
-    ("estimator", 9),
-    ("prelude", 10),
-    ("engine", 10),
-    ("fuzzing", 10),
+    ("pipeline", 8),
+    ("model", 9),
+    ("estimator", 10),
+    ("prelude", 11),
+    ("engine", 11),
+    ("fuzzing", 11),
 ];
 
-/// Layer of each folder (or file) of `solver`, lowest first: shared solvers, then the learner
-/// families, then the learners built on other families' engines.
+/// Layer of each folder (or file) of `solver`, lowest first: shared solvers, then the engine
+/// families, then the engines built on other families' parts.
 const SOLVER_LAYERS: &[(&str, u32)] = &[
     ("check", 0),
     ("ridge", 0),
@@ -58,8 +60,16 @@ const SOLVER_LAYERS: &[(&str, u32)] = &[
     ("lp_mkl", 1),
     ("wrapper", 1),
     ("mirror_descent", 2),
-    ("sequence", 2),
-    ("tagging", 2),
+    ("adagrad", 2),
+];
+
+/// Layer of each folder of `pipeline` (one per input kind), lowest first: the sequence model
+/// stores its settings through the table model's `as_text`.
+const PIPELINE_LAYERS: &[(&str, u32)] = &[
+    ("table", 0),
+    ("columns", 0),
+    ("treebank", 0),
+    ("sequence", 1),
 ];
 
 /// Items re-exported at the crate root, usable from every layer.
@@ -70,6 +80,7 @@ fn table(parent: &[String]) -> Option<&'static [(&'static str, u32)]> {
     match parent {
         [] => Some(LAYERS),
         [s] if s == "solver" => Some(SOLVER_LAYERS),
+        [s] if s == "pipeline" => Some(PIPELINE_LAYERS),
         _ => None,
     }
 }
@@ -388,15 +399,28 @@ fn resolves_super_paths_and_inline_modules() {
 fn orders_top_level_modules_and_learner_folders() {
     let engine = path("solver::online::engine");
     assert!(violation(&engine, &path("solver::wrapper::WrapperMethod")).is_some());
-    assert!(violation(&engine, &path("solver::sequence::SequenceModel")).is_some());
+    assert!(violation(&engine, &path("pipeline::sequence::SequenceModel")).is_some());
+    assert!(violation(&engine, &path("solver::adagrad::AdagradLearner")).is_some());
     assert!(violation(&engine, &path("model::Model")).is_some());
     assert!(violation(&engine, &path("solver::online::params::OnlineParams")).is_none());
     assert!(violation(&engine, &path("solver::cutting_plane::Cut")).is_none());
     assert!(violation(&engine, &path("kernel::Gram")).is_none());
     assert!(violation(&engine, &path("Result")).is_none());
-    let wrapper = path("solver::sequence::wrapper");
+    let wrapper = path("pipeline::sequence::wrapper");
     assert!(violation(&wrapper, &path("solver::online::OnlineLearner")).is_none());
     assert!(violation(&wrapper, &path("solver::wrapper::simplemkl")).is_none());
+    assert!(violation(&wrapper, &path("pipeline::table::vector_model::as_text")).is_none());
+    assert!(violation(&wrapper, &path("model::Model")).is_some());
+    let parser = path("pipeline::treebank::parser");
+    assert!(violation(&parser, &path("solver::cutting_plane::Cut")).is_none());
+    assert!(violation(&parser, &path("pipeline::table::vector::fit_vector")).is_some());
+    assert!(violation(
+        &path("pipeline::table::vector"),
+        &path("pipeline::sequence::X")
+    )
+    .is_some());
+    assert!(violation(&path("solver::adagrad"), &path("solver::online::engine::X")).is_none());
+    assert!(violation(&path("model"), &path("pipeline::columns::tagging::X")).is_none());
     assert!(violation(&path("solver::wrapper::grams"), &path("solver::online::X")).is_some());
     assert!(violation(&path("solver::brand_new"), &path("solver::smo::X")).is_some());
 }
@@ -627,11 +651,14 @@ fn draws_arrows_between_siblings_only() {
         ),
         source("data::tests", "use super::csv::parse; use super::read::f;"),
         source(
-            "solver::sequence::wrapper::engine",
+            "pipeline::sequence::wrapper::engine",
             "use crate::data::csv::parse;",
         ),
-        source("solver::sequence::wrapper", "use super::model::M;"),
-        source("solver::sequence::model", "use super::wrapper::engine::T;"),
+        source("pipeline::sequence::wrapper", "use super::model::M;"),
+        source(
+            "pipeline::sequence::model",
+            "use super::wrapper::engine::T;",
+        ),
     ];
     let edges = sibling_edges(&sources);
     let listed: Vec<String> = edges
@@ -645,10 +672,10 @@ fn draws_arrows_between_siblings_only() {
     assert_eq!(
         listed,
         [
-            ": solver -> data at solver/sequence/wrapper/engine.rs:1",
+            ": pipeline -> data at pipeline/sequence/wrapper/engine.rs:1",
             "data: read -> csv at data/read.rs:1",
-            "solver::sequence: model -> wrapper at solver/sequence/model.rs:1",
-            "solver::sequence: wrapper -> model at solver/sequence/wrapper.rs:1",
+            "pipeline::sequence: model -> wrapper at pipeline/sequence/model.rs:1",
+            "pipeline::sequence: wrapper -> model at pipeline/sequence/wrapper.rs:1",
         ]
     );
 }

@@ -33,7 +33,7 @@ mod wrappers;
 
 /// The test metric of a kernel machine (accuracy for classes, as `reproduce uci` scores it).
 fn score(
-    model: &multikernel::engine::solver::online::vector_model::KernelMachine,
+    model: &multikernel::engine::pipeline::table::vector_model::KernelMachine,
     test: &multikernel::data::Dataset,
 ) -> f64 {
     let pred = model

@@ -8,8 +8,10 @@
 use multikernel::data::columns::{parse_columns, ColumnSentence};
 use multikernel::data::ocr::read_ocr;
 use multikernel::data::{read_table, Dataset, TargetKind};
+use multikernel::engine::pipeline::columns::tagging::{
+    fit_tagger, LabelMemory, TaggerLearner, TaggerSpec,
+};
 use multikernel::engine::solver::online::params::OnlineParams;
-use multikernel::engine::solver::tagging::{fit_tagger, LabelMemory, TaggerLearner, TaggerSpec};
 use multikernel::engine::task::structured::StructLoss;
 use multikernel::engine::task::tagging::{TagData, TagFeaturizer, TaggingTask, TemplateFile};
 use multikernel::error::Error;

@@ -3,8 +3,8 @@
 #![allow(clippy::needless_range_loop)]
 
 use multikernel::data::{read_table, Matrix, TargetKind, Targets};
+use multikernel::engine::pipeline::table::vector::{fit_vector, VectorFitConfig};
 use multikernel::engine::prox::{Groups, RegSpec};
-use multikernel::engine::solver::online::vector::{fit_vector, VectorFitConfig};
 use multikernel::engine::solver::online::{OnlineLearner, OnlineParams, StepSchedule};
 use multikernel::engine::task::TaskKind;
 use multikernel::engine::task::{Loss, VectorTask};
@@ -435,7 +435,7 @@ fn explicit_linear_groups_equal_the_gram_path() {
             }
             explicit.validate().unwrap();
             let text = serde_json::to_string(&explicit).unwrap();
-            let back: multikernel::engine::solver::online::vector_model::KernelMachine =
+            let back: multikernel::engine::pipeline::table::vector_model::KernelMachine =
                 serde_json::from_str(&text).unwrap();
             assert_eq!(back, explicit, "{label}");
         }
@@ -470,7 +470,7 @@ fn random_fourier_groups_learn_like_the_exact_kernel() {
     let again = fit_vector(train.view(), &cfg, &()).unwrap().0;
     assert_eq!(again, approx);
     let text = serde_json::to_string(&approx).unwrap();
-    let back: multikernel::engine::solver::online::vector_model::KernelMachine =
+    let back: multikernel::engine::pipeline::table::vector_model::KernelMachine =
         serde_json::from_str(&text).unwrap();
     back.validate().unwrap();
     assert_eq!(back, approx);

@@ -4,7 +4,7 @@
 //! the error instead of panicking).
 
 use multikernel::data::ocr::read_ocr;
-use multikernel::engine::solver::sequence::SequenceModel;
+use multikernel::engine::pipeline::sequence::SequenceModel;
 use multikernel::kernel::MemoryLimit;
 use multikernel::Error;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
 //! The fit epilogue of the online learner (Alg. 1 / SPOM of martins2011), shared by vector
-//! data ([`super::vector`]) and sequences ([`crate::solver::sequence::spom`]): the final state of a run
-//! turned into the compact kernel expansion a trained model stores.
+//! data ([`crate::pipeline::table::vector`]) and sequences
+//! ([`crate::pipeline::sequence::spom`]): the final state of a run turned into the compact
+//! kernel expansion a trained model stores.
 //!
 //! 1. The effective parameters: kernel-group coefficients `a_g` (one per training point and
 //!    label, point-major) and the explicit groups (a bias, label-pair scores), of the last

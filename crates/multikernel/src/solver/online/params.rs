@@ -24,7 +24,7 @@ pub enum StepSchedule {
     /// 5.2): coordinate `j` takes the step `eta0 / sqrt(G_j)`, `G_j` the sum of the squared
     /// loss gradients it has received, so rare features keep large steps while frequent ones
     /// settle. [`StepSchedule::eta`] returns `eta0`; the per-coordinate scale is the learner's
-    /// (`crate::solver::online::adagrad`: template taggers with the l2 regularizer).
+    /// (`crate::solver::adagrad`: template taggers with the l2 regularizer).
     AdaGrad,
 }
 

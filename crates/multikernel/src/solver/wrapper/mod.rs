@@ -20,7 +20,7 @@
 //! `(max_m S_m - sum_m d_m S_m) / (2 J)`, `S_m = -2 dJ/dd_m` falls below `tol`, or at the
 //! outer-iteration cap (a status, not an error). The inner solvers are [`svm_inner`] (exact
 //! SMO on vector tasks) and, for sequences, structured PEGASOS
-//! ([`crate::solver::sequence::wrapper`]). On tables, [`grams`] runs
+//! ([`crate::pipeline::sequence::wrapper`]). On tables, [`grams`] runs
 //! one fit on training Gram matrices for the model on rows ([`WrapperModel`]) and the model
 //! on the caller's kernel matrices ([`PrecomputedWrapperModel`]).
 

@@ -13,9 +13,9 @@ use crate::data::columns::ColumnSentence;
 use crate::error::{Error, Result};
 use crate::kernel::MemoryLimit;
 use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
+use crate::solver::adagrad::AdagradLearner;
 use crate::solver::batch::{self, LbfgsParams};
 use crate::solver::cutting_plane::{self, CuttingPlaneParams};
-use crate::solver::online::adagrad::AdagradLearner;
 use crate::solver::online::engine::OnlineLearner;
 use crate::solver::online::params::{OnlineParams, StepSchedule};
 use crate::task::chain::{
@@ -734,14 +734,14 @@ pub(crate) const CHECKPOINT_FAMILY: &str = "tagger";
 #[derive(Serialize)]
 enum SpomSnapshotRef<'a> {
     Prox(crate::solver::online::engine::SnapshotRef<'a>),
-    AdaGrad(crate::solver::online::adagrad::AdagradSnapshot),
+    AdaGrad(crate::solver::adagrad::AdagradSnapshot),
 }
 
 /// A [`SpomSnapshotRef`] read back.
 #[derive(Deserialize)]
 enum SpomSnapshot {
     Prox(crate::solver::online::engine::EngineSnapshot),
-    AdaGrad(crate::solver::online::adagrad::AdagradSnapshot),
+    AdaGrad(crate::solver::adagrad::AdagradSnapshot),
 }
 
 /// [`online_epochs`] at an epoch boundary (a checkpoint): the learner, the epochs done, the

@@ -12,9 +12,9 @@
 
 use crate::checkpoint::{decode, encode};
 use crate::error::{Error, Result};
+use crate::pipeline::treebank::arc_labels::{default_label_templates, train_labeler, ArcLabeler};
 use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
 use crate::solver::cutting_plane::{fit_block_norm, CuttingPlaneParams};
-use crate::solver::online::arc_labels::{default_label_templates, train_labeler, ArcLabeler};
 use crate::solver::online::engine::{epoch_report, EngineSnapshot, OnlineLearner, SnapshotRef};
 use crate::solver::online::params::OnlineParams;
 pub use crate::task::parse::TreeKind;

@@ -9,8 +9,10 @@
 //!   matrices, as both learners compute them;
 //! - [`model`]: the trained [`SequenceModel`] both return (Viterbi decoding, eq. 1).
 //!
-//! This folder sits above `online` and `wrapper` (it uses both), and neither of those uses it:
-//! `tests/it/layers.rs` checks the order of the learner folders.
+//! This folder sits above the engines `online` and `wrapper` of [`crate::solver`] (it uses
+//! both) and above [`crate::pipeline::table`] (its model stores its regularizer and step rule
+//! as text through the table model's `as_text`); none of those uses it: `tests/it/layers.rs`
+//! checks the order.
 
 pub(crate) mod grams;
 pub(crate) mod model;

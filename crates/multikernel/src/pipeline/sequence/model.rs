@@ -63,16 +63,16 @@ impl KernelGroup {
 /// spelled some keys differently (`n_train_words`, `n_train_chars`); both are read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SequenceTraining {
-    #[serde(with = "crate::solver::online::vector_model::as_text")]
+    #[serde(with = "crate::pipeline::table::vector_model::as_text")]
     pub loss: crate::task::sequence::SeqLoss,
-    #[serde(with = "crate::solver::online::vector_model::as_text")]
+    #[serde(with = "crate::pipeline::table::vector_model::as_text")]
     pub reg: crate::prox::RegSpec,
     pub lambda: f64,
     /// `1 / (lambda N)`, `N` training sequences.
     #[serde(rename = "C")]
     pub c: f64,
     pub eta0: f64,
-    #[serde(with = "crate::solver::online::vector_model::as_text")]
+    #[serde(with = "crate::pipeline::table::vector_model::as_text")]
     pub schedule: crate::solver::online::StepSchedule,
     pub epochs: usize,
     /// Epochs run (fewer when the run was stopped).

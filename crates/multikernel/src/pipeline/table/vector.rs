@@ -1,6 +1,6 @@
 //! Training the online proximal learner (Alg. 1) on a vector data set: standardization,
 //! kernel fitting on the training part, Gram matrices, the run, and the compact model
-//! ([`super::compact`]).
+//! ([`crate::solver::online::compact`]).
 //!
 //! A kernel with an explicit feature map (a linear kernel, or `approx=rff`:
 //! [`FittedKernel::feature_map`]) is trained as an explicit group over its mapped rows
@@ -12,10 +12,10 @@ use crate::data::standardize::Standardizer;
 use crate::data::{Matrix, TableRef};
 use crate::error::{Error, Result};
 use crate::kernel::{fit_all, FittedKernel, Gram, KernelSpec, MemoryLimit};
+use crate::pipeline::table::vector_model::{KernelMachine, OnlineTraining};
 use crate::run::{Control, Observer, RunInfo};
 use crate::solver::online::blocks::{BlockLearner, TaskShape, DEFAULT_BLOCK_ROWS};
 use crate::solver::online::compact::{compact, GroupNorms};
-use crate::solver::online::vector_model::{KernelMachine, OnlineTraining};
 use crate::solver::online::OnlineState;
 use crate::solver::online::{EpochReport, OnlineLearner, OnlineParams};
 use crate::task::explicit_vector::{ExplicitVectorTask, MappedRows};

@@ -21,13 +21,13 @@ use crate::data::{Matrix, TableRef, Targets};
 use crate::error::{Error, Result};
 use crate::kernel::{fit_all, FeatureMap, FittedKernel};
 use crate::params::ScaledVec;
+use crate::pipeline::table::vector::{assemble_machine, MachineParts, VectorFitConfig};
+use crate::pipeline::table::vector_model::{KernelMachine, OnlineTraining};
 use crate::run::Observer;
 use crate::solver::online::blocks::{
     Block, BlockLearner, PassReport, TaskShape, DEFAULT_BLOCK_ROWS,
 };
 use crate::solver::online::compact::{compact, GroupNorms};
-use crate::solver::online::vector::{assemble_machine, MachineParts, VectorFitConfig};
-use crate::solver::online::vector_model::{KernelMachine, OnlineTraining};
 use crate::solver::online::{OnlineParams, OnlineState};
 use crate::task::targets::check_targets;
 use crate::task::vector::check_loss;
