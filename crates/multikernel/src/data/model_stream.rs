@@ -30,7 +30,9 @@ use super::stream::{
     bytes_opener, csv_first_line, file_opener, pick_source_format, LineReader, Opener,
     MAX_CHUNK_VALUES,
 };
-use super::{Format, Matrix, ModelRows, Schema, TargetKind, Targets};
+#[cfg(test)]
+use super::ModelRows;
+use super::{Format, Matrix, Schema, TargetKind, Targets};
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -60,7 +62,8 @@ impl ModelChunk {
     }
 
     /// The rows as [`ModelRows`] (the line numbers dropped).
-    pub fn into_rows(self) -> ModelRows {
+    #[cfg(test)]
+    pub(crate) fn into_rows(self) -> ModelRows {
         ModelRows {
             x: self.x,
             targets: self.targets,

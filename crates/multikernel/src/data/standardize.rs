@@ -117,7 +117,7 @@ impl Standardizer {
     ///
     /// Panics if `row.len() != self.n_features()` (a programming error: readers check the
     /// feature count of a file against the model's before predicting).
-    pub fn apply_row(&self, row: &mut [f64]) {
+    pub(crate) fn apply_row(&self, row: &mut [f64]) {
         assert_eq!(
             row.len(),
             self.mean.len(),
@@ -140,7 +140,8 @@ impl Standardizer {
     }
 
     /// Maps one standardized row back to the original units, in place.
-    pub fn invert_row(&self, row: &mut [f64]) {
+    #[cfg(test)]
+    pub(crate) fn invert_row(&self, row: &mut [f64]) {
         assert_eq!(
             row.len(),
             self.mean.len(),
@@ -361,7 +362,8 @@ impl TargetScaler {
     }
 
     /// Maps every scaled value back.
-    pub fn invert_all(&self, z: &[f64]) -> Vec<f64> {
+    #[cfg(test)]
+    pub(crate) fn invert_all(&self, z: &[f64]) -> Vec<f64> {
         z.iter().map(|&v| self.invert(v)).collect()
     }
 }

@@ -10,11 +10,14 @@
 //! settings type (`OnlineSpec`, `GompSpec`, `LpMklSpec`, `PolySpec`, `MtlSpec`,
 //! `WrapperSpec`).
 //!
-//! Adding a setting: one [`Setting`] here, its field in the family's settings type, its arm
+//! Adding a setting: one [`Setting`] here, its field in the family's settings type (its
+//! default there, or the engine's where the spec reads it from the engine's params), its arm
 //! in [`LearnerSpec::set`](super::LearnerSpec::set) (the CLI's flag is made from this table
-//! and its text set there) and, for a Python
-//! keyword, the estimators' `__init__` (a Python test checks the constraints against this
-//! table).
+//! and its text set there; the Python doors pass it by name in a
+//! [`Settings`](super::Settings), with no edit) and, for a Python keyword, the estimators'
+//! `__init__` (a Python test checks the keywords and constraints against this table). A
+//! unit test (`estimator::settings`) sets every owner's default spec to this table's
+//! default text and fails where they differ.
 
 use super::spec::{LearnerKind, Task};
 use LearnerKind::*;

@@ -124,10 +124,6 @@ impl Settings {
         self.iter().find(|(n, _)| *n == name).map(|(_, t)| t)
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.given.is_empty()
-    }
-
     /// Refuses a name the registry does not list, and a setting `kind` does not take
     /// (naming the learners that do).
     pub fn check_owner(&self, kind: LearnerKind) -> Result<()> {
