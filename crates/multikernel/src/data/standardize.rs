@@ -130,7 +130,7 @@ impl Standardizer {
         }
     }
 
-    /// A standardized copy of `x` (same panics as [`Standardizer::apply_row`]).
+    /// A standardized copy of `x` (same panics as `Standardizer::apply_row`).
     pub fn apply(&self, x: &Matrix) -> Matrix {
         let mut out = x.clone();
         for i in 0..out.rows {
