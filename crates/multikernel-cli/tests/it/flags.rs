@@ -3,7 +3,7 @@
 //! binary's `train.rs` and `errors.rs`; through the binary, it needs no test harness).
 
 use crate::common::{assert_clean_error, data, ok, run, text};
-use multikernel::estimator::registry::{Domain, SETTINGS};
+use multikernel::estimator::registry::{Domain, SETTINGS, STRENGTH};
 use multikernel::estimator::LearnerKind;
 
 /// `train` on the shipped sonar table with `extra` flags, its model written into `dir`.
@@ -47,6 +47,26 @@ fn the_cli_flags_are_the_registry_settings() {
             assert_clean_error(&o, &[&expected]);
         }
     }
+}
+
+/// The regularization constant's registry entries are `train`'s `--C` and `--lambda`: every
+/// learner takes them, and the two exclude each other.
+#[test]
+fn c_and_lambda_are_the_registry_strength() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(
+        STRENGTH.iter().map(|s| s.flag).collect::<Vec<_>>(),
+        ["--C", "--lambda"]
+    );
+    for s in STRENGTH {
+        assert_eq!(s.learners, LearnerKind::ALL);
+    }
+    let o = train(
+        dir.path(),
+        &["--algo", "lp-mkl", "--p", "2", "--C", "1", "--lambda", "1"],
+    );
+    let (_, err) = text(&o);
+    assert!(!o.status.success() && err.contains("--lambda"), "{err}");
 }
 
 /// A value outside a setting's domain is refused in the words of the command line: the

@@ -399,9 +399,40 @@ pub const SETTINGS: &[Setting] = &[
     },
 ];
 
-/// The setting of this name.
+/// The regularization constant, which every learner takes ([`LearnerSpec`]'s `strength`,
+/// not a learner setting of [`SETTINGS`]): `C`, with one meaning for every learner (the
+/// weight of the sum of the losses against `1/2 ||f||^2`), or the learner's own `lambda`.
+/// The command line's `--C` / `--lambda` (their own flags, beside the selection's), Python's
+/// `C`; [`LearnerSpec::set`](super::LearnerSpec::set) sets them by name like any setting.
+///
+/// [`LearnerSpec`]: super::LearnerSpec
+pub const STRENGTH: &[Setting] = &[
+    Setting {
+        name: "C",
+        flag: "--C",
+        deprecated_flags: &[],
+        domain: Domain::PositiveReal,
+        default: "1",
+        doc: "weighs the sum of the losses against 1/2 ||f||^2, the same for every learner; without it, a table runs the built-in selection",
+        learners: &LearnerKind::ALL,
+        python: true,
+    },
+    Setting {
+        name: "lambda",
+        flag: "--lambda",
+        deprecated_flags: &[],
+        domain: Domain::PositiveReal,
+        default: "none",
+        doc: "the learner's own regularization constant, instead of C",
+        learners: &LearnerKind::ALL,
+        python: false,
+    },
+];
+
+/// The setting of this name: a learner setting ([`SETTINGS`]) or the regularization
+/// constant ([`STRENGTH`]).
 pub fn setting(name: &str) -> Option<&'static Setting> {
-    SETTINGS.iter().find(|s| s.name == name)
+    SETTINGS.iter().chain(STRENGTH).find(|s| s.name == name)
 }
 
 /// The setting of this command-line flag (current or deprecated).
@@ -481,9 +512,10 @@ mod tests {
 
     #[test]
     fn names_and_flags_are_unique_and_well_formed() {
-        let mut names: Vec<&str> = SETTINGS.iter().map(|s| s.name).collect();
+        let mut names: Vec<&str> = SETTINGS.iter().chain(STRENGTH).map(|s| s.name).collect();
         let mut flags: Vec<&str> = SETTINGS
             .iter()
+            .chain(STRENGTH)
             .flat_map(|s| std::iter::once(s.flag).chain(s.deprecated_flags.iter().copied()))
             .collect();
         let (n, f) = (names.len(), flags.len());

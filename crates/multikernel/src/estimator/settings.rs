@@ -5,7 +5,7 @@
 //! line) keeps no parser or list of its own.
 
 use super::registry::{self, Domain, Setting};
-use super::spec::{Budget, Learner, LearnerKind, LearnerSpec, LossKind, Task};
+use super::spec::{Budget, Learner, LearnerKind, LearnerSpec, LossKind, Strength, Task};
 use crate::error::{Error, Result};
 use crate::prox::RegSpec;
 use crate::solver::lp_mkl::parse_p;
@@ -181,7 +181,8 @@ impl LearnerSpec {
         settings.iter().try_for_each(|(n, t)| self.set(n, t))
     }
 
-    /// Sets the learner setting `name` (a [`registry::SETTINGS`] name) from its text: a
+    /// Sets the setting `name` (a [`registry::SETTINGS`] name, or `C` / `lambda` of
+    /// [`registry::STRENGTH`], the regularization constant) from its text: a
     /// number, a count, a norm (`4/3`, `inf`), a switch (`on`, `off`) or the setting's own
     /// grammar (a regularizer, a loss, a step rule, `rho2`'s list). Errors: an unknown name,
     /// a setting of another learner family, a value outside the setting's domain (the
@@ -195,6 +196,14 @@ impl LearnerSpec {
             return Err(not_owned(s, kind));
         }
         let t = text.trim();
+        match name {
+            "C" => self.strength = Strength::C(real(s, t)?),
+            "lambda" => self.strength = Strength::Lambda(real(s, t)?),
+            _ => {}
+        }
+        if matches!(name, "C" | "lambda") {
+            return Ok(());
+        }
         match (&mut self.learner, name) {
             (Learner::Online(o), "regularizer") => o.reg = Some(t.parse::<RegSpec>()?),
             (Learner::Online(o), "loss") => o.loss = Some(t.parse::<LossKind>()?),
@@ -380,7 +389,7 @@ mod tests {
     #[test]
     fn the_registry_the_specs_and_the_engines_agree_on_every_default() {
         let mut compared = 0;
-        for s in registry::SETTINGS {
+        for s in registry::SETTINGS.iter().chain(registry::STRENGTH) {
             for &kind in s.learners {
                 let task = match kind {
                     LearnerKind::Mtl => Task::Sequence,
@@ -408,8 +417,9 @@ mod tests {
                 compared += 1;
             }
         }
-        // Every owner of every setting with a default a user types: 33 pairs.
-        assert_eq!(compared, 33);
+        // Every owner of every setting with a default a user types: 33 pairs, and C for
+        // each of the 9 learners.
+        assert_eq!(compared, 42);
         let online = LearnerSpec::new(Task::Binary, Learner::default_for(LearnerKind::Online));
         let checked = online.check().unwrap();
         let params = checked.online_params(10).unwrap();
@@ -423,6 +433,26 @@ mod tests {
                 ..engine
             }
         );
+    }
+
+    /// The regularization constant is set by name like a learner setting, for every
+    /// learner, and checked in its domain.
+    #[test]
+    fn c_and_lambda_set_the_strength() {
+        for kind in LearnerKind::ALL {
+            let mut spec = LearnerSpec::new(Task::Binary, Learner::default_for(kind));
+            spec.set("C", "10").unwrap();
+            assert_eq!(spec.strength, Strength::C(10.0));
+            spec.set("lambda", "0.5").unwrap();
+            assert_eq!(spec.strength, Strength::Lambda(0.5));
+            let e = spec.set("C", "0").unwrap_err().to_string();
+            assert!(e.contains('C') && e.contains("a positive number"), "{e}");
+        }
+        let all = Settings::new().with("C", "3").with("eta0", "0.5");
+        let spec = all
+            .structured_spec(Task::Sequence, LearnerKind::Online, 1.0, 0)
+            .unwrap();
+        assert_eq!(spec.strength, Strength::C(3.0), "a C given by name wins");
     }
 
     /// The separation step is parsed as a positive number and checked to be at most 1 with
