@@ -163,13 +163,16 @@ fn spec(kind: LearnerKind, form: Form) -> LearnerSpec {
         .with_seed(5)
 }
 
+/// A token of a tagged sentence: its features by name.
+type Token = Vec<(String, FeatureValue)>;
+
 /// Tiny training data of every form.
 struct Data {
     binary: Dataset,
     multiclass: Dataset,
     regression: Dataset,
     ocr: SequenceData,
-    tagged: (Vec<Vec<Vec<(String, FeatureValue)>>>, Vec<Vec<String>>),
+    tagged: (Vec<Vec<Token>>, Vec<Vec<String>>),
     treebank: Treebank,
 }
 
@@ -194,7 +197,8 @@ fn table(target: impl Fn(&[f64], &mut rand_chacha::ChaCha8Rng) -> f64, classes: 
     }
 }
 
-fn tagged() -> (Vec<Vec<Vec<(String, FeatureValue)>>>, Vec<Vec<String>>) {
+/// Tagged sentences (a token's features, a tag per token): "DET (ADJ) NOUN VERB".
+fn tagged() -> (Vec<Vec<Token>>, Vec<Vec<String>>) {
     let token = |w: &str| {
         vec![
             ("word".to_string(), FeatureValue::Text(w.into())),
