@@ -3,6 +3,7 @@
 
 mod approx_maps;
 mod checkpoint;
+mod conformance;
 mod data_readers;
 mod degenerate;
 mod determinism;
