@@ -175,7 +175,6 @@ pub fn fit<'py>(
     if poly && given.text("max_iter").is_none() {
         given.push("max_iter", POLY_ITERATIONS.to_string());
     }
-    given.check_owner(kind).or_py()?;
     let memory = MemoryLimit::try_gib(memory_limit_gb).or_py()?;
     let mut spec = LearnerSpec::new(task, Learner::default_for(kind))
         .with_kernels(parse_kernels(kernels)?)

@@ -151,7 +151,6 @@ impl PyIncrementalFit {
             .map(|s| s.parse::<KernelSpec>().or_py())
             .collect::<PyResult<Vec<_>>>()?;
         let given = crate::fit::settings(settings);
-        given.check_owner(LearnerKind::Online).or_py()?;
         let mut spec = LearnerSpec::new(task, Learner::default_for(LearnerKind::Online))
             .with_kernels(specs)
             .with_seed(seed)

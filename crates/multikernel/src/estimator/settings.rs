@@ -125,7 +125,8 @@ impl Settings {
     }
 
     /// Refuses a name the registry does not list, and a setting `kind` does not take
-    /// (naming the learners that do).
+    /// (naming the learners that do), without setting anything: for a caller that does not
+    /// go through [`LearnerSpec::set_all`], which refuses the same.
     pub fn check_owner(&self, kind: LearnerKind) -> Result<()> {
         for (name, _) in self.iter() {
             let s = registry::setting(name)
@@ -161,7 +162,6 @@ impl Settings {
                 format!("online or mtl (the learners of a {what})"),
             ));
         }
-        self.check_owner(kind)?;
         let mut spec = LearnerSpec::new(task, Learner::default_for(kind))
             .with_c(c)
             .with_seed(seed);
