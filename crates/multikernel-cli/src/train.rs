@@ -230,7 +230,8 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
         );
     }
     let mut trained_with = learner_name;
-    if let Some((record, seconds, learner)) = &out.selection {
+    if let Some(selection) = &out.selection {
+        let record = &selection.record;
         eprintln!("{}", record.headline());
         if let Some(why) = &record.learner_choice {
             eprintln!("learner: {why}");
@@ -243,10 +244,10 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
         for line in lines {
             eprintln!("  {line}");
         }
-        eprintln!("selection took {seconds:.2} s");
-        trained_with = learner.name().to_string();
+        eprintln!("selection took {:.2} s", selection.seconds);
+        trained_with = selection.learner.name().to_string();
     }
-    let fitted = out.fitted;
+    let fitted = out;
     bar.finish();
     if fitted.run.status == RunStatus::Cancelled {
         eprintln!(

@@ -138,7 +138,7 @@ fn run_selected(
     cfg: &UciConfig,
 ) -> Result<SelectedResult> {
     use multikernel::estimator::{
-        fit_auto, fit_single_best, AutoConfig, Learner, LearnerKind, LearnerSpec, OnlineSpec,
+        fit, AutoConfig, FitRequest, Learner, LearnerKind, LearnerSpec, OnlineSpec,
     };
     let (train_idx, test_idx) = split_rows(table, split, cfg);
     let train = table.data.select(&train_idx);
@@ -152,7 +152,11 @@ fn run_selected(
     };
     let start = Instant::now();
     let fitted = match method {
-        "auto" => fit_auto(train.view(), &base, &auto_cfg, &())?,
+        "auto" => fit(
+            train.view(),
+            FitRequest::new(&base).select(Some(&auto_cfg)),
+            &(),
+        )?,
         "simplemkl" | "lp-mkl" => {
             let kind = if method == "simplemkl" {
                 LearnerKind::SimpleMkl
@@ -166,26 +170,42 @@ fn run_selected(
                 learner: Some(kind),
                 ..AutoConfig::default()
             };
-            fit_auto(train.view(), &base, &batch_cfg, &())?
+            fit(
+                train.view(),
+                FitRequest::new(&base).select(Some(&batch_cfg)),
+                &(),
+            )?
         }
-        _ => fit_single_best(train.view(), &base, &auto_cfg)?,
+        _ => {
+            let single = AutoConfig {
+                single_kernel: true,
+                ..AutoConfig::default()
+            };
+            fit(
+                train.view(),
+                FitRequest::new(&base).select(Some(&single)),
+                &(),
+            )?
+        }
     };
     let total = start.elapsed().as_secs_f64();
-    let chosen = fitted
+    let selection = fitted
+        .selection
+        .as_ref()
+        .expect("the built-in selection ran");
+    let chosen = selection
         .record
         .chosen
-        .and_then(|i| fitted.record.grid.get(i))
+        .and_then(|i| selection.record.grid.get(i))
         .map(|g| format!("{} {} C={}", g.learner, g.setting, g.c))
         .unwrap_or_default();
-    let score =
-        fitted
-            .fitted
-            .model
-            .score_with(test.x.view(), &test.targets, &MemoryLimit::default())?;
+    let score = fitted
+        .model
+        .score_with(test.x.view(), &test.targets, &MemoryLimit::default())?;
     Ok(SelectedResult {
         metric: score.value,
-        train_seconds: total - fitted.select_seconds,
-        select_seconds: fitted.select_seconds,
+        train_seconds: total - selection.seconds,
+        select_seconds: selection.seconds,
         chosen,
     })
 }

@@ -12,8 +12,8 @@ use crate::model::PyModel;
 use multikernel::data::{TableRef, Targets};
 use multikernel::estimator::registry;
 use multikernel::estimator::{
-    fit_auto, fit_checked, selection_plan, Learner, LearnerKind, LearnerSpec, SelectionRecord,
-    SelectionRequest, Settings, Task, TrainingData,
+    fit as fit_rs, selection_plan, FitRequest, Learner, LearnerKind, LearnerSpec, Selection,
+    SelectionRequest, Settings, Task,
 };
 use multikernel::kernel::{KernelSpec, MemoryLimit};
 use multikernel::run::RunStatus;
@@ -206,21 +206,17 @@ pub fn fit<'py>(
     };
     let table = TableRef::new(xr, &t, &names).or_py()?;
     let observer = PyObserver::new(verbose);
-    let (result, interrupted) = interrupt::run(py, &observer, || {
-        if let Some(cfg) = &plan {
-            fit_auto(table, &spec, cfg, &observer)
-                .map(|a| (a.fitted, a.learner, Some((a.record, a.select_seconds))))
-        } else {
-            fit_checked(TrainingData::Table(table), None, &checked, &observer)
-                .map(|f| (f, kind, None))
-        }
+    let (result, interrupted) = interrupt::run(py, &observer, || match &plan {
+        Some(cfg) => fit_rs(table, FitRequest::new(&spec).select(Some(cfg)), &observer),
+        None => fit_rs(table, &checked, &observer),
     });
     if let Some(e) = interrupted {
         return Err(e);
     }
-    let (fitted, learner, selection) = result.or_py()?;
+    let fitted = result.or_py()?;
+    let learner = fitted.selection.as_ref().map_or(kind, |s| s.learner);
     let info = run_info(py, &fitted, learner)?;
-    set_selection(py, &info, selection)?;
+    set_selection(py, &info, fitted.selection.as_ref())?;
     Ok((PyModel::new(fitted.model), info))
 }
 
@@ -246,10 +242,12 @@ pub(crate) fn run_info<'py>(
 pub(crate) fn set_selection(
     py: Python<'_>,
     info: &Bound<'_, PyDict>,
-    selection: Option<(SelectionRecord, f64)>,
+    selection: Option<&Selection>,
 ) -> PyResult<()> {
     match selection {
-        Some((record, seconds)) => {
+        Some(Selection {
+            record, seconds, ..
+        }) => {
             let s = PyDict::new(py);
             s.set_item("headline", record.headline())?;
             s.set_item("learner_choice", record.learner_choice.clone())?;

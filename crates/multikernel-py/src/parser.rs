@@ -8,7 +8,8 @@ use crate::errors::OrPy;
 use crate::fit::run_info;
 use crate::interrupt::{self, PyObserver};
 use multikernel::data::conllu::Heads;
-use multikernel::estimator::parser::{fit_dependency_parser, DependencyParser, Treebank};
+use multikernel::estimator::fit;
+use multikernel::estimator::parser::{training_data, DependencyParser, Treebank};
 use multikernel::estimator::{LearnerKind, Task};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -73,7 +74,7 @@ pub fn fit_parser<'py>(
     let observer = PyObserver::new(verbose);
     let (result, interrupted) = interrupt::run(py, &observer, || {
         let t = templates.as_deref().map(|t| (t, origin.as_str()));
-        fit_dependency_parser(&train, t, projective, &spec, &observer)
+        fit(&training_data(&train, t, projective)?, &spec, &observer)
     });
     if let Some(e) = interrupted {
         return Err(e);

@@ -7,8 +7,8 @@ use crate::interrupt::{self, PyObserver};
 use crate::model::PyModel;
 use multikernel::estimator::TaskKind;
 use multikernel::estimator::{
-    fit_precomputed as fit_precomputed_rs, parse_p, Learner, LearnerKind, LearnerSpec,
-    PrecomputedLearner, PrecomputedSpec, Settings, Task,
+    fit as fit_rs, parse_p, KernelData, Learner, LearnerKind, LearnerSpec, PrecomputedLearner,
+    PrecomputedSpec, Settings, Task,
 };
 use multikernel::kernel::MemoryLimit;
 use numpy::{PyReadonlyArray1, PyReadonlyArray2};
@@ -68,15 +68,20 @@ pub fn fit_precomputed<'py>(
     };
     let observer = PyObserver::new(verbose);
     let (result, interrupted) = interrupt::run(py, &observer, || {
-        fit_precomputed_rs(&refs, &t, task, &spec, &observer)
+        let data = KernelData {
+            kernels: &refs,
+            targets: &t,
+            task,
+        };
+        fit_rs(data, &spec, &observer)
     });
     if let Some(e) = interrupted {
         return Err(e);
     }
     let r = result.or_py()?;
-    let info = run_info(py, &r.fitted, kind)?;
-    set_selection(py, &info, r.selection.map(|s| (s, r.select_seconds)))?;
-    Ok((PyModel::new(r.fitted.model), info))
+    let info = run_info(py, &r, kind)?;
+    set_selection(py, &info, r.selection.as_ref())?;
+    Ok((PyModel::new(r.model), info))
 }
 
 /// The learner of `fit_precomputed` and lp-MKL's p: lp-MKL, or a wrapper with its settings

@@ -7,9 +7,9 @@ use crate::errors::OrPy;
 use crate::fit::run_info;
 use crate::interrupt::{self, PyObserver};
 use multikernel::estimator::tagger::{
-    fit_sequence_tagger, tag_scores, FeatureValue, Sentences, SequenceTagger,
+    tag_scores, training_data, FeatureValue, Sentences, SequenceTagger,
 };
-use multikernel::estimator::{LearnerKind, Task};
+use multikernel::estimator::{fit, LearnerKind, Task};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString, PyTuple};
@@ -143,7 +143,7 @@ pub fn fit_tagger<'py>(
     let observer = PyObserver::new(verbose);
     let (result, interrupted) = interrupt::run(py, &observer, || {
         let t = templates.as_deref().map(|t| (t, origin.as_str()));
-        fit_sequence_tagger(x.view(), &y, t, &spec, &observer)
+        fit(&training_data(x.view(), &y, t)?, &spec, &observer)
     });
     if let Some(e) = interrupted {
         return Err(e);

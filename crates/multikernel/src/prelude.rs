@@ -11,8 +11,8 @@ pub use crate::data::{
 pub use crate::error::{Error, Result};
 pub use crate::estimator::select::{select_spec, Goal, SpecSearch, SpecSelection, SplitStrategy};
 pub use crate::estimator::{
-    fit, fit_with_validation, Budget, Fitted, GompSpec, Learner, LearnerKind, LearnerSpec,
-    LossKind, LpMklSpec, OnlineSpec, PolySpec, Strength, Task,
+    fit, Budget, FitRequest, Fitted, GompSpec, Learner, LearnerKind, LearnerSpec, LossKind,
+    LpMklSpec, OnlineSpec, PolySpec, Strength, Task,
 };
 pub use crate::kernel::{KernelSpec, MemoryLimit};
 pub use crate::model::{Model, Score, Summary};

@@ -34,7 +34,8 @@
 //! - **Scores**: mean validation accuracy (maximized) or MSE (minimized) over the folds,
 //!   summed in fold order (`crate::select`); ties go to the first grid point (smaller C).
 
-use super::fit::{fit_checked, Fitted, TrainingData};
+use super::fit::{fit_checked, TrainingData};
+use super::fitted::{Fitted, Selection};
 use super::select::SpecSearch;
 use super::spec::{Learner, LearnerKind, LearnerSpec, LpMklSpec, Strength, Task};
 use crate::data::split::Split;
@@ -93,6 +94,9 @@ pub struct AutoConfig {
     /// of selection (those started finish). Opt-in and not deterministic: the clock decides
     /// which candidates run, so the model can differ between machines and thread counts.
     pub budget_seconds: Option<f64>,
+    /// Select only among single kernels of the dictionary (with their C, by the same
+    /// folds), the baseline MKL has to beat; the learner is lp-MKL with one kernel.
+    pub single_kernel: bool,
 }
 
 /// A selection budget as `--select-budget` takes it: `400` (fits, deterministic) or `30s`
@@ -150,6 +154,7 @@ impl Default for AutoConfig {
             c_grid: C_GRID.to_vec(),
             budget: None,
             budget_seconds: None,
+            single_kernel: false,
         }
     }
 }
@@ -186,12 +191,25 @@ impl AutoConfig {
 /// The result of [`fit_auto`]: the refitted model, the record (also stored in the model)
 /// and the seconds of the selection alone.
 #[derive(Debug, Clone)]
-pub struct AutoFitted {
-    pub fitted: Fitted,
+pub(crate) struct AutoFitted {
+    pub(crate) fitted: Fitted,
     /// The learner that was fitted (chosen, or the one asked for).
-    pub learner: LearnerKind,
-    pub record: SelectionRecord,
-    pub select_seconds: f64,
+    pub(crate) learner: LearnerKind,
+    pub(crate) record: SelectionRecord,
+    pub(crate) select_seconds: f64,
+}
+
+impl From<AutoFitted> for Fitted {
+    fn from(a: AutoFitted) -> Fitted {
+        Fitted {
+            selection: Some(Selection {
+                record: a.record,
+                seconds: a.select_seconds,
+                learner: a.learner,
+            }),
+            ..a.fitted
+        }
+    }
 }
 
 /// The learner the selection uses on a table of `n` rows and `n_kernels` kernels, with
@@ -241,12 +259,15 @@ pub(crate) fn choose_learner(
 /// other settings; its strength is ignored. The observer sees the refit's progress; a
 /// request to stop ([`Observer::should_stop`]) also reaches the fits of the grid, which
 /// then end early, and the refit returns at once with [`RunStatus::Cancelled`].
-pub fn fit_auto(
+pub(crate) fn fit_auto(
     table: TableRef<'_>,
     base: &LearnerSpec,
     cfg: &AutoConfig,
     observer: &dyn Observer,
 ) -> Result<AutoFitted> {
+    if cfg.single_kernel {
+        return fit_single_best(table, base, cfg);
+    }
     if matches!(base.task, Task::Sequence | Task::Parsing) {
         return Err(Error::unsupported(
             "built-in selection scores the rows of a table (binary, multiclass, regression)",
@@ -918,7 +939,7 @@ impl LpPath<'_> {
 /// The best single kernel of the dictionary (`base`'s kernels, expanded) and its C, chosen
 /// by the same cross-validation as [`fit_auto`] (kernel ridge regression on each kernel
 /// alone: lp-MKL with one kernel), refitted on all rows: the baseline MKL has to beat.
-pub fn fit_single_best(
+pub(crate) fn fit_single_best(
     table: TableRef<'_>,
     base: &LearnerSpec,
     cfg: &AutoConfig,

@@ -1,14 +1,16 @@
-//! [`fit`]: one entry point that trains any learner on any task from a [`LearnerSpec`].
+//! What a learner trains on ([`TrainingData`]) and the arm of each learner and task that
+//! turns a checked spec into its engine's parameters and runs it.
 
-use super::spec::{Budget, CheckedSpec, Learner, LearnerSpec, PolySpec, Task, WrapperSpec};
-use crate::data::{Dataset, Matrix, SequenceData, TableRef, Targets};
+use super::fitted::{Fitted, PathChoice};
+use super::spec::{Budget, CheckedSpec, Learner, PolySpec, Task, WrapperSpec};
+use crate::data::{Dataset, Matrix, MatrixRef, SequenceData, TableRef, Targets};
 use crate::error::{Error, Result};
 use crate::model::{BatchModel, Model};
 use crate::pipeline::sequence::spom::{fit_sequence, SequenceFitConfig};
 use crate::pipeline::sequence::wrapper::{fit_sequence_wrapper, SequenceWrapperConfig};
 use crate::pipeline::table::vector::{fit_vector, VectorFitConfig};
 use crate::pipeline::treebank::parser::{fit_parser, ParserSpec};
-use crate::run::{Observer, RunInfo};
+use crate::run::Observer;
 use crate::solver::gomp::{GompModel, GompModelParams, GompParams, ValidationMetric};
 use crate::solver::lp_mkl::{LpMklModel, LpMklModelParams, LpMklParams};
 use crate::solver::mirror_descent::{MirrorDescentParams, PolyMklModel, Sampling, SolverOptions};
@@ -37,6 +39,23 @@ pub enum TrainingData<'a> {
     Treebank(&'a ParseData),
     /// Sentences in the column format with CRF++ templates (a template tagger).
     Tagged(&'a TagData),
+    /// Kernel matrices the caller computed on the training rows, with their targets.
+    Kernels(KernelData<'a>),
+}
+
+/// Training kernel matrices (`n x n` each, `n` the targets' rows; finite, symmetric and
+/// positive semidefinite) and the targets of a task (binary, multiclass, regression).
+#[derive(Debug, Clone, Copy)]
+pub struct KernelData<'a> {
+    pub kernels: &'a [MatrixRef<'a>],
+    pub targets: &'a Targets,
+    pub task: TaskKind,
+}
+
+impl<'a> From<KernelData<'a>> for TrainingData<'a> {
+    fn from(d: KernelData<'a>) -> Self {
+        TrainingData::Kernels(d)
+    }
 }
 
 impl<'a> From<&'a TagData> for TrainingData<'a> {
@@ -69,73 +88,8 @@ impl<'a> From<&'a SequenceData> for TrainingData<'a> {
     }
 }
 
-/// The choice of MKL-GOMP's path length on validation rows.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PathChoice {
-    /// Validation rows.
-    pub rows: usize,
-    /// The path length kept (kernels).
-    pub chosen: usize,
-    /// The path length before the choice.
-    pub of: usize,
-    /// `squared error` or `error rate`.
-    pub metric: &'static str,
-    /// The validation loss of every path length `0..=of`.
-    pub losses: Vec<f64>,
-}
-
-/// A trained model with what its run did.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct Fitted {
-    pub model: Model,
-    pub run: RunInfo,
-    /// The regularization constant the learner used, on its own scale.
-    pub lambda: f64,
-    /// MKL-GOMP with validation rows: the path length they chose.
-    pub path_choice: Option<PathChoice>,
-    /// Settings the learner ignored, with why (e.g. mirror descent always standardizes).
-    pub notes: Vec<String>,
-}
-
-/// Trains the learner of `spec` on `data` (checks the spec first). `observer` sees the
-/// progress and may stop the run: the model reached so far is returned, with
-/// [`RunStatus::Cancelled`](crate::run::RunStatus::Cancelled).
-///
-/// ```
-/// use multikernel::prelude::*;
-///
-/// let data = read_table(std::path::Path::new("../../data/uci/sonar.csv"), None,
-///                       TargetKind::Classes, None, None)?;
-/// let spec = LearnerSpec::new(Task::Binary, Learner::default_for(LearnerKind::LpMkl))
-///     .with_kernels(vec!["rbf".parse()?, "linear".parse()?]);
-/// let fitted = fit(&data, &spec, &())?;
-/// let score = fitted.model.score_with(data.x.view(), &data.targets, &MemoryLimit::default())?;
-/// assert!(score.value > 0.8);
-/// # Ok::<(), multikernel::Error>(())
-/// ```
-pub fn fit<'a>(
-    data: impl Into<TrainingData<'a>>,
-    spec: &LearnerSpec,
-    observer: &dyn Observer,
-) -> Result<Fitted> {
-    fit_checked(data.into(), None, &spec.check()?, observer)
-}
-
-/// [`fit`] with held-out rows: MKL-GOMP keeps the path length with the lowest validation
-/// error (squared error for regression, error rate for classification); the other learners
-/// do not take validation rows.
-pub fn fit_with_validation<'a>(
-    data: impl Into<TrainingData<'a>>,
-    validation: TableRef<'_>,
-    spec: &LearnerSpec,
-    observer: &dyn Observer,
-) -> Result<Fitted> {
-    fit_checked(data.into(), Some(validation), &spec.check()?, observer)
-}
-
-/// [`fit`] from a spec already checked.
-pub fn fit_checked(
+/// [`fit`](super::fit()) from a spec already checked: the arm of each learner and task.
+pub(crate) fn fit_checked(
     data: TrainingData<'_>,
     validation: Option<TableRef<'_>>,
     spec: &CheckedSpec,
@@ -148,6 +102,9 @@ pub fn fit_checked(
         )));
     }
     match (data, spec.task) {
+        (TrainingData::Kernels(_), _) => Err(Error::data(
+            "kernel matrices train with a precomputed-kernel spec (FitRequest::precomputed)",
+        )),
         (TrainingData::Sequences(seq), Task::Sequence) => fit_sequences(seq, spec, observer),
         (TrainingData::Tagged(d), Task::Sequence) => fit_tagging(d, spec, observer),
         (TrainingData::Tagged(_), t) => Err(Error::data(format!(
@@ -306,6 +263,8 @@ fn fit_tagging(data: &TagData, spec: &CheckedSpec, observer: &dyn Observer) -> R
         lambda,
         path_choice: None,
         notes,
+        selection: None,
+        stream: None,
     })
 }
 
@@ -338,6 +297,8 @@ fn fit_online(
         lambda,
         path_choice: None,
         notes: Vec::new(),
+        selection: None,
+        stream: None,
     })
 }
 
@@ -412,6 +373,8 @@ fn fit_parsing(data: &ParseData, spec: &CheckedSpec, observer: &dyn Observer) ->
         lambda,
         path_choice: None,
         notes,
+        selection: None,
+        stream: None,
     })
 }
 
@@ -460,6 +423,8 @@ fn fit_sequences(
         lambda,
         path_choice: None,
         notes,
+        selection: None,
+        stream: None,
     })
 }
 
@@ -506,6 +471,8 @@ fn fit_sequence_wrappers(
         lambda: 1.0 / (c * n as f64),
         path_choice: None,
         notes,
+        selection: None,
+        stream: None,
     })
 }
 
@@ -633,6 +600,8 @@ fn fit_gomp(
         lambda,
         path_choice,
         notes: Vec::new(),
+        selection: None,
+        stream: None,
     })
 }
 
@@ -668,6 +637,8 @@ fn fit_wrapper(
         lambda: 1.0 / c,
         path_choice: None,
         notes,
+        selection: None,
+        stream: None,
     })
 }
 
@@ -708,6 +679,8 @@ fn fit_lp(
         lambda,
         path_choice: None,
         notes: Vec::new(),
+        selection: None,
+        stream: None,
     })
 }
 
@@ -766,6 +739,8 @@ fn fit_poly_auto(
                 lambda,
                 path_choice: None,
                 notes: vec![note],
+                selection: None,
+                stream: None,
             })
         }
         Err(note) => {
@@ -825,5 +800,7 @@ fn fit_poly(
         lambda,
         path_choice: None,
         notes,
+        selection: None,
+        stream: None,
     })
 }

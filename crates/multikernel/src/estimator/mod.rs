@@ -8,9 +8,15 @@
 //!
 //! - [`spec`]: tasks, learners and their settings, the regularization constant `C` with the
 //!   same meaning for every learner, defaults and validation in one place.
-//! - [`fit()`]: one function for every learner and task; the run contract of
+//! - Three ways to train, for every learner and task, each with the run contract of
 //!   [`crate::run`] (an observer that sees progress and can stop the run; a status apart
-//!   from errors).
+//!   from errors):
+//!   - [`fit()`] on data in memory ([`TrainingData`]: a table, sequences, tagged
+//!     sentences, a treebank, or precomputed kernel matrices), as a [`FitRequest`] says
+//!     (the spec, and the built-in selection or validation rows);
+//!   - [`Loaded::fit`] on a data source ([`TrainSource::load`]: files in any of the
+//!     formats, or a table streamed chunk by chunk);
+//!   - [`incremental::IncrementalFit`], the online learner chunk by chunk by the caller.
 //!
 //! # One example per learner family
 //! Each trains, predicts, turns the model into bytes and back, and gets the same
@@ -127,10 +133,12 @@ pub mod apply;
 pub mod auto;
 pub mod candidates;
 pub mod fit;
+mod fitted;
 pub mod parser;
 mod plan;
 pub mod precomputed;
 pub mod registry;
+mod request;
 pub mod select;
 pub mod settings;
 pub mod source;
@@ -147,7 +155,7 @@ pub use crate::solver::online::StepSchedule;
 /// Binary, multiclass or regression: what a vector task predicts.
 pub use crate::task::TaskKind;
 pub use apply::{evaluate, predict, score_columns, ApplyOptions, Evaluation};
-pub use source::{fit_source, DataFormat, FileSource, Loaded, Source, SourceFitted, TrainSource};
+pub use source::{DataFormat, FileSource, Loaded, Source, TrainSource};
 
 /// The online learner trained chunk by chunk by the caller (the Python package's
 /// `partial_fit`): [`incremental::IncrementalFit`] and its settings.
@@ -163,10 +171,12 @@ pub mod smo {
     pub use crate::solver::smo::{svc, svr, SmoParams};
 }
 
-pub use auto::{fit_auto, fit_single_best, AutoConfig, AutoFitted, SelectionRecord};
-pub use fit::{fit, fit_checked, fit_with_validation, Fitted, PathChoice, TrainingData};
+pub use auto::{AutoConfig, SelectionRecord};
+pub use fit::{KernelData, TrainingData};
+pub use fitted::{Fitted, PathChoice, Selection};
 pub use plan::{selection_plan, SelectionRequest};
-pub use precomputed::{fit_precomputed, PrecomputedFitted, PrecomputedLearner, PrecomputedSpec};
+pub use precomputed::{PrecomputedLearner, PrecomputedSpec};
+pub use request::{fit, FitRequest};
 pub use select::{select_spec, SpecSearch, SpecSelection};
 pub use settings::Settings;
 pub use spec::{

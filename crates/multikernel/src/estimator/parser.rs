@@ -16,14 +16,11 @@
 //! token when a template reads `upos`. The other columns' `_` is a value (no lemma, an
 //! unspecified XPOS, no features), as the command line reads them.
 
-use super::fit::{fit, Fitted};
-use super::spec::{LearnerSpec, Task};
 use crate::data::conllu::{parse_conllu, read_conllu, write_sentence, ConlluSentence, Heads};
 use crate::error::{Error, Result};
 use crate::model::Model;
 use crate::pipeline::treebank::arc_labels::default_label_templates;
 use crate::pipeline::treebank::parser::ParserModel;
-use crate::run::Observer;
 use crate::task::parse::templates::{Atom, Attribute};
 use crate::task::parse::{score_parses, ParseData, ParseSentence, TemplateSet, TreeKind};
 use std::path::{Path, PathBuf};
@@ -212,37 +209,32 @@ pub struct Parse {
     pub deprels: Option<Vec<String>>,
 }
 
-/// Trains a parser on `train` (read with [`Heads::Required`]). `templates`: the text of an
-/// arc template file and a name for it in errors (`None`: the default templates,
+/// A parser's training data from `train` (read with [`Heads::Required`]), for
+/// [`fit()`](super::fit()) with a parsing spec (see
+/// [`Settings::structured_spec`](super::Settings::structured_spec)). `templates`: the text
+/// of an arc template file and a name for it in errors (`None`: the default templates,
 /// `crate::task::parse::DEFAULT_TEMPLATES`); `projective`: Eisner's projective trees
-/// instead of any tree. `spec` is a parsing spec (see [`Settings::structured_spec`](super::Settings::structured_spec)); `observer`
-/// sees each epoch (or cut) and may stop the run.
+/// instead of any tree.
 ///
 /// ```
 /// use multikernel::data::conllu::Heads;
-/// use multikernel::estimator::parser::{fit_dependency_parser, DependencyParser, Treebank};
-/// use multikernel::estimator::{Settings, Task};
-/// use multikernel::estimator::LearnerKind;
+/// use multikernel::estimator::parser::{training_data, DependencyParser, Treebank};
+/// use multikernel::estimator::{fit, LearnerKind, Settings, Task};
 /// let text = "1\tdogs\tdog\tNOUN\tNNS\t_\t2\tnsubj\t_\t_\n2\tbark\tbark\tVERB\tVBP\t_\t0\troot\t_\t_\n\n";
 /// let train = Treebank::parse(text, "<text>", Heads::Required)?;
 /// let spec = Settings::new().with("epochs", "2").structured_spec(Task::Parsing, LearnerKind::Online, 1.0, 0)?;
-/// let parser = DependencyParser::new(fit_dependency_parser(&train, None, false, &spec, &())?.model)?;
+/// let parser = DependencyParser::new(fit(&training_data(&train, None, false)?, &spec, &())?.model)?;
 /// let parses = parser.parse(&train)?;
 /// assert_eq!(parses[0].heads, [2, 0]);
 /// assert_eq!(parser.score(&train)?.uas, 100.0);
 /// assert_eq!(parser.to_text(&train)?, text);
 /// # Ok::<(), multikernel::Error>(())
 /// ```
-pub fn fit_dependency_parser(
+pub fn training_data(
     train: &Treebank,
     templates: Option<(&str, &str)>,
     projective: bool,
-    spec: &LearnerSpec,
-    observer: &dyn Observer,
-) -> Result<Fitted> {
-    if spec.task != Task::Parsing {
-        return Err(Error::param("task", spec.task, "parsing (a parser)"));
-    }
+) -> Result<ParseData> {
     let templates = match templates {
         Some((text, origin)) => TemplateSet::parse(text, Path::new(origin))?,
         None => TemplateSet::default_set(),
@@ -254,7 +246,7 @@ pub fn fit_dependency_parser(
     if projective {
         data.trees = TreeKind::Projective;
     }
-    fit(&data, spec, observer)
+    Ok(data)
 }
 
 /// A trained parser ([`Model::Parser`]) on sentences in memory.

@@ -8,7 +8,7 @@
 //! matrices, a wrapper by one fit per grid point and fold on the matrices cut to the fold.
 
 use super::auto::{cut, fold_rule, LpPath, C_GRID, FOLDS, P_GRID};
-use super::fit::Fitted;
+use super::fitted::{Fitted, Selection};
 use super::spec::{LearnerKind, WrapperSpec};
 use crate::data::split::Split;
 use crate::data::{Matrix, MatrixRef, Targets};
@@ -93,25 +93,17 @@ impl Default for PrecomputedSpec {
     }
 }
 
-/// A model trained on precomputed kernels, with the selection's record when it ran.
-#[derive(Debug, Clone)]
-pub struct PrecomputedFitted {
-    pub fitted: Fitted,
-    pub selection: Option<SelectionRecord>,
-    pub select_seconds: f64,
-}
-
 /// Trains `spec.learner` on the training matrices `kernels` (`n x n` each, `n` the targets'
 /// rows; finite, symmetric and positive semidefinite, copied once) for `task`, selecting C
 /// (and lp-MKL's p) by seeded 5-fold (stratified) cross-validation when `spec.c` is `None`.
 /// The observer sees the final fit's progress; a request to stop also ends the selection.
-pub fn fit_precomputed(
+pub(crate) fn fit_precomputed(
     kernels: &[MatrixRef<'_>],
     targets: &Targets,
     task: TaskKind,
     spec: &PrecomputedSpec,
     observer: &dyn Observer,
-) -> Result<PrecomputedFitted> {
+) -> Result<Fitted> {
     if let Some(c) = spec.c {
         if !(c.is_finite() && c > 0.0) {
             return Err(Error::param("C", c, "a positive number"));
@@ -189,6 +181,8 @@ pub fn fit_precomputed(
                 lambda,
                 path_choice: None,
                 notes: Vec::new(),
+                selection: None,
+                stream: None,
             }
         }
         Some((method, w)) => {
@@ -208,6 +202,8 @@ pub fn fit_precomputed(
                 lambda: 1.0 / c,
                 path_choice: None,
                 notes,
+                selection: None,
+                stream: None,
             }
         }
     };
@@ -216,11 +212,12 @@ pub fn fit_precomputed(
             fitted.model.set_selection(record.clone());
         }
     }
-    Ok(PrecomputedFitted {
-        fitted,
-        selection,
-        select_seconds,
-    })
+    fitted.selection = selection.map(|record| Selection {
+        record,
+        seconds: select_seconds,
+        learner: spec.learner.kind(),
+    });
+    Ok(fitted)
 }
 
 /// A model on precomputed kernels: no feature names, the selection set by the caller.

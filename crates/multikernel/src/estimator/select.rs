@@ -66,7 +66,8 @@
 //!
 //! [`Model::score_with`]: crate::model::Model::score_with
 
-use super::fit::{fit_checked, Fitted, TrainingData};
+use super::fit::{fit_checked, TrainingData};
+use super::fitted::Fitted;
 use super::spec::{CheckedSpec, LearnerSpec, Task};
 use crate::data::split::Split;
 use crate::data::{Dataset, TableRef};

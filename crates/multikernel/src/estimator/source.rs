@@ -1,6 +1,6 @@
-//! One fit over a data source: the library picks the reader and the entry point, so a
-//! program that wants what `multikernel train FILE` does calls [`fit_source`] (or
-//! [`TrainSource::load`], then [`Loaded::fit`], to say what was read before a long run).
+//! One fit over a data source: the library picks the reader and the path, so a program
+//! that wants what `multikernel train FILE` does calls [`TrainSource::load`], then
+//! [`Loaded::fit`] (and can say what was read before a long run).
 //!
 //! Which reader, from the task, the format and the templates:
 //!
@@ -9,17 +9,19 @@
 //! | parsing | `conllu` (or none) | CoNLL-U, [`crate::data::conllu`] | [`fit()`](super::fit()) on a [`ParseData`] |
 //! | sequence | `columns`, or none with templates | CRF++ columns, [`crate::data::columns`] | [`fit()`](super::fit()) on a [`TagData`] |
 //! | sequence | `ocr` (or none) | Taskar's OCR format, [`crate::data::ocr`] | [`fit()`](super::fit()) on [`SequenceData`] |
-//! | binary, multiclass, regression | `csv`, `libsvm` (or none: from the file) | [`read_table`] | [`fit()`](super::fit()), [`fit_with_validation`], [`fit_auto`] |
-//! | binary, multiclass, regression, streamed | `csv`, `libsvm` | [`crate::data::stream`] | [`fit_stream`] |
+//! | binary, multiclass, regression | `csv`, `libsvm` (or none: from the file) | [`read_table`] | [`fit()`](super::fit()), with validation rows or the built-in selection ([`FitRequest`]) |
+//! | binary, multiclass, regression, streamed | `csv`, `libsvm` | [`crate::data::stream`] | the online learner chunk by chunk ([`super::stream`]) |
 //!
 //! A validation source chooses MKL-GOMP's path length (table rows with the training
 //! table's columns and classes) or the epoch of a parser or a tagger (sentences). Folds
 //! select OCR sequences (their fold column) or treebank sentences (index mod 10).
 
-use super::auto::{fit_auto, AutoConfig};
-use super::fit::{fit, fit_with_validation, Fitted, TrainingData};
+use super::auto::AutoConfig;
+use super::fit::TrainingData;
+use super::fitted::Fitted;
+use super::request::{fit, FitRequest};
 use super::spec::{LearnerSpec, Task};
-use super::stream::{fit_stream, StreamOptions, StreamReport};
+use super::stream::{fit_stream, StreamOptions};
 use crate::data::columns::{read_columns, ColumnSentence};
 use crate::data::conllu::{read_conllu, ConlluSentence, Heads};
 use crate::data::ocr::{parse_folds, read_ocr};
@@ -30,7 +32,6 @@ use crate::data::{
 };
 use crate::error::{Error, Result};
 use crate::run::Observer;
-use crate::select::SelectionRecord;
 use crate::task::parse::{ParseData, ParseSentence, TemplateSet, TreeKind};
 use crate::task::tagging::{TagData, TemplateFile};
 use std::fmt;
@@ -233,8 +234,8 @@ impl FileSource {
 pub enum Source<'a> {
     /// A file read whole.
     File(FileSource),
-    /// A table file read chunk by chunk, never whole in memory (the online learner:
-    /// [`fit_stream`]).
+    /// A table file read chunk by chunk, never whole in memory (the online learner,
+    /// [`super::stream`]).
     Stream(FileSource, StreamOptions),
     /// Data already in memory.
     Memory(TrainingData<'a>),
@@ -425,17 +426,6 @@ pub struct Loaded<'a> {
     validation: Option<Dataset>,
 }
 
-/// What [`fit_source`] returns: the fit, and what the path it took reports besides.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct SourceFitted {
-    pub fitted: Fitted,
-    /// The built-in selection's record, its seconds and the learner it fitted, when it ran.
-    pub selection: Option<(SelectionRecord, f64, super::spec::LearnerKind)>,
-    /// A streamed fit's rows, first pass and losses by epoch.
-    pub stream: Option<StreamReport>,
-}
-
 impl<'a> Loaded<'a> {
     fn new(data: Data<'a>) -> Loaded<'a> {
         Loaded {
@@ -488,54 +478,33 @@ impl<'a> Loaded<'a> {
         }
     }
 
-    /// Trains `spec` on the data: [`fit_stream`] on a stream; on a table, with validation
-    /// rows [`fit_with_validation`], else with `select` the built-in selection
-    /// ([`fit_auto`]), else [`fit()`](super::fit()); on sequences and sentences
-    /// [`fit()`](super::fit()) (their validation sentences are in the data).
+    /// Trains `spec` on the data (one of the three ways to train, with
+    /// [`fit()`](super::fit()) on data in memory and
+    /// [`IncrementalFit`](super::incremental::IncrementalFit)): a stream chunk by chunk
+    /// (the online learner; [`Fitted::stream`] reports the passes); a table with the
+    /// validation rows of the source (MKL-GOMP's path length), else with `select` the
+    /// built-in selection, else the spec as it is; sequences and sentences with the spec
+    /// (their validation sentences are in the data).
     pub fn fit(
         &self,
         spec: &LearnerSpec,
         select: Option<&AutoConfig>,
         observer: &dyn Observer,
-    ) -> Result<SourceFitted> {
-        let done = |fitted| SourceFitted {
-            fitted,
-            selection: None,
-            stream: None,
-        };
+    ) -> Result<Fitted> {
         if let Data::Stream(f, opts) = &self.data {
             let (fitted, report) = fit_stream(&f.path, f.table_format()?, spec, opts, observer)?;
-            return Ok(SourceFitted {
+            return Ok(Fitted {
                 stream: Some(report),
-                ..done(fitted)
+                ..fitted
             });
         }
         let data = self.training().expect("not a stream");
-        if let Some(v) = &self.validation {
-            return Ok(done(fit_with_validation(data, v.view(), spec, observer)?));
-        }
-        match (data, select) {
-            (TrainingData::Table(t), Some(cfg)) => {
-                let auto = fit_auto(t, spec, cfg, observer)?;
-                Ok(SourceFitted {
-                    selection: Some((auto.record, auto.select_seconds, auto.learner)),
-                    ..done(auto.fitted)
-                })
-            }
-            _ => Ok(done(fit(data, spec, observer)?)),
-        }
+        let request = match &self.validation {
+            Some(v) => FitRequest::new(spec).validation(v.view()),
+            None => FitRequest::new(spec).select(select),
+        };
+        fit(data, request, observer)
     }
-}
-
-/// Reads `source` for the spec's task and trains it ([`TrainSource::load`], then
-/// [`Loaded::fit`]).
-pub fn fit_source(
-    source: &TrainSource<'_>,
-    spec: &LearnerSpec,
-    select: Option<&AutoConfig>,
-    observer: &dyn Observer,
-) -> Result<SourceFitted> {
-    source.load(spec.task)?.fit(spec, select, observer)
 }
 
 /// `path` as a whole file of unknown format (a convenience for programs).

@@ -35,10 +35,11 @@
 //! dropping the blocks already trained (parsing only: no feature map, no round), so the
 //! blocks that follow are those of the run that was never stopped.
 
+use super::fitted::Fitted;
+pub use super::fitted::StreamReport;
 use crate::data::stream::{summarize, RawChunk, TableStream};
 use crate::data::{Dataset, Format, TargetKind, Targets};
 use crate::error::{Error, Result};
-use crate::estimator::fit::Fitted;
 use crate::estimator::spec::{Learner, LearnerSpec};
 use crate::model::Model;
 use crate::pipeline::table::incremental::{Given, IncrementalFit};
@@ -95,21 +96,10 @@ impl Default for StreamOptions {
     }
 }
 
-/// What a streamed fit did besides the model.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StreamReport {
-    /// Rows in the file.
-    pub rows: usize,
-    /// Seconds of the first pass.
-    pub scan_seconds: f64,
-    /// The progressive average loss of each epoch.
-    pub epoch_losses: Vec<f64>,
-}
-
 /// Trains the online learner of `spec` (a table task) on the file `path` read chunk by
 /// chunk (module docs). The model is returned only when every epoch ran; a stop from
 /// `observer` returns the model reached so far with status cancelled, as [`super::fit()`].
-pub fn fit_stream(
+pub(crate) fn fit_stream(
     path: &Path,
     format: Option<Format>,
     spec: &LearnerSpec,
@@ -323,6 +313,8 @@ pub fn fit_stream(
             lambda,
             path_choice: None,
             notes: Vec::new(),
+            selection: None,
+            stream: None,
         },
         StreamReport {
             rows: n,

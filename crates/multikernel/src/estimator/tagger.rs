@@ -10,12 +10,9 @@
 //! settings named as in [`super::registry`]), [`fit_sequence_tagger`] and
 //! [`SequenceTagger`] (predict, marginals, the groups and their weights, bytes).
 
-use super::fit::{fit, Fitted};
-use super::spec::{LearnerSpec, Task};
 use crate::data::columns::ColumnSentence;
 use crate::error::{Error, Result};
 use crate::model::Model;
-use crate::run::Observer;
 use crate::task::tagging::{FeatureKeys, TagData, TemplateFile, TokenFeatures};
 use std::path::Path;
 
@@ -117,36 +114,32 @@ fn column_sentences(
         .collect()
 }
 
-/// Trains a tagger on sentences `x` with labels `y` (one per token). Feature dicts need no
-/// templates; columns need `templates`: the text of a CRF++ template file and a name for it
-/// in errors. `spec` is a sequence spec (see [`Settings::structured_spec`](super::Settings::structured_spec)); `observer` sees each
-/// epoch (or cut) and may stop the run.
+/// A tagger's training data from sentences `x` with labels `y` (one per token), for
+/// [`fit()`](super::fit()) with a sequence spec (see
+/// [`Settings::structured_spec`](super::Settings::structured_spec)). Feature dicts need no
+/// templates; columns need `templates`: the text of a CRF++ template file and a name for
+/// it in errors.
 ///
 /// ```
-/// use multikernel::estimator::tagger::{fit_sequence_tagger, FeatureValue, Sentences, SequenceTagger};
-/// use multikernel::estimator::{LearnerKind, Settings, Task};
+/// use multikernel::estimator::tagger::{training_data, FeatureValue, Sentences, SequenceTagger};
+/// use multikernel::estimator::{fit, LearnerKind, Settings, Task};
 /// let word = |w: &str| vec![("word".to_string(), FeatureValue::Text(w.into()))];
 /// let x = vec![vec![word("the"), word("dog")], vec![word("a"), word("cat")]];
 /// let y: Vec<Vec<String>> = vec![vec!["DET".into(), "NOUN".into()]; 2];
 /// let spec = Settings::new().structured_spec(Task::Sequence, LearnerKind::Online, 10.0, 0)?;
-/// let fitted = fit_sequence_tagger(Sentences::Dicts(&x), &y, None, &spec, &())?;
+/// let fitted = fit(&training_data(Sentences::Dicts(&x), &y, None)?, &spec, &())?;
 /// let tagger = SequenceTagger::new(fitted.model)?;
 /// assert_eq!(tagger.predict(Sentences::Dicts(&x))?, y);
 /// let back = SequenceTagger::from_bytes(&tagger.to_bytes()?)?;
 /// assert_eq!(back.templates(), ["B", "word"]);
 /// # Ok::<(), multikernel::Error>(())
 /// ```
-pub fn fit_sequence_tagger(
+pub fn training_data(
     x: Sentences<'_>,
     y: &[Vec<String>],
     templates: Option<(&str, &str)>,
-    spec: &LearnerSpec,
-    observer: &dyn Observer,
-) -> Result<Fitted> {
+) -> Result<TagData> {
     check_labels(x, y)?;
-    if spec.task != Task::Sequence {
-        return Err(Error::param("task", spec.task, "sequence (a tagger)"));
-    }
     let (train, templates) = match (x, templates) {
         (Sentences::Dicts(_), Some(_)) => {
             return Err(Error::unsupported(
@@ -172,7 +165,7 @@ pub fn fit_sequence_tagger(
     if let Some(i) = train.iter().position(ColumnSentence::is_empty) {
         return Err(Error::data(format!("sentence {i} has no tokens")));
     }
-    fit(&TagData::new(train, templates), spec, observer)
+    Ok(TagData::new(train, templates))
 }
 
 /// A trained tagger ([`Model::Tagger`]) on sentences in memory.

@@ -16,10 +16,8 @@
 use multikernel::data::conllu::Heads;
 use multikernel::data::ocr::synthetic_words;
 use multikernel::data::{Dataset, Matrix, SequenceData, Targets};
-use multikernel::estimator::parser::{fit_dependency_parser, DependencyParser, Treebank};
-use multikernel::estimator::tagger::{
-    fit_sequence_tagger, FeatureValue, Sentences, SequenceTagger,
-};
+use multikernel::estimator::parser::{self, DependencyParser, Treebank};
+use multikernel::estimator::tagger::{self as tagger, FeatureValue, Sentences, SequenceTagger};
 use multikernel::estimator::{
     fit, Budget, Fitted, GompSpec, Learner, LearnerKind, LearnerSpec, LpMklSpec, MtlSpec,
     OnlineSpec, PolySpec, Task, WrapperSpec,
@@ -38,9 +36,9 @@ enum Form {
     Table(Task),
     /// Sequences of rows (synthetic OCR words), `fit` on `SequenceData`.
     Ocr,
-    /// Sentences of feature dicts, `fit_sequence_tagger`.
+    /// Sentences of feature dicts, `tagger::training_data`.
     Tagged,
-    /// CoNLL-U sentences, `fit_dependency_parser`.
+    /// CoNLL-U sentences, `parser::training_data`.
     Treebank,
 }
 
@@ -302,9 +300,17 @@ impl Data {
             Form::Ocr => fit(&self.ocr, spec, observer),
             Form::Tagged => {
                 let (x, y) = &self.tagged;
-                fit_sequence_tagger(Sentences::Dicts(x), y, None, spec, observer)
+                fit(
+                    &tagger::training_data(Sentences::Dicts(x), y, None)?,
+                    spec,
+                    observer,
+                )
             }
-            Form::Treebank => fit_dependency_parser(&self.treebank, None, false, spec, observer),
+            Form::Treebank => fit(
+                &parser::training_data(&self.treebank, None, false)?,
+                spec,
+                observer,
+            ),
         }
     }
 

@@ -232,7 +232,7 @@ fn large_ridge_solves_do_not_depend_on_rayon_num_threads() {
 #[test]
 #[ignore = "full tier: the built-in selection on 1, 2 and 3 threads, 5 s"]
 fn the_built_in_selection_does_not_depend_on_the_thread_count() {
-    use multikernel::estimator::{fit_auto, AutoConfig};
+    use multikernel::estimator::{fit, AutoConfig, FitRequest};
     let data = multikernel::data::synthetic::interactions(160, 6, 4).unwrap();
     let spec = LearnerSpec::new(Task::Binary, Learner::Online(OnlineSpec::default())).with_seed(3);
     for budget in [None, Some(400)] {
@@ -246,16 +246,26 @@ fn the_built_in_selection_does_not_depend_on_the_thread_count() {
                 .build()
                 .unwrap();
             pool.install(|| {
-                let auto = fit_auto(data.view(), &spec, &cfg, &()).unwrap();
-                assert!(!auto.record.candidates.is_empty());
+                let auto =
+                    fit(data.view(), FitRequest::new(&spec).select(Some(&cfg)), &()).unwrap();
+                assert!(!auto
+                    .selection
+                    .as_ref()
+                    .unwrap()
+                    .record
+                    .candidates
+                    .is_empty());
                 if budget.is_some() {
                     assert!(auto
+                        .selection
+                        .as_ref()
+                        .unwrap()
                         .record
                         .candidates
                         .iter()
                         .any(|c| c.stopped.as_deref().is_some_and(|s| s.contains("budget"))));
                 }
-                auto.fitted.model.to_bytes().unwrap()
+                auto.model.to_bytes().unwrap()
             })
         };
         let one = bytes(1);
@@ -275,7 +285,7 @@ fn the_built_in_selection_does_not_depend_on_the_thread_count() {
 #[test]
 fn a_budget_in_seconds_is_opt_in_and_says_it_is_not_deterministic() {
     use multikernel::estimator::auto::SelectBudget;
-    use multikernel::estimator::{fit_auto, AutoConfig};
+    use multikernel::estimator::{fit, AutoConfig, FitRequest};
     assert_eq!("400".parse::<SelectBudget>(), Ok(SelectBudget::Fits(400)));
     assert_eq!(
         "30s".parse::<SelectBudget>(),
@@ -293,8 +303,8 @@ fn a_budget_in_seconds_is_opt_in_and_says_it_is_not_deterministic() {
     assert_eq!((cfg.budget, cfg.budget_seconds), (None, Some(1e-9)));
     let data = multikernel::data::synthetic::interactions(160, 6, 4).unwrap();
     let spec = LearnerSpec::new(Task::Binary, Learner::Online(OnlineSpec::default())).with_seed(3);
-    let auto = fit_auto(data.view(), &spec, &cfg, &()).unwrap();
-    let c = &auto.record.candidates;
+    let auto = fit(data.view(), FitRequest::new(&spec).select(Some(&cfg)), &()).unwrap();
+    let c = &auto.selection.as_ref().unwrap().record.candidates;
     // The first candidates started (halving may still stop them after 2 folds).
     assert!(c[0].fits > 0, "{:?}", c[0]);
     let skipped: Vec<_> = c
@@ -309,9 +319,14 @@ fn a_budget_in_seconds_is_opt_in_and_says_it_is_not_deterministic() {
     let skipped = skipped.len();
     assert!(skipped > 0 && skipped < c.len(), "{c:?}");
     assert!(
-        auto.record.method.contains("not deterministic"),
+        auto.selection
+            .as_ref()
+            .unwrap()
+            .record
+            .method
+            .contains("not deterministic"),
         "{}",
-        auto.record.method
+        auto.selection.as_ref().unwrap().record.method
     );
     // The count of fits stays the default's kind of budget.
     let fits = AutoConfig::default().with_budget(Some(SelectBudget::Fits(50)));

@@ -30,15 +30,32 @@ use multikernel::engine::task::tagging::convert::{from_conllu, LabelColumn};
 use multikernel::engine::task::tagging::{TagData, TemplateFile};
 use multikernel::engine::task::TaskKind;
 use multikernel::estimator::{
-    fit, fit_precomputed, Budget, GompSpec, Learner, LearnerSpec, LossKind, LpMklSpec, MtlSpec,
-    OnlineSpec, PolySpec, PrecomputedLearner, PrecomputedSpec, Strength, Task, TrainingData,
-    WrapperSpec,
+    fit, Budget, GompSpec, Learner, LearnerSpec, LossKind, LpMklSpec, MtlSpec, OnlineSpec,
+    PolySpec, PrecomputedLearner, PrecomputedSpec, Strength, Task, TrainingData, WrapperSpec,
 };
+use multikernel::estimator::{Fitted, KernelData};
 use multikernel::kernel::{fit_all, kernel_matrices, KernelSpec, MemoryLimit};
 use multikernel::model::Model;
+use multikernel::run::Observer;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+/// Precomputed kernels through the in-memory door ([`fit`] with [`KernelData`]).
+fn fit_precomputed(
+    kernels: &[MatrixRef<'_>],
+    targets: &Targets,
+    task: TaskKind,
+    spec: &PrecomputedSpec,
+    observer: &dyn Observer,
+) -> multikernel::Result<Fitted> {
+    let data = KernelData {
+        kernels,
+        targets,
+        task,
+    };
+    fit(data, spec, observer)
+}
 
 /// The `kind` of every [`Model`] variant, as model files name it. A new variant adds its
 /// name here and a fixture below.
@@ -198,7 +215,6 @@ fn precomputed(learner: PrecomputedLearner, p: Option<f64>) -> (Model, Probe) {
     };
     let m = fit_precomputed(&refs, &train.targets, TaskKind::Binary, &pre, &())
         .unwrap()
-        .fitted
         .model;
     (m, Probe::Kernels(k_probe))
 }

@@ -4,13 +4,29 @@
 
 use multikernel::data::{read_table, Matrix, MatrixRef, TargetKind, Targets};
 use multikernel::engine::task::TaskKind;
-use multikernel::estimator::{
-    fit, fit_precomputed, Learner, LearnerSpec, LpMklSpec, PrecomputedSpec, Task,
-};
+use multikernel::estimator::{fit, Learner, LearnerSpec, LpMklSpec, PrecomputedSpec, Task};
+use multikernel::estimator::{Fitted, KernelData};
 use multikernel::kernel::{fit_all, kernel_matrices, KernelSpec, MemoryLimit};
 use multikernel::model::Model;
+use multikernel::run::Observer;
 use multikernel::Error;
 use std::path::Path;
+
+/// Precomputed kernels through the in-memory door ([`fit`] with [`KernelData`]).
+fn fit_precomputed(
+    kernels: &[MatrixRef<'_>],
+    targets: &Targets,
+    task: TaskKind,
+    spec: &PrecomputedSpec,
+    observer: &dyn Observer,
+) -> multikernel::Result<Fitted> {
+    let data = KernelData {
+        kernels,
+        targets,
+        task,
+    };
+    fit(data, spec, observer)
+}
 
 fn sonar() -> multikernel::data::Dataset {
     read_table(
@@ -58,7 +74,7 @@ fn precomputed_kernels_give_the_decision_values_of_the_rows_path() {
         ..PrecomputedSpec::default()
     };
     let fitted = fit_precomputed(&refs, &data.targets, TaskKind::Binary, &pre, &()).unwrap();
-    let f_pre = fitted.fitted.model.decision_kernels(&refs).unwrap();
+    let f_pre = fitted.model.decision_kernels(&refs).unwrap();
     let f_rows = rows_model.decision_function(data.x.view()).unwrap();
     let worst = f_pre
         .data
@@ -68,7 +84,7 @@ fn precomputed_kernels_give_the_decision_values_of_the_rows_path() {
         .fold(0.0, f64::max);
     assert!(worst < 1e-8, "largest difference {worst}");
     // The same kernel weights.
-    let Model::Precomputed(m) = &fitted.fitted.model else {
+    let Model::Precomputed(m) = &fitted.model else {
         panic!()
     };
     let Model::LpMkl(r) = &rows_model else {
@@ -79,7 +95,7 @@ fn precomputed_kernels_give_the_decision_values_of_the_rows_path() {
     }
     // Predictions from the kernels are the rows path's.
     assert_eq!(
-        fitted.fitted.model.predict_kernels(&refs).unwrap(),
+        fitted.model.predict_kernels(&refs).unwrap(),
         rows_model.predict(data.x.view()).unwrap()
     );
 }
@@ -97,10 +113,10 @@ fn selection_on_precomputed_kernels_records_its_grid_and_round_trips() {
         &(),
     )
     .unwrap();
-    let record = fitted.selection.unwrap();
+    let record = fitted.selection.unwrap().record;
     assert_eq!(record.grid.len(), 10); // p in {4/3, 2} x five C
     assert!(record.chosen.is_some());
-    let model = fitted.fitted.model;
+    let model = fitted.model;
     assert_eq!(model.selection(), Some(&record));
     let back = Model::from_bytes(&model.to_bytes().unwrap()).unwrap();
     assert_eq!(
@@ -149,7 +165,6 @@ fn bad_matrices_are_refused_with_what_was_expected() {
     // Test matrices: one per kernel, n_train columns.
     let model = fit_precomputed(&refs, &data.targets, TaskKind::Binary, &fixed, &())
         .unwrap()
-        .fitted
         .model;
     assert!(model
         .decision_kernels(&refs[..2])

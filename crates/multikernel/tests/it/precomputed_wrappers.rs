@@ -9,13 +9,30 @@ use multikernel::data::{read_table, Dataset, Matrix, MatrixRef, TargetKind, Targ
 use multikernel::engine::select::SplitStrategy;
 use multikernel::engine::task::TaskKind;
 use multikernel::estimator::{
-    fit, fit_precomputed, Learner, LearnerSpec, PrecomputedLearner, PrecomputedSpec, Task,
-    WrapperSpec,
+    fit, Learner, LearnerSpec, PrecomputedLearner, PrecomputedSpec, Task, WrapperSpec,
 };
+use multikernel::estimator::{Fitted, KernelData};
 use multikernel::kernel::{fit_all, kernel_matrices, KernelSpec, MemoryLimit};
 use multikernel::model::Model;
+use multikernel::run::Observer;
 use multikernel::Error;
 use std::path::Path;
+
+/// Precomputed kernels through the in-memory door ([`fit`] with [`KernelData`]).
+fn fit_precomputed(
+    kernels: &[MatrixRef<'_>],
+    targets: &Targets,
+    task: TaskKind,
+    spec: &PrecomputedSpec,
+    observer: &dyn Observer,
+) -> multikernel::Result<Fitted> {
+    let data = KernelData {
+        kernels,
+        targets,
+        task,
+    };
+    fit(data, spec, observer)
+}
 
 fn table(path: &str, target: TargetKind) -> Dataset {
     read_table(Path::new(path), None, target, None, None).unwrap()
@@ -103,7 +120,7 @@ fn twins(
         ..PrecomputedSpec::default()
     };
     let fitted = fit_precomputed(&views(&k_train), &train.targets, kind, &pre, &()).unwrap();
-    let model = fitted.fitted.model;
+    let model = fitted.model;
     let Model::PrecomputedWrapper(m) = &model else {
         panic!("fit_precomputed gave {}", model.summary().learner)
     };
@@ -288,7 +305,7 @@ fn selection_of_c_scores_the_folds_as_fits_at_fixed_c_do() {
         ..PrecomputedSpec::default()
     };
     let fitted = fit_precomputed(&refs, &data.targets, TaskKind::Binary, &spec, &()).unwrap();
-    let record = fitted.selection.clone().unwrap();
+    let record = fitted.selection.clone().unwrap().record;
     assert_eq!(record.grid.len(), 5); // the C grid, no p
     assert!(record.grid.iter().all(|g| g.learner == "simplemkl"));
     assert!(
@@ -297,8 +314,8 @@ fn selection_of_c_scores_the_folds_as_fits_at_fixed_c_do() {
         record.method
     );
     let chosen = record.chosen.unwrap();
-    assert_eq!(fitted.fitted.model.selection(), Some(&record));
-    let Model::PrecomputedWrapper(m) = &fitted.fitted.model else {
+    assert_eq!(fitted.model.selection(), Some(&record));
+    let Model::PrecomputedWrapper(m) = &fitted.model else {
         panic!()
     };
     assert_eq!(m.learner.c, record.grid[chosen].c);
@@ -344,7 +361,6 @@ fn selection_of_c_scores_the_folds_as_fits_at_fixed_c_do() {
                 &(),
             )
             .unwrap()
-            .fitted
             .model;
             total += accuracy(&model, &va, &data.targets.select(&s.validation));
         }
@@ -459,7 +475,6 @@ fn bad_settings_and_indefinite_matrices_are_refused() {
         &(),
     )
     .unwrap()
-    .fitted
     .model;
     assert!(model
         .predict(data.x.view())

@@ -5,11 +5,20 @@
 
 use multikernel::data::ocr::read_ocr;
 use multikernel::estimator::{
-    evaluate, fit_source, predict, ApplyOptions, DataFormat, Evaluation, FileSource, Source,
-    TrainSource,
+    evaluate, predict, ApplyOptions, DataFormat, Evaluation, FileSource, Source, TrainSource,
 };
 use multikernel::prelude::*;
 use std::path::{Path, PathBuf};
+
+/// Reads `source` for the spec's task and trains it: the data-source door.
+fn fit_source(
+    source: &TrainSource<'_>,
+    spec: &LearnerSpec,
+    select: Option<&multikernel::estimator::AutoConfig>,
+    observer: &dyn multikernel::run::Observer,
+) -> multikernel::Result<multikernel::estimator::Fitted> {
+    source.load(spec.task)?.fit(spec, select, observer)
+}
 
 fn uci(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -40,7 +49,7 @@ fn a_table_file_fits_as_the_table_read_by_hand() {
     let data = read_table(&uci("sonar.csv"), None, TargetKind::Classes, None, None).unwrap();
     let by_hand = fit(&data, &spec, &()).unwrap();
     assert_eq!(
-        by_source.fitted.model.to_bytes().unwrap(),
+        by_source.model.to_bytes().unwrap(),
         by_hand.model.to_bytes().unwrap()
     );
     assert!(by_source.selection.is_none() && by_source.stream.is_none());
@@ -51,7 +60,7 @@ fn a_table_file_fits_as_the_table_read_by_hand() {
     let memory = TrainSource::new(Source::Memory((&data).into()));
     let in_memory = fit_source(&memory, &spec, None, &()).unwrap();
     assert_eq!(
-        in_memory.fitted.model.to_bytes().unwrap(),
+        in_memory.model.to_bytes().unwrap(),
         by_hand.model.to_bytes().unwrap()
     );
 }
@@ -63,7 +72,7 @@ fn ocr_sequences_fit_as_read_by_hand_and_folds_select_them() {
     let words = read_ocr(&ocr()).unwrap();
     let by_hand = fit(&words, &spec, &()).unwrap();
     assert_eq!(
-        by_source.fitted.model.to_bytes().unwrap(),
+        by_source.model.to_bytes().unwrap(),
         by_hand.model.to_bytes().unwrap()
     );
     let model = by_hand.model;
@@ -195,7 +204,6 @@ fn bad_sources_are_clear_errors() {
     let spec = online(Task::Binary, "linear", 1);
     let model = fit_source(&file(&uci("sonar.csv")), &spec, None, &())
         .unwrap()
-        .fitted
         .model;
     let opts = ApplyOptions {
         marginals: Some(1),

@@ -4,9 +4,30 @@
 
 use multikernel::data::synthetic::generate;
 use multikernel::data::{read_table, to_csv, TargetKind};
-use multikernel::estimator::stream::{fit_stream, StreamOptions};
+use multikernel::estimator::stream::{StreamOptions, StreamReport};
 use multikernel::estimator::{fit, Learner, LearnerSpec, OnlineSpec, Task};
 use multikernel::model::Model;
+use std::path::Path;
+
+/// The online learner on `path` read chunk by chunk: the data-source door with
+/// [`Source::Stream`](multikernel::estimator::Source::Stream).
+fn fit_stream(
+    path: &Path,
+    format: Option<multikernel::estimator::DataFormat>,
+    spec: &LearnerSpec,
+    opts: &StreamOptions,
+    observer: &dyn multikernel::run::Observer,
+) -> multikernel::Result<(multikernel::estimator::Fitted, StreamReport)> {
+    use multikernel::estimator::{FileSource, Source, TrainSource};
+    let file = FileSource::new(path).with_format(format);
+    let source = TrainSource::new(Source::Stream(file, *opts));
+    let fitted = source.load(spec.task)?.fit(spec, None, observer)?;
+    let report = fitted
+        .stream
+        .clone()
+        .expect("a streamed fit reports its passes");
+    Ok((fitted, report))
+}
 
 fn spec(kernels: &[&str]) -> LearnerSpec {
     let online = OnlineSpec {

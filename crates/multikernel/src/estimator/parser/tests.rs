@@ -1,8 +1,26 @@
 use super::*;
 use crate::data::conllu::select_folds;
 use crate::estimator::spec::{Learner, LearnerKind, LossKind};
+use crate::estimator::spec::{LearnerSpec, Task};
 use crate::estimator::Settings;
+use crate::estimator::{fit, Fitted};
+use crate::run::Observer;
 use crate::task::parse::TemplateSet;
+
+/// [`training_data`], then [`fit`]: a parser as the Python package trains one.
+fn fit_dependency_parser(
+    train: &Treebank,
+    templates: Option<(&str, &str)>,
+    projective: bool,
+    spec: &LearnerSpec,
+    observer: &dyn Observer,
+) -> Result<Fitted> {
+    fit(
+        &training_data(train, templates, projective)?,
+        spec,
+        observer,
+    )
+}
 
 const TWT: &str = "../../data/treebank/tr-web.conllu.gz";
 

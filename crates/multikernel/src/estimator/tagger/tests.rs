@@ -7,8 +7,22 @@ use super::*;
 use crate::data::columns::parse_columns;
 use crate::estimator::registry;
 use crate::estimator::spec::LearnerKind;
+use crate::estimator::spec::{LearnerSpec, Task};
 use crate::estimator::Settings;
+use crate::estimator::{fit, Fitted};
+use crate::run::Observer;
 use crate::task::tagging::{TagData, TemplateFile};
+
+/// [`training_data`], then [`fit`]: a tagger as the Python package trains one.
+fn fit_sequence_tagger(
+    x: Sentences<'_>,
+    y: &[Vec<String>],
+    templates: Option<(&str, &str)>,
+    spec: &LearnerSpec,
+    observer: &dyn Observer,
+) -> Result<Fitted> {
+    fit(&training_data(x, y, templates)?, spec, observer)
+}
 
 /// A toy POS task: word, its suffix and whether it is capitalized decide the label.
 fn toy() -> (Vec<Vec<Vec<String>>>, Vec<Vec<String>>) {
