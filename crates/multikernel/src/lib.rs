@@ -6,7 +6,7 @@
 //!
 //! - [`prelude`]: everything a typical program needs, in one import;
 //! - [`estimator`]: the front door: describe a learner ([`estimator::LearnerSpec`]), fit it
-//!   ([`estimator::fit()`], or [`estimator::fit_auto`] with the built-in selection), tag
+//!   ([`estimator::fit()`], with the built-in selection when asked: [`estimator::FitRequest`]), tag
 //!   ([`estimator::tagger`]) and parse ([`estimator::parser`]);
 //! - [`model`]: what a fit returns: predict, score, summarize, save and load
 //!   ([`model::Model`]).

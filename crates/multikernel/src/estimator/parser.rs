@@ -8,7 +8,7 @@
 //!
 //! The Python package's `DependencyParser` calls only this module: a [`Treebank`] (CoNLL-U
 //! text, a file, or one text block per sentence), [`Settings`](super::Settings) (the settings named as
-//! in [`super::registry`]), [`fit_dependency_parser`] and [`DependencyParser`] (parse, write
+//! in [`super::registry`]), [`training_data`] (then [`fit()`](super::fit())) and [`DependencyParser`] (parse, write
 //! back, attachment scores, the templates and their weights, bytes).
 //!
 //! A column the templates read must be there: UPOS `_` (Universal Dependencies gives every
@@ -39,7 +39,7 @@ enum Origin {
     List,
 }
 
-/// CoNLL-U sentences with where they came from: what [`fit_dependency_parser`] trains on
+/// CoNLL-U sentences with where they came from: what [`training_data`] turns into a parser's training data
 /// and [`DependencyParser`] parses. Comment lines, multi-word token ranges and empty nodes
 /// are kept for writing back ([`Treebank::to_text`]).
 #[derive(Debug, Clone)]

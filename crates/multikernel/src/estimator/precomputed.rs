@@ -4,7 +4,7 @@
 //! 2008) and Gauss-Seidel (Kloft et al. 2011, p = 1), for C-SVC, one-vs-rest multiclass
 //! (one weight vector shared by the machines) and epsilon-SVR. With no C given, the
 //! built-in selection of C (and lp-MKL's p): the same grid and folds as
-//! [`super::auto::fit_auto`]; lp-MKL on the same warm-started path as on the dictionary's
+//! the table's ([`super::auto`]); lp-MKL on the same warm-started path as on the dictionary's
 //! matrices, a wrapper by one fit per grid point and fold on the matrices cut to the fold.
 
 use super::auto::{cut, fold_rule, LpPath, C_GRID, FOLDS, P_GRID};

@@ -241,7 +241,7 @@ pub enum Source<'a> {
     Memory(TrainingData<'a>),
 }
 
-/// Everything [`fit_source`] trains on: the data, a validation source, and for sentences
+/// Everything [`Loaded::fit`] trains on (read by [`TrainSource::load`]): the data, a validation source, and for sentences
 /// the template file, the count cutoff and the trees decoded.
 #[derive(Debug, Clone)]
 pub struct TrainSource<'a> {

@@ -7,7 +7,7 @@
 //! sentences and settings give the same model as the command line.
 //!
 //! The Python package's `SequenceTagger` calls only this module: [`Settings`](super::Settings) (the
-//! settings named as in [`super::registry`]), [`fit_sequence_tagger`] and
+//! settings named as in [`super::registry`]), [`training_data`] (then [`fit()`](super::fit())) and
 //! [`SequenceTagger`] (predict, marginals, the groups and their weights, bytes).
 
 use crate::data::columns::ColumnSentence;
