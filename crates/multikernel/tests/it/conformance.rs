@@ -17,7 +17,7 @@ use multikernel::data::conllu::Heads;
 use multikernel::data::ocr::synthetic_words;
 use multikernel::data::{Dataset, Matrix, SequenceData, Targets};
 use multikernel::estimator::parser::{self, DependencyParser, Treebank};
-use multikernel::estimator::tagger::{self as tagger, FeatureValue, Sentences, SequenceTagger};
+use multikernel::estimator::tagger::{self, FeatureValue, Sentences, SequenceTagger};
 use multikernel::estimator::{
     fit, Budget, Fitted, GompSpec, Learner, LearnerKind, LearnerSpec, LpMklSpec, MtlSpec,
     OnlineSpec, PolySpec, Task, WrapperSpec,
@@ -367,43 +367,6 @@ impl Data {
     }
 }
 
-/// A property a pair does not have, with why. Each must still fail (the test says when one
-/// is no longer needed).
-struct Exception {
-    learner: LearnerKind,
-    form: Form,
-    property: &'static str,
-    why: &'static str,
-}
-
-/// The online tagger and parser keep the averaged weights of their best epoch (on the
-/// development sentences, else the last): stopped before the first epoch ends they have no
-/// epoch to keep and `fit` returns an error ("training was stopped before the first epoch
-/// ended", `pipeline/columns/tagging.rs` and `pipeline/treebank/parser.rs`) instead of a
-/// model with status `Cancelled`, against the run contract (`run.rs`: every status comes
-/// with a usable model). For them the test checks the cancellation at the end of the first
-/// epoch instead (status `Cancelled`, a model that predicts).
-const EXCEPTIONS: &[Exception] = &[
-    Exception {
-        learner: LearnerKind::Online,
-        form: Form::Tagged,
-        property: "cancel",
-        why: "no model before the first epoch ends (the best epoch's average is kept)",
-    },
-    Exception {
-        learner: LearnerKind::Online,
-        form: Form::Treebank,
-        property: "cancel",
-        why: "no model before the first epoch ends (the best epoch's average is kept)",
-    },
-];
-
-fn excepted(kind: LearnerKind, form: Form, property: &str) -> bool {
-    EXCEPTIONS
-        .iter()
-        .any(|x| x.learner == kind && x.form == form && x.property == property && !x.why.is_empty())
-}
-
 /// The supported pairs: those `check` and a fit on tiny data accept (an `Unsupported`
 /// refusal from either is a pair the learner does not take; any other error fails). Each
 /// with its undisturbed fit.
@@ -427,23 +390,12 @@ fn supported(data: &Data) -> Vec<(LearnerKind, Form, Fitted)> {
     pairs
 }
 
-/// The properties of one pair (the fit was its discovery), as failures; the properties
-/// that failed as `EXCEPTIONS` expect are counted in `excused`.
-fn conforms(
-    data: &Data,
-    kind: LearnerKind,
-    form: Form,
-    fitted: &Fitted,
-    excused: &mut Vec<String>,
-) -> Vec<String> {
+/// The properties of one pair (the fit was its discovery), as failures.
+fn conforms(data: &Data, kind: LearnerKind, form: Form, fitted: &Fitted) -> Vec<String> {
     let label = format!("{kind} on {}", form.name());
     let mut failures = Vec::new();
     let mut fail = |property: &str, msg: String| {
-        if excepted(kind, form, property) {
-            excused.push(format!("{label}: {property}"));
-        } else {
-            failures.push(format!("{label}: {property}: {msg}"));
-        }
+        failures.push(format!("{label}: {property}: {msg}"));
     };
     let s = spec(kind, form);
     // 1. The model predicts its training data.
@@ -470,19 +422,6 @@ fn conforms(
             }
         }
         Err(e) => fail("cancel", format!("error {e}")),
-    }
-    if excepted(kind, form, "cancel") {
-        // Stopped at the end of the first step instead.
-        let first = |_: &Progress| Control::Stop;
-        match data.fit(form, &s, &first) {
-            Ok(f) if f.run.status == RunStatus::Cancelled => {
-                if let Err(e) = data.predict(form, &f.model) {
-                    fail("cancel after a step", e.to_string());
-                }
-            }
-            Ok(f) => fail("cancel after a step", format!("{:?}", f.run.status)),
-            Err(e) => fail("cancel after a step", e.to_string()),
-        }
     }
     // 3. Bytes -> model -> the same bytes, the same predictions.
     let bytes = fitted.model.to_bytes().unwrap();
@@ -547,10 +486,9 @@ fn every_learner_on_every_task_it_supports_conforms() {
         );
     }
     let mut failures = Vec::new();
-    let mut excused = Vec::new();
     for (kind, form, fitted) in &pairs {
         let t = Instant::now();
-        failures.extend(conforms(&data, *kind, *form, fitted, &mut excused));
+        failures.extend(conforms(&data, *kind, *form, fitted));
         eprintln!(
             "{kind} on {}: {:.2} s",
             form.name(),
@@ -562,13 +500,5 @@ fn every_learner_on_every_task_it_supports_conforms() {
         pairs.len(),
         start.elapsed().as_secs_f64()
     );
-    for x in EXCEPTIONS {
-        let hit = format!("{} on {}: {}", x.learner, x.form.name(), x.property);
-        if !excused.contains(&hit) {
-            failures.push(format!(
-                "{hit}: holds now; remove its entry from EXCEPTIONS"
-            ));
-        }
-    }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -482,7 +482,7 @@ pub struct TaggerFit {
 
 /// Trains a tagger on `train` (labels in the last column) with `templates`; with `dev`,
 /// keeps the online epoch that tags it best. `observer` sees each epoch (or cut) and may
-/// stop the run (the best weights so far are returned; an error if none).
+/// stop the run (the best weights so far are returned: the weights reached when no epoch ended).
 pub fn fit_tagger(
     train: &[ColumnSentence],
     dev: Option<&[ColumnSentence]>,
@@ -556,11 +556,7 @@ pub fn fit_tagger(
                 dev,
                 observer,
             )?;
-            let Some((best_epoch, weights)) = run.best else {
-                return Err(Error::data(
-                    "training was stopped before the first epoch ended",
-                ));
-            };
+            let (best_epoch, weights) = run.best;
             Ok(TaggerFit {
                 model: TaggerModel {
                     featurizer,
@@ -758,8 +754,9 @@ struct SavedEpochs<L> {
 
 /// What [`online_epochs`] found.
 struct OnlineRun {
-    /// The kept epoch and its (averaged) weights; `None` when stopped before the first.
-    best: Option<(usize, Vec<f64>)>,
+    /// The kept epoch and its (averaged) weights; epoch 0 and the weights reached when
+    /// stopped before the first epoch ended.
+    best: (usize, Vec<f64>),
     best_score: f64,
     dev_scores: Vec<f64>,
     objectives: Vec<f64>,
@@ -885,9 +882,12 @@ fn online_epochs(
             break;
         }
     }
-    let best_score = best.as_ref().map_or(f64::NAN, |b| b.0);
+    // Stopped before the first epoch ended: the weights reached so far, as epoch 0 (the
+    // run contract: a stop returns the model reached, with status cancelled).
+    let best = best.unwrap_or_else(|| (f64::NAN, 0, learner.weights(params.averaging)));
+    let best_score = best.0;
     Ok(OnlineRun {
-        best: best.map(|(_, e, w)| (e, w)),
+        best: (best.1, best.2),
         best_score,
         dev_scores,
         objectives,

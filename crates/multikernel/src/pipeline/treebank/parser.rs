@@ -171,7 +171,7 @@ pub struct ParserFit {
 
 /// Trains a parser on `train` (gold heads required) with `templates`; with `dev`, keeps the
 /// epoch that parses it best. `observer` sees each epoch and may stop the run between
-/// examples (the best epoch so far is returned; an error if no epoch finished).
+/// examples (the best epoch so far is returned; the weights reached when no epoch finished).
 pub fn fit_parser(
     train: &[ParseSentence],
     dev: Option<&[ParseSentence]>,
@@ -320,11 +320,15 @@ fn fit_with<D: TreeDecoder + Clone>(
             break;
         }
     }
-    let Some((_, best_epoch, weights)) = best else {
-        return Err(Error::data(
-            "training was stopped before the first epoch ended",
-        ));
-    };
+    // Stopped before the first epoch ended: the weights reached so far, as epoch 0 (the
+    // run contract: a stop returns the model reached, with status cancelled).
+    let (_, best_epoch, weights) = best.unwrap_or_else(|| {
+        let w = learner
+            .state()
+            .explicit_values(spec.params.averaging)
+            .concat();
+        (f64::NAN, 0, w)
+    });
     let t = Instant::now();
     let labeler = train_labels(train, spec)?;
     let labeler_seconds = t.elapsed().as_secs_f64();
