@@ -17,7 +17,7 @@
 //!
 //! `encode_targets` builds the target matrix, `decode` maps decision values back. Each
 //! learner implements its decision trait and the crate's batch-learner trait (what it
-//! predicts from, its part of the [`Summary`](super::Summary)) in its own solver folder;
+//! predicts from, its part of the [`Summary`]) in its own solver folder;
 //! `BatchModel` answers for all of them as a `Model` variant.
 
 use crate::data::{Matrix, MatrixRef};
