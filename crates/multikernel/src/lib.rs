@@ -60,5 +60,6 @@ pub mod run;
 pub(crate) mod select;
 pub(crate) mod solver;
 pub(crate) mod task;
+pub(crate) mod trained;
 
 pub use error::{Error, Result};

@@ -1,8 +1,10 @@
-//! The batch learners as models that predict labels: MKL-GOMP (`GompModel`, Sindhwani &
-//! Lozano 2012, Sec. 3), lp-norm MKL (`LpMklModel`, Kloft et al. 2011) and polynomial MKL
-//! by randomized mirror descent or UCD (`PolyMklModel`, Afkanpour et al. 2013, Alg. 2).
+//! The squared-loss batch learners as models that predict labels: MKL-GOMP (`GompModel`,
+//! Sindhwani & Lozano 2012, Sec. 3), lp-norm MKL (`LpMklModel`, Kloft et al. 2011),
+//! polynomial MKL by randomized mirror descent or UCD (`PolyMklModel`, Afkanpour et al. 2013,
+//! Alg. 2), wrapper MKL (`WrapperModel`) and the two learners on precomputed kernels.
 //!
-//! All three solve a *squared-loss* problem on real targets and return decision values;
+//! Each solves a *squared-loss* problem on real targets and returns decision values, from
+//! rows ([`DecisionFunction`]) or from test-by-train kernel matrices ([`KernelDecision`]);
 //! [`BatchModel`] adds what turns them into predictions of the task (the task kind, the
 //! class names, the feature names a test file must match):
 //!
@@ -13,79 +15,22 @@
 //!   "multivariate mode" of MKL-GOMP and shared kernel weights for lp-MKL), prediction by
 //!   the largest output (the first among ties).
 //!
-//! `encode_targets` builds the target matrix,
-//! `decode` maps decision values back.
+//! `encode_targets` builds the target matrix, `decode` maps decision values back. Each
+//! learner implements its decision trait and the crate's batch-learner trait (what it
+//! predicts from, its part of the [`Summary`]) in its own solver folder;
+//! `BatchModel` answers for all of them as a `Model` variant.
 
 use crate::data::{Matrix, MatrixRef};
 use crate::error::{Error, Result};
 use crate::kernel::MemoryLimit;
-use crate::solver::gomp::GompModel;
-use crate::solver::lp_mkl::{LpMklModel, PrecomputedLpModel};
-use crate::solver::mirror_descent::PolyMklModel;
-use crate::solver::wrapper::PrecomputedWrapperModel;
+use crate::select::SelectionRecord;
 use crate::task::targets::{decode, expected_outputs};
 use crate::task::{Prediction, TaskKind};
+use crate::trained::summary::Summary;
+use crate::trained::{computes_its_own_kernels, task_name, BatchInput, BatchLearner, TrainedModel};
+pub use crate::trained::{DecisionFunction, KernelDecision};
 use serde::{Deserialize, Serialize};
-
-/// A trained learner that maps raw rows to decision values (`n x outputs`).
-pub trait DecisionFunction {
-    /// Decision values of raw rows (`x.rows x n_outputs()`).
-    fn decision(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix>;
-    /// Number of outputs (1, or the number of classes of a multiclass model).
-    fn n_outputs(&self) -> usize;
-    /// Checks that every stored shape agrees (a model read from a file).
-    fn validate(&self) -> Result<()>;
-}
-
-impl DecisionFunction for GompModel {
-    fn decision(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
-        self.predict(x, limit)
-    }
-    fn n_outputs(&self) -> usize {
-        GompModel::n_outputs(self)
-    }
-    fn validate(&self) -> Result<()> {
-        GompModel::validate(self)
-    }
-}
-
-impl DecisionFunction for LpMklModel {
-    fn decision(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
-        self.predict(x, limit)
-    }
-    fn n_outputs(&self) -> usize {
-        LpMklModel::n_outputs(self)
-    }
-    fn validate(&self) -> Result<()> {
-        LpMklModel::validate(self)
-    }
-}
-
-impl DecisionFunction for PolyMklModel {
-    /// One output (the model is squared-loss regression); the memory limit is not needed
-    /// (prediction goes row by row).
-    fn decision(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
-        self.predict(x, limit)
-    }
-    fn n_outputs(&self) -> usize {
-        1
-    }
-    fn validate(&self) -> Result<()> {
-        PolyMklModel::validate(self)
-    }
-}
-
-impl DecisionFunction for crate::solver::wrapper::WrapperModel {
-    fn decision(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
-        self.predict(x, limit)
-    }
-    fn n_outputs(&self) -> usize {
-        crate::solver::wrapper::WrapperModel::n_outputs(self)
-    }
-    fn validate(&self) -> Result<()> {
-        crate::solver::wrapper::WrapperModel::validate(self)
-    }
-}
+use std::borrow::Cow;
 
 /// A batch learner together with what predicting labels needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -100,12 +45,18 @@ pub struct BatchModel<L> {
     pub learner: L,
     /// How the settings were chosen, when `train` selected them (built-in selection).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub selection: Option<crate::select::SelectionRecord>,
+    pub selection: Option<SelectionRecord>,
 }
 
-impl<L: DecisionFunction> BatchModel<L> {
-    /// Decision values of raw rows, after checking the feature count.
-    pub fn decision(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
+impl<L> BatchModel<L> {
+    /// Decision values of raw rows by `learner` (the model's), after checking the feature
+    /// count.
+    fn decision_by(
+        &self,
+        learner: &dyn DecisionFunction,
+        x: MatrixRef<'_>,
+        limit: &MemoryLimit,
+    ) -> Result<Matrix> {
         if x.cols() != self.feature_names.len() {
             return Err(Error::shape(
                 "features of the data (the model's)",
@@ -113,7 +64,7 @@ impl<L: DecisionFunction> BatchModel<L> {
                 x.cols(),
             ));
         }
-        let f = self.learner.decision(x, limit)?;
+        let f = learner.decision(x, limit)?;
         if f.rows != x.rows() || f.cols != expected_outputs(self.task, self.classes.len()) {
             return Err(Error::Numerical(format!(
                 "internal: the learner returned {}x{} decision values for {} rows",
@@ -125,26 +76,50 @@ impl<L: DecisionFunction> BatchModel<L> {
         Ok(f)
     }
 
+    /// Checks that the task, the classes, the features and the learner (the model's, seen
+    /// through `input`) agree: afterwards prediction on rows of the right width cannot
+    /// panic.
+    fn validate_learner(&self, input: BatchInput<'_>) -> Result<()> {
+        input.validate()?;
+        if let Some(learner) = input.rows() {
+            // The learner takes rows as wide as the feature list: its own checks agree.
+            let d = self.feature_names.len();
+            let none = MatrixRef::new(0, d, &[]).expect("an empty view");
+            if let Err(e) = learner.decision(none, &MemoryLimit::default()) {
+                return Err(Error::model(
+                    "<in memory>",
+                    format!("the learner does not take the {d} features of the model: {e}"),
+                ));
+            }
+        }
+        check_outputs(self.task, &self.classes, input.n_outputs())
+    }
+}
+
+impl<L: DecisionFunction> BatchModel<L> {
+    /// Decision values of raw rows, after checking the feature count.
+    pub fn decision(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
+        self.decision_by(&self.learner, x, limit)
+    }
+
     /// Checks that the task, the classes, the features and the learner agree (a model read
     /// from a file): afterwards prediction on rows of the right width cannot panic.
     pub fn validate(&self) -> Result<()> {
-        self.learner.validate()?;
-        // The learner takes rows as wide as the feature list: its own checks agree.
-        let d = self.feature_names.len();
-        let none = MatrixRef::new(0, d, &[]).expect("an empty view");
-        if let Err(e) = self.learner.decision(none, &MemoryLimit::default()) {
-            return Err(Error::model(
-                "<in memory>",
-                format!("the learner does not take the {d} features of the model: {e}"),
-            ));
-        }
-        check_outputs(self.task, &self.classes, self.learner.n_outputs())
+        self.validate_learner(BatchInput::Rows(&self.learner))
     }
 
     /// Predictions of raw rows: classes (indices into `classes`) or values.
     pub fn predict(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Vec<Prediction>> {
         decode(self.task, &self.decision(x, limit)?)
     }
+}
+
+/// What a model on precomputed kernels answers when given rows.
+fn takes_kernels_not_rows() -> Error {
+    Error::unsupported(
+        "a model on precomputed kernels predicts from test-by-train kernel matrices, not from \
+         rows: use decision_kernels / predict_kernels",
+    )
 }
 
 /// The task, the class names and the learner's number of outputs agree.
@@ -172,41 +147,6 @@ fn check_outputs(task: TaskKind, classes: &[String], n_outputs: usize) -> Result
     Ok(())
 }
 
-/// A trained learner on kernel matrices the caller computed: decision values from
-/// test-by-train matrices (`test[m]` is `K_m(X_test, X_train)`), not from rows.
-pub trait KernelDecision {
-    /// Decision values (`n_test x n_outputs()`), the matrices read in place.
-    fn decision_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Matrix>;
-    /// Number of outputs (1, or the number of classes of a multiclass model).
-    fn n_outputs(&self) -> usize;
-    /// Checks that every stored shape agrees (a model read from a file).
-    fn validate(&self) -> Result<()>;
-}
-
-impl KernelDecision for PrecomputedLpModel {
-    fn decision_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Matrix> {
-        self.decision(test)
-    }
-    fn n_outputs(&self) -> usize {
-        PrecomputedLpModel::n_outputs(self)
-    }
-    fn validate(&self) -> Result<()> {
-        PrecomputedLpModel::validate(self)
-    }
-}
-
-impl KernelDecision for PrecomputedWrapperModel {
-    fn decision_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Matrix> {
-        self.decision(test)
-    }
-    fn n_outputs(&self) -> usize {
-        PrecomputedWrapperModel::n_outputs(self)
-    }
-    fn validate(&self) -> Result<()> {
-        PrecomputedWrapperModel::validate(self)
-    }
-}
-
 impl<L: KernelDecision> BatchModel<L> {
     /// Decision values from test-by-train kernel matrices (`test[m]` is `K_m(X_test,
     /// X_train)`), read in place.
@@ -218,11 +158,88 @@ impl<L: KernelDecision> BatchModel<L> {
     pub fn predict_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Vec<Prediction>> {
         decode(self.task, &self.learner.decision_kernels(test)?)
     }
+}
 
-    /// Checks that the task, the classes and the learner agree (a model read from a file).
-    pub(crate) fn validate_kernels(&self) -> Result<()> {
-        self.learner.validate()?;
-        check_outputs(self.task, &self.classes, self.learner.n_outputs())
+/// Every batch learner's model: the task, classes and feature names are the wrapper's; what
+/// it predicts from (rows or kernel matrices) and its description are the learner's.
+impl<L: BatchLearner> TrainedModel for BatchModel<L> {
+    fn task(&self) -> Option<TaskKind> {
+        Some(self.task)
+    }
+
+    /// The feature names; none for a model on kernel matrices, which takes no rows.
+    fn feature_names(&self) -> &[String] {
+        if self.learner.input().rows().is_some() {
+            &self.feature_names
+        } else {
+            &[]
+        }
+    }
+
+    fn classes(&self) -> Cow<'_, [String]> {
+        Cow::Borrowed(&self.classes)
+    }
+
+    fn rows_refusal(&self) -> Option<Error> {
+        let on_kernels = self.learner.input().rows().is_none();
+        on_kernels.then(takes_kernels_not_rows)
+    }
+
+    fn decision_rows(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
+        let learner = self
+            .learner
+            .input()
+            .rows()
+            .ok_or_else(takes_kernels_not_rows)?;
+        self.decision_by(learner, x, limit)
+    }
+
+    fn predict_rows(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Vec<Prediction>> {
+        decode(self.task, &self.decision_rows(x, limit)?)
+    }
+
+    fn decision_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Matrix> {
+        let learner = self.learner.input().kernels();
+        learner
+            .ok_or_else(|| computes_its_own_kernels("decision_function"))?
+            .decision_kernels(test)
+    }
+
+    fn predict_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Vec<Prediction>> {
+        let learner = self.learner.input().kernels();
+        let learner = learner.ok_or_else(|| computes_its_own_kernels("predict"))?;
+        decode(self.task, &learner.decision_kernels(test)?)
+    }
+
+    fn validate(&self) -> Result<()> {
+        self.validate_learner(self.learner.input())
+    }
+
+    fn selection(&self) -> Option<&SelectionRecord> {
+        self.selection.as_ref()
+    }
+
+    fn set_selection(&mut self, record: SelectionRecord) {
+        self.selection = Some(record);
+    }
+
+    /// The task, the classes and the feature count, then the learner's part
+    /// ([`BatchLearner::describe`]).
+    fn summary(&self) -> Summary {
+        let mut s = Summary {
+            learner: String::new(),
+            task: task_name(self.task).into(),
+            classes: self.classes.clone(),
+            n_features: self.feature_names.len(),
+            settings: Vec::new(),
+            headline: String::new(),
+            columns: Vec::new(),
+            ranked: false,
+            kernels: Vec::new(),
+            notes: Vec::new(),
+        };
+        self.learner.describe(&mut s, &self.feature_names);
+        s
     }
 }
 
@@ -230,6 +247,9 @@ impl<L: KernelDecision> BatchModel<L> {
 mod tests {
     use super::*;
     use crate::data::Targets;
+    use crate::solver::gomp::GompModel;
+    use crate::solver::lp_mkl::LpMklModel;
+    use crate::solver::mirror_descent::PolyMklModel;
     use crate::task::targets::encode_targets;
 
     fn classes(names: &[&str], y: &[usize]) -> Targets {

@@ -93,9 +93,10 @@ impl<'m> ScoreAccumulator<'m> {
     /// The metric over every row pushed: `accuracy` (a fraction) or `mse`; NaN without rows.
     pub fn finish(&self) -> Score {
         let n = self.n as f64;
-        let (metric, value) = match self.model.vector_task() {
-            Some(TaskKind::Regression) => ("mse", self.sse / n),
-            _ => ("accuracy", self.correct as f64 / n),
+        let (metric, value) = if self.model.vector_task() == Some(TaskKind::Regression) {
+            ("mse", self.sse / n)
+        } else {
+            ("accuracy", self.correct as f64 / n)
         };
         Score {
             metric,

@@ -38,13 +38,14 @@ const LAYERS: &[(&str, u32)] = &[
     ("prox", 4),
     ("params", 5),
     ("task", 6),
-    ("solver", 7),
-    ("pipeline", 8),
-    ("model", 9),
-    ("estimator", 10),
-    ("prelude", 11),
-    ("engine", 11),
-    ("fuzzing", 11),
+    ("trained", 7),
+    ("solver", 8),
+    ("pipeline", 9),
+    ("model", 10),
+    ("estimator", 11),
+    ("prelude", 12),
+    ("engine", 12),
+    ("fuzzing", 12),
 ];
 
 /// Layer of each folder (or file) of `solver`, lowest first: shared solvers, then the engine

@@ -30,7 +30,12 @@ use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
 mod memory;
+use crate::data::MatrixRef;
+use crate::task::TaskKind;
+use crate::trained::{KernelRow, Summary, TrainedModel};
 pub use memory::LabelMemory;
+use std::borrow::Cow;
+use std::ops::Range;
 
 /// A template whose weight is below this share of the total is pruned (mao-tsang;
 /// docs/formulas.md, "Multi-template learning").
@@ -910,6 +915,100 @@ fn online_objective(
     let norms = crate::task::structured::explicit_layout(task).group_norms(w);
     let omega = crate::solver::online::regularizer_value(&params.reg, &norms);
     Ok(params.lambda * omega + data)
+}
+
+/// What a tagger answers when asked for rows or numeric sequences.
+fn tagger_refusal() -> Error {
+    Error::unsupported(
+        "a template tagger labels sentences in the column format: use the tagger \
+         (Model::Tagger) on column data",
+    )
+}
+
+impl TrainedModel for TaggerModel {
+    fn task(&self) -> Option<TaskKind> {
+        None
+    }
+
+    /// The labels are bytes in the data's encoding: decoded as UTF-8, with U+FFFD for bytes
+    /// that are not.
+    fn classes(&self) -> Cow<'_, [String]> {
+        Cow::Owned(
+            self.featurizer
+                .labels
+                .iter()
+                .map(|l| String::from_utf8_lossy(l).into_owned())
+                .collect(),
+        )
+    }
+
+    fn rows_refusal(&self) -> Option<Error> {
+        Some(tagger_refusal())
+    }
+
+    fn predict_sequences(
+        &self,
+        _x: MatrixRef<'_>,
+        _spans: &[Range<usize>],
+        _limit: &MemoryLimit,
+    ) -> Result<Vec<Vec<usize>>> {
+        Err(tagger_refusal())
+    }
+
+    fn validate(&self) -> Result<()> {
+        TaggerModel::validate(self).map_err(|e| Error::model("<model>", e))
+    }
+
+    fn summary(&self) -> Summary {
+        let norms = self.group_norms();
+        let kept = norms.iter().filter(|&&n| n > 0.0).count();
+        let f = &self.featurizer;
+        let layout = f.layout();
+        let mut settings = vec![
+            ("learner".to_string(), self.learner.clone()),
+            ("labels".to_string(), f.labels.len().to_string()),
+            ("weights".to_string(), layout.total().to_string()),
+            ("observation_columns".to_string(), f.n_columns.to_string()),
+        ];
+        if f.min_count > 1 {
+            settings.push(("min_count".to_string(), f.min_count.to_string()));
+        }
+        Summary {
+            learner: "sequence tagger, CRF++ templates as groups".into(),
+            task: "sequence".into(),
+            classes: self.classes().into_owned(),
+            n_features: f.n_columns,
+            settings,
+            headline: format!(
+                "{kept} of {} templates kept (non-zero weights); {} pruned",
+                norms.len(),
+                norms.len() - kept
+            ),
+            columns: if self.template_weights.is_empty() {
+                vec!["norm".into(), "weights".into()]
+            } else {
+                vec!["norm".into(), "weights".into(), "mu".into()]
+            },
+            ranked: false,
+            kernels: self
+                .group_names()
+                .into_iter()
+                .enumerate()
+                .map(|(g, name)| KernelRow {
+                    name: if norms[g] > 0.0 {
+                        name
+                    } else {
+                        format!("{name} (pruned)")
+                    },
+                    values: std::iter::once(norms[g])
+                        .chain(std::iter::once(layout.len_of(g) as f64))
+                        .chain(self.template_weights.get(g).copied())
+                        .collect(),
+                })
+                .collect(),
+            notes: Vec::new(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -16,8 +16,12 @@ use crate::kernel::{FittedKernel, MemoryLimit};
 use crate::solver::wrapper::WrapperMethod;
 use crate::task::chain::viterbi;
 use crate::task::sequence::SeqLoss;
+use crate::task::TaskKind;
+use crate::trained::summary::{num, yes_no};
+use crate::trained::{KernelRow, Summary, TrainedModel};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::ops::Range;
 
 /// A kernel group: base kernels (indices into the model's kernels) with fixed factors, e.g.
@@ -433,5 +437,111 @@ pub fn token_accuracy(pred: &[Vec<usize>], data: &SequenceData) -> f64 {
         0.0
     } else {
         right as f64 / total as f64
+    }
+}
+
+impl TrainedModel for SequenceModel {
+    fn task(&self) -> Option<TaskKind> {
+        None
+    }
+
+    /// The input columns are counted, not named (older files have no names).
+    fn n_features(&self) -> usize {
+        self.n_features
+    }
+
+    fn classes(&self) -> Cow<'_, [String]> {
+        Cow::Borrowed(&self.labels)
+    }
+
+    fn rows_refusal(&self) -> Option<Error> {
+        Some(Error::unsupported(
+            "a sequence model labels sequences: use predict_sequences",
+        ))
+    }
+
+    fn predict_sequences(
+        &self,
+        x: MatrixRef<'_>,
+        spans: &[Range<usize>],
+        limit: &MemoryLimit,
+    ) -> Result<Vec<Vec<usize>>> {
+        self.predict(x, spans, limit)
+    }
+
+    fn validate(&self) -> Result<()> {
+        SequenceModel::validate(self)
+    }
+
+    fn summary(&self) -> Summary {
+        let t = &self.training;
+        let mut settings = vec![
+            ("loss".to_string(), self.loss.to_string()),
+            ("regularizer".to_string(), t.reg.to_string()),
+            ("lambda".to_string(), num(t.lambda)),
+            ("C".to_string(), num(t.c)),
+            ("eta0".to_string(), format!("{}", t.eta0)),
+            ("schedule".to_string(), t.schedule.to_string()),
+            ("epochs".to_string(), t.epochs.to_string()),
+            ("seed".to_string(), t.seed.to_string()),
+            ("average".to_string(), yes_no(t.averaging)),
+            ("learn_beta0".to_string(), yes_no(t.learn_beta0)),
+        ];
+        if let Some(r) = t.projection_radius {
+            settings.push(("projection_radius".to_string(), num(r)));
+        }
+        let learner = match &t.wrapper {
+            None => "SPOM on sequences (Martins et al. 2011, Alg. 3)".to_string(),
+            Some(w) => {
+                settings.push(("wrapper".to_string(), w.method.name().to_string()));
+                settings.push((
+                    "inner_epochs".to_string(),
+                    format!("{} then {} per call", w.first_epochs, w.warm_epochs),
+                ));
+                settings.push((
+                    "outer_iterations".to_string(),
+                    w.outer_iterations.to_string(),
+                ));
+                settings.push(("inner_solves".to_string(), w.inner_solves.to_string()));
+                settings.push(("status".to_string(), w.status.clone()));
+                format!(
+                    "{} around structured PEGASOS on sequences (wrapper MKL)",
+                    match w.method {
+                        WrapperMethod::SimpleMkl => "SimpleMKL (Rakotomamonjy et al. 2008)",
+                        WrapperMethod::GaussSeidel => "Gauss-Seidel (Kloft et al. 2011)",
+                    }
+                )
+            }
+        };
+        Summary {
+            learner,
+            task: "sequence".into(),
+            classes: self.labels.clone(),
+            n_features: self.n_features,
+            settings,
+            headline: format!(
+                "trained on {} sequences ({} positions): {} kernel groups, {} support \
+                 positions, objective {}",
+                t.n_train_sequences,
+                t.n_train_positions,
+                self.groups.len(),
+                self.support.rows,
+                t.final_objective
+                    .map_or("-".to_string(), |o| format!("{o:.6}"))
+            ),
+            columns: vec!["weight".into(), "norm".into()],
+            ranked: false,
+            kernels: self
+                .weight_names
+                .iter()
+                .zip(&self.weights)
+                .zip(&self.group_norms)
+                .map(|((name, w), n)| KernelRow {
+                    name: name.clone(),
+                    values: vec![*w, *n],
+                })
+                .collect(),
+            notes: Vec::new(),
+        }
     }
 }

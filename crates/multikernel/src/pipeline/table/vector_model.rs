@@ -9,9 +9,13 @@ use crate::error::{Error, Result};
 use crate::kernel::{FeatureMap, FittedKernel, MemoryLimit};
 use crate::metrics::argmax;
 use crate::prox::RegSpec;
+use crate::select::SelectionRecord;
 use crate::solver::online::StepSchedule;
 use crate::task::{Loss, Prediction, TaskKind};
+use crate::trained::summary::{num, yes_no};
+use crate::trained::{task_name, KernelRow, Summary, TrainedModel};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::borrow::Cow;
 
 /// How an online model was trained: the settings it was fitted with and where the run
 /// ended (no timings, so that the same seed gives the same model file).
@@ -327,5 +331,106 @@ impl KernelMachine {
             }
         }
         Ok(())
+    }
+}
+
+impl TrainedModel for KernelMachine {
+    fn task(&self) -> Option<TaskKind> {
+        Some(self.task)
+    }
+
+    fn feature_names(&self) -> &[String] {
+        &self.feature_names
+    }
+
+    fn classes(&self) -> Cow<'_, [String]> {
+        Cow::Borrowed(&self.classes)
+    }
+
+    /// The scores, mapped back to the targets' scale for regression.
+    fn decision_rows(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
+        let mut s = self.scores(x, limit)?;
+        if let (TaskKind::Regression, Some(t)) = (self.task, &self.target_scaler) {
+            s.data.iter_mut().for_each(|v| *v = t.invert(*v));
+        }
+        Ok(s)
+    }
+
+    fn predict_rows(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Vec<Prediction>> {
+        self.predict(x, limit)
+    }
+
+    fn validate(&self) -> Result<()> {
+        KernelMachine::validate(self)
+    }
+
+    fn selection(&self) -> Option<&SelectionRecord> {
+        self.selection.as_ref()
+    }
+
+    fn set_selection(&mut self, record: SelectionRecord) {
+        self.selection = Some(record);
+    }
+
+    fn summary(&self) -> Summary {
+        let t = &self.training;
+        let mut settings = vec![
+            ("loss".to_string(), self.loss.to_string()),
+            ("regularizer".to_string(), t.reg.to_string()),
+            ("lambda".to_string(), num(t.lambda)),
+            ("C".to_string(), num(t.c)),
+            ("eta0".to_string(), format!("{}", t.eta0)),
+            ("schedule".to_string(), t.schedule.to_string()),
+            ("epochs".to_string(), t.epochs.to_string()),
+            ("seed".to_string(), t.seed.to_string()),
+            ("average".to_string(), yes_no(t.averaging)),
+            ("bias".to_string(), yes_no(t.bias)),
+            (
+                "standardize".to_string(),
+                yes_no(self.standardizer.is_some()),
+            ),
+        ];
+        if let Some(r) = t.projection_radius {
+            settings.push(("projection_radius".to_string(), num(r)));
+        }
+        let zero = self.weights.iter().filter(|w| **w == 0.0).count();
+        // Explicit groups keep weights over their feature maps, not support points.
+        let explicit: usize = self
+            .primal
+            .iter()
+            .map(|w| w.len() / self.n_outputs.max(1))
+            .sum();
+        let points = match (self.support.rows, explicit) {
+            (0, e) if e > 0 => format!("{e} explicit features"),
+            (s, 0) => format!("{s} support points"),
+            (s, e) => format!("{s} support points and {e} explicit features"),
+        };
+        Summary {
+            learner: "online proximal MKL (Martins et al. 2011, Alg. 1)".into(),
+            task: task_name(self.task).into(),
+            classes: self.classes.clone(),
+            n_features: self.feature_names.len(),
+            settings,
+            headline: format!(
+                "trained on {} rows: {} kernels ({zero} with weight 0), {points}, objective {}",
+                t.n_train,
+                self.kernels.len(),
+                t.final_objective
+                    .map_or("-".to_string(), |o| format!("{o:.6}"))
+            ),
+            columns: vec!["weight".into(), "norm".into()],
+            ranked: false,
+            kernels: self
+                .kernels
+                .iter()
+                .zip(&self.weights)
+                .zip(&self.group_norms)
+                .map(|((k, w), n)| KernelRow {
+                    name: k.name.clone(),
+                    values: vec![*w, *n],
+                })
+                .collect(),
+            notes: Vec::new(),
+        }
     }
 }

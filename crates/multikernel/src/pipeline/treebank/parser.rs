@@ -11,7 +11,9 @@
 //! sentences (the last epoch without them).
 
 use crate::checkpoint::{decode, encode};
+use crate::data::MatrixRef;
 use crate::error::{Error, Result};
+use crate::kernel::MemoryLimit;
 use crate::pipeline::treebank::arc_labels::{default_label_templates, train_labeler, ArcLabeler};
 use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
 use crate::solver::cutting_plane::{fit_block_norm, CuttingPlaneParams};
@@ -21,7 +23,11 @@ pub use crate::task::parse::TreeKind;
 use crate::task::parse::{tree_task, ArcFeaturizer, ParseSentence, Support, TemplateSet};
 use crate::task::structured::{evaluate_explicit, StructLoss, StructuredOnline};
 use crate::task::tree::{ChuLiuEdmonds, Eisner, TreeDecoder};
+use crate::task::TaskKind;
+use crate::trained::{KernelRow, Summary, TrainedModel};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::ops::Range;
 use std::time::Instant;
 
 impl TreeKind {
@@ -398,5 +404,94 @@ fn train_labels(train: &[ParseSentence], spec: &ParserSpec) -> Result<Option<Arc
         )?))
     } else {
         Ok(None)
+    }
+}
+
+/// What a parser answers when asked for rows or sequences.
+fn parser_refusal() -> Error {
+    Error::unsupported("a parser parses sentences: use the parser (Model::Parser) on CoNLL-U data")
+}
+
+impl TrainedModel for ParserModel {
+    fn task(&self) -> Option<TaskKind> {
+        None
+    }
+
+    fn task_name(&self) -> &'static str {
+        "parsing"
+    }
+
+    /// The relation labels (none without a labeler).
+    fn classes(&self) -> Cow<'_, [String]> {
+        Cow::Borrowed(self.labeler.as_ref().map_or(&[], |l| &l.labels))
+    }
+
+    fn rows_refusal(&self) -> Option<Error> {
+        Some(parser_refusal())
+    }
+
+    fn predict_sequences(
+        &self,
+        _x: MatrixRef<'_>,
+        _spans: &[Range<usize>],
+        _limit: &MemoryLimit,
+    ) -> Result<Vec<Vec<usize>>> {
+        Err(parser_refusal())
+    }
+
+    fn validate(&self) -> Result<()> {
+        ParserModel::validate(self).map_err(|e| Error::model("<model>", e))
+    }
+
+    fn summary(&self) -> Summary {
+        let norms = self.group_norms();
+        let kept = norms.iter().filter(|&&n| n > 0.0).count();
+        let f = &self.featurizer;
+        let mut settings = vec![
+            (
+                "trees".to_string(),
+                format!("{:?}", self.trees).to_lowercase(),
+            ),
+            (
+                "support".to_string(),
+                format!("{:?}", f.support).to_lowercase(),
+            ),
+            ("features".to_string(), f.layout().total().to_string()),
+        ];
+        if let Some(l) = &self.labeler {
+            settings.push(("relations".to_string(), l.labels.len().to_string()));
+        }
+        Summary {
+            learner: "SPOM parser, templates as groups (Martins et al. 2011, Sec. 4.2)".into(),
+            task: "parsing".into(),
+            classes: self
+                .labeler
+                .as_ref()
+                .map_or(Vec::new(), |l| l.labels.clone()),
+            n_features: f.templates.templates.len(),
+            settings,
+            headline: format!(
+                "{kept} of {} templates kept (non-zero weights); {} pruned",
+                norms.len(),
+                norms.len() - kept
+            ),
+            columns: vec!["norm".into(), "features".into()],
+            ranked: false,
+            kernels: f
+                .templates
+                .templates
+                .iter()
+                .enumerate()
+                .map(|(g, t)| KernelRow {
+                    name: if norms[g] > 0.0 {
+                        t.name.clone()
+                    } else {
+                        format!("{} (pruned)", t.name)
+                    },
+                    values: vec![norms[g], f.layout().len_of(g) as f64],
+                })
+                .collect(),
+            notes: Vec::new(),
+        }
     }
 }

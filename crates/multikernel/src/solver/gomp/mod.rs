@@ -63,7 +63,6 @@ mod tests;
 
 #[cfg(test)]
 pub(crate) use engine::improvement;
-pub(crate) use engine::GompStop;
 pub use engine::{gomp, GompPath};
 #[cfg(test)]
 pub(crate) use model::best_index;

@@ -13,6 +13,8 @@ use crate::solver::check;
 use crate::solver::ridge::{
     check_columns, check_targets, predict_rows, predict_rows_std, prepare_rows, standardized,
 };
+use crate::trained::summary::{num, value_rows, yes_no};
+use crate::trained::{BatchInput, BatchLearner, DecisionFunction, Summary};
 use serde::{Deserialize, Serialize};
 
 const ORIGIN: &str = "MKL-GOMP";
@@ -408,4 +410,57 @@ pub(crate) fn best_index(losses: &[f64]) -> usize {
         }
     }
     best
+}
+
+impl DecisionFunction for GompModel {
+    fn decision(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
+        self.predict(x, limit)
+    }
+    fn n_outputs(&self) -> usize {
+        GompModel::n_outputs(self)
+    }
+    fn validate(&self) -> Result<()> {
+        GompModel::validate(self)
+    }
+}
+
+impl BatchLearner for GompModel {
+    fn input(&self) -> BatchInput<'_> {
+        BatchInput::Rows(self)
+    }
+
+    fn describe(&self, s: &mut Summary, _feature_names: &[String]) {
+        s.learner = "MKL-GOMP (Sindhwani & Lozano 2012)".into();
+        s.settings = vec![
+            ("lambda".into(), num(self.lambda)),
+            ("eps".into(), format!("{:e}", self.eps)),
+            ("outputs".into(), self.n_outputs().to_string()),
+            ("dictionary".into(), self.dictionary_size.to_string()),
+            ("standardize".into(), yes_no(self.standardizer.is_some())),
+        ];
+        s.headline = format!(
+            "MKL-GOMP: lambda {}, {} of {} kernels chosen ({}), training residual {:.6}",
+            num(self.lambda),
+            self.n_kernels(),
+            self.dictionary_size,
+            gomp_stop_text(self.stop, None, self.eps),
+            self.path.last().map_or(f64::NAN, |p| p.residual)
+        );
+        s.columns = vec!["improvement".into()];
+        s.ranked = true;
+        s.kernels = value_rows(self.kernels());
+    }
+}
+
+/// Why a GOMP path stopped, in words.
+fn gomp_stop_text(stop: GompStop, max_kernels: Option<usize>, eps: f64) -> String {
+    match stop {
+        GompStop::Eps => format!("stopped: best improvement <= eps = {eps:e}"),
+        GompStop::MaxKernels => match max_kernels {
+            Some(k) => format!("stopped: max_kernels = {k} reached"),
+            None => "stopped: max_kernels reached".to_string(),
+        },
+        GompStop::Exhausted => "stopped: every kernel of the dictionary chosen".to_string(),
+        GompStop::Cancelled => "stopped: cancelled".to_string(),
+    }
 }

@@ -1,4 +1,5 @@
 #![allow(clippy::needless_range_loop)]
+use super::engine::GompStop;
 use super::*;
 use crate::data::Matrix;
 use crate::error::Error;

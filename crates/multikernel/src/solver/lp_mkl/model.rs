@@ -10,6 +10,8 @@ use crate::kernel::{fit_all, kernel_matrices, FittedKernel, KernelSpec, MemoryLi
 use crate::run::{Observer, RunInfo};
 use crate::solver::check;
 use crate::solver::ridge::{check_targets, predict_shared_coef, prepare_rows};
+use crate::trained::summary::{num, value_rows, yes_no};
+use crate::trained::{BatchInput, BatchLearner, DecisionFunction, KernelRow, Summary};
 use serde::{Deserialize, Serialize};
 
 const ORIGIN: &str = "lp-MKL";
@@ -129,5 +131,52 @@ impl LpMklModel {
     /// Number of outputs.
     pub(crate) fn n_outputs(&self) -> usize {
         self.bias.len()
+    }
+}
+
+impl DecisionFunction for LpMklModel {
+    fn decision(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
+        self.predict(x, limit)
+    }
+    fn n_outputs(&self) -> usize {
+        LpMklModel::n_outputs(self)
+    }
+    fn validate(&self) -> Result<()> {
+        LpMklModel::validate(self)
+    }
+}
+
+impl BatchLearner for LpMklModel {
+    fn input(&self) -> BatchInput<'_> {
+        BatchInput::Rows(self)
+    }
+
+    fn describe(&self, s: &mut Summary, _feature_names: &[String]) {
+        s.learner = "lp-norm MKL, squared loss (Kloft et al. 2011)".into();
+        s.settings = vec![
+            ("p".into(), self.p.clone()),
+            ("lambda".into(), num(self.lambda)),
+            ("outputs".into(), self.n_outputs().to_string()),
+            ("standardize".into(), yes_no(self.standardizer.is_some())),
+        ];
+        s.headline = format!(
+            "lp-MKL: p {}, lambda {}, {} kernels ({} with weight 0), objective {:.6} after {} \
+             steps{}",
+            self.p,
+            num(self.lambda),
+            self.kernels.len(),
+            self.theta.iter().filter(|t| **t == 0.0).count(),
+            self.objective.last().copied().unwrap_or(f64::NAN),
+            self.objective.len(),
+            if self.converged {
+                ""
+            } else {
+                " (not converged)"
+            }
+        );
+        s.columns = vec!["theta".into()];
+        let mut rows: Vec<KernelRow> = value_rows(self.kernels());
+        rows.sort_by(|a, b| b.values[0].total_cmp(&a.values[0]));
+        s.kernels = rows;
     }
 }

@@ -10,10 +10,13 @@
 //! ```
 
 use super::engine::LpMklSolution;
+use super::params::p_label;
 use crate::data::{Matrix, MatrixRef};
 use crate::error::{Error, Result};
 use crate::solver::check;
 use crate::solver::ridge::decision_from_kernels;
+use crate::trained::summary::{num, value_rows};
+use crate::trained::{BatchInput, BatchLearner, KernelDecision, Summary};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -133,5 +136,51 @@ impl PrecomputedLpModel {
             return Err(Error::model(ORIGIN, "a coefficient is not finite"));
         }
         Ok(())
+    }
+}
+
+impl KernelDecision for PrecomputedLpModel {
+    fn decision_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Matrix> {
+        self.decision(test)
+    }
+    fn n_outputs(&self) -> usize {
+        PrecomputedLpModel::n_outputs(self)
+    }
+    fn validate(&self) -> Result<()> {
+        PrecomputedLpModel::validate(self)
+    }
+}
+
+impl BatchLearner for PrecomputedLpModel {
+    fn input(&self) -> BatchInput<'_> {
+        BatchInput::Kernels(self)
+    }
+
+    fn describe(&self, s: &mut Summary, _feature_names: &[String]) {
+        let sol = &self.solution;
+        s.learner = "lp-norm MKL on precomputed kernels, squared loss (Kloft et al. 2011)".into();
+        s.settings = vec![
+            ("p".into(), p_label(sol.p)),
+            ("lambda".into(), num(sol.lambda)),
+            ("outputs".into(), self.n_outputs().to_string()),
+            ("training points".into(), self.n_train.to_string()),
+        ];
+        s.headline = format!(
+            "lp-MKL on precomputed kernels: p {}, lambda {}, {} kernels ({} with weight 0), \
+             objective {:.6} after {} steps{}",
+            p_label(sol.p),
+            num(sol.lambda),
+            self.kernel_names.len(),
+            sol.theta.iter().filter(|t| **t == 0.0).count(),
+            sol.objective.last().copied().unwrap_or(f64::NAN),
+            sol.iterations,
+            if sol.converged {
+                ""
+            } else {
+                " (not converged)"
+            }
+        );
+        s.columns = vec!["theta".into()];
+        s.kernels = value_rows(self.kernels());
     }
 }

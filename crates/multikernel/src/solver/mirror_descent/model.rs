@@ -13,6 +13,8 @@ use crate::linalg::dot;
 use crate::multiset::index_name;
 use crate::run::{Observer, RunInfo};
 use crate::solver::check;
+use crate::trained::summary::{num, value_rows, SHOWN_KERNELS};
+use crate::trained::{BatchInput, BatchLearner, DecisionFunction, Summary};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -720,5 +722,98 @@ impl UniformPolyModel {
                 self.target.invert(f)
             })
             .collect())
+    }
+}
+
+impl DecisionFunction for PolyMklModel {
+    /// One output (the model is squared-loss regression); the memory limit is not needed
+    /// (prediction goes row by row).
+    fn decision(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
+        self.predict(x, limit)
+    }
+    fn n_outputs(&self) -> usize {
+        1
+    }
+    fn validate(&self) -> Result<()> {
+        PolyMklModel::validate(self)
+    }
+}
+
+impl BatchLearner for PolyMklModel {
+    fn input(&self) -> BatchInput<'_> {
+        BatchInput::Rows(self)
+    }
+
+    /// The notes name the input of each factor `x1`, `x2`, ... (the first
+    /// [`SHOWN_KERNELS`] of `feature_names`).
+    fn describe(&self, s: &mut Summary, feature_names: &[String]) {
+        let ucd = self.sampling == "ucd";
+        let lp = self.sampling == "lp-mkl";
+        s.learner = if ucd {
+            "polynomial product-kernel MKL by uniform coordinate descent (Afkanpour et al. 2013)"
+        } else if lp {
+            "polynomial product-kernel MKL by lp-MKL (p = 2) over the explicit product kernels \
+             (the objective of Afkanpour et al. 2013)"
+        } else {
+            "polynomial product-kernel MKL by randomized mirror descent (Afkanpour et al. 2013)"
+        }
+        .into();
+        let count = if self.kernel_count < 9.0e15 {
+            format!("{}", self.kernel_count as u64)
+        } else {
+            format!("{:e}", self.kernel_count)
+        };
+        s.settings = vec![
+            ("sampling".into(), self.sampling.clone()),
+            ("degree".into(), self.degree.to_string()),
+            ("lambda".into(), num(self.lambda)),
+            ("eta0".into(), format!("{}", self.eta0)),
+            ("iterations".into(), self.iterations.to_string()),
+        ];
+        if !self.rho2.is_empty() {
+            let r: Vec<String> = self.rho2.iter().map(|v| v.to_string()).collect();
+            s.settings.push(("rho2".into(), r.join(",")));
+        }
+        s.headline = if lp {
+            format!(
+                "lp-MKL (p = 2): degree {}, lambda {}, {count} product kernels, {} alternating \
+                 steps, objective {:.6}",
+                self.degree,
+                num(self.lambda),
+                self.iterations,
+                self.objective,
+            )
+        } else {
+            format!(
+                "{}: degree {}, lambda {}, {count} product kernels, {} iterations (eta0 {}), \
+                 objective {:.6}",
+                if ucd { "UCD" } else { "mirror descent" },
+                self.degree,
+                num(self.lambda),
+                self.iterations,
+                self.eta0,
+                self.objective,
+            )
+        };
+        s.notes.push(format!(
+            "kernels with their own weight: {}",
+            self.terms.len()
+        ));
+        s.columns = vec!["weight".into()];
+        s.kernels = value_rows(self.kernels());
+        if self.base_names.first().is_some_and(|n| n.starts_with('x')) {
+            let legend: Vec<String> = feature_names
+                .iter()
+                .take(SHOWN_KERNELS)
+                .enumerate()
+                .map(|(i, f)| format!("x{} = {f}", i + 1))
+                .collect();
+            let more = if feature_names.len() > SHOWN_KERNELS {
+                format!(", ... {} more", feature_names.len() - SHOWN_KERNELS)
+            } else {
+                String::new()
+            };
+            s.notes.push(format!("inputs: {}{more}", legend.join(", ")));
+        }
     }
 }

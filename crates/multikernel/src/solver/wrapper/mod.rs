@@ -40,6 +40,7 @@ pub(crate) use simplemkl::simplemkl;
 
 use crate::error::{Error, Result};
 use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
+use crate::trained::summary::num;
 use serde::{Deserialize, Serialize};
 
 /// The two wrapper methods.
@@ -60,6 +61,44 @@ impl WrapperMethod {
             WrapperMethod::GaussSeidel => "gauss-seidel",
         }
     }
+}
+
+/// The wrappers' short name and description (for the models' summaries).
+fn wrapper_names(method: WrapperMethod) -> (&'static str, &'static str) {
+    match method {
+        WrapperMethod::SimpleMkl => (
+            "SimpleMKL",
+            "SimpleMKL: reduced gradient over SVMs (Rakotomamonjy et al. 2008)",
+        ),
+        WrapperMethod::GaussSeidel => (
+            "Gauss-Seidel MKL",
+            "Gauss-Seidel MKL: alternating SVMs and closed-form weights (Kloft et al. 2011)",
+        ),
+    }
+}
+
+/// A wrapper's headline: C, kernels (with weight 0), the last `J(d)` and the iterations,
+/// the relative MKL and SVM duality gaps, convergence.
+fn wrapper_headline(
+    name: &str,
+    c: f64,
+    weights: &[f64],
+    objective: &[f64],
+    (mkl_gap, svm_gap): (f64, f64),
+    converged: bool,
+) -> String {
+    format!(
+        "{name}: C {}, {} kernels ({} with weight 0), J {:.6} after {} iterations, relative \
+         MKL gap {:.2e}, SVM duality gap {:.2e}{}",
+        num(c),
+        weights.len(),
+        weights.iter().filter(|t| **t == 0.0).count(),
+        objective.last().copied().unwrap_or(f64::NAN),
+        objective.len().saturating_sub(1),
+        mkl_gap,
+        svm_gap,
+        if converged { "" } else { " (not converged)" }
+    )
 }
 
 /// One solve of the inner SVM at kernel weights `d`.

@@ -3,6 +3,7 @@
 //! the simplex, one SVM per output (`f(x) = sum_m d_m k_m(x, X) beta + b`), and prediction.
 
 use super::grams::fit_grams;
+use super::{wrapper_headline, wrapper_names};
 use super::{WrapperMethod, WrapperParams, WrapperStep};
 use crate::data::standardize::Standardizer;
 use crate::data::{Matrix, MatrixRef};
@@ -15,6 +16,8 @@ use crate::solver::check;
 use crate::solver::ridge::{predict_shared_coef, prepare_rows};
 use crate::solver::smo::SmoParams;
 use crate::task::TaskKind;
+use crate::trained::summary::{num, value_rows, yes_no};
+use crate::trained::{BatchInput, BatchLearner, DecisionFunction, Summary};
 use serde::{Deserialize, Serialize};
 
 const ORIGIN: &str = "wrapper MKL";
@@ -179,5 +182,46 @@ impl WrapperModel {
     /// Number of outputs.
     pub(crate) fn n_outputs(&self) -> usize {
         self.bias.len()
+    }
+}
+
+impl DecisionFunction for WrapperModel {
+    fn decision(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
+        self.predict(x, limit)
+    }
+    fn n_outputs(&self) -> usize {
+        WrapperModel::n_outputs(self)
+    }
+    fn validate(&self) -> Result<()> {
+        WrapperModel::validate(self)
+    }
+}
+
+impl BatchLearner for WrapperModel {
+    fn input(&self) -> BatchInput<'_> {
+        BatchInput::Rows(self)
+    }
+
+    fn describe(&self, s: &mut Summary, _feature_names: &[String]) {
+        let (name, what) = wrapper_names(self.method);
+        s.learner = what.into();
+        s.settings = vec![
+            ("C".into(), num(self.c)),
+            ("outputs".into(), self.n_outputs().to_string()),
+            ("standardize".into(), yes_no(self.standardizer.is_some())),
+        ];
+        if let Some(e) = self.epsilon {
+            s.settings.push(("epsilon".into(), num(e)));
+        }
+        s.headline = wrapper_headline(
+            name,
+            self.c,
+            &self.weights,
+            &self.objective,
+            (self.mkl_gap, self.svm_gap),
+            self.converged,
+        );
+        s.columns = vec!["weight".into()];
+        s.kernels = value_rows(self.kernel_weights());
     }
 }

@@ -10,6 +10,7 @@
 //! ```
 
 use super::grams::fit_grams;
+use super::{wrapper_headline, wrapper_names};
 use super::{WrapperMethod, WrapperModelParams};
 use crate::data::{Matrix, MatrixRef};
 use crate::error::Result;
@@ -17,6 +18,8 @@ use crate::run::{Control, Observer, RunInfo, RunStatus};
 use crate::solver::check;
 use crate::solver::ridge::decision_from_kernels;
 use crate::task::TaskKind;
+use crate::trained::summary::{num, value_rows};
+use crate::trained::{BatchInput, BatchLearner, KernelDecision, Summary};
 use serde::{Deserialize, Serialize};
 
 const ORIGIN: &str = "<wrapper MKL on precomputed kernels>";
@@ -123,6 +126,47 @@ impl PrecomputedWrapperModel {
             }
         }
         Ok(())
+    }
+}
+
+impl KernelDecision for PrecomputedWrapperModel {
+    fn decision_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Matrix> {
+        self.decision(test)
+    }
+    fn n_outputs(&self) -> usize {
+        PrecomputedWrapperModel::n_outputs(self)
+    }
+    fn validate(&self) -> Result<()> {
+        PrecomputedWrapperModel::validate(self)
+    }
+}
+
+impl BatchLearner for PrecomputedWrapperModel {
+    fn input(&self) -> BatchInput<'_> {
+        BatchInput::Kernels(self)
+    }
+
+    fn describe(&self, s: &mut Summary, _feature_names: &[String]) {
+        let (name, what) = wrapper_names(self.method);
+        s.learner = format!("{what}, on precomputed kernels");
+        s.settings = vec![
+            ("C".into(), num(self.c)),
+            ("outputs".into(), self.n_outputs().to_string()),
+            ("training points".into(), self.n_train.to_string()),
+        ];
+        if let Some(e) = self.epsilon {
+            s.settings.push(("epsilon".into(), num(e)));
+        }
+        s.headline = wrapper_headline(
+            &format!("{name} on precomputed kernels"),
+            self.c,
+            &self.weights,
+            &self.objective,
+            (self.mkl_gap, self.svm_gap),
+            self.converged,
+        );
+        s.columns = vec!["weight".into()];
+        s.kernels = value_rows(self.kernels());
     }
 }
 
