@@ -766,7 +766,7 @@ fn spec_for(
         Learner::LpMkl(l) => *l = LpMklSpec { p },
         Learner::Online(o) => {
             if let Some(e) = eta0 {
-                o.eta0 = e;
+                o.steps.eta0 = e;
             }
         }
         _ => {}

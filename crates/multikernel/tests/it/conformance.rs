@@ -22,7 +22,7 @@ use multikernel::estimator::tagger::{
 };
 use multikernel::estimator::{
     fit, Budget, Fitted, GompSpec, Learner, LearnerKind, LearnerSpec, LpMklSpec, MtlSpec,
-    OnlineSpec, PolySpec, Task, WrapperSpec,
+    OnlineSpec, OnlineSteps, PolySpec, Task, WrapperSpec,
 };
 use multikernel::kernel::MemoryLimit;
 use multikernel::model::Model;
@@ -120,7 +120,10 @@ fn learner(kind: LearnerKind) -> Learner {
     };
     match kind {
         LearnerKind::Online => Learner::Online(OnlineSpec {
-            epochs: 2,
+            steps: OnlineSteps {
+                epochs: 2,
+                ..OnlineSteps::default()
+            },
             ..OnlineSpec::default()
         }),
         LearnerKind::Gomp => Learner::Gomp(GompSpec {
