@@ -91,7 +91,8 @@ impl std::str::FromStr for StepSchedule {
 /// size, how long it runs, what it returns and how an epoch is cut for parallel work. Each
 /// is declared and defaulted here once: the estimator's spec holds them as they are
 /// (`OnlineSpec`, whose JSON lists them among its own keys) and the engine reads them from
-/// [`OnlineParams::steps`]; [`OnlineSteps::validate`] is their one check.
+/// [`OnlineParams::steps`]. One check of their values runs in the spec's check and again
+/// when the engine starts.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct OnlineSteps {
@@ -243,7 +244,7 @@ impl Serialize for OnlineParams {
 impl OnlineParams {
     /// Checks the values before any work starts: lambda, then the steps
     /// ([`OnlineSteps`]'s one check).
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if !(self.lambda.is_finite() && self.lambda > 0.0) {
             return Err(Error::param(
                 "lambda",
