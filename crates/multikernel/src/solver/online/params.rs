@@ -194,8 +194,8 @@ impl OnlineSteps {
 ///
 /// Written to JSON (an incremental fit's state) with the steps' keys among its own, in the
 /// order `lambda`, `reg`, `eta0`, `schedule`, `epochs`, `seed`, `averaging`, `projection`,
-/// `shuffle`, `shards`, `batch`; `learn_beta0` only when true, `shards` and `batch` only
-/// when not 1.
+/// `shuffle`, `shards`, `batch`; `learn_beta0` (after `projection`) only when true, `shards`
+/// and `batch` only when not 1.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct OnlineParams {
     /// Regularization constant lambda of lambda*Omega + (1/N) sum L (C = 1 / (lambda N)).
