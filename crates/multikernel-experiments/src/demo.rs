@@ -8,7 +8,7 @@ use multikernel::data::split::stratified_split;
 use multikernel::data::Targets;
 use multikernel::engine::prox::RegSpec;
 use multikernel::error::{Error, Result};
-use multikernel::estimator::{fit, Learner, LearnerSpec, OnlineSpec, Strength, Task};
+use multikernel::estimator::{fit, Learner, LearnerSpec, OnlineSpec, OnlineSteps, Strength, Task};
 use multikernel::run::Observer;
 use std::path::Path;
 
@@ -42,8 +42,11 @@ pub fn ocr_demo_spec() -> Result<(LearnerSpec, f64)> {
         Task::Sequence,
         Learner::Online(OnlineSpec {
             reg: Some(method.reg()),
-            eta0: method.eta0,
-            epochs: 20,
+            steps: OnlineSteps {
+                eta0: method.eta0,
+                epochs: 20,
+                ..OnlineSteps::default()
+            },
             ..OnlineSpec::default()
         }),
     );
@@ -80,8 +83,8 @@ pub fn ocr_demo(data_dir: &Path, observer: &dyn Observer) -> Result<OcrDemo> {
             Strength::C(c) => c,
             Strength::Lambda(_) => f64::NAN,
         },
-        eta0: o.eta0,
-        epochs: o.epochs,
+        eta0: o.steps.eta0,
+        epochs: o.steps.epochs,
         seconds: fitted.run.seconds,
         weights: m.kernel_weights(),
         accuracy,

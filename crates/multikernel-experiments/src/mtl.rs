@@ -36,7 +36,7 @@ use multikernel::engine::prox::RegSpec;
 use multikernel::engine::select::Search;
 use multikernel::engine::solver::batch::{self, LbfgsParams};
 use multikernel::engine::solver::cutting_plane::CuttingPlaneParams;
-use multikernel::engine::solver::online::params::{OnlineParams, StepSchedule};
+use multikernel::engine::solver::online::params::{OnlineParams, OnlineSteps, StepSchedule};
 use multikernel::engine::task::parse::{score_parses, ParseSentence, Support, TemplateSet};
 use multikernel::engine::task::structured::StructLoss;
 use multikernel::engine::task::tagging::convert::{from_conllu, LabelColumn};
@@ -189,16 +189,19 @@ fn learner(method: &str, c: f64, n: usize, cfg: &MtlConfig) -> TaggerLearner {
     let online = |reg: RegSpec, loss: StructLoss| TaggerLearner::Online {
         params: OnlineParams {
             lambda: 1.0 / (c * n as f64),
-            schedule: schedule(&reg),
+            steps: OnlineSteps {
+                schedule: schedule(&reg),
+                eta0: cfg.eta0[0],
+                epochs: cfg.epochs,
+                averaging: true,
+                projection: true,
+                shards: 1,
+                batch: 1,
+                learn_beta0: false,
+            },
             reg,
-            eta0: cfg.eta0[0],
-            epochs: cfg.epochs,
             seed: cfg.seed,
-            averaging: true,
-            projection: true,
             shuffle: true,
-            shards: 1,
-            batch: 1,
         },
         loss,
     };

@@ -27,7 +27,7 @@ use multikernel::engine::pipeline::sequence::model::{
 use multikernel::engine::pipeline::sequence::spom::{fit_with_grams, SequenceFitConfig};
 use multikernel::engine::prox::RegSpec;
 use multikernel::engine::select::{Mean, Search};
-use multikernel::engine::solver::online::{OnlineParams, OnlineState, StepSchedule};
+use multikernel::engine::solver::online::{OnlineParams, OnlineState, OnlineSteps, StepSchedule};
 use multikernel::engine::task::sequence::SeqLoss;
 use multikernel::error::{Error, Result};
 use multikernel::kernel::binary::expansion_scores;
@@ -247,19 +247,27 @@ fn params(
     OnlineParams {
         lambda: lambda_from_c(c, n_words),
         reg: method.reg(),
-        eta0,
-        schedule: StepSchedule::InvSqrt,
-        epochs,
+        steps: OnlineSteps {
+            eta0,
+            schedule: StepSchedule::InvSqrt,
+            epochs,
+            averaging: false,
+            projection: true,
+            shards: 1,
+            batch: 1,
+            learn_beta0: false,
+        },
         seed,
-        averaging: false,
-        projection: true,
         shuffle: true,
-        shards: 1,
-        batch: 1,
     }
 }
 
-fn fit_config(method: &OcrMethod, p: OnlineParams, cfg: &OcrConfig) -> Result<SequenceFitConfig> {
+fn fit_config(
+    method: &OcrMethod,
+    mut p: OnlineParams,
+    cfg: &OcrConfig,
+) -> Result<SequenceFitConfig> {
+    p.steps.learn_beta0 = method.learn_beta0;
     Ok(SequenceFitConfig {
         loss: cfg.loss,
         kernels: method
@@ -268,7 +276,6 @@ fn fit_config(method: &OcrMethod, p: OnlineParams, cfg: &OcrConfig) -> Result<Se
             .map(|k| k.spec().parse::<KernelSpec>())
             .collect::<Result<_>>()?,
         average: method.average,
-        learn_beta0: method.learn_beta0,
         params: p,
         memory: cfg.memory,
     })

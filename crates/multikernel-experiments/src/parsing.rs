@@ -19,7 +19,7 @@ use multikernel::engine::pipeline::treebank::parser::{
     fit_parser, ParserFit, ParserSpec, TreeKind,
 };
 use multikernel::engine::prox::RegSpec;
-use multikernel::engine::solver::online::params::{OnlineParams, StepSchedule};
+use multikernel::engine::solver::online::params::{OnlineParams, OnlineSteps, StepSchedule};
 use multikernel::engine::task::parse::{
     score_parses, AttachmentCounts, ParseSentence, Support, TemplateSet,
 };
@@ -131,15 +131,18 @@ fn spec(reg: RegSpec, lambda: f64, eta0: f64, loss: StructLoss, cfg: &ParsingCon
         params: OnlineParams {
             lambda,
             reg,
-            eta0,
-            schedule: StepSchedule::InvSqrt,
-            epochs: cfg.epochs,
+            steps: OnlineSteps {
+                eta0,
+                schedule: StepSchedule::InvSqrt,
+                epochs: cfg.epochs,
+                averaging: true,
+                projection: false,
+                shards: 1,
+                batch: 1,
+                learn_beta0: false,
+            },
             seed: cfg.seed,
-            averaging: true,
-            projection: false,
             shuffle: true,
-            shards: 1,
-            batch: 1,
         },
         loss,
         labels: true,

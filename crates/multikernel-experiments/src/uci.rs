@@ -15,7 +15,7 @@ use multikernel::engine::pipeline::table::vector::{fit_vector, VectorFitConfig};
 use multikernel::engine::pipeline::table::vector_model::KernelMachine;
 use multikernel::engine::prox::RegSpec;
 use multikernel::engine::select::{Goal, Search, SplitStrategy};
-use multikernel::engine::solver::online::{OnlineParams, StepSchedule};
+use multikernel::engine::solver::online::{OnlineParams, OnlineSteps, StepSchedule};
 use multikernel::engine::task::vector::default_loss;
 use multikernel::engine::task::{prediction_metric, TaskKind};
 use multikernel::error::{Error, Result};
@@ -229,15 +229,18 @@ fn config(
         params: OnlineParams {
             lambda: 1.0 / (c * n as f64),
             reg: reg.clone(),
-            eta0,
-            schedule,
-            epochs: cfg.epochs,
+            steps: OnlineSteps {
+                eta0,
+                schedule,
+                epochs: cfg.epochs,
+                averaging: cfg.averaging,
+                projection: true,
+                shards: 1,
+                batch: 1,
+                learn_beta0: false,
+            },
             seed,
-            averaging: cfg.averaging,
-            projection: true,
             shuffle: true,
-            shards: 1,
-            batch: 1,
         },
         bias: true,
         standardize: true,

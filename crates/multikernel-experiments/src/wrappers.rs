@@ -37,7 +37,7 @@ use multikernel::engine::pipeline::sequence::wrapper::{
 };
 use multikernel::engine::pipeline::sequence::KernelGroup;
 use multikernel::engine::solver::online::compact::cached_norms;
-use multikernel::engine::solver::online::{OnlineParams, StepSchedule};
+use multikernel::engine::solver::online::{OnlineParams, OnlineSteps, StepSchedule};
 use multikernel::engine::solver::wrapper::{WrapperMethod, WrapperParams};
 use multikernel::engine::task::sequence::SeqLoss;
 use multikernel::error::{Error, Result};
@@ -345,19 +345,21 @@ fn run_spom(
         loss: SeqLoss::Hinge,
         kernels: Vec::new(),
         average: false,
-        learn_beta0: false,
         params: OnlineParams {
             lambda,
             reg: multikernel::engine::prox::RegSpec::L21Sq,
-            eta0,
-            schedule: StepSchedule::InvSqrt,
-            epochs: total,
+            steps: OnlineSteps {
+                eta0,
+                schedule: StepSchedule::InvSqrt,
+                epochs: total,
+                averaging: false,
+                projection: true,
+                shards: 1,
+                batch: 1,
+                learn_beta0: false,
+            },
             seed: cfg.seed,
-            averaging: false,
-            projection: true,
             shuffle: true,
-            shards: 1,
-            batch: 1,
         },
         memory: cfg.memory,
     };

@@ -18,7 +18,6 @@ use crate::errors::{to_py, OrPy};
 use crate::interrupt::{self, PyObserver};
 use crate::model::PyModel;
 use multikernel::data::{TableRef, Targets};
-use multikernel::estimator::incremental::OnlineParams;
 use multikernel::estimator::incremental::VectorFitConfig;
 use multikernel::estimator::incremental::{Given, IncrementalFit};
 use multikernel::estimator::{Learner, LearnerKind, LearnerSpec, Task};
@@ -181,10 +180,11 @@ impl PyIncrementalFit {
                 .vector_loss(kind)
                 .or_py()?,
             kernels: checked.kernels_for(xr.cols()),
-            params: OnlineParams {
-                epochs: 1,
-                shuffle: false,
-                ..checked.online_params(n).or_py()?
+            params: {
+                let mut params = checked.online_params(n).or_py()?;
+                params.steps.epochs = 1;
+                params.shuffle = false;
+                params
             },
             bias,
             standardize,

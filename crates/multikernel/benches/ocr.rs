@@ -17,7 +17,7 @@ use multikernel::engine::pipeline::sequence::grams::lambda_from_c;
 use multikernel::engine::pipeline::sequence::spom::{fit_with_grams, SequenceFitConfig};
 use multikernel::engine::pipeline::sequence::KernelGroup;
 use multikernel::engine::prox::RegSpec;
-use multikernel::engine::solver::online::OnlineParams;
+use multikernel::engine::solver::online::{OnlineParams, OnlineSteps};
 use multikernel::engine::task::sequence::SeqLoss;
 use multikernel::kernel::binary::{binary_grams, expansion_scores};
 use multikernel::kernel::{FittedKernel, KernelSpec, MemoryLimit};
@@ -83,12 +83,14 @@ fn spom(c: &mut Criterion) {
             loss: SeqLoss::Hinge,
             kernels: specs.iter().map(|s| s.parse().expect("spec")).collect(),
             average: false,
-            learn_beta0: false,
             params: OnlineParams {
                 lambda: lambda_from_c(1.0, train.n_sequences()),
                 reg: RegSpec::L21Sq,
-                eta0: 3.0,
-                epochs: 20,
+                steps: OnlineSteps {
+                    eta0: 3.0,
+                    epochs: 20,
+                    ..OnlineSteps::default()
+                },
                 seed: 1,
                 ..OnlineParams::default()
             },

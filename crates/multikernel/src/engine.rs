@@ -124,14 +124,16 @@ pub mod solver {
     }
     /// `crate::solver::online`.
     pub mod online {
-        pub use crate::solver::online::{OnlineLearner, OnlineParams, OnlineState, StepSchedule};
+        pub use crate::solver::online::{
+            OnlineLearner, OnlineParams, OnlineState, OnlineSteps, StepSchedule,
+        };
         /// `crate::solver::online::compact`.
         pub mod compact {
             pub use crate::solver::online::compact::cached_norms;
         }
         /// `crate::solver::online::params`.
         pub mod params {
-            pub use crate::solver::online::params::{OnlineParams, StepSchedule};
+            pub use crate::solver::online::params::{OnlineParams, OnlineSteps, StepSchedule};
         }
     }
     /// `crate::solver::smo`.

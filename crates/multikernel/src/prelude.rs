@@ -12,7 +12,7 @@ pub use crate::error::{Error, Result};
 pub use crate::estimator::select::{select_spec, Goal, SpecSearch, SpecSelection, SplitStrategy};
 pub use crate::estimator::{
     fit, Budget, FitRequest, Fitted, GompSpec, Learner, LearnerKind, LearnerSpec, LossKind,
-    LpMklSpec, OnlineSpec, PolySpec, Strength, Task,
+    LpMklSpec, OnlineSpec, OnlineSteps, PolySpec, Strength, Task,
 };
 pub use crate::kernel::{KernelSpec, MemoryLimit};
 pub use crate::model::{Model, Score, Summary};

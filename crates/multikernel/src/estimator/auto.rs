@@ -295,7 +295,7 @@ pub(crate) fn fit_auto(
     };
     let Some((strategy, mut method)) = fold_rule(table.targets(), cfg.folds, base.seed) else {
         // Too few rows: the defaults stand.
-        let spec = spec_for(base, kind, cfg.p.unwrap_or(2.0), None, 1.0);
+        let spec = spec_for(base, kind, cfg.p.unwrap_or(2.0), 1.0);
         let record = SelectionRecord {
             method: format!(
                 "too few rows{} for {}-fold cross-validation: C = 1 and the learner's defaults",
@@ -347,7 +347,7 @@ pub(crate) fn fit_auto(
                         c,
                         mean: scores[i * cfg.c_grid.len() + j],
                     });
-                    specs.push(spec_for(base, kind, p, None, c));
+                    specs.push(spec_for(base, kind, p, c));
                 }
             }
             (grid, specs)
@@ -372,7 +372,11 @@ pub(crate) fn fit_auto(
             let mut settings = Vec::new();
             for &c in &cfg.c_grid {
                 for &e in &eta0s {
-                    specs.push(spec_for(base, kind, 2.0, e, c));
+                    let mut spec = spec_for(base, kind, 2.0, c);
+                    if let (Some(e), Learner::Online(o)) = (e, &mut spec.learner) {
+                        o.steps.eta0 = e;
+                    }
+                    specs.push(spec);
                     settings.push((c, e));
                 }
             }
@@ -621,22 +625,21 @@ fn fit_candidates(
     let (kind, spec) = match (cand.family, cand.hinge) {
         (Family::Single, false) => (
             LearnerKind::LpMkl,
-            spec_for(base, LearnerKind::LpMkl, 2.0, None, c)
+            spec_for(base, LearnerKind::LpMkl, 2.0, c)
                 .with_kernels(vec![kernels[cand.kernels.start].clone()]),
         ),
         (Family::Single, true) => (
             LearnerKind::SimpleMkl,
-            spec_for(base, LearnerKind::SimpleMkl, 2.0, None, c)
+            spec_for(base, LearnerKind::SimpleMkl, 2.0, c)
                 .with_kernels(vec![kernels[cand.kernels.start].clone()]),
         ),
         (Family::Uniform, _) => (
             LearnerKind::LpMkl,
-            spec_for(base, LearnerKind::LpMkl, f64::INFINITY, None, c)
-                .with_kernels(kernels.clone()),
+            spec_for(base, LearnerKind::LpMkl, f64::INFINITY, c).with_kernels(kernels.clone()),
         ),
         (Family::Learned, _) => (
             LearnerKind::LpMkl,
-            spec_for(base, LearnerKind::LpMkl, cand.p, None, c),
+            spec_for(base, LearnerKind::LpMkl, cand.p, c),
         ),
     };
     let select_seconds = start.elapsed().as_secs_f64();
@@ -771,26 +774,14 @@ fn subsample(targets: &Targets, seed: u64) -> (Option<Vec<usize>>, String) {
     (Some(rows), note)
 }
 
-/// `base` as the learner `kind` at C `c` (lp-MKL's `p`, the online learner's `eta0`).
-fn spec_for(
-    base: &LearnerSpec,
-    kind: LearnerKind,
-    p: f64,
-    eta0: Option<f64>,
-    c: f64,
-) -> LearnerSpec {
+/// `base` as the learner `kind` at C `c` (lp-MKL's `p`).
+fn spec_for(base: &LearnerSpec, kind: LearnerKind, p: f64, c: f64) -> LearnerSpec {
     let mut spec = base.clone();
     if spec.learner.kind() != kind {
         spec.learner = Learner::default_for(kind);
     }
-    match &mut spec.learner {
-        Learner::LpMkl(l) => *l = LpMklSpec { p },
-        Learner::Online(o) => {
-            if let Some(e) = eta0 {
-                o.eta0 = e;
-            }
-        }
-        _ => {}
+    if let Learner::LpMkl(l) = &mut spec.learner {
+        *l = LpMklSpec { p };
     }
     spec.strength = Strength::C(c);
     spec
@@ -982,8 +973,7 @@ pub(crate) fn fit_single_best(
         chosen / cfg.c_grid.len(),
         cfg.c_grid[chosen % cfg.c_grid.len()],
     );
-    let spec =
-        spec_for(base, LearnerKind::LpMkl, 2.0, None, c).with_kernels(vec![kernels[m].clone()]);
+    let spec = spec_for(base, LearnerKind::LpMkl, 2.0, c).with_kernels(vec![kernels[m].clone()]);
     let record = SelectionRecord {
         method,
         metric: metric.into(),

@@ -190,7 +190,7 @@ fn fit_tagging(data: &TagData, spec: &CheckedSpec, observer: &dyn Observer) -> R
     let (learner, lambda) = match &spec.learner {
         Learner::Online(o) => {
             let mut params = spec.online_params(n)?;
-            params.averaging = true;
+            params.steps.averaging = true;
             let lambda = params.lambda;
             let loss = o.loss.expect("check() sets the loss").sequence_loss()?;
             (TaggerLearner::Online { params, loss }, lambda)
@@ -328,7 +328,7 @@ fn fit_parsing(data: &ParseData, spec: &CheckedSpec, observer: &dyn Observer) ->
                 loss = o.loss.expect("check() sets the loss").sequence_loss()?;
             }
             let mut params = spec.online_params(n)?;
-            params.averaging = true;
+            params.steps.averaging = true;
             let lambda = params.lambda;
             (params, None, lambda)
         }
@@ -412,7 +412,6 @@ fn fit_sequences(
         loss: o.loss.expect("check() sets the loss").sequence_loss()?,
         kernels: spec.kernels.clone(),
         average: false,
-        learn_beta0: o.learn_beta0,
         params,
         memory: spec.memory,
     };

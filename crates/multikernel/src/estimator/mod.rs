@@ -115,7 +115,8 @@
 //! # let twt = std::path::Path::new("../../data/treebank/tr-web.conllu.gz");
 //! let treebank = read_conllu(twt, Heads::Required)?;
 //! let train: Vec<ParseSentence> = select_folds(&treebank, &[0]).iter().map(ParseSentence::from).collect();
-//! let online = OnlineSpec { epochs: 1, ..OnlineSpec::default() };
+//! let mut online = OnlineSpec::default();
+//! online.steps.epochs = 1;
 //! let spec = LearnerSpec::new(Task::Parsing, Learner::Online(online));
 //! let model = fit(&ParseData::new(train.clone()), &spec, &())?.model;
 //! let Model::Parser(parser) = &model else { unreachable!() };
@@ -150,8 +151,9 @@ pub mod tagger;
 pub use crate::prox::RegSpec;
 /// lp-MKL's `p` from text (`2`, `4/3`, `inf`): the one grammar of [`LpMklSpec::p`].
 pub use crate::solver::lp_mkl::parse_p;
-/// The step rules of the online learner ([`OnlineSpec::schedule`]).
-pub use crate::solver::online::StepSchedule;
+/// The step size, epochs and the other settings of the online learner's rounds
+/// ([`OnlineSpec::steps`]), and its step rules ([`OnlineSteps::schedule`]).
+pub use crate::solver::online::{OnlineSteps, StepSchedule};
 /// Binary, multiclass or regression: what a vector task predicts.
 pub use crate::task::TaskKind;
 pub use apply::{evaluate, predict, score_columns, ApplyOptions, Evaluation};
@@ -162,7 +164,7 @@ pub use source::{DataFormat, FileSource, Loaded, Source, TrainSource};
 pub mod incremental {
     pub use crate::pipeline::table::incremental::{Given, IncrementalFit};
     pub use crate::pipeline::table::vector::VectorFitConfig;
-    pub use crate::solver::online::OnlineParams;
+    pub use crate::solver::online::{OnlineParams, OnlineSteps};
 }
 
 /// The exact SVM dual by SMO on a kernel matrix (C-SVC and epsilon-SVR, Fan et al. 2005),

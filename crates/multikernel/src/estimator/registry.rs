@@ -8,10 +8,13 @@
 //! from [`SETTINGS`] (through the binding's `learner_settings()`). The settings' values are
 //! checked once, by [`LearnerSpec::check`](super::LearnerSpec::check), in the family's
 //! settings type (`OnlineSpec`, `GompSpec`, `LpMklSpec`, `PolySpec`, `MtlSpec`,
-//! `WrapperSpec`).
+//! `WrapperSpec`); the online learner's steps (`eta0`, `epochs`, `shards`, ...) are the
+//! engine's own [`OnlineSteps`](super::OnlineSteps), which the spec holds and checks with
+//! the engine's one check.
 //!
 //! Adding a setting: one [`Setting`] here, its field in the family's settings type (its
-//! default there, or the engine's where the spec reads it from the engine's params), its arm
+//! default there; a step of the online learner in [`OnlineSteps`](super::OnlineSteps), or
+//! the engine's default where the spec reads it from the engine's params), its arm
 //! in [`LearnerSpec::set`](super::LearnerSpec::set) (the CLI's flag is made from this table
 //! and its text set there; the Python doors pass it by name in a
 //! [`Settings`](super::Settings), with no edit) and, for a Python keyword, the estimators'

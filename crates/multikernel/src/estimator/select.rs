@@ -276,6 +276,7 @@ mod tests {
     use crate::estimator::spec::{GompSpec, Learner, LpMklSpec, OnlineSpec};
     use crate::kernel::MemoryLimit;
     use crate::run::{Control, Progress, StepUnit, StopFlag};
+    use crate::solver::online::OnlineSteps;
     use std::sync::Mutex;
 
     /// `n` rows of two features on a grid-like pattern; the class is inside / outside a
@@ -316,7 +317,10 @@ mod tests {
 
     fn online(task: Task, kernels: &[&str], c: f64) -> LearnerSpec {
         let o = OnlineSpec {
-            epochs: 5,
+            steps: OnlineSteps {
+                epochs: 5,
+                ..OnlineSteps::default()
+            },
             ..OnlineSpec::default()
         };
         LearnerSpec::new(task, Learner::Online(o))

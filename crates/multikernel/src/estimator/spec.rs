@@ -23,7 +23,7 @@
 use crate::error::{Error, Result};
 use crate::kernel::{KernelSpec, MemoryLimit};
 use crate::prox::RegSpec;
-use crate::solver::online::{OnlineParams, StepSchedule};
+use crate::solver::online::{OnlineParams, OnlineSteps};
 use crate::solver::smo::SmoParams;
 use crate::solver::wrapper::{WrapperMethod, WrapperModelParams, WrapperParams};
 use crate::task::sequence::SeqLoss;
@@ -348,7 +348,7 @@ impl Strength {
 }
 
 /// Settings of the online proximal learner (Alg. 1; SPOM on sequences).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct OnlineSpec {
     /// The regularizer; default: squared l2,1 (sparse MKL) with several kernels or
@@ -356,55 +356,10 @@ pub struct OnlineSpec {
     pub reg: Option<RegSpec>,
     /// The loss; default: hinge (binary, multiclass, sequence), squared (regression).
     pub loss: Option<LossKind>,
-    /// Initial learning rate eta0.
-    pub eta0: f64,
-    pub schedule: StepSchedule,
-    pub epochs: usize,
-    /// Return the average of the iterates instead of the last one.
-    pub averaging: bool,
-    /// Project onto the ball of radius sqrt(2 L(0) / lambda) after each round.
-    pub projection: bool,
-    /// Sequences: learn the weight beta0 of the label-pair group inside the MKL regularizer.
-    pub learn_beta0: bool,
-    /// Sequences and parsing: shards of each epoch, mixed after one parallel pass each
-    /// (iterative parameter mixing, [`OnlineParams::shards`]); 1, the default, is Alg. 1
-    /// round after round. Written only when not 1.
-    #[serde(skip_serializing_if = "is_one")]
-    pub shards: usize,
-    /// Sequences and parsing: mini-batches whose gradients (decodings) are computed in
-    /// parallel against the same parameters, then applied in order
-    /// ([`OnlineParams::batch`]); 1, the default, is Alg. 1 round after round. Written only
-    /// when not 1.
-    #[serde(default = "one", skip_serializing_if = "is_one")]
-    pub batch: usize,
-}
-
-fn one() -> usize {
-    1
-}
-
-fn is_one(n: &usize) -> bool {
-    *n == 1
-}
-
-/// The engine's defaults ([`OnlineParams::default`]) are the spec's: each is written once
-/// (the registry's text is tested against them).
-impl Default for OnlineSpec {
-    fn default() -> Self {
-        let engine = OnlineParams::default();
-        OnlineSpec {
-            reg: None,
-            loss: None,
-            eta0: engine.eta0,
-            schedule: engine.schedule,
-            epochs: engine.epochs,
-            averaging: engine.averaging,
-            projection: engine.projection,
-            learn_beta0: false,
-            shards: engine.shards,
-            batch: engine.batch,
-        }
-    }
+    /// The step size, epochs, averaging, projection, `learn_beta0`, shards and mini-batches,
+    /// the engine's own settings and defaults ([`OnlineSteps`]); their keys are the spec's.
+    #[serde(flatten)]
+    pub steps: OnlineSteps,
 }
 
 /// Settings of MKL-GOMP.
@@ -754,17 +709,7 @@ impl LearnerSpec {
         let several = spec.kernels.len() != 1 || spec.kernels.iter().any(|k| k.perfeature);
         match &mut spec.learner {
             Learner::Online(o) => {
-                if !(o.eta0.is_finite() && o.eta0 > 0.0) {
-                    return Err(Error::param("eta0", o.eta0, "a positive number"));
-                }
-                if o.epochs == 0 {
-                    return Err(Error::param("epochs", 0, "at least 1"));
-                }
-                if let StepSchedule::Inv { sigma: Some(s) } = o.schedule {
-                    if !(s.is_finite() && s > 0.0) {
-                        return Err(Error::param("sigma", s, "a positive number"));
-                    }
-                }
+                o.steps.validate()?;
                 let reg =
                     o.reg
                         .clone()
@@ -792,37 +737,24 @@ impl LearnerSpec {
                     }
                 }
                 o.loss = Some(loss);
-                if o.shards == 0 {
-                    return Err(Error::param("shards", 0, "at least 1"));
-                }
-                if o.shards > 1 && !matches!(spec.task, Task::Sequence | Task::Parsing) {
+                let t = &o.steps;
+                if t.shards > 1 && !matches!(spec.task, Task::Sequence | Task::Parsing) {
                     return Err(Error::param(
                         "shards",
-                        o.shards,
+                        t.shards,
                         "1: parallel shards train sequences and parsers only (--task sequence \
                          or parsing)",
                     ));
                 }
-                if o.batch == 0 {
-                    return Err(Error::param("batch", 0, "at least 1"));
-                }
-                if o.batch > 1 && !matches!(spec.task, Task::Sequence | Task::Parsing) {
+                if t.batch > 1 && !matches!(spec.task, Task::Sequence | Task::Parsing) {
                     return Err(Error::param(
                         "batch",
-                        o.batch,
+                        t.batch,
                         "1: parallel mini-batches train sequences and parsers only (--task \
                          sequence or parsing)",
                     ));
                 }
-                if o.batch > 1 && o.shards > 1 {
-                    return Err(Error::param(
-                        "batch",
-                        o.batch,
-                        "1 with shards above 1 (parallel shards or parallel mini-batches, not \
-                         both)",
-                    ));
-                }
-                if o.learn_beta0 && spec.task != Task::Sequence {
+                if t.learn_beta0 && spec.task != Task::Sequence {
                     return Err(Error::param(
                         "learn_beta0",
                         true,
@@ -959,15 +891,9 @@ impl CheckedSpec {
         Ok(OnlineParams {
             lambda: self.0.strength.online_lambda(n),
             reg: o.reg.clone().expect("check() sets the regularizer"),
-            eta0: o.eta0,
-            schedule: o.schedule,
-            epochs: o.epochs,
+            steps: o.steps,
             seed: self.0.seed,
-            averaging: o.averaging,
-            projection: o.projection,
             shuffle: true,
-            shards: o.shards,
-            batch: o.batch,
         })
     }
 
@@ -992,6 +918,7 @@ impl std::ops::Deref for CheckedSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::solver::online::StepSchedule;
 
     fn online(task: Task) -> LearnerSpec {
         LearnerSpec::new(task, Learner::Online(OnlineSpec::default()))
@@ -1044,7 +971,10 @@ mod tests {
         assert_eq!(name(online(Task::Binary).with_lambda(f64::NAN)), "lambda");
         let mut s = online(Task::Binary);
         s.learner = Learner::Online(OnlineSpec {
-            eta0: 0.0,
+            steps: OnlineSteps {
+                eta0: 0.0,
+                ..OnlineSteps::default()
+            },
             ..OnlineSpec::default()
         });
         assert_eq!(name(s), "eta0");
@@ -1102,5 +1032,72 @@ mod tests {
         );
         assert!("sequence".parse::<Task>().is_ok());
         assert!("sequences".parse::<Task>().is_err());
+    }
+
+    /// The online spec's JSON (hashed by the checkpoints, embedded in model files) lists the
+    /// steps' keys among its own, in the order `reg`, `loss`, `eta0`, `schedule`, `epochs`,
+    /// `averaging`, `projection`, `learn_beta0`, `shards`, `batch` (the last two only when
+    /// not 1), and reads back to the same spec.
+    #[test]
+    fn the_online_spec_writes_the_same_json() {
+        let default = OnlineSpec::default();
+        let sharded = OnlineSpec {
+            reg: Some(RegSpec::L2),
+            loss: Some(LossKind::Hinge),
+            steps: OnlineSteps {
+                eta0: 0.25,
+                schedule: StepSchedule::Inv { sigma: Some(0.5) },
+                epochs: 3,
+                averaging: true,
+                projection: false,
+                learn_beta0: true,
+                shards: 4,
+                batch: 1,
+            },
+        };
+        let batched = OnlineSpec {
+            steps: OnlineSteps {
+                schedule: StepSchedule::Bottou,
+                shards: 1,
+                batch: 2,
+                ..sharded.steps
+            },
+            ..sharded.clone()
+        };
+        let json = |o: &OnlineSpec| serde_json::to_string(o).unwrap();
+        assert_eq!(
+            json(&default),
+            r#"{"reg":null,"loss":null,"eta0":1.0,"schedule":"InvSqrt","epochs":20,"averaging":false,"projection":true,"learn_beta0":false}"#
+        );
+        assert_eq!(
+            json(&sharded),
+            r#"{"reg":"L2","loss":"hinge","eta0":0.25,"schedule":{"Inv":{"sigma":0.5}},"epochs":3,"averaging":true,"projection":false,"learn_beta0":true,"shards":4}"#
+        );
+        assert_eq!(
+            json(&batched),
+            r#"{"reg":"L2","loss":"hinge","eta0":0.25,"schedule":"Bottou","epochs":3,"averaging":true,"projection":false,"learn_beta0":true,"batch":2}"#
+        );
+        let spec = LearnerSpec::new(Task::Sequence, Learner::Online(sharded.clone()));
+        assert_eq!(
+            serde_json::to_string(&spec).unwrap(),
+            r#"{"task":"sequence","learner":{"kind":"online","reg":"L2","loss":"hinge","eta0":0.25,"schedule":{"Inv":{"sigma":0.5}},"epochs":3,"averaging":true,"projection":false,"learn_beta0":true,"shards":4},"kernels":[],"strength":{"c":1.0},"bias":true,"standardize":true,"seed":0}"#
+        );
+        assert_eq!(
+            serde_json::to_string_pretty(&Learner::Online(default.clone())).unwrap(),
+            "{\n  \"kind\": \"online\",\n  \"reg\": null,\n  \"loss\": null,\n  \"eta0\": 1.0,\n  \
+             \"schedule\": \"InvSqrt\",\n  \"epochs\": 20,\n  \"averaging\": false,\n  \
+             \"projection\": true,\n  \"learn_beta0\": false\n}"
+        );
+        for o in [&default, &sharded, &batched] {
+            assert_eq!(&serde_json::from_str::<OnlineSpec>(&json(o)).unwrap(), o);
+        }
+        let back: LearnerSpec =
+            serde_json::from_str(&serde_json::to_string(&spec).unwrap()).unwrap();
+        assert_eq!(back, spec);
+        // Keys left out take their defaults.
+        let short: OnlineSpec = serde_json::from_str(r#"{"epochs":3}"#).unwrap();
+        let mut want = OnlineSpec::default();
+        want.steps.epochs = 3;
+        assert_eq!(short, want);
     }
 }

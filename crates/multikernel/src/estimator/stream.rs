@@ -160,7 +160,7 @@ pub(crate) fn fit_stream(
         ..checked.online_params(n)?
     };
     let lambda = params.lambda;
-    let epochs = params.epochs;
+    let epochs = params.steps.epochs;
     let cfg = VectorFitConfig {
         task,
         loss,

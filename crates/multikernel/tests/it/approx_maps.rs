@@ -4,7 +4,7 @@
 
 use multikernel::data::split::stratified_split;
 use multikernel::data::{read_table, Dataset, TargetKind, Targets};
-use multikernel::estimator::{fit, Learner, LearnerSpec, OnlineSpec, Task};
+use multikernel::estimator::{fit, Learner, LearnerSpec, OnlineSpec, OnlineSteps, Task};
 use multikernel::kernel::MemoryLimit;
 use multikernel::model::Model;
 use std::path::PathBuf;
@@ -18,7 +18,10 @@ fn spec(kernels: &[&str]) -> LearnerSpec {
     LearnerSpec::new(
         Task::Binary,
         Learner::Online(OnlineSpec {
-            epochs: 20,
+            steps: OnlineSteps {
+                epochs: 20,
+                ..OnlineSteps::default()
+            },
             ..OnlineSpec::default()
         }),
     )

@@ -6,7 +6,9 @@
 use multikernel::checkpoint::FileCheckpoints;
 use multikernel::data::ocr::read_ocr;
 use multikernel::data::{read_table, TargetKind};
-use multikernel::estimator::{fit, Learner, LearnerSpec, OnlineSpec, Task, TrainingData};
+use multikernel::estimator::{
+    fit, Learner, LearnerSpec, OnlineSpec, OnlineSteps, Task, TrainingData,
+};
 use multikernel::run::{Checkpointed, Checkpoints, Control, Observer, Progress, RunStatus};
 use std::path::{Path, PathBuf};
 
@@ -27,7 +29,10 @@ fn spec(task: Task, kernels: &[&str], epochs: usize) -> LearnerSpec {
     LearnerSpec::new(
         task,
         Learner::Online(OnlineSpec {
-            epochs,
+            steps: OnlineSteps {
+                epochs,
+                ..OnlineSteps::default()
+            },
             ..OnlineSpec::default()
         }),
     )

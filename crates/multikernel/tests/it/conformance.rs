@@ -20,11 +20,11 @@ use multikernel::estimator::parser::{self, DependencyParser, Treebank};
 use multikernel::estimator::tagger::{self, FeatureValue, Sentences, SequenceTagger};
 use multikernel::estimator::{
     fit, Budget, Fitted, GompSpec, Learner, LearnerKind, LearnerSpec, LpMklSpec, MtlSpec,
-    OnlineSpec, PolySpec, Task, WrapperSpec,
+    OnlineSpec, OnlineSteps, PolySpec, Task, WrapperSpec,
 };
 use multikernel::kernel::MemoryLimit;
 use multikernel::model::Model;
-use multikernel::run::{Control, Observer, Progress, RunStatus, StopFlag};
+use multikernel::run::{Observer, RunStatus, StopFlag};
 use multikernel::Error;
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
@@ -118,7 +118,10 @@ fn learner(kind: LearnerKind) -> Learner {
     };
     match kind {
         LearnerKind::Online => Learner::Online(OnlineSpec {
-            epochs: 2,
+            steps: OnlineSteps {
+                epochs: 2,
+                ..OnlineSteps::default()
+            },
             ..OnlineSpec::default()
         }),
         LearnerKind::Gomp => Learner::Gomp(GompSpec {

@@ -7,7 +7,8 @@
 use multikernel::data::{Dataset, Matrix, SequenceData, Targets};
 use multikernel::error::Error;
 use multikernel::estimator::{
-    fit, Budget, Fitted, GompSpec, Learner, LearnerSpec, LpMklSpec, OnlineSpec, PolySpec, Task,
+    fit, Budget, Fitted, GompSpec, Learner, LearnerSpec, LpMklSpec, OnlineSpec, OnlineSteps,
+    PolySpec, Task,
 };
 use multikernel::model::Model;
 
@@ -117,7 +118,10 @@ fn learners(target: Target, kernels: &[&str]) -> Vec<(String, LearnerSpec)> {
         (
             "online",
             Learner::Online(OnlineSpec {
-                epochs: 3,
+                steps: OnlineSteps {
+                    epochs: 3,
+                    ..OnlineSteps::default()
+                },
                 ..OnlineSpec::default()
             }),
         ),
@@ -417,7 +421,10 @@ fn degenerate_sequences() {
         LearnerSpec::new(
             Task::Sequence,
             Learner::Online(OnlineSpec {
-                epochs: 2,
+                steps: OnlineSteps {
+                    epochs: 2,
+                    ..OnlineSteps::default()
+                },
                 ..OnlineSpec::default()
             }),
         )

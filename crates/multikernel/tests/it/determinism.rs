@@ -6,8 +6,8 @@
 use multikernel::data::ocr::read_ocr;
 use multikernel::data::{read_table, Dataset, SequenceData, TargetKind};
 use multikernel::estimator::{
-    fit, Budget, GompSpec, Learner, LearnerSpec, LossKind, LpMklSpec, OnlineSpec, PolySpec, Task,
-    TrainingData,
+    fit, Budget, GompSpec, Learner, LearnerSpec, LossKind, LpMklSpec, OnlineSpec, OnlineSteps,
+    PolySpec, Task, TrainingData,
 };
 use std::path::{Path, PathBuf};
 
@@ -36,7 +36,10 @@ fn spec(task: Task, learner: Learner, kernels: &[&str]) -> LearnerSpec {
 fn online(loss: Option<LossKind>, epochs: usize) -> Learner {
     Learner::Online(OnlineSpec {
         loss,
-        epochs,
+        steps: OnlineSteps {
+            epochs,
+            ..OnlineSteps::default()
+        },
         ..OnlineSpec::default()
     })
 }
@@ -111,9 +114,12 @@ fn online_sequence_models_do_not_depend_on_the_thread_count() {
         let s = LearnerSpec::new(
             Task::Sequence,
             Learner::Online(OnlineSpec {
-                epochs: 2,
+                steps: OnlineSteps {
+                    epochs: 2,
+                    learn_beta0: true,
+                    ..OnlineSteps::default()
+                },
                 loss: Some(loss),
-                learn_beta0: true,
                 ..OnlineSpec::default()
             }),
         )

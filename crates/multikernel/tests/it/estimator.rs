@@ -5,7 +5,7 @@
 use multikernel::data::ocr::read_ocr;
 use multikernel::data::{read_table, Dataset, TargetKind};
 use multikernel::estimator::{
-    fit, Budget, GompSpec, Learner, LearnerSpec, LpMklSpec, OnlineSpec, PolySpec, Task,
+    fit, Budget, GompSpec, Learner, LearnerSpec, LpMklSpec, OnlineSpec, OnlineSteps, PolySpec, Task,
 };
 use multikernel::run::{Control, Progress, RunStatus, StepUnit, StopFlag};
 use std::path::Path;
@@ -32,7 +32,10 @@ fn runs() -> Vec<(&'static str, LearnerSpec, Dataset, RunStatus, StepUnit)> {
             LearnerSpec::new(
                 Task::Binary,
                 Learner::Online(OnlineSpec {
-                    epochs: 4,
+                    steps: OnlineSteps {
+                        epochs: 4,
+                        ..OnlineSteps::default()
+                    },
                     ..OnlineSpec::default()
                 }),
             ),
@@ -131,7 +134,10 @@ fn sequences_stop_too() {
     let spec = LearnerSpec::new(
         Task::Sequence,
         Learner::Online(OnlineSpec {
-            epochs: 3,
+            steps: OnlineSteps {
+                epochs: 3,
+                ..OnlineSteps::default()
+            },
             ..OnlineSpec::default()
         }),
     );

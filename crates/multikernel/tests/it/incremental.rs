@@ -6,7 +6,7 @@ use multikernel::data::{read_table, Dataset, TargetKind, Targets};
 use multikernel::engine::pipeline::table::incremental::{Given, IncrementalFit};
 use multikernel::engine::pipeline::table::vector::{fit_vector, VectorFitConfig};
 use multikernel::engine::prox::RegSpec;
-use multikernel::engine::solver::online::{OnlineParams, StepSchedule};
+use multikernel::engine::solver::online::{OnlineParams, OnlineSteps, StepSchedule};
 use multikernel::engine::task::TaskKind;
 use multikernel::kernel::MemoryLimit;
 use std::path::PathBuf;
@@ -29,15 +29,18 @@ fn config(task: TaskKind, n: usize, averaging: bool) -> VectorFitConfig {
         params: OnlineParams {
             lambda: 1.0 / (10.0 * n as f64),
             reg: RegSpec::L21Sq,
-            eta0: 1.0,
-            schedule: StepSchedule::InvSqrt,
-            epochs: 1,
+            steps: OnlineSteps {
+                eta0: 1.0,
+                schedule: StepSchedule::InvSqrt,
+                epochs: 1,
+                averaging,
+                projection: true,
+                shards: 1,
+                batch: 1,
+                ..OnlineSteps::default()
+            },
             seed: 3,
-            averaging,
-            projection: true,
             shuffle: false,
-            shards: 1,
-            batch: 1,
         },
         bias: true,
         standardize: true,

@@ -11,7 +11,7 @@ use multikernel::data::{read_table, Dataset, TargetKind};
 use multikernel::engine::pipeline::columns::tagging::{
     fit_tagger, LabelMemory, TaggerLearner, TaggerSpec,
 };
-use multikernel::engine::solver::online::params::OnlineParams;
+use multikernel::engine::solver::online::params::{OnlineParams, OnlineSteps};
 use multikernel::engine::task::structured::StructLoss;
 use multikernel::engine::task::tagging::{TagData, TagFeaturizer, TaggingTask, TemplateFile};
 use multikernel::error::Error;
@@ -122,7 +122,10 @@ fn sequences_refuse_too() {
     let mut spec = LearnerSpec::new(
         Task::Sequence,
         Learner::Online(OnlineSpec {
-            epochs: 2,
+            steps: OnlineSteps {
+                epochs: 2,
+                ..OnlineSteps::default()
+            },
             ..OnlineSpec::default()
         }),
     )
@@ -183,7 +186,10 @@ fn label_pair_parts_over_the_limit_are_refused_before_they_are_allocated() {
     let mut spec = LearnerSpec::new(
         Task::Sequence,
         Learner::Online(OnlineSpec {
-            epochs: 1,
+            steps: OnlineSteps {
+                epochs: 1,
+                ..OnlineSteps::default()
+            },
             ..OnlineSpec::default()
         }),
     );
@@ -240,8 +246,11 @@ fn the_estimate_is_the_label_pair_parts_allocated_and_the_limit_is_its_bound() {
     let spec = |memory| TaggerSpec {
         learner: TaggerLearner::Online {
             params: OnlineParams {
-                epochs: 2,
-                averaging: true,
+                steps: OnlineSteps {
+                    epochs: 2,
+                    averaging: true,
+                    ..OnlineSteps::default()
+                },
                 ..OnlineParams::default()
             },
             loss: StructLoss::Crf,

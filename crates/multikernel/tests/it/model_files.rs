@@ -7,7 +7,7 @@ use multikernel::data::ocr::read_ocr;
 use multikernel::data::{read_for_model, read_table, Dataset, TargetKind, Targets};
 use multikernel::estimator::{
     fit, Budget, GompSpec, Learner, LearnerKind, LearnerSpec, LossKind, LpMklSpec, OnlineSpec,
-    PolySpec, Task,
+    OnlineSteps, PolySpec, Task,
 };
 use multikernel::kernel::MemoryLimit;
 use multikernel::model::Model;
@@ -89,7 +89,10 @@ fn every_learner() -> Vec<(&'static str, LearnerSpec, Dataset)> {
     let online = |loss: Option<LossKind>| {
         Learner::Online(OnlineSpec {
             loss,
-            epochs: 3,
+            steps: OnlineSteps {
+                epochs: 3,
+                ..OnlineSteps::default()
+            },
             ..OnlineSpec::default()
         })
     };
@@ -242,9 +245,12 @@ fn sequence_models_round_trip_and_hold_no_timings() {
     let spec = LearnerSpec::new(
         Task::Sequence,
         Learner::Online(OnlineSpec {
-            epochs: 2,
+            steps: OnlineSteps {
+                epochs: 2,
+                learn_beta0: true,
+                ..OnlineSteps::default()
+            },
             loss: Some(LossKind::Logistic),
-            learn_beta0: true,
             ..OnlineSpec::default()
         }),
     )

@@ -31,7 +31,8 @@ use multikernel::engine::task::tagging::{TagData, TemplateFile};
 use multikernel::engine::task::TaskKind;
 use multikernel::estimator::{
     fit, Budget, GompSpec, Learner, LearnerSpec, LossKind, LpMklSpec, MtlSpec, OnlineSpec,
-    PolySpec, PrecomputedLearner, PrecomputedSpec, Strength, Task, TrainingData, WrapperSpec,
+    OnlineSteps, PolySpec, PrecomputedLearner, PrecomputedSpec, Strength, Task, TrainingData,
+    WrapperSpec,
 };
 use multikernel::estimator::{Fitted, KernelData};
 use multikernel::kernel::{fit_all, kernel_matrices, KernelSpec, MemoryLimit};
@@ -140,7 +141,10 @@ fn spec(task: Task, learner: Learner, kernels: &[&str]) -> LearnerSpec {
 fn online(loss: Option<LossKind>, epochs: usize) -> Learner {
     Learner::Online(OnlineSpec {
         loss,
-        epochs,
+        steps: OnlineSteps {
+            epochs,
+            ..OnlineSteps::default()
+        },
         ..OnlineSpec::default()
     })
 }
@@ -366,9 +370,12 @@ fn every_fixture() -> Vec<(&'static str, Build)> {
             "sequence-crf",
             ocr(
                 Learner::Online(OnlineSpec {
-                    epochs: 2,
+                    steps: OnlineSteps {
+                        epochs: 2,
+                        learn_beta0: true,
+                        ..OnlineSteps::default()
+                    },
                     loss: Some(LossKind::Logistic),
-                    learn_beta0: true,
                     ..OnlineSpec::default()
                 }),
                 &["linear:norm=diag", "bspline"],

@@ -5,7 +5,7 @@
 use multikernel::data::{read_table, Matrix, TargetKind, Targets};
 use multikernel::engine::pipeline::table::vector::{fit_vector, VectorFitConfig};
 use multikernel::engine::prox::{Groups, RegSpec};
-use multikernel::engine::solver::online::{OnlineLearner, OnlineParams, StepSchedule};
+use multikernel::engine::solver::online::{OnlineLearner, OnlineParams, OnlineSteps, StepSchedule};
 use multikernel::engine::task::TaskKind;
 use multikernel::engine::task::{Loss, VectorTask};
 use multikernel::kernel::{FittedKernel, Gram, KernelKind, KernelSpec, MemoryLimit, Normalization};
@@ -42,14 +42,14 @@ fn explicit_alg1(
     let l0 = y.iter().map(|&t| loss.at_zero(t, 1)).sum::<f64>() / y.len() as f64;
     let gamma = (2.0 * l0 / p.lambda).sqrt();
     let mut t = 0u64;
-    for _ in 0..p.epochs {
+    for _ in 0..p.steps.epochs {
         for i in 0..y.len() {
             let phi = feat(i);
             let f: f64 = theta.iter().zip(&phi).map(|(a, c)| a * c).sum::<f64>() + b;
             let mut g = [0.0];
             loss.eval(&[f], y[i], &mut g);
             t += 1;
-            let eta = p.eta0 / (t as f64).sqrt();
+            let eta = p.steps.eta0 / (t as f64).sqrt();
             for (th, ph) in theta.iter_mut().zip(&phi) {
                 *th -= eta * g[0] * ph;
             }
@@ -97,15 +97,18 @@ fn kernelized_learner_equals_explicit_twin() {
         let params = OnlineParams {
             lambda: 0.05,
             reg: reg.clone(),
-            eta0: 0.7,
-            schedule: StepSchedule::InvSqrt,
-            epochs: 4,
+            steps: OnlineSteps {
+                eta0: 0.7,
+                schedule: StepSchedule::InvSqrt,
+                epochs: 4,
+                averaging: false,
+                projection: true,
+                shards: 1,
+                batch: 1,
+                ..OnlineSteps::default()
+            },
             seed: 0,
-            averaging: false,
-            projection: true,
             shuffle: false,
-            shards: 1,
-            batch: 1,
         };
         let grams: Vec<Gram> = groups
             .iter()
@@ -176,9 +179,12 @@ fn averaged_model_is_the_mean_of_iterates() {
     let params = OnlineParams {
         lambda: 0.1,
         reg: RegSpec::L21Sq,
-        eta0: 1.0,
-        epochs: 3,
-        averaging: true,
+        steps: OnlineSteps {
+            eta0: 1.0,
+            epochs: 3,
+            averaging: true,
+            ..OnlineSteps::default()
+        },
         shuffle: true,
         ..OnlineParams::default()
     };
@@ -230,15 +236,18 @@ fn three_kernel_config(
         params: OnlineParams {
             lambda: 1.0 / (c * n as f64),
             reg,
-            eta0: 1.0,
-            schedule: StepSchedule::InvSqrt,
-            epochs,
+            steps: OnlineSteps {
+                eta0: 1.0,
+                schedule: StepSchedule::InvSqrt,
+                epochs,
+                averaging: false,
+                projection: true,
+                shards: 1,
+                batch: 1,
+                ..OnlineSteps::default()
+            },
             seed: 1,
-            averaging: false,
-            projection: true,
             shuffle: true,
-            shards: 1,
-            batch: 1,
         },
         bias: true,
         standardize: true,
@@ -406,7 +415,7 @@ fn explicit_linear_groups_equal_the_gram_path() {
             .iter()
             .map(|s| s.parse().unwrap())
             .collect();
-            cfg.params.averaging = averaging;
+            cfg.params.steps.averaging = averaging;
             let explicit = fit_vector(train.view(), &cfg, &()).unwrap().0;
             cfg.explicit_linear = false;
             let gram = fit_vector(train.view(), &cfg, &()).unwrap().0;

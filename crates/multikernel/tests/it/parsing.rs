@@ -6,7 +6,9 @@
 use multikernel::data::conllu::{read_conllu, select_folds, Heads};
 use multikernel::engine::task::parse::{AttachmentCounts, ParseData, ParseSentence, TreeKind};
 use multikernel::engine::task::tree::{is_projective, is_tree};
-use multikernel::estimator::{fit, Learner, LearnerSpec, LossKind, OnlineSpec, Strength, Task};
+use multikernel::estimator::{
+    fit, Learner, LearnerSpec, LossKind, OnlineSpec, OnlineSteps, Strength, Task,
+};
 use multikernel::model::Model;
 use std::path::Path;
 
@@ -21,7 +23,10 @@ fn folds(f: &[usize]) -> Vec<ParseSentence> {
 
 fn spec(epochs: usize) -> LearnerSpec {
     let online = OnlineSpec {
-        epochs,
+        steps: OnlineSteps {
+            epochs,
+            ..OnlineSteps::default()
+        },
         ..OnlineSpec::default()
     };
     let mut s = LearnerSpec::new(Task::Parsing, Learner::Online(online));

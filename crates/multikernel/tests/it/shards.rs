@@ -8,7 +8,7 @@ use multikernel::data::conllu::{read_conllu, select_folds, Heads};
 use multikernel::data::ocr::read_ocr;
 use multikernel::data::SequenceData;
 use multikernel::engine::task::parse::{ParseData, ParseSentence};
-use multikernel::estimator::{fit, Learner, LearnerSpec, OnlineSpec, Strength, Task};
+use multikernel::estimator::{fit, Learner, LearnerSpec, OnlineSpec, OnlineSteps, Strength, Task};
 use multikernel::kernel::MemoryLimit;
 use multikernel::model::Model;
 use std::path::{Path, PathBuf};
@@ -41,7 +41,10 @@ fn online(task: Task, epochs: usize, shards: usize) -> LearnerSpec {
     let mut spec = LearnerSpec::new(
         task,
         Learner::Online(OnlineSpec {
-            epochs,
+            steps: OnlineSteps {
+                epochs,
+                ..OnlineSteps::default()
+            },
             ..OnlineSpec::default()
         }),
     )

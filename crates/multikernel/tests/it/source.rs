@@ -32,7 +32,10 @@ fn ocr() -> PathBuf {
 
 fn online(task: Task, kernel: &str, epochs: usize) -> LearnerSpec {
     let o = OnlineSpec {
-        epochs,
+        steps: OnlineSteps {
+            epochs,
+            ..OnlineSteps::default()
+        },
         ..OnlineSpec::default()
     };
     LearnerSpec::new(task, Learner::Online(o)).with_kernels(vec![kernel.parse().unwrap()])

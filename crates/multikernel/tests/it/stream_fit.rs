@@ -5,7 +5,7 @@
 use multikernel::data::synthetic::generate;
 use multikernel::data::{read_table, to_csv, TargetKind};
 use multikernel::estimator::stream::{StreamOptions, StreamReport};
-use multikernel::estimator::{fit, Learner, LearnerSpec, OnlineSpec, Task};
+use multikernel::estimator::{fit, Learner, LearnerSpec, OnlineSpec, OnlineSteps, Task};
 use multikernel::model::Model;
 use std::path::Path;
 
@@ -31,7 +31,10 @@ fn fit_stream(
 
 fn spec(kernels: &[&str]) -> LearnerSpec {
     let online = OnlineSpec {
-        epochs: 3,
+        steps: OnlineSteps {
+            epochs: 3,
+            ..OnlineSteps::default()
+        },
         ..OnlineSpec::default()
     };
     let mut spec = LearnerSpec::new(Task::Binary, Learner::Online(online));

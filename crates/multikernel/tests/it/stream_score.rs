@@ -9,7 +9,9 @@ use multikernel::data::{
     read_for_model, read_table, to_csv, Dataset, Format, Matrix, ModelStream, TargetKind, Targets,
 };
 use multikernel::engine::metrics;
-use multikernel::estimator::{fit, GompSpec, Learner, LearnerSpec, LpMklSpec, OnlineSpec, Task};
+use multikernel::estimator::{
+    fit, GompSpec, Learner, LearnerSpec, LpMklSpec, OnlineSpec, OnlineSteps, Task,
+};
 use multikernel::kernel::MemoryLimit;
 use multikernel::model::Model;
 use std::path::{Path, PathBuf};
@@ -21,7 +23,10 @@ fn uci(name: &str, target: TargetKind) -> Dataset {
 
 fn online(task: Task, kernels: &[&str]) -> LearnerSpec {
     let o = OnlineSpec {
-        epochs: 3,
+        steps: OnlineSteps {
+            epochs: 3,
+            ..OnlineSteps::default()
+        },
         ..OnlineSpec::default()
     };
     let mut spec = LearnerSpec::new(task, Learner::Online(o));

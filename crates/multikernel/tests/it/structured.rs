@@ -7,7 +7,7 @@
 
 use multikernel::engine::prox::RegSpec;
 use multikernel::engine::solver::cutting_plane::{self, CuttingPlaneParams};
-use multikernel::engine::solver::online::{OnlineLearner, OnlineParams};
+use multikernel::engine::solver::online::{OnlineLearner, OnlineParams, OnlineSteps};
 use multikernel::engine::task::sequence::SequenceTask;
 use multikernel::engine::task::structured::{evaluate_explicit, StructLoss, StructuredOnline};
 use multikernel::engine::task::tree::synthetic::{SyntheticTrees, TreeGenerator};
@@ -31,8 +31,11 @@ fn spom_parses_and_selects_the_generating_templates() {
     let params = OnlineParams {
         lambda: 3e-3,
         reg: RegSpec::L21Sq,
-        eta0: 1.0,
-        epochs: 30,
+        steps: OnlineSteps {
+            eta0: 1.0,
+            epochs: 30,
+            ..OnlineSteps::default()
+        },
         seed: 1,
         ..OnlineParams::default()
     };

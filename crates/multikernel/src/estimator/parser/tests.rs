@@ -292,7 +292,7 @@ fn settings_are_the_registrys() {
     let Learner::Online(o) = &spec.learner else {
         panic!()
     };
-    assert_eq!((o.epochs, o.eta0), (1, 0.3));
+    assert_eq!((o.steps.epochs, o.steps.eta0), (1, 0.3));
     assert_eq!(o.loss, Some(LossKind::Logistic));
     let tb = Treebank::parse(SMALL, "s", Heads::Required).unwrap();
     assert!(fit_dependency_parser(&tb, None, false, &spec, &()).is_ok());

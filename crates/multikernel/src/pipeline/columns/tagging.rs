@@ -17,7 +17,7 @@ use crate::solver::adagrad::AdagradLearner;
 use crate::solver::batch::{self, LbfgsParams};
 use crate::solver::cutting_plane::{self, CuttingPlaneParams};
 use crate::solver::online::engine::OnlineLearner;
-use crate::solver::online::params::{OnlineParams, StepSchedule};
+use crate::solver::online::params::{OnlineParams, OnlineSteps, StepSchedule};
 use crate::task::chain::{
     forward_backward, forward_backward_at, stable_marginals, viterbi, viterbi_at,
 };
@@ -533,8 +533,11 @@ pub fn fit_tagger(
                 let mut best: Option<(f64, f64)> = None;
                 for &eta0 in &cal.eta0_grid {
                     let short = OnlineParams {
-                        eta0,
-                        epochs: cal.epochs,
+                        steps: OnlineSteps {
+                            eta0,
+                            epochs: cal.epochs,
+                            ..params.steps
+                        },
                         ..params.clone()
                     };
                     let track = dev.is_none();
@@ -549,7 +552,7 @@ pub fn fit_tagger(
                         best = Some((score, eta0));
                     }
                 }
-                params.eta0 = best.map_or(params.eta0, |b| b.1);
+                params.steps.eta0 = best.map_or(params.steps.eta0, |b| b.1);
             }
             let run = online_epochs(
                 &task,
@@ -574,17 +577,17 @@ pub fn fit_tagger(
                         loss,
                         params.reg,
                         params.lambda,
-                        params.schedule,
-                        params.eta0,
+                        params.steps.schedule,
+                        params.steps.eta0,
                         if calibration.is_empty() {
                             ""
                         } else {
                             " (calibrated)"
                         },
-                        if params.shards > 1 {
-                            format!(", {} shards", params.shards)
-                        } else if params.batch > 1 {
-                            format!(", batch {}", params.batch)
+                        if params.steps.shards > 1 {
+                            format!(", {} shards", params.steps.shards)
+                        } else if params.steps.batch > 1 {
+                            format!(", batch {}", params.steps.batch)
                         } else {
                             String::new()
                         },
@@ -600,7 +603,7 @@ pub fn fit_tagger(
                 objectives: run.objectives,
                 decode_seconds: 0.0,
                 master_seconds: 0.0,
-                eta0: params.eta0,
+                eta0: params.steps.eta0,
                 calibration,
             })
         }
@@ -786,15 +789,18 @@ fn online_epochs(
 ) -> Result<OnlineRun> {
     let adapter = StructuredOnline::new(task, loss)?;
     let one = OnlineParams {
-        epochs: 1,
+        steps: OnlineSteps {
+            epochs: 1,
+            ..params.steps
+        },
         ..params.clone()
     };
-    let mut learner = if params.schedule == StepSchedule::AdaGrad {
+    let mut learner = if params.steps.schedule == StepSchedule::AdaGrad {
         Spom::AdaGrad(AdagradLearner::new(task, loss, &one)?)
     } else {
         Spom::Prox(OnlineLearner::new(&adapter, &[], one)?)
     };
-    let mut rec = RunRecorder::new(StepUnit::Epoch, Some(params.epochs as u64));
+    let mut rec = RunRecorder::new(StepUnit::Epoch, Some(params.steps.epochs as u64));
     let mut best: Option<(f64, usize, Vec<f64>)> = None;
     let mut dev_scores = Vec::new();
     let mut status = RunStatus::Completed;
@@ -810,10 +816,10 @@ fn online_epochs(
     {
         let saved: SavedEpochs<SpomSnapshot> =
             crate::checkpoint::decode(CHECKPOINT_FAMILY, &bytes)?;
-        if saved.epoch > params.epochs {
+        if saved.epoch > params.steps.epochs {
             return Err(Error::data(format!(
                 "the checkpoint is after epoch {}, beyond the run's {} epochs",
-                saved.epoch, params.epochs
+                saved.epoch, params.steps.epochs
             )));
         }
         learner.restore(saved.learner)?;
@@ -831,7 +837,7 @@ fn online_epochs(
         kept_objective = saved.kept_objective.unwrap_or(f64::NAN);
         rec.set_steps(saved.epoch as u64);
     }
-    for epoch in first..=params.epochs {
+    for epoch in first..=params.steps.epochs {
         if learner.epoch_observed(observer)? == Control::Stop {
             status = RunStatus::Cancelled;
             break;
@@ -840,7 +846,7 @@ fn online_epochs(
             learner.restart_average();
         }
         let e = Instant::now();
-        let w = learner.weights(params.averaging);
+        let w = learner.weights(params.steps.averaging);
         if track {
             objectives.push(online_objective(task, loss, params, &w)?);
         }
@@ -864,7 +870,7 @@ fn online_epochs(
             kept_objective = objectives.last().copied().unwrap_or(f64::NAN);
         }
         eval_seconds += e.elapsed().as_secs_f64();
-        if let Some(c) = ck.filter(|c| epoch < params.epochs && c.due(epoch as u64)) {
+        if let Some(c) = ck.filter(|c| epoch < params.steps.epochs && c.due(epoch as u64)) {
             let finite = |v: f64| v.is_finite().then_some(v);
             let saved = SavedEpochs {
                 learner: learner.snapshot(),
@@ -881,7 +887,7 @@ fn online_epochs(
             )?;
         }
         if rec.step(None, observer) == Control::Stop {
-            if epoch < params.epochs {
+            if epoch < params.steps.epochs {
                 status = RunStatus::Cancelled;
             }
             break;
@@ -889,7 +895,7 @@ fn online_epochs(
     }
     // Stopped before the first epoch ended: the weights reached so far, as epoch 0 (the
     // run contract: a stop returns the model reached, with status cancelled).
-    let best = best.unwrap_or_else(|| (f64::NAN, 0, learner.weights(params.averaging)));
+    let best = best.unwrap_or_else(|| (f64::NAN, 0, learner.weights(params.steps.averaging)));
     let best_score = best.0;
     Ok(OnlineRun {
         best: (best.1, best.2),
@@ -1093,8 +1099,11 @@ mod tests {
                     params: OnlineParams {
                         reg: RegSpec::L2,
                         lambda: 1e-3,
-                        epochs: 5,
-                        averaging: true,
+                        steps: OnlineSteps {
+                            epochs: 5,
+                            averaging: true,
+                            ..OnlineSteps::default()
+                        },
                         ..OnlineParams::default()
                     },
                     loss: StructLoss::Crf,
@@ -1149,8 +1158,11 @@ mod tests {
             params: OnlineParams {
                 reg,
                 lambda: 1e-3,
-                epochs: 10,
-                averaging: true,
+                steps: OnlineSteps {
+                    epochs: 10,
+                    averaging: true,
+                    ..OnlineSteps::default()
+                },
                 ..OnlineParams::default()
             },
             loss,
@@ -1317,8 +1329,11 @@ mod tests {
                 params: OnlineParams {
                     reg: RegSpec::L2,
                     lambda,
-                    epochs: 5,
-                    averaging: true,
+                    steps: OnlineSteps {
+                        epochs: 5,
+                        averaging: true,
+                        ..OnlineSteps::default()
+                    },
                     ..OnlineParams::default()
                 },
                 loss: StructLoss::Crf,
@@ -1341,10 +1356,13 @@ mod tests {
                 params: OnlineParams {
                     reg: RegSpec::L2,
                     lambda,
-                    eta0: 0.1,
-                    schedule: crate::solver::online::StepSchedule::Bottou,
-                    epochs: 5,
-                    averaging: true,
+                    steps: OnlineSteps {
+                        eta0: 0.1,
+                        schedule: crate::solver::online::StepSchedule::Bottou,
+                        epochs: 5,
+                        averaging: true,
+                        ..OnlineSteps::default()
+                    },
                     ..OnlineParams::default()
                 },
                 loss: StructLoss::Crf,
@@ -1362,10 +1380,13 @@ mod tests {
         let ada_params = OnlineParams {
             reg: RegSpec::L2,
             lambda,
-            eta0: 0.5,
-            schedule: crate::solver::online::StepSchedule::AdaGrad,
-            epochs: 6,
-            averaging: true,
+            steps: OnlineSteps {
+                eta0: 0.5,
+                schedule: crate::solver::online::StepSchedule::AdaGrad,
+                epochs: 6,
+                averaging: true,
+                ..OnlineSteps::default()
+            },
             ..OnlineParams::default()
         };
         let ada = fit_tagger(
@@ -1423,14 +1444,20 @@ mod tests {
         let params = OnlineParams {
             reg: RegSpec::L2,
             lambda: 1e-2,
-            epochs: 4,
-            averaging: true,
-            schedule: crate::solver::online::StepSchedule::Bottou,
+            steps: OnlineSteps {
+                epochs: 4,
+                averaging: true,
+                schedule: crate::solver::online::StepSchedule::Bottou,
+                ..OnlineSteps::default()
+            },
             ..OnlineParams::default()
         };
         let learner = |eta0| TaggerLearner::Online {
             params: OnlineParams {
-                eta0,
+                steps: OnlineSteps {
+                    eta0,
+                    ..params.steps
+                },
                 ..params.clone()
             },
             loss: StructLoss::Crf,
@@ -1474,8 +1501,11 @@ mod tests {
             &TaggerSpec {
                 learner: TaggerLearner::Online {
                     params: OnlineParams {
-                        eta0: 0.5,
-                        epochs: 2,
+                        steps: OnlineSteps {
+                            eta0: 0.5,
+                            epochs: 2,
+                            ..params.steps
+                        },
                         ..params.clone()
                     },
                     loss: StructLoss::Crf,

@@ -29,10 +29,9 @@ pub struct SequenceFitConfig {
     /// One group holding the plain average of the kernels (the baseline of Table 1) instead
     /// of one group per kernel (MKL).
     pub average: bool,
-    /// Learn beta0 (the label-pair group takes part in the MKL regularizer) instead of fixing
-    /// it at 1 (plain l2 shrinkage of the label-pair matrix).
-    pub learn_beta0: bool,
-    /// Alg. 1 settings; `lambda` is `1 / (C N)` ([`super::grams::lambda_from_c`]).
+    /// Alg. 1 settings; `lambda` is `1 / (C N)` ([`super::grams::lambda_from_c`]). With
+    /// `steps.learn_beta0`, beta0 is learned (the label-pair group takes part in the MKL
+    /// regularizer) instead of fixed at 1 (plain l2 shrinkage of the label-pair matrix).
     pub params: OnlineParams,
     pub memory: MemoryLimit,
 }
@@ -108,7 +107,7 @@ pub fn fit_with_grams(
         train.labels.clone(),
         train.spans.clone(),
         l,
-        cfg.learn_beta0,
+        cfg.params.steps.learn_beta0,
     )?;
     let task = StructuredOnline::new(&chain, cfg.loss)?;
     let learner = OnlineLearner::new(&task, grams, cfg.params.clone())?;
@@ -122,7 +121,7 @@ pub fn fit_with_grams(
         &state,
         grams,
         &cfg.params.reg,
-        cfg.params.averaging,
+        cfg.params.steps.averaging,
         GroupNorms::Cached,
     )?;
     let transitions = compact.explicit.remove(0);
@@ -135,14 +134,14 @@ pub fn fit_with_grams(
         reg: p.reg.clone(),
         lambda: p.lambda,
         c: c_from_lambda(p.lambda, n_words),
-        eta0: p.eta0,
-        schedule: p.schedule,
-        epochs: p.epochs,
+        eta0: p.steps.eta0,
+        schedule: p.steps.schedule,
+        epochs: p.steps.epochs,
         epochs_run: last.as_ref().map(|r| r.epoch),
         seed: p.seed,
-        averaging: p.averaging,
+        averaging: p.steps.averaging,
         projection_radius: gamma,
-        learn_beta0: cfg.learn_beta0,
+        learn_beta0: p.steps.learn_beta0,
         average_kernels: cfg.average,
         n_train_sequences: n_words,
         n_train_positions: n,
@@ -150,8 +149,8 @@ pub fn fit_with_grams(
         final_average_loss: last.as_ref().map(|r| r.average_loss),
         folds: train.fold_list(),
         wrapper: None,
-        shards: p.shards,
-        batch: p.batch,
+        shards: p.steps.shards,
+        batch: p.steps.batch,
     };
     Ok((
         SequenceModel {
@@ -181,6 +180,7 @@ mod tests {
     use crate::data::{Matrix, MatrixRef};
     use crate::prox::RegSpec;
     use crate::solver::online::compact::group_sqnorm;
+    use crate::solver::online::OnlineSteps;
     use rand::{Rng, SeedableRng};
 
     /// Sequences over 5 labels (named like tags, not letters) whose 128 binary features are
@@ -235,12 +235,15 @@ mod tests {
                 .map(|s| s.parse().unwrap())
                 .collect(),
             average,
-            learn_beta0,
             params: OnlineParams {
                 lambda: lambda_from_c(c, n_words),
                 reg: if average { RegSpec::L2 } else { RegSpec::L21Sq },
-                eta0: 1.0,
-                epochs: 5,
+                steps: OnlineSteps {
+                    eta0: 1.0,
+                    epochs: 5,
+                    learn_beta0,
+                    ..OnlineSteps::default()
+                },
                 seed: 3,
                 ..OnlineParams::default()
             },

@@ -42,7 +42,7 @@ use crate::kernel::{FittedKernel, Gram, KernelSpec, MemoryLimit};
 use crate::prox::RegSpec;
 use crate::run::{Control, Observer, RunInfo, RunStatus};
 use crate::solver::online::compact::{compact, GroupNorms};
-use crate::solver::online::{OnlineLearner, OnlineParams, OnlineState, StepSchedule};
+use crate::solver::online::{OnlineLearner, OnlineParams, OnlineState, OnlineSteps, StepSchedule};
 use crate::solver::wrapper::{
     gauss_seidel, relative_gap, simplemkl, InnerSolve, InnerSolver, OnStep, WrapperMethod,
     WrapperParams, WrapperResult,
@@ -239,15 +239,18 @@ impl<'a> SequenceInner<'a> {
         OnlineParams {
             lambda: self.lambda,
             reg: RegSpec::L2,
-            eta0: 1.0,
-            schedule: StepSchedule::Inv { sigma: None },
-            epochs: epochs.max(1),
+            steps: OnlineSteps {
+                eta0: 1.0,
+                schedule: StepSchedule::Inv { sigma: None },
+                epochs: epochs.max(1),
+                averaging: false,
+                projection: true,
+                shards: 1,
+                batch: 1,
+                learn_beta0: false,
+            },
             seed: self.seed,
-            averaging: false,
-            projection: true,
             shuffle: true,
-            shards: 1,
-            batch: 1,
         }
     }
 

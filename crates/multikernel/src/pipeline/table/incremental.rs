@@ -341,7 +341,7 @@ impl IncrementalFit {
             &self.state,
             &[],
             &self.params.reg,
-            self.params.averaging,
+            self.params.steps.averaging,
             GroupNorms::PointByPoint,
         )?;
         let p = &self.params;
@@ -359,11 +359,11 @@ impl IncrementalFit {
             reg: p.reg.clone(),
             lambda: p.lambda,
             c: 1.0 / (p.lambda * n),
-            eta0: p.eta0,
-            schedule: p.schedule,
+            eta0: p.steps.eta0,
+            schedule: p.steps.schedule,
             epochs,
             seed: p.seed,
-            averaging: p.averaging,
+            averaging: p.steps.averaging,
             projection_radius: self.gamma,
             bias: self.bias,
             n_train: n_train as usize,
@@ -440,10 +440,7 @@ impl IncrementalFit {
         mixed.last_loss =
             (!losses.is_empty()).then(|| losses.iter().sum::<f64>() / losses.len() as f64);
         // The proximal step at the current step size (Prop. 1 of martins2011).
-        let eta = mixed
-            .params
-            .schedule
-            .eta(t.max(1), mixed.params.eta0, mixed.params.lambda);
+        let eta = mixed.params.steps.eta(t.max(1), mixed.params.lambda);
         crate::solver::online::engine::prox_step(&mut mixed.state, &mixed.params, eta)?;
         Ok(mixed)
     }

@@ -165,7 +165,7 @@ pub fn fit_vector(
         &state,
         &grams,
         &cfg.params.reg,
-        cfg.params.averaging,
+        cfg.params.steps.averaging,
         GroupNorms::PointByPoint,
     )?;
     let p = &cfg.params;
@@ -173,11 +173,11 @@ pub fn fit_vector(
         reg: p.reg.clone(),
         lambda: p.lambda,
         c: 1.0 / (p.lambda * n as f64),
-        eta0: p.eta0,
-        schedule: p.schedule,
-        epochs: p.epochs,
+        eta0: p.steps.eta0,
+        schedule: p.steps.schedule,
+        epochs: p.steps.epochs,
         seed: p.seed,
-        averaging: p.averaging,
+        averaging: p.steps.averaging,
         projection_radius: gamma,
         bias: cfg.bias,
         n_train: n,
@@ -295,6 +295,7 @@ fn run<T: OnlineTask>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::solver::online::OnlineSteps;
     use crate::task::vector::default_loss;
     use rand::{Rng, SeedableRng};
 
@@ -324,8 +325,11 @@ mod tests {
         let task = VectorTask::new(default_loss(TaskKind::Binary), targets, 1, true);
         let params = OnlineParams {
             lambda: 1e-2,
-            epochs: 3,
-            averaging: true,
+            steps: OnlineSteps {
+                epochs: 3,
+                averaging: true,
+                ..OnlineSteps::default()
+            },
             ..OnlineParams::default()
         };
         let run_with = |rows: MappedRows<'_>| {

@@ -18,7 +18,7 @@ use crate::pipeline::treebank::arc_labels::{default_label_templates, train_label
 use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
 use crate::solver::cutting_plane::{fit_block_norm, CuttingPlaneParams};
 use crate::solver::online::engine::{epoch_report, EngineSnapshot, OnlineLearner, SnapshotRef};
-use crate::solver::online::params::OnlineParams;
+use crate::solver::online::params::{OnlineParams, OnlineSteps};
 pub use crate::task::parse::TreeKind;
 use crate::task::parse::{tree_task, ArcFeaturizer, ParseSentence, Support, TemplateSet};
 use crate::task::structured::{evaluate_explicit, StructLoss, StructuredOnline};
@@ -210,7 +210,7 @@ fn fit_with<D: TreeDecoder + Clone>(
         return Err(Error::data("no training sentences"));
     }
     spec.params.validate()?;
-    let mut rec = RunRecorder::new(StepUnit::Epoch, Some(spec.params.epochs as u64));
+    let mut rec = RunRecorder::new(StepUnit::Epoch, Some(spec.params.steps.epochs as u64));
     let start = Instant::now();
     let featurizer = ArcFeaturizer::fit(templates, spec.support, train)?;
     let task = tree_task(&featurizer, train, decoder.clone())?;
@@ -256,7 +256,10 @@ fn fit_with<D: TreeDecoder + Clone>(
     }
     let adapter = StructuredOnline::new(&task, spec.loss)?;
     let params = OnlineParams {
-        epochs: 1,
+        steps: OnlineSteps {
+            epochs: 1,
+            ..spec.params.steps
+        },
         ..spec.params.clone()
     };
     let mut learner = OnlineLearner::new(&adapter, &[], params.clone())?;
@@ -274,7 +277,7 @@ fn fit_with<D: TreeDecoder + Clone>(
         let saved: SavedEpochs = decode(CHECKPOINT_FAMILY, &bytes)?;
         learner.restore(saved.engine)?;
         first = learner.epochs_done() + 1;
-        if first > spec.params.epochs + 1 || saved.dev_uas.len() > first {
+        if first > spec.params.steps.epochs + 1 || saved.dev_uas.len() > first {
             return Err(Error::data(
                 "the checkpoint's epochs do not fit this run's".to_string(),
             ));
@@ -286,7 +289,7 @@ fn fit_with<D: TreeDecoder + Clone>(
         dev_uas = saved.dev_uas;
         rec.set_steps(first as u64 - 1);
     }
-    for epoch in first..=spec.params.epochs {
+    for epoch in first..=spec.params.steps.epochs {
         let t = Instant::now();
         let skipped_before = adapter.skipped();
         if learner.epoch_observed(observer) == Control::Stop {
@@ -298,7 +301,7 @@ fn fit_with<D: TreeDecoder + Clone>(
         let objective = progressive_objective(&learner, &params, epoch);
         let w = learner
             .state()
-            .explicit_values(spec.params.averaging)
+            .explicit_values(spec.params.steps.averaging)
             .concat();
         let score = match &dev_task {
             Some(d) => {
@@ -311,7 +314,7 @@ fn fit_with<D: TreeDecoder + Clone>(
         if best.as_ref().is_none_or(|(b, _, _)| score > *b) {
             best = Some((score, epoch, w));
         }
-        if let Some(c) = ck.filter(|c| epoch < spec.params.epochs && c.due(epoch as u64)) {
+        if let Some(c) = ck.filter(|c| epoch < spec.params.steps.epochs && c.due(epoch as u64)) {
             let saved = SavedEpochsRef {
                 engine: learner.snapshot(),
                 best: &best,
@@ -320,7 +323,7 @@ fn fit_with<D: TreeDecoder + Clone>(
             c.save(CHECKPOINT_FAMILY, epoch as u64, &encode(&saved)?)?;
         }
         if rec.step(objective, observer) == Control::Stop {
-            if epoch < spec.params.epochs {
+            if epoch < spec.params.steps.epochs {
                 status = RunStatus::Cancelled;
             }
             break;
@@ -331,7 +334,7 @@ fn fit_with<D: TreeDecoder + Clone>(
     let (_, best_epoch, weights) = best.unwrap_or_else(|| {
         let w = learner
             .state()
-            .explicit_values(spec.params.averaging)
+            .explicit_values(spec.params.steps.averaging)
             .concat();
         (f64::NAN, 0, w)
     });

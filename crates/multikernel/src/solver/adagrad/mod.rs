@@ -97,26 +97,26 @@ impl<'a, T: StructuredTask + ?Sized> AdagradLearner<'a, T> {
     /// by explicit features.
     pub(crate) fn new(task: &'a T, loss: StructLoss, params: &OnlineParams) -> Result<Self> {
         params.validate()?;
-        if params.schedule != StepSchedule::AdaGrad {
+        if params.steps.schedule != StepSchedule::AdaGrad {
             return Err(Error::param(
                 "schedule",
-                params.schedule,
+                params.steps.schedule,
                 "adagrad (the per-coordinate learner)",
             ));
         }
-        if params.batch != 1 {
+        if params.steps.batch != 1 {
             return Err(Error::param(
                 "batch",
-                params.batch,
+                params.steps.batch,
                 "1 with the adagrad schedule (its per-coordinate learner runs round after \
                  round; the sqrt, const, inv and bottou schedules train in parallel \
                  mini-batches)",
             ));
         }
-        if params.shards != 1 {
+        if params.steps.shards != 1 {
             return Err(Error::param(
                 "shards",
-                params.shards,
+                params.steps.shards,
                 "1 with the adagrad schedule (its per-coordinate sums are not mixed; the \
                  sqrt, const, inv and bottou schedules train in shards)",
             ));
@@ -151,7 +151,7 @@ impl<'a, T: StructuredTask + ?Sized> AdagradLearner<'a, T> {
         Ok(AdagradLearner {
             task,
             loss,
-            eta: params.eta0,
+            eta: params.steps.eta0,
             lambda: params.lambda,
             shuffle: params.shuffle,
             rng: rand_chacha::ChaCha8Rng::seed_from_u64(params.seed),

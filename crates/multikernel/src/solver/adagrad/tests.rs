@@ -5,6 +5,7 @@
 use super::*;
 use crate::data::columns::{parse_columns, ColumnSentence};
 use crate::solver::batch::{fit_lbfgs, objective, LbfgsParams};
+use crate::solver::online::OnlineSteps;
 use crate::task::tagging::{TagFeaturizer, TaggingTask, TemplateFile};
 use rand::{Rng, SeedableRng};
 use std::path::Path;
@@ -41,19 +42,22 @@ fn task_of(sents: &[ColumnSentence]) -> TaggingTask {
     TaggingTask::new(&f, sents).unwrap()
 }
 
-fn params(eta0: f64, lambda: f64) -> OnlineParams {
+fn params(lambda: f64) -> OnlineParams {
     OnlineParams {
         lambda,
         reg: RegSpec::L2,
-        eta0,
-        schedule: StepSchedule::AdaGrad,
-        epochs: 1,
+        steps: OnlineSteps {
+            eta0: 0.5,
+            schedule: StepSchedule::AdaGrad,
+            epochs: 1,
+            averaging: true,
+            projection: false,
+            shards: 1,
+            batch: 1,
+            learn_beta0: false,
+        },
         seed: 3,
-        averaging: true,
-        projection: false,
         shuffle: false,
-        shards: 1,
-        batch: 1,
     }
 }
 
@@ -115,7 +119,7 @@ fn eager(
             add_part_gradient(task, i, &pg, &mut g);
             for j in 0..dim {
                 g2[j] += g[j] * g[j];
-                w[j] = prox_step(w[j], g[j], g2[j].sqrt(), p.eta0, p.lambda);
+                w[j] = prox_step(w[j], g[j], g2[j].sqrt(), p.steps.eta0, p.lambda);
                 sum[j] += w[j];
             }
             rounds += 1;
@@ -134,7 +138,7 @@ fn lazy_rounds_match_the_eager_update_of_every_coordinate() {
     let sents = sentences();
     let task = task_of(&sents);
     for loss in [StructLoss::Crf, StructLoss::Hinge] {
-        let p = params(0.5, 0.02);
+        let p = params(0.02);
         let mut learner = AdagradLearner::new(&task, loss, &p).unwrap();
         for epoch in 1..=3 {
             assert_eq!(learner.epoch_observed(&()).unwrap(), Control::Continue);
@@ -175,7 +179,7 @@ fn the_averaged_crf_reaches_the_batch_optimum() {
     let opt = fit_lbfgs(&task, StructLoss::Crf, &lb).unwrap().objective;
     let p = OnlineParams {
         shuffle: true,
-        ..params(0.5, lambda)
+        ..params(lambda)
     };
     let mut learner = AdagradLearner::new(&task, StructLoss::Crf, &p).unwrap();
     let mut gaps = Vec::new();
@@ -199,7 +203,7 @@ fn the_averaged_crf_reaches_the_batch_optimum() {
 fn other_settings_are_refused() {
     let sents = sentences();
     let task = task_of(&sents);
-    let ok = params(0.5, 0.02);
+    let ok = params(0.02);
     assert!(AdagradLearner::new(&task, StructLoss::Crf, &ok).is_ok());
     let bad = [
         OnlineParams {
@@ -207,11 +211,17 @@ fn other_settings_are_refused() {
             ..ok.clone()
         },
         OnlineParams {
-            schedule: StepSchedule::Bottou,
+            steps: OnlineSteps {
+                schedule: StepSchedule::Bottou,
+                ..ok.steps
+            },
             ..ok.clone()
         },
         OnlineParams {
-            eta0: 0.0,
+            steps: OnlineSteps {
+                eta0: 0.0,
+                ..ok.steps
+            },
             ..ok.clone()
         },
     ];

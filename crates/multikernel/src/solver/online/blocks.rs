@@ -18,7 +18,9 @@ use crate::error::{Error, Result};
 use crate::kernel::FeatureMap;
 use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
 use crate::solver::online::engine::LOSS_CHUNK;
-use crate::solver::online::{epoch_report, EpochReport, OnlineLearner, OnlineParams, OnlineState};
+use crate::solver::online::{
+    epoch_report, EpochReport, OnlineLearner, OnlineParams, OnlineState, OnlineSteps,
+};
 use crate::task::explicit_vector::{ExplicitVectorTask, MappedRows};
 use crate::task::online::OnlineTask;
 use crate::task::{Loss, VectorTask};
@@ -161,7 +163,7 @@ impl<'a> BlockLearner<'a> {
         params: &OnlineParams,
         targets: &[f64],
     ) -> Option<f64> {
-        if !params.projection || targets.is_empty() {
+        if !params.steps.projection || targets.is_empty() {
             return None;
         }
         let task = VectorTask::new(shape.loss, targets.to_vec(), shape.n_outputs, shape.bias);
@@ -182,7 +184,10 @@ impl<'a> BlockLearner<'a> {
     /// The params of one pass over one block: in the block's order, once.
     fn block_params(&self) -> OnlineParams {
         OnlineParams {
-            epochs: 1,
+            steps: OnlineSteps {
+                epochs: 1,
+                ..self.params.steps
+            },
             shuffle: false,
             ..self.params.clone()
         }
@@ -383,7 +388,7 @@ impl BlockLearner<'_> {
             return Err(Error::shape("targets (one per row)", x.rows, targets.len()));
         }
         let block_rows = block_rows.max(1);
-        let epochs = self.params.epochs;
+        let epochs = self.params.steps.epochs;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(self.params.seed);
         let mut order: Vec<usize> = (0..x.rows).collect();
         let mut rec = RunRecorder::new(StepUnit::Epoch, Some(epochs as u64));
@@ -472,8 +477,11 @@ mod tests {
         for averaging in [false, true] {
             let params = OnlineParams {
                 lambda: 1e-2,
-                epochs: 3,
-                averaging,
+                steps: OnlineSteps {
+                    epochs: 3,
+                    averaging,
+                    ..OnlineSteps::default()
+                },
                 ..OnlineParams::default()
             };
             let stored: Vec<Matrix> = maps.iter().map(|m| m.map_rows(&x)).collect();

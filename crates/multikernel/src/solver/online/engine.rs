@@ -422,7 +422,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         if task.n_examples() == 0 {
             return Err(Error::data("no training examples"));
         }
-        if params.schedule == crate::solver::online::StepSchedule::AdaGrad {
+        if params.steps.schedule == crate::solver::online::StepSchedule::AdaGrad {
             return Err(Error::unsupported(
                 "the adagrad schedule (per-coordinate steps) trains template taggers with the \
                  l2 regularizer only; this learner keeps one step size for all coordinates \
@@ -444,11 +444,11 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         let state = OnlineState {
             kernel: grams
                 .iter()
-                .map(|_| ScaledVec::zeros_with_image(n * l, n * l, params.averaging))
+                .map(|_| ScaledVec::zeros_with_image(n * l, n * l, params.steps.averaging))
                 .collect(),
             explicit: groups
                 .iter()
-                .map(|g| ScaledVec::zeros(g.len, params.averaging))
+                .map(|g| ScaledVec::zeros(g.len, params.steps.averaging))
                 .collect(),
             explicit_groups: groups,
             n_labels: l,
@@ -456,6 +456,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
             avg_start: 0,
         };
         let gamma = params
+            .steps
             .projection
             .then(|| (2.0 * task.loss_at_zero() / params.lambda).sqrt())
             .filter(|g| g.is_finite() && *g > 0.0);
@@ -618,9 +619,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
     }
 
     fn eta(&self, t: u64) -> f64 {
-        self.params
-            .schedule
-            .eta(t, self.params.eta0, self.params.lambda)
+        self.params.steps.eta(t, self.params.lambda)
     }
 
     /// The loss of example `i` at the current parameters (before the round's update) with
@@ -703,7 +702,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
             if groups > 1
                 && nz.len() * n * groups >= PAR_MIN_WORK
                 && rayon::current_thread_index().is_some()
-                && rayon::current_num_threads() > self.params.shards.max(1)
+                && rayon::current_num_threads() > self.params.steps.shards.max(1)
             {
                 use rayon::prelude::*;
                 self.state
@@ -793,10 +792,10 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
             order.shuffle(&mut self.rng);
             self.order = order;
         }
-        if self.params.shards > 1 {
+        if self.params.steps.shards > 1 {
             return self.sharded_pass(observer);
         }
-        if self.params.batch > 1 {
+        if self.params.steps.batch > 1 {
             return self.batched_pass(observer);
         }
         let mut grad = Gradient::default();
@@ -881,15 +880,15 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         observer: &dyn Observer,
         on_epoch: &mut dyn FnMut(&EpochReport, &OnlineState) -> Control,
     ) -> Result<(OnlineState, RunInfo)> {
-        let mut rec = RunRecorder::new(StepUnit::Epoch, Some(self.params.epochs as u64));
+        let mut rec = RunRecorder::new(StepUnit::Epoch, Some(self.params.steps.epochs as u64));
         let ck = observer.checkpoints();
         if let Some(c) = ck {
             if let Some(bytes) = c.resume(CHECKPOINT_FAMILY)? {
                 self.restore(crate::checkpoint::decode(CHECKPOINT_FAMILY, &bytes)?)?;
-                if self.epoch > self.params.epochs {
+                if self.epoch > self.params.steps.epochs {
                     return Err(Error::data(format!(
                         "the checkpoint is after epoch {}, beyond the run's {} epochs",
-                        self.epoch, self.params.epochs
+                        self.epoch, self.params.steps.epochs
                     )));
                 }
                 c.resumed_at(self.epoch as u64)?;
@@ -897,7 +896,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
             }
         }
         let mut status = RunStatus::Completed;
-        while self.epoch < self.params.epochs {
+        while self.epoch < self.params.steps.epochs {
             if self.epoch_observed(observer) == Control::Stop {
                 status = RunStatus::Cancelled;
                 break;
@@ -906,7 +905,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
             let hook = on_epoch(&rep, &self.state);
             if let Some(c) = ck {
                 let e = self.epoch as u64;
-                if self.epoch < self.params.epochs && c.due(e) {
+                if self.epoch < self.params.steps.epochs && c.due(e) {
                     c.save(
                         CHECKPOINT_FAMILY,
                         e,

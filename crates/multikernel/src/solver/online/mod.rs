@@ -16,4 +16,4 @@ pub(crate) mod params;
 pub(crate) use engine::{epoch_report, regularizer_value};
 pub use engine::{OnlineLearner, OnlineState};
 pub(crate) use params::EpochReport;
-pub use params::{OnlineParams, StepSchedule};
+pub use params::{OnlineParams, OnlineSteps, StepSchedule};

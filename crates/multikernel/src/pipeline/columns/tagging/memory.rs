@@ -174,7 +174,7 @@ impl LabelMemory {
                     phases.push(longest(Buffers::loss(*loss), threads.min(BATCH_CHUNKS)));
                 }
                 let crf = *loss == StructLoss::Crf;
-                if params.schedule == StepSchedule::AdaGrad {
+                if params.steps.schedule == StepSchedule::AdaGrad {
                     let kept = Buffers {
                         parts: 2,
                         pairs: entries,
@@ -189,7 +189,7 @@ impl LabelMemory {
                     // The seen flags: one byte per coordinate.
                     (9, dim)
                 } else {
-                    let holders = params.shards.max(params.batch).max(1);
+                    let holders = params.steps.shards.max(params.steps.batch).max(1);
                     let kept = Buffers {
                         parts: 0,
                         pairs: if crf { 3 * entries } else { 0 },
@@ -199,7 +199,8 @@ impl LabelMemory {
                         longest(kept, holders)
                             .saturating_add(longest(Buffers::loss(*loss), holders.min(threads))),
                     );
-                    let state = (1 + usize::from(params.averaging)) * params.shards.max(1);
+                    let state =
+                        (1 + usize::from(params.steps.averaging)) * params.steps.shards.max(1);
                     (state + 4, 0)
                 }
             }

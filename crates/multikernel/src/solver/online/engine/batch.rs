@@ -114,7 +114,7 @@ impl<T: OnlineTask> OnlineLearner<'_, T> {
     /// `params.batch` (module docs). A stop asked during the pass ends it after a batch and
     /// returns [`Control::Stop`] (the epoch is not counted).
     pub(super) fn batched_pass(&mut self, observer: &dyn Observer) -> Control {
-        let b = self.params.batch.max(1);
+        let b = self.params.steps.batch.max(1);
         let (n, l) = (self.task.n_points(), self.state.n_labels);
         let order = std::mem::take(&mut self.order);
         let mut grads: Vec<Gradient> = Vec::new();

@@ -107,7 +107,7 @@ impl<T: OnlineTask> OnlineLearner<'_, T> {
     /// mixed and proximal-stepped (module docs). A stop asked during the pass mixes what the
     /// shards did and returns [`Control::Stop`] (the epoch is not counted).
     pub(super) fn sharded_pass(&mut self, observer: &dyn Observer) -> Control {
-        let ranges = shard_ranges(self.order.len(), self.params.shards);
+        let ranges = shard_ranges(self.order.len(), self.params.steps.shards);
         // The first shard runs on the state itself, the others on copies of it whose
         // vectors are kept from epoch to epoch (`shard_copies`).
         let mut copies = std::mem::take(&mut self.shard_copies);

@@ -2,7 +2,7 @@ use super::*;
 use crate::data::Matrix;
 use crate::prox::RegSpec;
 use crate::solver::online::engine::OnlineState;
-use crate::solver::online::OnlineParams;
+use crate::solver::online::{OnlineParams, OnlineSteps};
 use crate::task::vector::VectorTask;
 use crate::task::Loss;
 use rand::seq::SliceRandom;
@@ -32,10 +32,13 @@ fn params(reg: RegSpec, lambda: f64, batch: usize) -> OnlineParams {
     OnlineParams {
         lambda,
         reg,
-        eta0: 0.7,
-        epochs: 3,
-        averaging: true,
-        batch,
+        steps: OnlineSteps {
+            eta0: 0.7,
+            epochs: 3,
+            averaging: true,
+            batch,
+            ..OnlineSteps::default()
+        },
         seed: 3,
         ..OnlineParams::default()
     }

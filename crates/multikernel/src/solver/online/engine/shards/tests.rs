@@ -2,7 +2,7 @@ use super::*;
 use crate::data::Matrix;
 use crate::kernel::Gram;
 use crate::prox::RegSpec;
-use crate::solver::online::{OnlineParams, StepSchedule};
+use crate::solver::online::{OnlineParams, OnlineSteps, StepSchedule};
 use crate::task::vector::VectorTask;
 use crate::task::Loss;
 use rand::{Rng, SeedableRng};
@@ -59,13 +59,16 @@ fn one_example_per_shard_is_the_mean_of_single_example_updates() {
     let params = OnlineParams {
         lambda,
         reg: RegSpec::L2,
-        eta0: eta,
-        schedule: StepSchedule::Constant,
-        epochs: 1,
-        averaging: true,
-        projection: false,
+        steps: OnlineSteps {
+            eta0: eta,
+            schedule: StepSchedule::Constant,
+            epochs: 1,
+            averaging: true,
+            projection: false,
+            shards: n,
+            ..OnlineSteps::default()
+        },
         shuffle: false,
-        shards: n,
         ..OnlineParams::default()
     };
     let mut learner = OnlineLearner::new(&task, &grams, params).unwrap();
@@ -120,9 +123,12 @@ fn run_on(threads: usize, shards: usize) -> OnlineState {
     let params = OnlineParams {
         lambda: 0.05,
         reg: RegSpec::L21Sq,
-        epochs: 4,
-        averaging: true,
-        shards,
+        steps: OnlineSteps {
+            epochs: 4,
+            averaging: true,
+            shards,
+            ..OnlineSteps::default()
+        },
         seed: 3,
         ..OnlineParams::default()
     };
@@ -154,7 +160,10 @@ fn a_stop_inside_the_sharded_pass_is_reported() {
     let (_, grams) = points(10, 2);
     let task = VectorTask::new(Loss::Hinge, vec![1.0; 10], 1, true);
     let params = OnlineParams {
-        shards: 2,
+        steps: OnlineSteps {
+            shards: 2,
+            ..OnlineSteps::default()
+        },
         ..OnlineParams::default()
     };
     struct Stop;
