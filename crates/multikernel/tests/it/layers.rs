@@ -805,9 +805,10 @@ fn the_command_line_tool_stays_a_thin_shell() {
 /// `pub fn`, `pub struct`, `pub enum`, `pub trait`, `pub type` or `pub const`, in every
 /// source file but the unit tests). `#![warn(unreachable_pub)]` makes each of them reachable
 /// from outside: the front door, the types its signatures carry, and what `engine` lends
-/// the project's own tools. 997 after the first cut (issue 48; 1,676 before it); the
-/// learner seam takes it to 700.
-const PUBLIC_ITEMS_MAX: usize = 1_000;
+/// the project's own tools. 997 after the first cut (issue 48; 1,676 before it); 998 with
+/// the three ways to train, the `OnlineSteps` and `TrainedModel` seams; the learner seam's
+/// goal is 700.
+const PUBLIC_ITEMS_MAX: usize = 998;
 
 /// Whether a line declares a public item, by the count's rule.
 fn declares_public_item(line: &str) -> bool {
