@@ -37,7 +37,7 @@
 use super::fit::{fit_checked, TrainingData};
 use super::fitted::{Fitted, Selection};
 use super::select::SpecSearch;
-use super::spec::{Learner, LearnerKind, LearnerSpec, LpMklSpec, Strength, Task};
+use super::spec::{CheckedSpec, Learner, LearnerKind, LearnerSpec, LpMklSpec, Strength, Task};
 use crate::data::split::Split;
 use crate::data::{Matrix, TableRef, Targets};
 use crate::error::{Error, Result};
@@ -254,20 +254,21 @@ pub(crate) fn choose_learner(
 }
 
 /// Selects by cross-validation on `table` (module docs) and refits the choice on all rows.
-/// `base` gives the task, the kernels (none: the default dictionary), bias,
+/// The checked spec gives the task, the kernels (none: the default dictionary), bias,
 /// standardization, the seed (of the folds too), the memory limit, and the named learner's
 /// other settings; its strength is ignored. The observer sees the refit's progress; a
 /// request to stop ([`Observer::should_stop`]) also reaches the fits of the grid, which
 /// then end early, and the refit returns at once with [`RunStatus::Cancelled`].
 pub(crate) fn fit_auto(
     table: TableRef<'_>,
-    base: &LearnerSpec,
+    checked: &CheckedSpec,
     cfg: &AutoConfig,
     observer: &dyn Observer,
 ) -> Result<AutoFitted> {
     if cfg.single_kernel {
-        return fit_single_best(table, base, cfg);
+        return fit_single_best(table, checked, cfg);
     }
+    let base = checked.spec();
     if matches!(base.task, Task::Sequence | Task::Parsing) {
         return Err(Error::unsupported(
             "built-in selection scores the rows of a table (binary, multiclass, regression)",
@@ -276,7 +277,6 @@ pub(crate) fn fit_auto(
     if cfg.c_grid.is_empty() {
         return Err(Error::param("c_grid", 0, "at least one C"));
     }
-    let checked = base.check()?;
     let start = Instant::now();
     let n_kernels =
         crate::kernel::expand_specs(&checked.kernels_for(table.n_features()), table.n_features())
@@ -932,11 +932,11 @@ impl LpPath<'_> {
 /// alone: lp-MKL with one kernel), refitted on all rows: the baseline MKL has to beat.
 pub(crate) fn fit_single_best(
     table: TableRef<'_>,
-    base: &LearnerSpec,
+    checked: &CheckedSpec,
     cfg: &AutoConfig,
 ) -> Result<AutoFitted> {
     let start = Instant::now();
-    let checked = base.check()?;
+    let base = checked.spec();
     let kernels =
         crate::kernel::expand_specs(&checked.kernels_for(table.n_features()), table.n_features());
     let goal = if base.task == Task::Regression {
@@ -996,6 +996,25 @@ pub(crate) fn fit_single_best(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`super::fit_auto`] on a spec checked here.
+    fn fit_auto(
+        table: TableRef<'_>,
+        base: &LearnerSpec,
+        cfg: &AutoConfig,
+        observer: &dyn Observer,
+    ) -> Result<AutoFitted> {
+        super::fit_auto(table, &base.check()?, cfg, observer)
+    }
+
+    /// [`super::fit_single_best`] on a spec checked here.
+    fn fit_single_best(
+        table: TableRef<'_>,
+        base: &LearnerSpec,
+        cfg: &AutoConfig,
+    ) -> Result<AutoFitted> {
+        super::fit_single_best(table, &base.check()?, cfg)
+    }
     use crate::data::{Dataset, Matrix};
     use crate::estimator::spec::OnlineSpec;
     use crate::kernel::KernelSpec;

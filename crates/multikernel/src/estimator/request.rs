@@ -149,9 +149,7 @@ pub fn fit<'d, 'r>(
             "validation rows choose MKL-GOMP's path length; the built-in selection uses its \
              own folds (give one or the other)",
         )),
-        (Some(cfg), None, TrainingData::Table(t)) => {
-            Ok(fit_auto(t, spec.spec(), cfg, observer)?.into())
-        }
+        (Some(cfg), None, TrainingData::Table(t)) => Ok(fit_auto(t, &spec, cfg, observer)?.into()),
         (Some(_), None, _) => Err(Error::unsupported(
             "built-in selection scores the rows of a table (binary, multiclass, regression)",
         )),

@@ -42,3 +42,19 @@ fn score(
         .unwrap();
     multikernel::engine::task::prediction_metric(&pred, &test.targets).1
 }
+
+/// Precomputed kernels through the in-memory door (`fit` on `TrainingData::Kernels`).
+fn fit_precomputed(
+    kernels: &[multikernel::data::MatrixRef<'_>],
+    targets: &multikernel::data::Targets,
+    task: multikernel::engine::task::TaskKind,
+    spec: &multikernel::estimator::PrecomputedSpec,
+    observer: &dyn multikernel::run::Observer,
+) -> multikernel::Result<multikernel::estimator::Fitted> {
+    let data = multikernel::estimator::KernelData {
+        kernels,
+        targets,
+        task,
+    };
+    multikernel::estimator::fit(data, spec, observer)
+}

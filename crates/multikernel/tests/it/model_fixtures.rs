@@ -19,6 +19,7 @@
 //! Rewrite them only when a change is meant to change predictions (and say so in the
 //! commit); the version-1 files in `tests/fixtures/models-v1` are never rewritten.
 
+use crate::fit_precomputed;
 use multikernel::data::columns::ColumnSentence;
 use multikernel::data::conllu::{read_conllu, select_folds, Heads};
 use multikernel::data::ocr::read_ocr;
@@ -34,29 +35,11 @@ use multikernel::estimator::{
     OnlineSteps, PolySpec, PrecomputedLearner, PrecomputedSpec, Strength, Task, TrainingData,
     WrapperSpec,
 };
-use multikernel::estimator::{Fitted, KernelData};
 use multikernel::kernel::{fit_all, kernel_matrices, KernelSpec, MemoryLimit};
 use multikernel::model::Model;
-use multikernel::run::Observer;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-
-/// Precomputed kernels through the in-memory door ([`fit`] with [`KernelData`]).
-fn fit_precomputed(
-    kernels: &[MatrixRef<'_>],
-    targets: &Targets,
-    task: TaskKind,
-    spec: &PrecomputedSpec,
-    observer: &dyn Observer,
-) -> multikernel::Result<Fitted> {
-    let data = KernelData {
-        kernels,
-        targets,
-        task,
-    };
-    fit(data, spec, observer)
-}
 
 /// The `kind` of every [`Model`] variant, as model files name it. A new variant adds its
 /// name here and a fixture below.

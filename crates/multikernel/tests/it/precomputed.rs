@@ -2,31 +2,14 @@
 //! twin: the same kernels computed by the library from the rows (`LpMklModel`), which must
 //! give the same decision values; the checks of the matrices; the model bytes.
 
+use crate::fit_precomputed;
 use multikernel::data::{read_table, Matrix, MatrixRef, TargetKind, Targets};
 use multikernel::engine::task::TaskKind;
 use multikernel::estimator::{fit, Learner, LearnerSpec, LpMklSpec, PrecomputedSpec, Task};
-use multikernel::estimator::{Fitted, KernelData};
 use multikernel::kernel::{fit_all, kernel_matrices, KernelSpec, MemoryLimit};
 use multikernel::model::Model;
-use multikernel::run::Observer;
 use multikernel::Error;
 use std::path::Path;
-
-/// Precomputed kernels through the in-memory door ([`fit`] with [`KernelData`]).
-fn fit_precomputed(
-    kernels: &[MatrixRef<'_>],
-    targets: &Targets,
-    task: TaskKind,
-    spec: &PrecomputedSpec,
-    observer: &dyn Observer,
-) -> multikernel::Result<Fitted> {
-    let data = KernelData {
-        kernels,
-        targets,
-        task,
-    };
-    fit(data, spec, observer)
-}
 
 fn sonar() -> multikernel::data::Dataset {
     read_table(

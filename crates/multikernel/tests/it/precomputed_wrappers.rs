@@ -5,34 +5,17 @@
 //! and decision values; the selection of C against the folds written out; model bytes; the
 //! refusals.
 
+use crate::fit_precomputed;
 use multikernel::data::{read_table, Dataset, Matrix, MatrixRef, TargetKind, Targets};
 use multikernel::engine::select::SplitStrategy;
 use multikernel::engine::task::TaskKind;
 use multikernel::estimator::{
     fit, Learner, LearnerSpec, PrecomputedLearner, PrecomputedSpec, Task, WrapperSpec,
 };
-use multikernel::estimator::{Fitted, KernelData};
 use multikernel::kernel::{fit_all, kernel_matrices, KernelSpec, MemoryLimit};
 use multikernel::model::Model;
-use multikernel::run::Observer;
 use multikernel::Error;
 use std::path::Path;
-
-/// Precomputed kernels through the in-memory door ([`fit`] with [`KernelData`]).
-fn fit_precomputed(
-    kernels: &[MatrixRef<'_>],
-    targets: &Targets,
-    task: TaskKind,
-    spec: &PrecomputedSpec,
-    observer: &dyn Observer,
-) -> multikernel::Result<Fitted> {
-    let data = KernelData {
-        kernels,
-        targets,
-        task,
-    };
-    fit(data, spec, observer)
-}
 
 fn table(path: &str, target: TargetKind) -> Dataset {
     read_table(Path::new(path), None, target, None, None).unwrap()
