@@ -26,7 +26,7 @@ pub const UCI_TABLES: [(&str, TaskKind); 9] = [
 /// interactions --n 600 --r 20 --seed 1`).
 pub const INTERACTIONS_ROWS: usize = 600;
 /// Features of the `interactions` table: the most that still gets per-feature kernels in
-/// the default dictionary ([`multikernel::kernel::dictionary::PER_FEATURE_MAX`]).
+/// the default dictionary (`multikernel::kernel::dictionary::PER_FEATURE_MAX`).
 pub const INTERACTIONS_FEATURES: usize = 20;
 
 /// Rows of the generated tables (ringnorm, waveform; Breiman 1996) of `reproduce uci`.

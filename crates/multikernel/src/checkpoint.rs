@@ -36,7 +36,7 @@ use std::sync::Mutex;
 /// The format tag every checkpoint file carries.
 pub(crate) const FORMAT: &str = "multikernel-checkpoint";
 /// The version this build writes and reads.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 /// The header line of a checkpoint file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -116,7 +116,13 @@ impl Fingerprint {
 }
 
 /// The bytes of a checkpoint file for `state`.
-pub fn to_bytes(family: &str, step: u64, data: &str, settings: &str, state: &[u8]) -> Vec<u8> {
+pub(crate) fn to_bytes(
+    family: &str,
+    step: u64,
+    data: &str,
+    settings: &str,
+    state: &[u8],
+) -> Vec<u8> {
     let header = Header {
         format: FORMAT.into(),
         version: VERSION,
@@ -213,7 +219,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Checkpoint> {
 }
 
 /// Reads the checkpoint file at `path` ([`from_bytes`]).
-pub fn read(path: &Path) -> Result<Checkpoint> {
+pub(crate) fn read(path: &Path) -> Result<Checkpoint> {
     let bytes = std::fs::read(path).map_err(|source| Error::Io {
         path: path.to_path_buf(),
         source,
@@ -359,7 +365,7 @@ impl Checkpoints for FileCheckpoints {
 /// A learner's state as checkpoint bytes (JSON; floats read back to the same bits). A
 /// non-finite number is refused, naming where it is (JSON would hold `null`, which no
 /// resume can read).
-pub fn encode<T: Serialize>(state: &T) -> Result<Vec<u8>> {
+pub(crate) fn encode<T: Serialize>(state: &T) -> Result<Vec<u8>> {
     if let Some((path, v)) = finite::first_non_finite(state) {
         return Err(Error::Numerical(format!(
             "cannot save a checkpoint: the learner's state holds {v} at {path} (a checkpoint \
@@ -371,7 +377,7 @@ pub fn encode<T: Serialize>(state: &T) -> Result<Vec<u8>> {
 
 /// A learner's state from checkpoint bytes. A `null` where a number belongs (a non-finite
 /// number saved before checkpoints refused them) is reported with the field it is in.
-pub fn decode<T: serde::de::DeserializeOwned>(family: &str, bytes: &[u8]) -> Result<T> {
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(family: &str, bytes: &[u8]) -> Result<T> {
     serde_json::from_slice(bytes).map_err(|e| {
         let field = e
             .to_string()

@@ -9,10 +9,6 @@
 //! follow the engines and change with them. A new experiment that needs more of an engine adds
 //! the name here (ARCHITECTURE.md, "Where things go").
 
-/// `crate::features`.
-pub mod features {
-    pub use crate::features::GroupLayout;
-}
 /// `crate::linalg`.
 pub mod linalg {
     pub use crate::linalg::{dot, SpdFactor};
@@ -102,10 +98,7 @@ pub mod solver {
     }
     /// `crate::solver::cutting_plane`.
     pub mod cutting_plane {
-        pub use crate::solver::cutting_plane::{
-            check_separation_step, fit, fit_block_norm, fit_with_master, BlockNormMaster,
-            CuttingPlaneParams,
-        };
+        pub use crate::solver::cutting_plane::{check_separation_step, fit, CuttingPlaneParams};
     }
     /// `crate::solver::gomp`.
     pub mod gomp {
@@ -147,7 +140,7 @@ pub mod solver {
 }
 /// `crate::task`.
 pub mod task {
-    pub use crate::task::{prediction_metric, Loss, TaskKind, VectorTask};
+    pub use crate::task::{prediction_metric, Loss, TaskKind};
     /// `crate::task::parse`.
     pub mod parse {
         pub use crate::task::parse::{
@@ -157,13 +150,11 @@ pub mod task {
     }
     /// `crate::task::sequence`.
     pub mod sequence {
-        pub use crate::task::sequence::{SeqLoss, SequenceTask};
+        pub use crate::task::sequence::SeqLoss;
     }
     /// `crate::task::structured`.
     pub mod structured {
-        pub use crate::task::structured::{
-            evaluate_explicit, explicit_layout, StructLoss, StructuredOnline,
-        };
+        pub use crate::task::structured::StructLoss;
     }
     /// `crate::task::tagging`.
     pub mod tagging {
@@ -175,14 +166,7 @@ pub mod task {
     }
     /// `crate::task::tree`.
     pub mod tree {
-        pub use crate::task::tree::{
-            is_projective, is_tree, ArcFeaturizer, ArcTemplate, ChuLiuEdmonds, Eisner, TreeDecoder,
-            TreeTask,
-        };
-        /// `crate::task::tree::synthetic`.
-        pub mod synthetic {
-            pub use crate::task::tree::synthetic::{SyntheticTrees, TreeGenerator};
-        }
+        pub use crate::task::tree::{is_projective, is_tree, ChuLiuEdmonds, Eisner, TreeDecoder};
     }
     /// `crate::task::vector`.
     pub mod vector {

@@ -128,12 +128,12 @@ impl Error {
     }
 
     /// [`Error::Unsupported`].
-    pub fn unsupported(msg: impl Into<String>) -> Self {
+    pub(crate) fn unsupported(msg: impl Into<String>) -> Self {
         Error::Unsupported(msg.into())
     }
 
     /// [`Error::Input`]: this error, in the input named `name`.
-    pub fn within(self, name: &'static str) -> Self {
+    pub(crate) fn within(self, name: &'static str) -> Self {
         Error::Input {
             name,
             source: Box::new(self),
@@ -141,7 +141,7 @@ impl Error {
     }
 
     /// [`Error::Model`] for a model file or `<bytes>`.
-    pub fn model(origin: impl Into<String>, msg: impl Into<String>) -> Self {
+    pub(crate) fn model(origin: impl Into<String>, msg: impl Into<String>) -> Self {
         Error::Model {
             origin: origin.into(),
             msg: msg.into(),

@@ -83,7 +83,7 @@ impl OutputKind {
     }
 
     /// The kind in words, for messages ("a FIFO").
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             OutputKind::New => "a new file",
             OutputKind::Regular => "a regular file",
@@ -526,7 +526,6 @@ enum Publish {
 #[derive(Debug)]
 pub struct AtomicWriter {
     path: PathBuf,
-    kind: OutputKind,
     publish: Publish,
     /// `None` once committed (or after a failed commit, which removed the temporary file).
     out: Option<std::io::BufWriter<Sink>>,
@@ -560,21 +559,9 @@ impl AtomicWriter {
         };
         Ok(AtomicWriter {
             path: path.to_path_buf(),
-            kind: r.kind,
             publish,
             out: Some(std::io::BufWriter::with_capacity(1 << 20, sink)),
         })
-    }
-
-    /// The target path (not the temporary file's).
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// What the target is: replaced atomically (`OutputKind::is_replaced`) or written in
-    /// place.
-    pub fn kind(&self) -> OutputKind {
-        self.kind
     }
 
     /// Appends `bytes` to the new version; an error names the target.

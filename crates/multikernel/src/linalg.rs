@@ -172,7 +172,7 @@ impl SpdFactor {
     }
 
     /// Order of the matrix.
-    pub fn dim(&self) -> usize {
+    pub(crate) fn dim(&self) -> usize {
         self.l.nrows()
     }
 

@@ -201,7 +201,7 @@ impl Rule {
     }
 
     /// The position of the best finite value in `values` (`None` when none is finite).
-    pub fn choose(&self, values: impl IntoIterator<Item = f64>) -> Option<usize> {
+    pub(crate) fn choose(&self, values: impl IntoIterator<Item = f64>) -> Option<usize> {
         let mut best: Option<(usize, f64)> = None;
         for (i, v) in values.into_iter().enumerate() {
             if !v.is_finite() {
@@ -306,7 +306,7 @@ impl<T> Selection<T> {
     }
 
     /// The entry of `(candidate, point)`, if it was scored on every split.
-    pub fn entry(&self, candidate: usize, point: usize) -> Option<&Entry> {
+    pub(crate) fn entry(&self, candidate: usize, point: usize) -> Option<&Entry> {
         self.entries
             .iter()
             .find(|e| e.candidate == candidate && e.point == point)
@@ -318,7 +318,7 @@ impl<T> Selection<T> {
     }
 
     /// What the evaluation of `candidate` on `split` returned besides its scores.
-    pub fn output(&self, candidate: usize, split: usize) -> Option<&T> {
+    pub(crate) fn output(&self, candidate: usize, split: usize) -> Option<&T> {
         self.outputs.get(candidate)?.get(split)?.as_ref()
     }
 
@@ -446,12 +446,6 @@ impl<'a, C: Sync, S: Sync> Search<'a, C, S> {
     /// How a candidate's scores over the splits are averaged.
     pub fn mean(mut self, mean: Mean) -> Self {
         self.mean = mean;
-        self
-    }
-
-    /// The whole rule at once.
-    pub fn rule(mut self, rule: Rule) -> Self {
-        self.rule = rule;
         self
     }
 
@@ -815,7 +809,7 @@ impl SplitStrategy {
 
     /// How many partitions of the rows the splits repeat: `repeats` of the repeated k-folds,
     /// 1 for every other strategy.
-    pub fn repeats(&self) -> usize {
+    pub(crate) fn repeats(&self) -> usize {
         match self {
             SplitStrategy::RepeatedKFold { repeats, .. }
             | SplitStrategy::RepeatedStratifiedKFold { repeats, .. } => *repeats,

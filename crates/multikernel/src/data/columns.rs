@@ -24,7 +24,7 @@
 //! - a carriage return followed by more text on its line is refused: the file's lines end
 //!   with CR alone (an old Mac OS file), which CRF++ would read as one long sentence.
 //!
-//! [`write_with_predictions`] writes sentences back as `crf_test` does: each token's columns
+//! `write_with_predictions` writes sentences back as `crf_test` does: each token's columns
 //! separated by tabs, the predicted label appended, a blank line after each sentence.
 
 use crate::data::lines::{byte_lines, has_cr_line_ends, parse_err, read_bytes, CR_LINE_ENDS};
@@ -33,7 +33,7 @@ use std::io::Write;
 use std::path::Path;
 
 /// One column of one token: its bytes as read (any ASCII-compatible encoding).
-pub type Column = Vec<u8>;
+pub(crate) type Column = Vec<u8>;
 
 /// One sentence: its tokens' columns.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -54,7 +54,7 @@ impl ColumnSentence {
     }
 
     /// Column `col` of every token (empty for a token without it).
-    pub fn column(&self, col: usize) -> Vec<&[u8]> {
+    pub(crate) fn column(&self, col: usize) -> Vec<&[u8]> {
         self.tokens
             .iter()
             .map(|t| t.get(col).map_or(&b""[..], Vec::as_slice))
@@ -239,7 +239,7 @@ pub fn write_columns(out: &mut impl Write, sentences: &[ColumnSentence]) -> std:
 /// Writes `sentences` with `predicted[i][t]` appended to token `t` of sentence `i` (columns
 /// separated by tabs, a blank line after each sentence), as `crf_test` prints them. An error
 /// when the predictions do not match the sentences' lengths.
-pub fn write_with_predictions(
+pub(crate) fn write_with_predictions(
     out: &mut impl Write,
     sentences: &[ColumnSentence],
     predicted: &[Vec<impl AsRef<[u8]>>],

@@ -19,7 +19,7 @@
 //! A multi-word token range `a-b` must come just before token `a`, with `a < b` and `b`
 //! within the sentence.
 //!
-//! Errors name the file and the line and say what was expected. [`write_sentence`] gives a
+//! Errors name the file and the line and say what was expected. `write_sentence` gives a
 //! sentence's lines back exactly (line ends as `\n`), with HEAD and DEPREL filled in.
 //! `fold_of`: the Turkish Web Treebank's official split (sentence index mod 10: 0-7 train,
 //! 8 dev, 9 test).
@@ -66,12 +66,12 @@ pub struct ConlluSentence {
 
 impl ConlluSentence {
     /// The heads of every token (0 = root), if every token has one.
-    pub fn heads(&self) -> Option<Vec<usize>> {
+    pub(crate) fn heads(&self) -> Option<Vec<usize>> {
         self.tokens.iter().map(|t| t.head).collect()
     }
 
     /// The relations of every token.
-    pub fn deprels(&self) -> Vec<String> {
+    pub(crate) fn deprels(&self) -> Vec<String> {
         self.tokens.iter().map(|t| t.deprel.clone()).collect()
     }
 
@@ -388,7 +388,7 @@ fn finish(s: &mut ConlluSentence, path: &Path, heads: Heads, end: usize) -> Resu
 
 /// Appends the sentence's lines to `out` (each ended by `\n`, then a blank line), with the
 /// HEAD and DEPREL of token `k` replaced by `heads[k]` and `deprels[k]` (when given).
-pub fn write_sentence(
+pub(crate) fn write_sentence(
     s: &ConlluSentence,
     heads: &[usize],
     deprels: Option<&[String]>,

@@ -134,17 +134,17 @@ impl<'a> MatrixRef<'a> {
 
     /// The values, row after row.
     #[inline]
-    pub fn data(&self) -> &'a [f64] {
+    pub(crate) fn data(&self) -> &'a [f64] {
         self.data
     }
 
     #[inline]
-    pub fn row(&self, i: usize) -> &'a [f64] {
+    pub(crate) fn row(&self, i: usize) -> &'a [f64] {
         &self.data[i * self.cols..(i + 1) * self.cols]
     }
 
     #[inline]
-    pub fn get(&self, i: usize, j: usize) -> f64 {
+    pub(crate) fn get(&self, i: usize, j: usize) -> f64 {
         self.data[i * self.cols + j]
     }
 
@@ -158,7 +158,7 @@ impl<'a> MatrixRef<'a> {
     }
 
     /// The rows whose indices are given, copied.
-    pub fn select_rows(&self, idx: &[usize]) -> Matrix {
+    pub(crate) fn select_rows(&self, idx: &[usize]) -> Matrix {
         let mut data = Vec::with_capacity(idx.len() * self.cols);
         for &i in idx {
             data.extend_from_slice(self.row(i));

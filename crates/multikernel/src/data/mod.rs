@@ -126,27 +126,27 @@ impl<'a> TableRef<'a> {
         })
     }
 
-    pub fn x(&self) -> MatrixRef<'a> {
+    pub(crate) fn x(&self) -> MatrixRef<'a> {
         self.x
     }
 
-    pub fn targets(&self) -> &'a Targets {
+    pub(crate) fn targets(&self) -> &'a Targets {
         self.targets
     }
 
-    pub fn feature_names(&self) -> &'a [String] {
+    pub(crate) fn feature_names(&self) -> &'a [String] {
         self.feature_names
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.x.rows()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.x.rows() == 0
     }
 
-    pub fn n_features(&self) -> usize {
+    pub(crate) fn n_features(&self) -> usize {
         self.x.cols()
     }
 }

@@ -12,12 +12,12 @@
 //! implied by the file name or sniffed from the first data line. A malformed row is the same
 //! error (file, line, message) as the whole-file reader gives for the same file, returned by
 //! the chunk that holds it. Chunks are consistent: every chunk has targets, or none has, as
-//! the whole-file reader decides ([`ModelStream::labelled`]).
+//! the whole-file reader decides (`ModelStream::labelled`).
 //!
 //! Memory is bounded by one chunk of rows plus the longest line
-//! ([`super::stream::MAX_LINE_BYTES`]). Differences from the whole-file reader, by design: the
+//! (`super::stream::MAX_LINE_BYTES`). Differences from the whole-file reader, by design: the
 //! file as a whole may exceed its 2^28-value limit (a chunk holds at most 2^28 values); a line
-//! may hold at most [`super::stream::MAX_LINE_BYTES`] bytes; a libsvm model wider than 2^28
+//! may hold at most `super::stream::MAX_LINE_BYTES` bytes; a libsvm model wider than 2^28
 //! features is refused when the stream opens.
 
 use super::csv::{split_fields, ModelCsvLayout};
@@ -26,15 +26,17 @@ use super::libsvm::{
 };
 use super::lines::{line_err, parse_err};
 use super::rows::{check_dense_size, TargetCollector, NO_ROWS};
+#[cfg(any(test, feature = "fuzzing"))]
+use super::stream::bytes_opener;
 use super::stream::{
-    bytes_opener, csv_first_line, file_opener, pick_source_format, LineReader, Opener,
-    MAX_CHUNK_VALUES,
+    csv_first_line, file_opener, pick_source_format, LineReader, Opener, MAX_CHUNK_VALUES,
 };
 #[cfg(test)]
 use super::ModelRows;
 use super::{Format, Matrix, Schema, TargetKind, Targets};
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
+#[cfg(any(test, feature = "fuzzing"))]
 use std::sync::Arc;
 
 /// Up to a chunk of rows of a [`ModelStream`].
@@ -52,12 +54,13 @@ pub struct ModelChunk {
 
 impl ModelChunk {
     /// Number of rows.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.x.rows
     }
 
     /// Whether the chunk has no rows (never the case for a chunk a stream returns).
-    pub fn is_empty(&self) -> bool {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn is_empty(&self) -> bool {
         self.x.rows == 0
     }
 
@@ -80,7 +83,7 @@ enum Body {
 }
 
 /// A data file read for a model with a given [`Schema`], chunk by chunk, in one pass (module
-/// docs): [`ModelStream::next_chunk`] until `None`.
+/// docs): `ModelStream::next_chunk` until `None`.
 pub struct ModelStream {
     origin: PathBuf,
     format: Format,
@@ -127,7 +130,8 @@ impl ModelStream {
     /// As [`ModelStream::open`] on bytes already in memory (tests, fuzzing); they may be
     /// gzip-compressed. `origin` names the data in messages and picks the format by its
     /// extension when `format` is `None`.
-    pub fn from_bytes(
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn from_bytes(
         origin: &Path,
         bytes: Arc<[u8]>,
         format: Option<Format>,
@@ -139,7 +143,7 @@ impl ModelStream {
     /// As [`ModelStream::open`] on data that `opener` opens from its start (a second time
     /// only when the format is sniffed); `origin` names the data in messages and picks the
     /// format by its extension when `format` is `None`.
-    pub fn from_source(
+    pub(crate) fn from_source(
         origin: &Path,
         mut opener: Opener,
         format: Option<Format>,
@@ -185,7 +189,7 @@ impl ModelStream {
     }
 
     /// The name of the data in messages (the file).
-    pub fn origin(&self) -> &Path {
+    pub(crate) fn origin(&self) -> &Path {
         &self.origin
     }
 
@@ -195,13 +199,14 @@ impl ModelStream {
     }
 
     /// Rows returned so far.
-    pub fn rows_read(&self) -> usize {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn rows_read(&self) -> usize {
         self.rows
     }
 
     /// Whether the rows come with targets: known when a CSV file is opened (a target column
     /// or none), for libsvm once the first data line is read (`None` before).
-    pub fn labelled(&self) -> Option<bool> {
+    pub(crate) fn labelled(&self) -> Option<bool> {
         match &self.body {
             Body::Csv(layout) => Some(layout.target_col.is_some()),
             Body::Libsvm(presence) => presence.labelled(),
@@ -213,7 +218,7 @@ impl ModelStream {
     /// targets and their line numbers. `None` once the file is exhausted. An error names the
     /// file and the line of the first malformed row, as the whole-file reader would; a file
     /// without data rows is an error at its end. After an error the stream reads no more.
-    pub fn next_chunk(&mut self, max_rows: usize) -> Result<Option<ModelChunk>> {
+    pub(crate) fn next_chunk(&mut self, max_rows: usize) -> Result<Option<ModelChunk>> {
         if self.failed {
             return Err(Error::data(format!(
                 "{}: the stream stopped at an error",
@@ -296,7 +301,7 @@ impl ModelStream {
 impl Iterator for ModelStream {
     type Item = Result<ModelChunk>;
 
-    /// The next chunk of [`DEFAULT_CHUNK_ROWS`] rows ([`ModelStream::next_chunk`]); after
+    /// The next chunk of [`DEFAULT_CHUNK_ROWS`] rows (`ModelStream::next_chunk`); after
     /// an error, `None`.
     fn next(&mut self) -> Option<Result<ModelChunk>> {
         if self.failed {

@@ -1,7 +1,7 @@
 //! The table readers' front door: the file [`Format`]s, and [`read_table`] and
 //! [`read_for_model`] (with their byte twins [`parse_table`] and [`parse_for_model`]), which
 //! pick the reader for a file by its name or, failing that, by its first data line;
-//! [`looks_like`] guesses what a file is, for messages. The readers are [`super::csv`] and
+//! `looks_like` guesses what a file is, for messages. The readers are [`super::csv`] and
 //! [`super::libsvm`]; what they share is `data/lines.rs` (bytes to numbered lines, parse
 //! errors, numbers) and `data/rows.rs` (targets and their class order, the data set, the
 //! schema a model's rows are read against).
@@ -183,7 +183,7 @@ pub(crate) fn sniff_line(line: &str) -> Option<Option<Format>> {
 /// number, or a `# sent_id` / `# text` comment), a libsvm table (`index:value` after the
 /// label), a CSV table (commas and no whitespace) or a gzip file; `None` otherwise (e.g.
 /// CRF++ columns). For messages only: a guess from the first lines.
-pub fn looks_like(bytes: &[u8]) -> Option<&'static str> {
+pub(crate) fn looks_like(bytes: &[u8]) -> Option<&'static str> {
     if bytes.starts_with(&[0x1f, 0x8b]) {
         return Some("a gzip-compressed file");
     }

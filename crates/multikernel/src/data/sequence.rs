@@ -49,7 +49,7 @@ impl SequenceData {
 
     /// Every shape agrees: rows = labels, spans tile the rows, labels below the alphabet's
     /// size, one name per column, one fold per sequence.
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if self.x.data.len() != self.x.rows * self.x.cols {
             return Err(Error::shape(
                 "feature values (rows x columns)",

@@ -80,14 +80,14 @@ impl Standardizer {
     }
 
     /// Number of feature columns the standardizer was fitted on.
-    pub fn n_features(&self) -> usize {
+    pub(crate) fn n_features(&self) -> usize {
         self.mean.len()
     }
 
     /// Checks a standardizer read from a model file: one scale per mean, finite means and
     /// finite positive scales (what [`Standardizer::fit`] gives), so that applying it to a
     /// row of `n_features()` values cannot panic or divide by zero.
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if self.scale.len() != self.mean.len() {
             return Err(Error::shape(
                 "standardizer: scales (one per mean)",
@@ -197,7 +197,7 @@ struct ColumnMoments {
 /// two (exact), so no square overflows even near the largest float. Constant columns get
 /// scale 1 by the same rule as `fit`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct StandardizerAccumulator {
+pub(crate) struct StandardizerAccumulator {
     rows: usize,
     /// Non-empty chunks pushed.
     chunks: usize,
@@ -206,7 +206,7 @@ pub struct StandardizerAccumulator {
 
 impl StandardizerAccumulator {
     /// An accumulator for rows of `n_features` values, with no rows yet.
-    pub fn new(n_features: usize) -> StandardizerAccumulator {
+    pub(crate) fn new(n_features: usize) -> StandardizerAccumulator {
         StandardizerAccumulator {
             rows: 0,
             chunks: 0,
@@ -215,16 +215,11 @@ impl StandardizerAccumulator {
     }
 
     /// Number of rows pushed so far.
-    pub fn rows(&self) -> usize {
+    pub(crate) fn rows(&self) -> usize {
         self.rows
     }
 
-    /// Number of feature columns.
-    pub fn n_features(&self) -> usize {
-        self.cols.len()
-    }
-
-    /// Adds the rows of `x`, which must have [`StandardizerAccumulator::n_features`] columns
+    /// Adds the rows of `x`, which must have the `n_features` columns given to `new`
     /// (else a shape error, and nothing is added).
     pub(crate) fn push_rows(&mut self, x: &Matrix) -> Result<()> {
         if x.cols != self.cols.len() {
@@ -285,7 +280,7 @@ impl StandardizerAccumulator {
     /// The standardizer of the rows pushed: the means and the population standard
     /// deviations, scale 1 for a constant column (as [`Standardizer::fit`]); mean 0 and
     /// scale 1 for every column when no rows were pushed.
-    pub fn finish(&self) -> Standardizer {
+    pub(crate) fn finish(&self) -> Standardizer {
         let (mut mean, mut scale) = (Vec::new(), Vec::new());
         for acc in &self.cols {
             let (m, s) = if self.rows == 0 {
@@ -331,7 +326,7 @@ impl TargetScaler {
 
     /// Checks a target scaler read from a model file: a finite mean and a finite positive
     /// scale (what [`TargetScaler::fit`] gives).
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if !(self.mean.is_finite() && self.scale.is_finite() && self.scale > 0.0) {
             return Err(Error::model(
                 "target scaler",
@@ -346,7 +341,7 @@ impl TargetScaler {
 
     /// Scales one target.
     #[inline]
-    pub fn apply(&self, y: f64) -> f64 {
+    pub(crate) fn apply(&self, y: f64) -> f64 {
         (y - self.mean) / self.scale
     }
 
@@ -671,6 +666,6 @@ mod accumulator_tests {
         let mut acc = StandardizerAccumulator::new(2);
         assert!(acc.push_rows(&Matrix::zeros(3, 1)).is_err());
         acc.push_rows(&Matrix::zeros(0, 2)).unwrap();
-        assert_eq!((acc.rows(), acc.n_features()), (0, 2));
+        assert_eq!((acc.rows(), acc.cols.len()), (0, 2));
     }
 }

@@ -6,19 +6,19 @@
 //! malformed row gives the same error (file, line, message) as the in-memory reader would
 //! give for the same file. It reads one line at a time into a reused buffer, so memory is
 //! bounded by one chunk of rows plus the longest line; a line longer than
-//! [`MAX_LINE_BYTES`] is an error at its line. A gzip file (detected by its magic bytes, as
+//! `MAX_LINE_BYTES` is an error at its line. A gzip file (detected by its magic bytes, as
 //! the in-memory readers do) is decompressed on the fly.
 //!
 //! [`scan`] makes one pass over a file and returns what a trainer needs before the first
 //! epoch ([`TableSummary`]): the row count, the feature names, the classes (in the natural
 //! order of [`super::read`]) or the target's mean and scale, and the column means and scales
 //! of [`Standardizer::fit`] on the whole table (streamed by
-//! [`StandardizerAccumulator`]). Since every row is parsed, a scan also validates the whole
+//! `StandardizerAccumulator`). Since every row is parsed, a scan also validates the whole
 //! file before training starts.
 //!
 //! Differences from the in-memory readers, by design: the table as a whole may exceed the
 //! in-memory readers' 2^28-value limit (only a chunk is dense in memory); a chunk holds at
-//! most 2^28 values; a line may hold at most [`MAX_LINE_BYTES`] bytes; libsvm lines must
+//! most 2^28 values; a line may hold at most `MAX_LINE_BYTES` bytes; libsvm lines must
 //! carry labels (training files).
 
 use super::csv::{parse_row, split_fields, target_what, CsvLayout, EMPTY_FILE};
@@ -34,11 +34,12 @@ use crate::error::{Error, Result};
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+#[cfg(any(test, feature = "fuzzing"))]
 use std::sync::Arc;
 
 /// The longest line a [`TableStream`] reads (16 MiB, the line ending included); a longer
 /// line is an error at its line rather than an unbounded allocation.
-pub const MAX_LINE_BYTES: usize = 16 << 20;
+pub(crate) const MAX_LINE_BYTES: usize = 16 << 20;
 
 /// Most values a chunk holds (2^28 `f64`, 2 GiB): a chunk has fewer rows than asked when
 /// the rows are that wide.
@@ -61,6 +62,7 @@ pub(crate) fn file_opener(path: &Path) -> Opener {
 }
 
 /// Opens bytes already in memory from their start, for each pass over them.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn bytes_opener(bytes: Arc<[u8]>) -> Opener {
     Box::new(move || {
         Ok(Box::new(std::io::Cursor::new(Arc::clone(&bytes))) as Box<dyn BufRead + Send>)
@@ -259,7 +261,7 @@ impl TableStream {
     /// As [`TableStream::open`] on data that `opener` opens from its start (once for each
     /// pass); `origin` names the data in messages and picks the format by its extension
     /// when `format` is `None`.
-    pub fn from_source(
+    pub(crate) fn from_source(
         origin: &Path,
         mut opener: Opener,
         format: Option<Format>,
@@ -320,7 +322,8 @@ impl TableStream {
 
     /// As [`TableStream::from_source`] on bytes already in memory (e.g. for tests, fuzzing,
     /// or standard input read whole); they may be gzip-compressed.
-    pub fn from_bytes(
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn from_bytes(
         origin: &Path,
         bytes: Arc<[u8]>,
         format: Option<Format>,
@@ -351,7 +354,7 @@ impl TableStream {
     }
 
     /// The name of the data in messages (the file).
-    pub fn origin(&self) -> &Path {
+    pub(crate) fn origin(&self) -> &Path {
         &self.origin
     }
 
@@ -597,7 +600,7 @@ impl TableSummary {
 /// read twice, the first pass for their width), in chunks of `chunk_rows` rows: the row
 /// count, the feature names, the classes or the target's moments, and the column
 /// statistics of [`Standardizer::fit`], accumulated chunk by chunk
-/// ([`StandardizerAccumulator`]). Every row is parsed: a malformed one is an error naming
+/// (`StandardizerAccumulator`). Every row is parsed: a malformed one is an error naming
 /// the file and its line, as the in-memory reader gives it.
 pub fn scan(
     path: &Path,

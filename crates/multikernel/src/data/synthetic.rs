@@ -281,7 +281,7 @@ impl MonomialProblem {
     }
 
     /// The noise-free output at one input.
-    pub fn value(&self, x: &[f64]) -> f64 {
+    pub(crate) fn value(&self, x: &[f64]) -> f64 {
         self.terms
             .iter()
             .map(|m| m.iter().map(|&j| x[j as usize]).product::<f64>())

@@ -4,9 +4,9 @@
 //!
 //! Fixed rules, not values fitted to any table:
 //!
-//! - **Grids**: C in [`C_GRID`]; lp-MKL's kernel-weight norm p in [`P_GRID`] (unless given);
-//!   the online learner's eta0 in [`ETA0_GRID`] (unless given).
-//! - **Folds**: [`FOLDS`]-fold, stratified for class labels, seeded by the spec's seed. A
+//! - **Grids**: C in `C_GRID`; lp-MKL's kernel-weight norm p in `P_GRID` (unless given);
+//!   the online learner's eta0 in `ETA0_GRID` (unless given).
+//! - **Folds**: `FOLDS`-fold, stratified for class labels, seeded by the spec's seed. A
 //!   class with fewer rows than folds lowers the folds to its count; with fewer than 2 rows
 //!   in some class (or fewer than 4 rows in all) there is no selection: the defaults stand
 //!   (C = 1), and the record says so. On tables of at most [`REPEAT_MAX_ROWS`] rows the
@@ -14,7 +14,7 @@
 //!   k-fold's), so that one partition's luck does not decide between close candidates.
 //! - **The learner** (when none is named): lp-MKL (the batch learner, closed-form steps,
 //!   squared loss) when its kernel matrices on all rows fit the memory limit and the table
-//!   has at most [`BATCH_MAX_ROWS`] rows (its Cholesky solves grow as n^3: the selection's
+//!   has at most `BATCH_MAX_ROWS` rows (its Cholesky solves grow as n^3: the selection's
 //!   time stays within seconds below that); the online learner (Alg. 1) above it. The
 //!   record says which and why.
 //! - **Candidates** (when the selection chooses the learner and takes lp-MKL): single
@@ -26,10 +26,10 @@
 //!   made on all rows, without the labels), and every fold takes its rows and columns from
 //!   them; within a fold the C grid runs from small to large C (large to small lambda), each
 //!   solve warm-started from the previous kernel weights (Kloft's alternation, a relative
-//!   tolerance of [`SELECT_TOL`]). The online learner and MKL-GOMP refit every grid point
+//!   tolerance of `SELECT_TOL`). The online learner and MKL-GOMP refit every grid point
 //!   from scratch (no warm start fits their runs).
 //! - **Large tables, online learner**: its grid is scored on a seeded subsample of
-//!   [`SELECT_MAX_ROWS`] rows (each grid point is a fresh fit with n x n Gram matrices); the
+//!   `SELECT_MAX_ROWS` rows (each grid point is a fresh fit with n x n Gram matrices); the
 //!   chosen settings are then refitted on all rows.
 //! - **Scores**: mean validation accuracy (maximized) or MSE (minimized) over the folds,
 //!   summed in fold order (`crate::select`); ties go to the first grid point (smaller C).
@@ -52,27 +52,27 @@ use std::time::Instant;
 
 /// The C grid (C weighs the sum of the losses against `1/2 ||f||^2`, the same for every
 /// learner).
-pub const C_GRID: [f64; 5] = [0.1, 1.0, 10.0, 100.0, 1000.0];
+pub(crate) const C_GRID: [f64; 5] = [0.1, 1.0, 10.0, 100.0, 1000.0];
 /// lp-MKL's kernel-weight norms: 4/3 (sparse-leaning) and the plain l2 (2). Not p = 1:
 /// its multiplicative steps converge slowly (on breast-cancer the 5-fold selection over the
 /// C grid took 41.8 s at p = 1 against 4.5 s at p = 4/3 and 2.6 s at p = 2, all three
 /// scoring 97.4-97.5 %); `--p 1` still selects C for it.
-pub const P_GRID: [f64; 2] = [4.0 / 3.0, 2.0];
+pub(crate) const P_GRID: [f64; 2] = [4.0 / 3.0, 2.0];
 /// The online learner's initial learning rates (rule eta0 / sqrt(t)).
-pub const ETA0_GRID: [f64; 3] = [0.1, 1.0, 10.0];
+pub(crate) const ETA0_GRID: [f64; 3] = [0.1, 1.0, 10.0];
 /// Cross-validation folds.
-pub const FOLDS: usize = 5;
+pub(crate) const FOLDS: usize = 5;
 /// The online learner and MKL-GOMP are selected on a seeded (stratified) subsample of at
 /// most this many rows of a larger table, then refitted on all rows: every grid point is a
 /// fresh fit whose Gram matrices grow as n^2 (on 5,000 ringnorm rows one fit takes 15 s and
 /// 5.3 GB, and the 15 x 5 fits of the grid would take twenty minutes).
-pub const SELECT_MAX_ROWS: usize = 1000;
+pub(crate) const SELECT_MAX_ROWS: usize = 1000;
 /// The batch learner is chosen up to this many rows (and when its matrices fit the memory).
-pub const BATCH_MAX_ROWS: usize = 3000;
+pub(crate) const BATCH_MAX_ROWS: usize = 3000;
 /// Relative tolerance of lp-MKL's alternation during selection: the learner's own. (At
 /// 1e-5 the slow multiplicative steps of p = 1 stopped far from the optimum: a validation
 /// MSE 27 % below the converged one in the test of the warm path.)
-pub const SELECT_TOL: f64 = 1e-8;
+pub(crate) const SELECT_TOL: f64 = 1e-8;
 
 pub use crate::select::{GridScore, SelectionRecord};
 

@@ -18,7 +18,7 @@
 //! of `b`'s (the one-standard-error rule, Hastie, Tibshirani & Friedman, *Elements of
 //! Statistical Learning*, 2nd ed., Sec. 7.10; the standard error is the standard deviation of
 //! `b`'s fold scores over `sqrt(folds)`, times `overlap_correction` for the folds'
-//! shared training rows, 1.5 at 5 folds, 2.18 at 3 x 5), simplest meaning ([`Candidate::rank`]) a single kernel with the
+//! shared training rows, 1.5 at 5 folds, 2.18 at 3 x 5), simplest meaning (`Candidate::rank`) a single kernel with the
 //! default learner's squared loss, then a single kernel with the hinge loss (another
 //! learner), then the uniform sum, then a learned combination; within that rank the best
 //! mean (ties: the first in candidate order).
@@ -68,7 +68,7 @@ pub(crate) const CLEAR_MARGIN_MSE: f64 = 0.15;
 
 /// A candidate's family, in the order the tie rule prefers (simplest first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Family {
+pub(crate) enum Family {
     /// One kernel of the dictionary.
     Single,
     /// The uniform sum of the dictionary.
@@ -90,7 +90,7 @@ impl Family {
 /// One candidate: a family, its loss, its kernels (a range of the expanded dictionary) and
 /// lp-MKL's p (2 for one kernel, inf for the uniform sum).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     pub family: Family,
     /// The hinge loss (C-SVC by SMO) instead of the squared loss (lp-MKL).
     pub hinge: bool,
@@ -104,7 +104,7 @@ impl Candidate {
     /// The tie rule's order (module docs): 0 a single kernel with lp-MKL's squared loss (the
     /// default learner), 1 a single kernel with the hinge loss (a second learner), 2 the
     /// uniform sum, 3 a learned combination.
-    pub fn rank(&self) -> usize {
+    pub(crate) fn rank(&self) -> usize {
         match (self.family, self.hinge) {
             (Family::Single, false) => 0,
             (Family::Single, true) => 1,
@@ -114,7 +114,7 @@ impl Candidate {
     }
 
     /// `single kernel`, `single kernel, hinge loss`, `uniform sum`, `learned combination`.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self.rank() {
             0 => "single kernel",
             1 => "single kernel, hinge loss",
@@ -125,7 +125,7 @@ impl Candidate {
 
     /// The candidate's setting under its learner (`lp-mkl` or `svm`) in the grid: the
     /// kernel of a single one, `p=inf (uniform sum of 7)`, `p=4/3`.
-    pub fn setting(&self) -> String {
+    pub(crate) fn setting(&self) -> String {
         match self.family {
             Family::Single => self
                 .label
@@ -145,7 +145,7 @@ impl Candidate {
 /// Gaussian over all features held as a dense matrix, which gets a hinge-loss candidate when
 /// `classes`), in candidate order: single kernels, hinge singles, the uniform sum, then
 /// lp-MKL at each p of `ps`.
-pub fn candidates(
+pub(crate) fn candidates(
     names: &[String],
     gaussian: &[bool],
     classes: bool,

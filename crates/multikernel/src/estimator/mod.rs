@@ -146,6 +146,8 @@ pub mod source;
 pub mod spec;
 pub mod stream;
 pub mod tagger;
+#[cfg(test)]
+mod tests;
 
 /// The regularizers, by name ([`OnlineSpec::reg`]).
 pub use crate::prox::RegSpec;

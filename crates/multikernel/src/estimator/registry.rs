@@ -77,7 +77,7 @@ const POLY: &[LearnerKind] = &[MirrorDescent, Ucd, Poly];
 const WRAPPERS: &[LearnerKind] = &[SimpleMkl, GaussSeidel];
 
 /// Every learner family, in [`LearnerKind::ALL`] order.
-pub(crate) const LEARNERS: &[LearnerInfo] = &[
+pub const LEARNERS: &[LearnerInfo] = &[
     LearnerInfo {
         kind: Online,
         doc: "online proximal MKL (Martins et al. 2011, Alg. 1; SPOM, Alg. 3, on sequences)",
@@ -434,7 +434,7 @@ pub const STRENGTH: &[Setting] = &[
 
 /// The setting of this name: a learner setting ([`SETTINGS`]) or the regularization
 /// constant ([`STRENGTH`]).
-pub fn setting(name: &str) -> Option<&'static Setting> {
+pub(crate) fn setting(name: &str) -> Option<&'static Setting> {
     SETTINGS.iter().chain(STRENGTH).find(|s| s.name == name)
 }
 

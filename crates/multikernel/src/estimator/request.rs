@@ -39,7 +39,7 @@ impl<'a> FitRequest<'a> {
     }
 
     /// Trains a spec already checked (no second check).
-    pub fn checked(spec: &'a CheckedSpec) -> FitRequest<'a> {
+    pub(crate) fn checked(spec: &'a CheckedSpec) -> FitRequest<'a> {
         FitRequest {
             spec: SpecRef::Checked(spec),
             select: None,
@@ -49,7 +49,7 @@ impl<'a> FitRequest<'a> {
 
     /// Trains on precomputed kernel matrices ([`TrainingData::Kernels`]); without `C` in
     /// the spec, C (and lp-MKL's p) are selected by cross-validation.
-    pub fn precomputed(spec: &'a PrecomputedSpec) -> FitRequest<'a> {
+    pub(crate) fn precomputed(spec: &'a PrecomputedSpec) -> FitRequest<'a> {
         FitRequest {
             spec: SpecRef::Precomputed(spec),
             select: None,
@@ -70,7 +70,7 @@ impl<'a> FitRequest<'a> {
     /// Held-out rows: MKL-GOMP keeps the path length with the lowest validation error
     /// (squared error for regression, error rate for classification); the other learners do
     /// not take validation rows.
-    pub fn validation(self, rows: TableRef<'a>) -> FitRequest<'a> {
+    pub(crate) fn validation(self, rows: TableRef<'a>) -> FitRequest<'a> {
         FitRequest {
             validation: Some(rows),
             ..self

@@ -85,7 +85,7 @@ pub struct SpecSearch<'s> {
     refit: bool,
 }
 
-/// What [`SpecSearch::run`] found: every score, the chosen spec and its model refitted on
+/// What `SpecSearch::run` found: every score, the chosen spec and its model refitted on
 /// all rows.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -127,7 +127,7 @@ impl SpecSelection {
 impl<'s> SpecSearch<'s> {
     /// A search over `specs` (grid order = tie order) on the splits `strategy` makes of the
     /// table's rows; the chosen spec is refitted on all rows.
-    pub fn new(specs: &'s [LearnerSpec], strategy: SplitStrategy) -> SpecSearch<'s> {
+    pub(crate) fn new(specs: &'s [LearnerSpec], strategy: SplitStrategy) -> SpecSearch<'s> {
         SpecSearch {
             specs,
             strategy,
@@ -136,7 +136,7 @@ impl<'s> SpecSearch<'s> {
     }
 
     /// Whether to train the chosen spec on all rows afterwards (default: yes).
-    pub fn refit(mut self, refit: bool) -> SpecSearch<'s> {
+    pub(crate) fn refit(mut self, refit: bool) -> SpecSearch<'s> {
         self.refit = refit;
         self
     }
@@ -148,7 +148,7 @@ impl<'s> SpecSearch<'s> {
     /// a regression spec, a memory refusal) stops the search and is returned as it is; so
     /// is a completed search in which no spec had a finite mean score
     /// ([`Error::Numerical`]).
-    pub fn run<'a>(
+    pub(crate) fn run<'a>(
         &self,
         data: impl Into<TrainingData<'a>>,
         observer: &dyn Observer,

@@ -50,7 +50,7 @@ pub enum Task {
 
 impl Task {
     /// Every task, in the order the documentation lists them.
-    pub const ALL: [Task; 5] = [
+    pub(crate) const ALL: [Task; 5] = [
         Task::Binary,
         Task::Multiclass,
         Task::Regression,
@@ -247,15 +247,6 @@ impl LossKind {
             )),
         }
     }
-
-    /// The family of a trained model's loss.
-    pub fn of(loss: Loss) -> LossKind {
-        match loss {
-            Loss::Hinge | Loss::MulticlassHinge => LossKind::Hinge,
-            Loss::Logistic | Loss::MulticlassLogistic => LossKind::Logistic,
-            Loss::Squared => LossKind::Squared,
-        }
-    }
 }
 
 impl fmt::Display for LossKind {
@@ -325,7 +316,7 @@ impl Strength {
     }
 
     /// MKL-GOMP's lambda for `n` training points: `1 / (C n)`.
-    pub fn gomp_lambda(self, n: usize) -> f64 {
+    pub(crate) fn gomp_lambda(self, n: usize) -> f64 {
         self.online_lambda(n)
     }
 
@@ -495,7 +486,7 @@ impl Default for WrapperSpec {
 impl WrapperSpec {
     /// Refuses a tolerance that is not a positive number, a negative or non-finite
     /// epsilon, and zero iterations or epochs.
-    pub fn check(&self) -> Result<()> {
+    pub(crate) fn check(&self) -> Result<()> {
         for (name, v) in [("tol", self.tol), ("svm_tol", self.svm_tol)] {
             if !(v.is_finite() && v > 0.0) {
                 return Err(Error::param(name, v, "a positive number"));
@@ -864,7 +855,7 @@ impl LearnerSpec {
 pub struct CheckedSpec(LearnerSpec);
 
 impl CheckedSpec {
-    pub fn spec(&self) -> &LearnerSpec {
+    pub(crate) fn spec(&self) -> &LearnerSpec {
         &self.0
     }
 

@@ -30,7 +30,7 @@ pub enum Sentences<'a> {
 }
 
 impl Sentences<'_> {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             Sentences::Dicts(s) => s.len(),
             Sentences::Columns(s) => s.len(),

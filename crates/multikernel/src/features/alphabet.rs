@@ -9,7 +9,7 @@ use std::collections::HashMap;
 /// training has no weight). Serialized as its names in index order (and the frozen flag).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "AlphabetRepr", into = "AlphabetRepr")]
-pub struct Alphabet {
+pub(crate) struct Alphabet {
     names: Vec<String>,
     index: HashMap<String, usize>,
     frozen: bool,
@@ -42,7 +42,7 @@ impl From<Alphabet> for AlphabetRepr {
 
 impl Alphabet {
     /// An empty, growing alphabet.
-    pub fn new() -> Alphabet {
+    pub(crate) fn new() -> Alphabet {
         Alphabet::default()
     }
 
@@ -77,26 +77,26 @@ impl Alphabet {
     }
 
     /// The index of `name` without adding it.
-    pub fn get(&self, name: &str) -> Option<usize> {
+    #[cfg(test)]
+    pub(crate) fn get(&self, name: &str) -> Option<usize> {
         self.index.get(name).copied()
     }
 
     /// The name of index `i`.
-    pub fn name(&self, i: usize) -> Option<&str> {
+    #[cfg(test)]
+    pub(crate) fn name(&self, i: usize) -> Option<&str> {
         self.names.get(i).map(String::as_str)
     }
 
     /// All names in index order.
-    pub fn names(&self) -> &[String] {
+    #[cfg(test)]
+    pub(crate) fn names(&self) -> &[String] {
         &self.names
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.names.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
     }
 
     /// Stops growing: [`Alphabet::intern`] then only looks names up.

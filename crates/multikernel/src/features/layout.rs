@@ -19,7 +19,7 @@ impl Default for GroupLayout {
 
 impl GroupLayout {
     /// Groups of the given lengths, in order.
-    pub fn new(lens: impl IntoIterator<Item = usize>) -> GroupLayout {
+    pub(crate) fn new(lens: impl IntoIterator<Item = usize>) -> GroupLayout {
         let mut offsets = vec![0];
         for len in lens {
             let last = offsets[offsets.len() - 1];
@@ -33,12 +33,12 @@ impl GroupLayout {
     }
 
     /// Total number of parameters.
-    pub fn total(&self) -> usize {
+    pub(crate) fn total(&self) -> usize {
         self.offsets[self.offsets.len() - 1]
     }
 
     /// The global indices of group `g`.
-    pub fn range(&self, g: usize) -> Range<usize> {
+    pub(crate) fn range(&self, g: usize) -> Range<usize> {
         self.offsets[g]..self.offsets[g + 1]
     }
 
@@ -47,13 +47,14 @@ impl GroupLayout {
     }
 
     /// The global index of entry `j` of group `g`.
-    pub fn global(&self, g: usize, j: usize) -> usize {
+    #[cfg(test)]
+    pub(crate) fn global(&self, g: usize, j: usize) -> usize {
         self.offsets[g] + j
     }
 
     /// `(group, index within the group)` of a global index; `None` beyond [`Self::total`].
     /// The l2 norm of each group's block of `weights` (global indices).
-    pub fn group_norms(&self, weights: &[f64]) -> Vec<f64> {
+    pub(crate) fn group_norms(&self, weights: &[f64]) -> Vec<f64> {
         (0..self.n_groups())
             .map(|g| {
                 weights[self.range(g)]

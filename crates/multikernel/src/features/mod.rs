@@ -8,12 +8,14 @@
 //! strings to indices through one alphabet per template, and each template is one group
 //! (Sec. 4.2 of martins2011; the templates of mao-tsang).
 
+#[cfg(test)]
 mod alphabet;
 mod layout;
 mod rows;
 mod sparse;
 
+#[cfg(test)]
 pub(crate) use alphabet::Alphabet;
-pub use layout::GroupLayout;
+pub(crate) use layout::GroupLayout;
 pub(crate) use rows::SparseRows;
 pub(crate) use sparse::SparseVector;

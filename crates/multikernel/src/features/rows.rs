@@ -23,13 +23,13 @@ impl Default for SparseRows {
 
 impl SparseRows {
     /// No rows.
-    pub fn new() -> SparseRows {
+    pub(crate) fn new() -> SparseRows {
         SparseRows::default()
     }
 
     /// No rows, with room for `rows` rows and `entries` entries (no reallocation up to
     /// them): [`SparseRows::bytes_for`] bytes.
-    pub fn with_capacity(rows: usize, entries: usize) -> SparseRows {
+    pub(crate) fn with_capacity(rows: usize, entries: usize) -> SparseRows {
         let mut offsets = Vec::with_capacity(rows + 1);
         offsets.push(0);
         SparseRows {
@@ -54,7 +54,7 @@ impl SparseRows {
     }
 
     /// Appends a row.
-    pub fn push(&mut self, row: &SparseVector) {
+    pub(crate) fn push(&mut self, row: &SparseVector) {
         self.entries.extend_from_slice(row.entries());
         self.offsets.push(self.entries.len());
     }
@@ -71,17 +71,18 @@ impl SparseRows {
         self.entries.len()
     }
 
-    pub fn n_rows(&self) -> usize {
+    pub(crate) fn n_rows(&self) -> usize {
         self.offsets.len() - 1
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.n_rows() == 0
     }
 
     /// The entries of row `r`, sorted by index.
     #[inline]
-    pub fn row(&self, r: usize) -> &[(usize, f64)] {
+    pub(crate) fn row(&self, r: usize) -> &[(usize, f64)] {
         &self.entries[self.offsets[r]..self.offsets[r + 1]]
     }
 
@@ -92,7 +93,7 @@ impl SparseRows {
     }
 
     /// The largest index of any row plus one (0 without entries).
-    pub fn dim(&self) -> usize {
+    pub(crate) fn dim(&self) -> usize {
         self.entries.iter().map(|&(j, _)| j + 1).max().unwrap_or(0)
     }
 

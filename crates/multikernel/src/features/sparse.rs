@@ -11,6 +11,7 @@ pub struct SparseVector {
 
 impl SparseVector {
     /// The empty (zero) vector.
+    #[cfg(test)]
     pub(crate) fn new() -> SparseVector {
         SparseVector::default()
     }
@@ -75,7 +76,7 @@ impl SparseVector {
 
     /// `<self, dense>`, summed in index order. Panics if an index is outside `dense`.
     #[inline]
-    pub(crate) fn dot(&self, dense: &[f64]) -> f64 {
+    pub fn dot(&self, dense: &[f64]) -> f64 {
         let mut s = 0.0;
         for &(i, v) in &self.entries {
             s += v * dense[i];

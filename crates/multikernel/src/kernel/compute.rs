@@ -38,7 +38,7 @@ impl FittedKind {
     /// The raw kernel value from the dot product `x . x'` and the squared distance
     /// `||x - x'||^2` of the two (feature-restricted) inputs.
     #[inline]
-    pub fn value(&self, dot: f64, sqd: f64) -> f64 {
+    pub(crate) fn value(&self, dot: f64, sqd: f64) -> f64 {
         match self {
             FittedKind::Linear => dot,
             FittedKind::Poly { degree, offset } => (dot + offset).powi(*degree as i32),
@@ -61,7 +61,7 @@ impl FittedKind {
     /// Checks resolved parameters read from a model file: the ranges
     /// [`KernelSpec`](super::KernelSpec) accepts, with every data-dependent value resolved
     /// (finite, positive widths).
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         let bad = |msg: String| Err(Error::model("kernel", msg));
         match self {
             FittedKind::Linear | FittedKind::Const => Ok(()),

@@ -3,9 +3,9 @@
 //!
 //! A fixed rule of the table's width `d`, not values fitted to any table:
 //!
-//! - a linear kernel and polynomial kernels of degrees [`POLY_DEGREES`] (offset 1), over all
+//! - a linear kernel and polynomial kernels of degrees `POLY_DEGREES` (offset 1), over all
 //!   features;
-//! - Gaussian kernels over all features at [`RBF_SCALES`] times the median heuristic's width
+//! - Gaussian kernels over all features at `RBF_SCALES` times the median heuristic's width
 //!   `sigma2` (`rbf:scale=S`): with standardized features the heuristic gives
 //!   `sigma2 ~ d`, i.e. `gamma = 1 / (2 sigma2) ~ 1 / (2 d)`, half of scikit-learn's
 //!   `gamma = "scale"`; the scales 1/16 .. 4 cover `gamma` from `scale / 8` to `8 scale`, the
@@ -20,11 +20,11 @@ use super::feature_map::{Approx, ApproxMethod, DEFAULT_APPROX_DIM};
 use super::spec::{KernelKind, KernelSpec, Normalization};
 
 /// Multiples of the median heuristic's Gaussian width in the dictionary.
-pub const RBF_SCALES: [f64; 4] = [1.0 / 16.0, 0.25, 1.0, 4.0];
+pub(crate) const RBF_SCALES: [f64; 4] = [1.0 / 16.0, 0.25, 1.0, 4.0];
 /// Degrees of the polynomial kernels (offset 1) in the dictionary.
-pub const POLY_DEGREES: [u32; 2] = [2, 3];
+pub(crate) const POLY_DEGREES: [u32; 2] = [2, 3];
 /// Per-feature Gaussian kernels join the dictionary on tables of at most this many features.
-pub const PER_FEATURE_MAX: usize = 20;
+pub(crate) const PER_FEATURE_MAX: usize = 20;
 
 /// The default dictionary for a table of `n_features` columns (module docs), with
 /// per-feature kernels as one `perfeature:` spec (see [`super::expand_specs`]).
@@ -55,13 +55,13 @@ pub fn default_dictionary(n_features: usize) -> Vec<KernelSpec> {
 }
 
 /// Multiples of the median heuristic's Gaussian width in [`streaming_dictionary`].
-pub const STREAM_RBF_SCALES: [f64; 3] = [1.0, 4.0, 0.25];
+pub(crate) const STREAM_RBF_SCALES: [f64; 3] = [1.0, 4.0, 0.25];
 
 /// The default kernels when training from a stream (`train --stream`, issue 17), where every
-/// kernel needs an explicit feature map: Gaussian kernels at [`STREAM_RBF_SCALES`] times the
-/// median heuristic's width, each approximated by [`DEFAULT_APPROX_DIM`] random Fourier
+/// kernel needs an explicit feature map: Gaussian kernels at `STREAM_RBF_SCALES` times the
+/// median heuristic's width, each approximated by `DEFAULT_APPROX_DIM` random Fourier
 /// features (`rbf:scale=S,approx=rff`); the Python package's `INCREMENTAL_KERNELS` and the
-/// scale benchmark's kernels. Narrower Gaussians ([`RBF_SCALES`]' 1/16) and polynomial
+/// scale benchmark's kernels. Narrower Gaussians (`RBF_SCALES`' 1/16) and polynomial
 /// sketches need many more features for the same error, so they stay out of the default;
 /// `--kernel` gives them (and `linear`) when wanted.
 pub fn streaming_dictionary() -> Vec<KernelSpec> {

@@ -216,7 +216,7 @@ impl FittedKernel {
     /// Checks a kernel read from a model file: valid resolved parameters, a finite positive
     /// normalization factor, and feature indices below the number of features it was fitted
     /// on, so that evaluating it on rows of `n_features()` values cannot panic.
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         let origin = || format!("kernel {}", self.name);
         self.kind.validate().map_err(|e| match e {
             Error::Model { msg, .. } => Error::model(origin(), msg),
@@ -302,26 +302,26 @@ impl FittedKernel {
     }
 
     /// The resolved kernel form.
-    pub fn kind(&self) -> &FittedKind {
+    pub(crate) fn kind(&self) -> &FittedKind {
         &self.kind
     }
 
-    pub fn norm(&self) -> Normalization {
+    pub(crate) fn norm(&self) -> Normalization {
         self.norm
     }
 
     /// The trace / variance factor (1 for other normalizations).
-    pub fn scale(&self) -> f64 {
+    pub(crate) fn scale(&self) -> f64 {
         self.scale
     }
 
     /// The input columns the kernel reads (`None` = all).
-    pub fn features(&self) -> Option<&[usize]> {
+    pub(crate) fn features(&self) -> Option<&[usize]> {
         self.features.as_deref()
     }
 
     /// Number of input columns the kernel was fitted on.
-    pub fn n_features(&self) -> usize {
+    pub(crate) fn n_features(&self) -> usize {
         self.n_features
     }
 
@@ -332,7 +332,7 @@ impl FittedKernel {
     }
 
     /// The approximation replacing the kernel, if any (`approx=` in its SPEC).
-    pub fn approx(&self) -> Option<&FittedApprox> {
+    pub(crate) fn approx(&self) -> Option<&FittedApprox> {
         self.approx.as_ref()
     }
 
@@ -340,7 +340,7 @@ impl FittedKernel {
     /// a kernel with `approx=` (random Fourier features, Nystrom, polynomial sketch: `k` here
     /// is the approximate kernel, what every method computes with it), or a linear kernel
     /// (exact). `None` for the others (and for an approximation that does not fit its kernel,
-    /// which [`Self::validate`] refuses).
+    /// which `Self::validate` refuses).
     pub fn feature_map(&self) -> Option<FeatureMap> {
         let unit = self.norm == Normalization::Diag;
         let factor = if unit { 1.0 } else { self.scale.sqrt() };
@@ -419,7 +419,7 @@ impl FittedKernel {
 
     /// The normalized kernel value `k(a, b)` of two full input rows (for an approximated
     /// kernel `z(a) . z(b)`, its map drawn anew on each call: slow, for checks).
-    pub fn eval(&self, a: &[f64], b: &[f64]) -> f64 {
+    pub(crate) fn eval(&self, a: &[f64], b: &[f64]) -> f64 {
         debug_assert!(a.len() >= self.n_features && b.len() >= self.n_features);
         if let Some(map) = self.approx_map() {
             let (mut za, mut zb) = (vec![0.0; map.dim()], vec![0.0; map.dim()]);
@@ -461,7 +461,7 @@ impl FittedKernel {
     }
 
     /// `k(a_i, a_i)` for every row.
-    pub fn diag(&self, a: &Matrix) -> Vec<f64> {
+    pub(crate) fn diag(&self, a: &Matrix) -> Vec<f64> {
         if let Some(map) = self.approx_map() {
             let z = map.map_rows(a);
             return (0..z.rows)

@@ -20,13 +20,13 @@ pub struct SparseGram {
 impl SparseGram {
     /// The stored columns and values of row `i`.
     #[inline]
-    pub fn row(&self, i: usize) -> (&[u32], &[f64]) {
+    pub(crate) fn row(&self, i: usize) -> (&[u32], &[f64]) {
         let (s, e) = (self.indptr[i], self.indptr[i + 1]);
         (&self.indices[s..e], &self.values[s..e])
     }
 
     /// Entry `(i, j)` (0 when not stored); binary search in row `i`.
-    pub fn get(&self, i: usize, j: usize) -> f64 {
+    pub(crate) fn get(&self, i: usize, j: usize) -> f64 {
         let (idx, val) = self.row(i);
         match idx.binary_search(&(j as u32)) {
             Ok(p) => val[p],
@@ -59,14 +59,14 @@ impl Gram {
         }
     }
 
-    pub fn rows(&self) -> usize {
+    pub(crate) fn rows(&self) -> usize {
         match self {
             Gram::Dense(m) => m.rows,
             Gram::Sparse(s) => s.rows,
         }
     }
 
-    pub fn cols(&self) -> usize {
+    pub(crate) fn cols(&self) -> usize {
         match self {
             Gram::Dense(m) => m.cols,
             Gram::Sparse(s) => s.cols,
@@ -75,7 +75,7 @@ impl Gram {
 
     /// Entry `(i, j)`.
     #[inline]
-    pub fn get(&self, i: usize, j: usize) -> f64 {
+    pub(crate) fn get(&self, i: usize, j: usize) -> f64 {
         match self {
             Gram::Dense(m) => m.get(i, j),
             Gram::Sparse(s) => s.get(i, j),
@@ -84,7 +84,8 @@ impl Gram {
 
     /// `sum_j G[i, j] v[j]`.
     #[inline]
-    pub fn row_dot(&self, i: usize, v: &[f64]) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn row_dot(&self, i: usize, v: &[f64]) -> f64 {
         match self {
             // In order, as the sparse rows below: both forms give the same bits.
             Gram::Dense(m) => m.row(i).iter().zip(v).map(|(g, x)| g * x).sum(),

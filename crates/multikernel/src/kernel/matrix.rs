@@ -6,7 +6,7 @@
 use crate::data::Matrix;
 use crate::error::{Error, Result};
 use crate::kernel::{FittedKernel, FittedKind, Gram, MemoryLimit, Normalization};
-use crate::linalg::{dot, matmul};
+use crate::linalg::dot;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -31,18 +31,10 @@ impl KernelMatrix {
     }
 
     /// Number of rows (points on the left side).
-    pub fn rows(&self) -> usize {
+    pub(crate) fn rows(&self) -> usize {
         match self {
             KernelMatrix::Dense(k) => k.rows,
             KernelMatrix::Factor(z) => z.rows,
-        }
-    }
-
-    /// Rank bound: `n` for a dense matrix, the number of factor columns otherwise.
-    pub fn rank(&self) -> usize {
-        match self {
-            KernelMatrix::Dense(k) => k.cols,
-            KernelMatrix::Factor(z) => z.cols,
         }
     }
 
@@ -62,14 +54,6 @@ impl KernelMatrix {
                 }
                 k
             }
-        }
-    }
-
-    /// Trace of the training Gram matrix.
-    pub fn trace(&self) -> f64 {
-        match self {
-            KernelMatrix::Dense(k) => (0..k.rows.min(k.cols)).map(|i| k.get(i, i)).sum(),
-            KernelMatrix::Factor(z) => z.data.iter().map(|v| v * v).sum(),
         }
     }
 
@@ -124,14 +108,6 @@ impl KernelMatrix {
                 let zt_a = factor_t_times(z, a);
                 zt_a.data.iter().map(|v| v * v).sum()
             }
-        }
-    }
-
-    /// `K a` for the training matrix (`n x n` dense, or `Z Z^T a` for a factor).
-    pub fn times(&self, a: &Matrix) -> Matrix {
-        match self {
-            KernelMatrix::Dense(k) => matmul(k, a),
-            KernelMatrix::Factor(z) => matmul(z, &factor_t_times(z, a)),
         }
     }
 

@@ -142,7 +142,7 @@ impl KernelSpec {
     }
 
     /// Checks parameter ranges (also done by the parser, repeated here for specs built in code).
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         validate_kind(&self.kind)?;
         if let Some(f) = &self.features {
             if f.is_empty() {

@@ -98,14 +98,8 @@ impl<L> BatchModel<L> {
 
 impl<L: DecisionFunction> BatchModel<L> {
     /// Decision values of raw rows, after checking the feature count.
-    pub fn decision(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
+    pub(crate) fn decision(&self, x: MatrixRef<'_>, limit: &MemoryLimit) -> Result<Matrix> {
         self.decision_by(&self.learner, x, limit)
-    }
-
-    /// Checks that the task, the classes, the features and the learner agree (a model read
-    /// from a file): afterwards prediction on rows of the right width cannot panic.
-    pub fn validate(&self) -> Result<()> {
-        self.validate_learner(BatchInput::Rows(&self.learner))
     }
 
     /// Predictions of raw rows: classes (indices into `classes`) or values.
@@ -145,19 +139,6 @@ fn check_outputs(task: TaskKind, classes: &[String], n_outputs: usize) -> Result
         return Err(Error::shape("outputs of the learner", want, n_outputs));
     }
     Ok(())
-}
-
-impl<L: KernelDecision> BatchModel<L> {
-    /// Decision values from test-by-train kernel matrices (`test[m]` is `K_m(X_test,
-    /// X_train)`), read in place.
-    pub fn decision_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Matrix> {
-        self.learner.decision_kernels(test)
-    }
-
-    /// Predictions (classes or values) from test-by-train kernel matrices.
-    pub fn predict_kernels(&self, test: &[MatrixRef<'_>]) -> Result<Vec<Prediction>> {
-        decode(self.task, &self.learner.decision_kernels(test)?)
-    }
 }
 
 /// Every batch learner's model: the task, classes and feature names are the wrapper's; what

@@ -17,7 +17,7 @@
 //!   JSON. Read unchanged: the typed settings accept version 1's spellings
 //!   (`"schedule": "InvSqrt"`), and unknown keys are ignored.
 //!
-//! Every model read is checked with [`Model::validate`] before it is returned.
+//! Every model read is checked with `Model::validate` before it is returned.
 
 use super::Model;
 use crate::error::{Error, Result};
@@ -47,7 +47,7 @@ struct Envelope {
 }
 
 /// The model as the bytes of a model file.
-pub fn to_bytes(model: &Model) -> Result<Vec<u8>> {
+pub(crate) fn to_bytes(model: &Model) -> Result<Vec<u8>> {
     serde_json::to_vec(&Out {
         format: FORMAT,
         version: VERSION,
@@ -59,7 +59,7 @@ pub fn to_bytes(model: &Model) -> Result<Vec<u8>> {
 
 /// Reads a model from the bytes of a model file; `origin` names them in messages (a path,
 /// or `<bytes>`).
-pub fn from_bytes(bytes: &[u8], origin: &str) -> Result<Model> {
+pub(crate) fn from_bytes(bytes: &[u8], origin: &str) -> Result<Model> {
     let err = |msg: String| Error::model(origin, msg);
     // A file of another kind this crate knows (a checkpoint, a data file) is named.
     let other_kind = || match crate::data::read::looks_like(bytes) {
@@ -112,13 +112,13 @@ pub fn from_bytes(bytes: &[u8], origin: &str) -> Result<Model> {
 }
 
 /// Writes `model` to `path` atomically.
-pub fn save(path: &Path, model: &Model) -> Result<()> {
+pub(crate) fn save(path: &Path, model: &Model) -> Result<()> {
     let bytes = to_bytes(model)?;
     crate::io::write_atomic(path, &bytes)
 }
 
 /// Reads and checks a model file.
-pub fn load(path: &Path) -> Result<Model> {
+pub(crate) fn load(path: &Path) -> Result<Model> {
     let bytes = std::fs::read(path).map_err(|source| Error::Io {
         path: path.to_path_buf(),
         source,

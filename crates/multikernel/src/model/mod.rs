@@ -266,7 +266,7 @@ impl Model {
 
     /// Checks that every shape stored in the model agrees (run on every model read from a
     /// file or bytes): afterwards, prediction on rows of the right width cannot panic.
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         self.trained().validate()
     }
 
@@ -276,7 +276,7 @@ impl Model {
     }
 
     /// A model from bytes written by [`Model::to_bytes`] or read from a model file (either
-    /// format version), checked with [`Model::validate`].
+    /// format version), checked with `Model::validate`.
     pub fn from_bytes(bytes: &[u8]) -> Result<Model> {
         file::from_bytes(bytes, "<bytes>")
     }
@@ -297,7 +297,7 @@ impl Model {
     }
 
     /// Stores how the settings were chosen (table models; other models ignore it).
-    pub fn set_selection(&mut self, record: SelectionRecord) {
+    pub(crate) fn set_selection(&mut self, record: SelectionRecord) {
         self.trained_mut().set_selection(record);
     }
 

@@ -35,7 +35,7 @@ pub struct ScoreAccumulator<'m> {
 
 impl<'m> ScoreAccumulator<'m> {
     /// No rows scored yet.
-    pub fn new(model: &'m Model) -> ScoreAccumulator<'m> {
+    pub(crate) fn new(model: &'m Model) -> ScoreAccumulator<'m> {
         ScoreAccumulator {
             model,
             correct: 0,
@@ -48,7 +48,12 @@ impl<'m> ScoreAccumulator<'m> {
     /// targets in the model's classes). Refused as [`Model::score_with`] refuses them: a
     /// sequence or precomputed-kernel model, rows of another width, targets of another
     /// count, classes or kind. On an error nothing is added.
-    pub fn push(&mut self, x: MatrixRef<'_>, targets: &Targets, limit: &MemoryLimit) -> Result<()> {
+    pub(crate) fn push(
+        &mut self,
+        x: MatrixRef<'_>,
+        targets: &Targets,
+        limit: &MemoryLimit,
+    ) -> Result<()> {
         if targets.len() != x.rows() {
             return Err(Error::shape(
                 "targets (one per row)",
@@ -85,13 +90,8 @@ impl<'m> ScoreAccumulator<'m> {
         Ok(())
     }
 
-    /// Rows scored so far.
-    pub fn rows(&self) -> usize {
-        self.n
-    }
-
     /// The metric over every row pushed: `accuracy` (a fraction) or `mse`; NaN without rows.
-    pub fn finish(&self) -> Score {
+    pub(crate) fn finish(&self) -> Score {
         let n = self.n as f64;
         let (metric, value) = if self.model.vector_task() == Some(TaskKind::Regression) {
             ("mse", self.sse / n)

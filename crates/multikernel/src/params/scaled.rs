@@ -163,7 +163,7 @@ fn mean_running_sums(out: &mut [f64], own: Option<(&[f64], f64)>, parts: &[Runni
 
 impl ScaledVec {
     /// A zero block of `len` parameters; `averaging` keeps the running-average state.
-    pub fn zeros(len: usize, averaging: bool) -> Self {
+    pub(crate) fn zeros(len: usize, averaging: bool) -> Self {
         ScaledVec {
             coef: vec![0.0; len],
             scale: 1.0,
@@ -215,28 +215,24 @@ impl ScaledVec {
         (&mut self.image, inv)
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.coef.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.coef.is_empty()
     }
 
     /// Effective value of coordinate `j`.
     #[inline]
-    pub fn get(&self, j: usize) -> f64 {
+    pub(crate) fn get(&self, j: usize) -> f64 {
         self.scale * self.coef[j]
     }
 
     /// The stored (unscaled) coefficients; effective values are `scale() * coef()[j]`.
     #[inline]
-    pub fn coef(&self) -> &[f64] {
+    pub(crate) fn coef(&self) -> &[f64] {
         &self.coef
     }
 
     #[inline]
-    pub fn scale(&self) -> f64 {
+    pub(crate) fn scale(&self) -> f64 {
         self.scale
     }
 
@@ -248,7 +244,7 @@ impl ScaledVec {
 
     /// ||theta||.
     #[inline]
-    pub fn norm(&self) -> f64 {
+    pub(crate) fn norm(&self) -> f64 {
         self.sqnorm.max(0.0).sqrt()
     }
 
@@ -260,7 +256,7 @@ impl ScaledVec {
     /// Adds `delta` to effective coordinate `j` (the caller updates the norm with
     /// [`ScaledVec::add_to_sqnorm`]).
     #[inline]
-    pub fn add(&mut self, j: usize, delta: f64) {
+    pub(crate) fn add(&mut self, j: usize, delta: f64) {
         let d = delta / self.scale;
         self.coef[j] += d;
         if self.averaging {
@@ -322,7 +318,7 @@ impl ScaledVec {
     /// Each entry is summed over the parts in their order (the arithmetic of
     /// `mean_in_turn`, the tests' twin, bit for bit), the entries in parallel and written once:
     /// the mix of the shards' states is an epoch's one sequential step.
-    pub fn mean(parts: &[&ScaledVec]) -> ScaledVec {
+    pub(crate) fn mean(parts: &[&ScaledVec]) -> ScaledVec {
         let len = parts.first().map_or(0, |p| p.len());
         let averaging = parts.iter().all(|p| p.averaging);
         let k = parts.len().max(1) as f64;
@@ -463,7 +459,7 @@ impl ScaledVec {
     }
 
     /// Sets the block to zero, keeping the average exact.
-    pub fn zero(&mut self) {
+    pub(crate) fn zero(&mut self) {
         if self.averaging {
             for (b, c) in self.correction.iter_mut().zip(&self.coef) {
                 *b -= c * self.cum_scale;
@@ -509,7 +505,7 @@ impl ScaledVec {
 
     /// Ends a round: the current iterate enters the running sum.
     #[inline]
-    pub fn tick(&mut self) {
+    pub(crate) fn tick(&mut self) {
         if self.averaging {
             self.cum_scale += self.scale;
         }
@@ -526,13 +522,13 @@ impl ScaledVec {
     }
 
     /// Effective current parameters.
-    pub fn current(&self) -> Vec<f64> {
+    pub(crate) fn current(&self) -> Vec<f64> {
         self.coef.iter().map(|c| c * self.scale).collect()
     }
 
     /// The average of the iterates over `rounds` ticks (the current iterate when averaging is
     /// off or no round was ticked).
-    pub fn averaged(&self, rounds: u64) -> Vec<f64> {
+    pub(crate) fn averaged(&self, rounds: u64) -> Vec<f64> {
         if !self.averaging || rounds == 0 {
             return self.current();
         }

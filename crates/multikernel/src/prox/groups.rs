@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 /// Groups may overlap (hierarchical / overlapping group lasso, martins2011 Sec. 3.2, "Other
 /// variants") and need not cover every coordinate: a coordinate in no group is not touched
 /// by the group-based regularizers. Indices must be below the length of the vectors the
-/// groups are used with ([`Groups::check`] verifies this; the regularizers index directly and
+/// groups are used with (`Groups::check` verifies this; the regularizers index directly and
 /// panic on an out-of-range index, like slice indexing).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Groups {
@@ -17,7 +17,8 @@ pub struct Groups {
 
 impl Groups {
     /// Groups from explicit member lists.
-    pub fn new(members: Vec<Vec<usize>>) -> Groups {
+    #[cfg(test)]
+    pub(crate) fn new(members: Vec<Vec<usize>>) -> Groups {
         Groups { members }
     }
 
@@ -45,12 +46,14 @@ impl Groups {
     }
 
     /// Number of groups M.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.members.len()
     }
 
     /// True when there are no groups.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.members.is_empty()
     }
 
@@ -131,7 +134,7 @@ impl Groups {
     }
 
     /// Checks that every index is below `dim` and that no group lists a coordinate twice.
-    pub fn check(&self, dim: usize) -> Result<()> {
+    pub(crate) fn check(&self, dim: usize) -> Result<()> {
         let mut last_seen = vec![usize::MAX; dim];
         for (m, g) in self.members.iter().enumerate() {
             for &i in g {

@@ -60,7 +60,7 @@ pub struct ProxStep<'a> {
 
 impl ProxStep<'_> {
     /// Applies the step: `x <- prox_{tau weight Omega_j}(x)` (nothing when the weight is 0).
-    pub fn apply(&self, x: &mut [f64], groups: &Groups, tau: f64) {
+    pub(crate) fn apply(&self, x: &mut [f64], groups: &Groups, tau: f64) {
         if self.weight > 0.0 {
             self.reg.prox(x, groups, tau * self.weight);
         }

@@ -51,7 +51,7 @@ pub enum RegSpec {
 impl RegSpec {
     /// Checks the parameters (`q >= 1` finite, `sigma in [0, 1]`). Parsing already does this;
     /// call it on specs built in code or read from a model file.
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         match *self {
             RegSpec::L2q { q } if !(q.is_finite() && q >= 1.0) => Err(Error::param(
                 "q",
@@ -72,7 +72,7 @@ impl RegSpec {
     }
 
     /// The regularizer. Out-of-range parameters (see [`RegSpec::validate`]) are clamped.
-    pub fn build(&self) -> Box<dyn Regularizer> {
+    pub(crate) fn build(&self) -> Box<dyn Regularizer> {
         match *self {
             RegSpec::L2 => Box::new(L2Sq),
             RegSpec::L1 => Box::new(L1),
@@ -105,7 +105,7 @@ impl RegSpec {
     }
 
     /// The short name (`l2`, `l1`, `l21`, `l21sq`, `l2q`, `elastic`, `sparse-group`).
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             RegSpec::L2 => "l2",
             RegSpec::L1 => "l1",
@@ -146,7 +146,7 @@ impl RegSpec {
     /// different regularizers compare directly; divide by `||beta||_p` for the `Delta_p`
     /// normalization of lp-MKL. All-zero (or non-finite) raw weights give all zeros. Negative
     /// or NaN norms count as 0.
-    pub fn kernel_weights(&self, norms: &[f64]) -> Vec<f64> {
+    pub(crate) fn kernel_weights(&self, norms: &[f64]) -> Vec<f64> {
         let b: Vec<f64> = norms
             .iter()
             .map(|&v| if v > 0.0 && v.is_finite() { v } else { 0.0 })

@@ -23,4 +23,5 @@ pub(crate) mod vector;
 
 pub(crate) use targets::Prediction;
 pub use targets::{prediction_metric, TaskKind};
-pub use vector::{Loss, VectorTask};
+pub use vector::Loss;
+pub(crate) use vector::VectorTask;

@@ -40,7 +40,7 @@ pub(crate) const BIGRAM_GROUP: &str = "beta0";
 /// A first-order chain task over training words: word `i` covers the training points
 /// (characters) `words[i]`, labelled `labels[p]`.
 #[derive(Debug, Clone)]
-pub struct SequenceTask {
+pub(crate) struct SequenceTask {
     /// Label of each training point (0..n_labels).
     pub labels: Vec<usize>,
     /// The points of each word (consecutive, in order).
@@ -56,7 +56,7 @@ pub struct SequenceTask {
 
 impl SequenceTask {
     /// Checks that the words tile the points in order and the labels are in range.
-    pub fn new(
+    pub(crate) fn new(
         labels: Vec<usize>,
         words: Vec<Range<usize>>,
         n_labels: usize,

@@ -27,7 +27,7 @@ pub enum Prediction {
 
 impl Prediction {
     /// The class index (`usize::MAX`, never a valid class, for a real value).
-    pub fn class(&self) -> usize {
+    pub(crate) fn class(&self) -> usize {
         match self {
             Prediction::Class(c) => *c,
             Prediction::Value(_) => usize::MAX,
@@ -35,7 +35,7 @@ impl Prediction {
     }
 
     /// The real value (NaN for a class).
-    pub fn value(&self) -> f64 {
+    pub(crate) fn value(&self) -> f64 {
         match self {
             Prediction::Value(v) => *v,
             Prediction::Class(_) => f64::NAN,

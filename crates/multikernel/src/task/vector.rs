@@ -68,7 +68,7 @@ impl Loss {
 
     /// Loss and its derivative with respect to each score. `target` is +-1 for binary
     /// losses, the value for regression, the class index for multiclass losses.
-    pub fn eval(self, scores: &[f64], target: f64, grad: &mut [f64]) -> f64 {
+    pub(crate) fn eval(self, scores: &[f64], target: f64, grad: &mut [f64]) -> f64 {
         match self {
             Loss::Hinge => {
                 let m = target * scores[0];
@@ -128,7 +128,7 @@ impl Loss {
     }
 
     /// Loss of the zero model on `target` (for the projection radius).
-    pub fn at_zero(self, target: f64, n_outputs: usize) -> f64 {
+    pub(crate) fn at_zero(self, target: f64, n_outputs: usize) -> f64 {
         let mut g = vec![0.0; n_outputs];
         self.eval(&vec![0.0; n_outputs], target, &mut g)
     }
@@ -172,7 +172,7 @@ pub(crate) fn check_loss(task: TaskKind, loss: Loss) -> Result<()> {
 /// A vector task over `n` training points: targets coded as +-1 (binary), class index
 /// (multiclass) or real value (regression), with an optional unregularized bias per output.
 #[derive(Debug, Clone)]
-pub struct VectorTask {
+pub(crate) struct VectorTask {
     pub loss: Loss,
     pub targets: Vec<f64>,
     pub n_outputs: usize,
@@ -180,7 +180,7 @@ pub struct VectorTask {
 }
 
 impl VectorTask {
-    pub fn new(loss: Loss, targets: Vec<f64>, n_outputs: usize, bias: bool) -> Self {
+    pub(crate) fn new(loss: Loss, targets: Vec<f64>, n_outputs: usize, bias: bool) -> Self {
         VectorTask {
             loss,
             targets,

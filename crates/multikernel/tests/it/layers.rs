@@ -808,7 +808,7 @@ fn the_command_line_tool_stays_a_thin_shell() {
 /// the project's own tools. 997 after the first cut (issue 48; 1,676 before it); 998 with
 /// the three ways to train, the `OnlineSteps` and `TrainedModel` seams; the learner seam's
 /// goal is 700.
-const PUBLIC_ITEMS_MAX: usize = 998;
+const PUBLIC_ITEMS_MAX: usize = 700;
 
 /// Whether a line declares a public item, by the count's rule.
 fn declares_public_item(line: &str) -> bool {

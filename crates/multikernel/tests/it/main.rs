@@ -17,7 +17,6 @@ mod memory_refusals;
 mod model_corruption;
 mod model_files;
 mod model_fixtures;
-mod online;
 mod parsing;
 mod poly_solver_choice;
 mod precomputed;
@@ -28,7 +27,6 @@ mod source;
 mod stream_fit;
 mod stream_reader;
 mod stream_score;
-mod structured;
 mod summary_names;
 mod wrappers;
 

@@ -50,7 +50,7 @@ pub enum ApproxMethod {
 
 impl ApproxMethod {
     /// The name in a SPEC (`rff`, `nystrom`, `sketch`).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ApproxMethod::Rff => "rff",
             ApproxMethod::Nystrom => "nystrom",
@@ -81,7 +81,7 @@ pub struct Approx {
 }
 
 /// The dimension when `approx=` is given without `dim=`.
-pub const DEFAULT_APPROX_DIM: usize = 1024;
+pub(crate) const DEFAULT_APPROX_DIM: usize = 1024;
 
 /// The largest `dim=` accepted.
 pub(crate) const MAX_APPROX_DIM: usize = 1 << 20;
@@ -91,7 +91,7 @@ pub(crate) const MAX_APPROX_DIM: usize = 1 << 20;
 /// training rows, and `basis` keeps the landmarks and the projection, so a model file
 /// rebuilds the same map without drawing or decomposing anything).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FittedApprox {
+pub(crate) struct FittedApprox {
     pub method: ApproxMethod,
     pub dim: usize,
     pub seed: u64,
@@ -182,7 +182,7 @@ impl FeatureMap {
     /// The Nystrom map of the raw kernel `kind` (times `factor^2`, or unit outputs) on the
     /// columns `features` (`None`: the first `d_f` columns, the landmarks' width), from a
     /// fitted `basis` ([`nystrom`]).
-    pub fn nystrom(
+    pub(crate) fn nystrom(
         features: Option<Vec<usize>>,
         kind: crate::kernel::FittedKind,
         basis: &NystromBasis,
@@ -202,7 +202,7 @@ impl FeatureMap {
     /// The polynomial sketch of `(x_f . x'_f + offset)^degree` (times `factor^2`, or unit
     /// outputs), `dim` products drawn from `seed` ([`sketch`]).
     #[allow(clippy::too_many_arguments)]
-    pub fn sketch(
+    pub(crate) fn sketch(
         features: Option<Vec<usize>>,
         n_features: usize,
         degree: u32,

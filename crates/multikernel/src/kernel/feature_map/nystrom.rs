@@ -53,7 +53,7 @@ pub struct NystromBasis {
 impl NystromBasis {
     /// Checks a basis read from a model file against the kernel's input width `d_f` and
     /// number of landmarks `m`: the shapes, `1 <= r <= m`, finite values.
-    pub fn validate(&self, m: usize, d_f: usize) -> std::result::Result<(), String> {
+    pub(crate) fn validate(&self, m: usize, d_f: usize) -> std::result::Result<(), String> {
         let (l, p) = (&self.landmarks, &self.projection_t);
         if l.rows != m || l.cols != d_f || l.data.len() != l.rows.saturating_mul(l.cols) {
             return Err(format!(

@@ -172,7 +172,7 @@ impl TaggerModel {
     }
 
     /// Checks the stored sizes and values (a model read from a file).
-    pub fn validate(&self) -> std::result::Result<(), String> {
+    pub(crate) fn validate(&self) -> std::result::Result<(), String> {
         self.featurizer.validate()?;
         let want = self.featurizer.layout().total();
         if self.weights.len() != want {
@@ -198,7 +198,7 @@ impl TaggerModel {
 
     /// Whether the model was trained with the CRF loss (its scores are then log-potentials
     /// of a conditional random field, and marginals are probabilities).
-    pub fn is_crf(&self) -> bool {
+    pub(crate) fn is_crf(&self) -> bool {
         match self.loss {
             Some(l) => l == StructLoss::Crf,
             None => self.learner.starts_with("SPOM, crf loss"),

@@ -175,7 +175,7 @@ pub struct SequenceModel {
 const ORIGIN: &str = "sequence model";
 
 impl SequenceModel {
-    pub fn n_labels(&self) -> usize {
+    pub(crate) fn n_labels(&self) -> usize {
         self.labels.len()
     }
 
@@ -291,7 +291,7 @@ impl SequenceModel {
 
     /// Per base kernel, the combined coefficients `sum_g w_gk a_g` (`n_support x L`), `None`
     /// for kernels no non-zero group uses.
-    pub fn kernel_coefs(&self) -> Vec<Option<Matrix>> {
+    pub(crate) fn kernel_coefs(&self) -> Vec<Option<Matrix>> {
         let (n, l) = (self.support.rows, self.n_labels());
         let mut out: Vec<Option<Matrix>> = vec![None; self.kernels.len()];
         for (g, c) in self.groups.iter().zip(&self.coef) {

@@ -459,7 +459,8 @@ pub struct SequenceWrapperConfig {
 impl SequenceWrapperConfig {
     /// The paper's settings (20 then 3 epochs, SimpleMKL's defaults) for `method`, `kernels`
     /// and `c`.
-    pub fn new(method: WrapperMethod, kernels: Vec<KernelSpec>, c: f64) -> Self {
+    #[cfg(test)]
+    pub(crate) fn new(method: WrapperMethod, kernels: Vec<KernelSpec>, c: f64) -> Self {
         SequenceWrapperConfig {
             method,
             kernels,
@@ -473,7 +474,7 @@ impl SequenceWrapperConfig {
     }
 
     /// Checks what does not depend on the data.
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if self.kernels.is_empty() {
             return Err(Error::param("kernels", "none", "at least one kernel"));
         }

@@ -204,7 +204,7 @@ impl IncrementalFit {
     }
 
     /// The kernels' explicit maps.
-    pub fn maps(&self) -> Vec<FeatureMap> {
+    pub(crate) fn maps(&self) -> Vec<FeatureMap> {
         self.kernels
             .iter()
             .filter_map(FittedKernel::feature_map)
@@ -250,7 +250,7 @@ impl IncrementalFit {
     }
 
     /// A chunk as the learner takes it: standardized rows and online targets.
-    pub fn block(&self, chunk: TableRef<'_>) -> Result<Block> {
+    pub(crate) fn block(&self, chunk: TableRef<'_>) -> Result<Block> {
         if chunk.n_features() != self.feature_names.len() {
             return Err(Error::shape(
                 "features of a chunk",

@@ -209,18 +209,9 @@ impl KernelMachine {
             .collect())
     }
 
-    /// Kernel names with their weights.
-    pub fn kernel_weights(&self) -> Vec<(String, f64)> {
-        self.kernels
-            .iter()
-            .zip(&self.weights)
-            .map(|(k, w)| (k.name.clone(), *w))
-            .collect()
-    }
-
     /// Checks that every stored shape agrees (a model read from a file): after `Ok`, scoring
     /// rows with as many columns as [`KernelMachine::feature_names`] cannot panic.
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         let d = self.feature_names.len();
         let bad = |what: &str, want: usize, found: usize| Err(Error::shape(what, want, found));
         let outputs = match self.task {

@@ -106,7 +106,7 @@ impl ParserModel {
     }
 
     /// Checks the stored sizes and values (a model read from a file).
-    pub fn validate(&self) -> std::result::Result<(), String> {
+    pub(crate) fn validate(&self) -> std::result::Result<(), String> {
         let want = self.featurizer.layout().total();
         if self.weights.len() != want {
             return Err(format!(

@@ -54,7 +54,7 @@ impl Default for LbfgsParams {
 
 impl LbfgsParams {
     /// Checks the values before any work starts.
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if !(self.lambda.is_finite() && self.lambda > 0.0) {
             return Err(Error::param(
                 "lambda",

@@ -61,7 +61,7 @@ const OUTER_CAP: f64 = 0.01;
 
 /// The block-norm master (module docs).
 #[derive(Debug, Clone)]
-pub struct BlockNormMaster {
+pub(crate) struct BlockNormMaster {
     q: f64,
     layout: GroupLayout,
     grams: PackedGrams,
@@ -112,7 +112,7 @@ impl BlockNormMaster {
     /// A master for block norm `q >= 1` (finite) over the groups of `layout`; `tol` is the
     /// relative duality gap at which the solvers stop, `max_iter` the most gradient steps
     /// (`q > 1`) or mirror steps on the template weights (`q = 1`).
-    pub fn new(q: f64, layout: GroupLayout, tol: f64, max_iter: usize) -> Result<Self> {
+    pub(crate) fn new(q: f64, layout: GroupLayout, tol: f64, max_iter: usize) -> Result<Self> {
         if !(q.is_finite() && q >= 1.0) {
             return Err(Error::param("q", q, "a finite block norm q >= 1"));
         }
@@ -138,7 +138,7 @@ impl BlockNormMaster {
     /// Solves stop at [`OUTER_SHARE`] of the outer loop's gap when that is looser than the
     /// tolerances (inexact cutting planes; module docs). Off by default: a master solved to
     /// its tolerances walks the same cuts as the plain l2 loop.
-    pub fn inexact(mut self) -> Self {
+    pub(crate) fn inexact(mut self) -> Self {
         self.outer_share = OUTER_SHARE;
         self
     }
@@ -155,13 +155,8 @@ impl BlockNormMaster {
     }
 
     /// The template weights of the last solve (summing to 1; all 0 before the first).
-    pub fn mu(&self) -> &[f64] {
+    pub(crate) fn mu(&self) -> &[f64] {
         &self.mu
-    }
-
-    /// The multipliers of the last solve.
-    pub fn alpha(&self) -> &[f64] {
-        &self.alpha
     }
 }
 

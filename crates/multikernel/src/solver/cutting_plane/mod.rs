@@ -43,7 +43,7 @@ pub(crate) mod block_master;
 pub(crate) mod checkpoint;
 pub(crate) mod qp;
 
-pub use block_master::BlockNormMaster;
+pub(crate) use block_master::BlockNormMaster;
 
 use crate::error::{Error, Result};
 use crate::features::{GroupLayout, SparseVector};
@@ -96,7 +96,7 @@ impl Default for CuttingPlaneParams {
 
 impl CuttingPlaneParams {
     /// Checks the values before any work starts.
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if !(self.c.is_finite() && self.c > 0.0) {
             return Err(Error::param("C", self.c, "a positive number"));
         }
@@ -130,7 +130,7 @@ pub fn check_separation_step(s: f64) -> Result<()> {
 
 /// A constraint of the 1-slack working set: `<w, a> >= b - xi`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Cut {
+pub(crate) struct Cut {
     /// `1/n sum_i [Phi(x_i, y_i) - Phi(x_i, y_hat_i)]` in the explicit parameter space.
     pub a: SparseVector,
     /// `1/n sum_i c(y_i, y_hat_i)`.
@@ -139,7 +139,7 @@ pub struct Cut {
 
 /// The restricted problem over a working set.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MasterSolution {
+pub(crate) struct MasterSolution {
     /// The weights (global indices of the explicit groups).
     pub w: Vec<f64>,
     /// The restricted problem's optimal value (its dual value).
@@ -156,7 +156,7 @@ pub struct MasterSolution {
 /// Solves the problem restricted to the cuts so far: the seam where the multi-template
 /// learner puts its QCQP. Cuts are only appended between calls, so a master may cache what
 /// it computed for earlier ones.
-pub trait MasterProblem {
+pub(crate) trait MasterProblem {
     fn solve(&mut self, cuts: &[Cut], c: f64, dim: usize) -> Result<MasterSolution>;
 
     /// The multipliers of the last solve, one per cut.
@@ -206,7 +206,7 @@ pub trait MasterProblem {
 /// and `theta`, the step carried to the next saddle-point solve, the last value and the
 /// counters of [`block_master::MasterStats`] (solves, steps, QPs, unconverged).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct MasterSnapshot {
+pub(crate) struct MasterSnapshot {
     pub alpha: Vec<f64>,
     #[serde(default)]
     pub mu: Vec<f64>,
@@ -448,7 +448,7 @@ pub fn fit<T: StructuredTask + ?Sized>(
 /// `mu_j = ||w_j|| / sum_k ||w_k||` (for `q = 1` the QCQP's duals, which agree, unless the
 /// loop separates inside the segment: then those of the best point it returns); templates
 /// with `mu_j / sum mu <` `PRUNE_SHARE` are pruned (their weights set to 0).
-pub fn fit_block_norm<T: StructuredTask + ?Sized>(
+pub(crate) fn fit_block_norm<T: StructuredTask + ?Sized>(
     task: &T,
     params: &CuttingPlaneParams,
     q: f64,
@@ -537,7 +537,7 @@ fn working_set_slack(cuts: &[Cut], margins: Option<&[f64]>, w: &[f64]) -> f64 {
 /// the store asks for (the step is the number of cuts added), while the master keeps
 /// checkpoints (`MasterProblem::snapshot`); fails when the checkpoint does not fit or
 /// cannot be written.
-pub fn fit_with_master<T: StructuredTask + ?Sized>(
+pub(crate) fn fit_with_master<T: StructuredTask + ?Sized>(
     task: &T,
     params: &CuttingPlaneParams,
     master: &mut dyn MasterProblem,

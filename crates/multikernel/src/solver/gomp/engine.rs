@@ -31,7 +31,7 @@ pub enum GompStop {
 impl GompStop {
     /// The run status this reason gives: `Converged` (eps, every kernel chosen),
     /// `Completed` (`max_kernels` chosen) or `Cancelled`.
-    pub fn status(self) -> RunStatus {
+    pub(crate) fn status(self) -> RunStatus {
         match self {
             GompStop::Eps | GompStop::Exhausted => RunStatus::Converged,
             GompStop::MaxKernels => RunStatus::Completed,
@@ -69,13 +69,8 @@ pub struct GompPath {
 
 impl GompPath {
     /// Chosen kernels in order.
-    pub fn selected(&self) -> Vec<usize> {
+    pub(crate) fn selected(&self) -> Vec<usize> {
         self.steps.iter().map(|s| s.kernel).collect()
-    }
-
-    /// Keeps the first `s` steps.
-    pub fn truncate(&mut self, s: usize) {
-        self.steps.truncate(s);
     }
 
     /// Decision values `n_test x outputs` of the model with `s` kernels (`s = 0`: the

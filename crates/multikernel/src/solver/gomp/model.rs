@@ -143,7 +143,7 @@ impl GompModel {
     }
 
     /// Assembles a model from a path computed on `fitted` kernels over rows `x_train`.
-    pub fn from_path(
+    pub(crate) fn from_path(
         feature_names: Vec<String>,
         standardizer: Option<Standardizer>,
         x_train: Matrix,
@@ -189,7 +189,7 @@ impl GompModel {
     }
 
     /// Number of feature columns a row must have.
-    pub fn n_features(&self) -> usize {
+    pub(crate) fn n_features(&self) -> usize {
         self.x_train.cols
     }
 
@@ -197,7 +197,7 @@ impl GompModel {
     /// kernels, path steps, outputs) and holds finite numbers, so that [`GompModel::predict`]
     /// on rows of the right width cannot fail on the model's account (run it on a model read
     /// from a file).
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         let d = self.feature_names.len();
         let n = self.x_train.rows;
         check::matrix(ORIGIN, "the training rows", &self.x_train, n, d)?;
@@ -356,7 +356,7 @@ impl GompModel {
     }
 
     /// Keeps the first `s` kernels of the path (no retraining: their refit is stored).
-    pub fn truncate(&mut self, s: usize) {
+    pub(crate) fn truncate(&mut self, s: usize) {
         let s = s.min(self.path.len());
         self.path.truncate(s);
         self.kernels.truncate(s);
@@ -392,7 +392,7 @@ impl GompModel {
     }
 
     /// The chosen kernels in order with the improvement each brought (for `inspect`).
-    pub fn kernels(&self) -> Vec<(String, f64)> {
+    pub(crate) fn kernels(&self) -> Vec<(String, f64)> {
         self.kernels
             .iter()
             .zip(&self.improvements)

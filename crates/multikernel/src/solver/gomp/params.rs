@@ -54,7 +54,7 @@ impl Default for GompParams {
 
 impl GompParams {
     /// Rejects parameters no run could use.
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if !(self.lambda > 0.0 && self.lambda.is_finite()) {
             return Err(Error::param(
                 "lambda",

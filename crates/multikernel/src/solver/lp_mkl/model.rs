@@ -98,7 +98,7 @@ impl LpMklModel {
     /// kernels and their weights, outputs) and holds finite numbers, so that
     /// [`LpMklModel::predict`] on rows of the right width cannot fail on the model's account
     /// (run it on a model read from a file).
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         check::SharedCoefModel {
             n_features: self.feature_names.len(),
             x_train: &self.x_train,
@@ -114,13 +114,8 @@ impl LpMklModel {
         Ok(())
     }
 
-    /// Number of feature columns a row must have.
-    pub fn n_features(&self) -> usize {
-        self.x_train.cols
-    }
-
     /// Kernel names with their weights theta (dictionary order), for `inspect`.
-    pub fn kernels(&self) -> Vec<(String, f64)> {
+    pub(crate) fn kernels(&self) -> Vec<(String, f64)> {
         self.kernels
             .iter()
             .zip(&self.theta)

@@ -42,7 +42,7 @@ impl Default for LpMklParams {
 
 impl LpMklParams {
     /// Rejects parameters no run could use.
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if self.p.is_nan() || self.p < 1.0 {
             return Err(Error::param(
                 "p",

@@ -243,7 +243,7 @@ impl PolyProblem {
     /// Bytes [`PolyProblem::fit_lp`] needs: the explicit list of `count` rank-one product
     /// kernels (their features, the solver's centered copy and the stacked factor) and two
     /// `n x n` matrices.
-    pub fn lp_bytes(&self) -> Option<usize> {
+    pub(crate) fn lp_bytes(&self) -> Option<usize> {
         let n = self.y.len();
         let count = self.product_kernel_count()?;
         Some(
@@ -391,7 +391,7 @@ impl PolyMklModel {
     }
 
     /// Number of feature columns a row must have.
-    pub fn n_features(&self) -> usize {
+    pub(crate) fn n_features(&self) -> usize {
         self.standardizer.n_features()
     }
 
@@ -478,7 +478,7 @@ impl PolyMklModel {
     /// degrees, multi-indices, predictor) and holds finite numbers, so that
     /// [`PolyMklModel::predict`] on rows of the right width cannot fail on the model's
     /// account (run it on a model read from a file).
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         self.standardizer.validate()?;
         self.target.validate()?;
         let d = self.n_features();
@@ -600,7 +600,7 @@ impl PolyMklModel {
     /// The learned kernels as readable multi-indices (`x1^2*x5`, `1` for the constant) with
     /// their weights, largest first; when the other kernels share a positive weight, a last
     /// entry `(each of the other K kernels)` gives it.
-    pub fn kernels(&self) -> Vec<(String, f64)> {
+    pub(crate) fn kernels(&self) -> Vec<(String, f64)> {
         let mut out: Vec<(String, f64)> = self
             .terms
             .iter()

@@ -31,7 +31,8 @@ pub enum Sampling {
 
 impl Sampling {
     /// `stoch` / `importance` / `mirror-descent`, `proportional`, `ucd` / `uniform`.
-    pub fn parse(s: &str) -> Result<Sampling> {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn parse(s: &str) -> Result<Sampling> {
         match s.trim().to_ascii_lowercase().as_str() {
             "stoch" | "importance" | "mirror-descent" => Ok(Sampling::Importance),
             "proportional" | "exact" => Ok(Sampling::Proportional),
@@ -167,7 +168,7 @@ impl Default for SolverOptions {
 }
 
 impl SolverOptions {
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if !(self.lambda > 0.0 && self.lambda.is_finite()) {
             return Err(Error::param("lambda", self.lambda, "a finite number > 0"));
         }

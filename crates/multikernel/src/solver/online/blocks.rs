@@ -40,7 +40,7 @@ pub(crate) struct TaskShape {
 /// A block of training rows: standardized inputs and the targets the online task wants
 /// (`+-1`, class index or scaled value: [`crate::task::targets::online_targets`]).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Block {
+pub(crate) struct Block {
     pub x: Matrix,
     pub targets: Vec<f64>,
 }

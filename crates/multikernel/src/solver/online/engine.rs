@@ -150,7 +150,7 @@ impl OnlineState {
     }
 
     /// Norms of the regularized groups: kernel groups, then regularized explicit groups.
-    pub fn regularized_norms(&self) -> Vec<f64> {
+    pub(crate) fn regularized_norms(&self) -> Vec<f64> {
         let mut v: Vec<f64> = self.kernel.iter().map(|g| g.norm()).collect();
         for (g, spec) in self.explicit.iter().zip(&self.explicit_groups) {
             if spec.role == GroupRole::Regularized {
@@ -164,7 +164,7 @@ impl OnlineState {
 /// Where a ChaCha8 generator is in its stream: its seed, stream and word position (a
 /// generator set to them draws what the original draws next).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct RngPosition {
+pub(crate) struct RngPosition {
     pub seed: [u8; 32],
     pub stream: u64,
     /// The 128-bit word position, in decimal (JSON numbers stop at 64 bits).
@@ -201,7 +201,7 @@ impl RngPosition {
 /// progressive loss. Written by [`OnlineLearner::snapshot`] into checkpoints, read back by
 /// [`OnlineLearner::restore`].
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct SnapshotRef<'a> {
+pub(crate) struct SnapshotRef<'a> {
     pub state: &'a OnlineState,
     pub order: &'a [usize],
     pub rng: RngPosition,
@@ -407,7 +407,7 @@ pub(crate) fn regularizer_value(reg: &RegSpec, norms: &[f64]) -> f64 {
 
 impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
     /// Sets up Alg. 1; fails on invalid parameters or Gram matrices of the wrong size.
-    pub fn new(task: &'a T, grams: &'a [Gram], params: OnlineParams) -> Result<Self> {
+    pub(crate) fn new(task: &'a T, grams: &'a [Gram], params: OnlineParams) -> Result<Self> {
         params.validate()?;
         let n = task.n_points();
         for (m, g) in grams.iter().enumerate() {
@@ -540,7 +540,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
     }
 
     /// The learner at its current epoch boundary, for a checkpoint ([`SnapshotRef`]).
-    pub fn snapshot(&self) -> SnapshotRef<'_> {
+    pub(crate) fn snapshot(&self) -> SnapshotRef<'_> {
         SnapshotRef {
             state: &self.state,
             order: &self.order,
@@ -581,7 +581,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         self.epoch
     }
 
-    pub fn state(&self) -> &OnlineState {
+    pub(crate) fn state(&self) -> &OnlineState {
         &self.state
     }
 
@@ -596,12 +596,8 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
         self.state
     }
 
-    pub fn params(&self) -> &OnlineParams {
-        &self.params
-    }
-
     /// The projection radius in use, if any.
-    pub fn gamma(&self) -> Option<f64> {
+    pub(crate) fn gamma(&self) -> Option<f64> {
         self.gamma
     }
 
@@ -652,7 +648,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
     }
 
     /// One round of Alg. 1 on example `i`; returns its loss before the update.
-    pub fn round(&mut self, i: usize, grad: &mut Gradient, scores: &mut Vec<f64>) -> f64 {
+    pub(crate) fn round(&mut self, i: usize, grad: &mut Gradient, scores: &mut Vec<f64>) -> f64 {
         let loss = self.loss_grad_at(i, grad, scores);
         self.step(i, grad);
         loss
@@ -780,7 +776,8 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
 
     /// One pass over the training examples (shuffled when asked; with `params.shards > 1`,
     /// in parallel shards mixed at the end: the `shards` module).
-    pub fn epoch(&mut self) {
+    #[cfg(test)]
+    pub(crate) fn epoch(&mut self) {
         self.epoch_observed(&());
     }
 
@@ -819,7 +816,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
     /// chunks of [`LOSS_CHUNK`], each summed in order, and the chunk sums added in order, so
     /// the result (recorded in the model as its final objective) is the same to the last bit
     /// whatever the number of threads.
-    pub fn average_loss(&self) -> f64 {
+    pub(crate) fn average_loss(&self) -> f64 {
         let sums = self.loss_chunk_sums();
         sums.iter().sum::<f64>() / self.task.n_examples() as f64
     }
@@ -856,7 +853,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
 
     /// The primal objective lambda Omega(theta) + (1/N) sum L of the last iterate, with the
     /// l2 term of `L2Shrink` groups (lambda/2 ||w||^2) added.
-    pub fn report(&self, seconds: f64) -> EpochReport {
+    pub(crate) fn report(&self, seconds: f64) -> EpochReport {
         epoch_report(
             &self.state,
             &self.params,
@@ -875,7 +872,7 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
     /// boundary, if any, and saves [`Self::snapshot`] after every epoch the store asks
     /// for but the last (family [`CHECKPOINT_FAMILY`]); fails when the checkpoint does not
     /// fit or cannot be written.
-    pub fn run(
+    pub(crate) fn run(
         mut self,
         observer: &dyn Observer,
         on_epoch: &mut dyn FnMut(&EpochReport, &OnlineState) -> Control,

@@ -23,7 +23,7 @@ pub enum StepSchedule {
     /// 12, eq. 4 with `H_t = diag(sqrt(sum_s g_s^2))`, the "AdaGrad" update of their Sec. 1 and
     /// 5.2): coordinate `j` takes the step `eta0 / sqrt(G_j)`, `G_j` the sum of the squared
     /// loss gradients it has received, so rare features keep large steps while frequent ones
-    /// settle. [`OnlineSteps::eta`] returns `eta0`; the per-coordinate scale is the learner's
+    /// settle. `OnlineSteps::eta` returns `eta0`; the per-coordinate scale is the learner's
     /// (`crate::solver::adagrad`: template taggers with the l2 regularizer).
     AdaGrad,
 }
@@ -96,7 +96,7 @@ impl std::str::FromStr for StepSchedule {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct OnlineSteps {
-    /// Initial learning rate eta0 (the step size of round 1; [`OnlineSteps::eta`]).
+    /// Initial learning rate eta0 (the step size of round 1; `OnlineSteps::eta`).
     pub eta0: f64,
     /// How the step size falls with the rounds.
     pub schedule: StepSchedule,
@@ -147,7 +147,7 @@ impl Default for OnlineSteps {
 impl OnlineSteps {
     /// The step size eta_t of round `t` (from 1; Alg. 1 of martins2011) by the schedule,
     /// from `eta0` and the regularization constant `lambda`.
-    pub fn eta(&self, t: u64, lambda: f64) -> f64 {
+    pub(crate) fn eta(&self, t: u64, lambda: f64) -> f64 {
         let (t, eta0) = (t as f64, self.eta0);
         match self.schedule {
             StepSchedule::Constant => eta0,

@@ -348,7 +348,7 @@ impl<'a> State<'a> {
 
     /// The dual objective `1/2 a^T Q a + p^T a = 1/2 sum a_t (G_t + p_t)`; needs the whole
     /// gradient.
-    pub(crate) fn objective(&self) -> f64 {
+    pub(super) fn objective(&self) -> f64 {
         let mut sum = 0.0;
         for t in 0..self.a.len() {
             sum += self.a[t] * (self.p[t] - self.y[t] * self.v[t]);

@@ -155,7 +155,7 @@ impl WrapperModel {
 
     /// Checks that every stored array agrees with the others and holds finite numbers (a
     /// model read from a file).
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         check::SharedCoefModel {
             n_features: self.feature_names.len(),
             x_train: &self.x_train,
@@ -171,7 +171,7 @@ impl WrapperModel {
     }
 
     /// Kernel names with their weights (dictionary order), for `inspect`.
-    pub fn kernel_weights(&self) -> Vec<(String, f64)> {
+    pub(crate) fn kernel_weights(&self) -> Vec<(String, f64)> {
         self.kernels
             .iter()
             .zip(&self.weights)

@@ -87,7 +87,7 @@ impl PrecomputedWrapperModel {
 
     /// Decision values `n_test x outputs` from the test-by-train matrices (`test[m]` is
     /// `K_m(X_test, X_train)`, `n_test x n_train`), read in place.
-    pub fn decision(&self, test: &[MatrixRef<'_>]) -> Result<Matrix> {
+    pub(crate) fn decision(&self, test: &[MatrixRef<'_>]) -> Result<Matrix> {
         decision_from_kernels(test, self.n_train, &self.weights, &self.coef, &self.bias)
     }
 
@@ -97,7 +97,7 @@ impl PrecomputedWrapperModel {
     }
 
     /// Kernel names with their weights.
-    pub fn kernels(&self) -> Vec<(String, f64)> {
+    pub(crate) fn kernels(&self) -> Vec<(String, f64)> {
         self.kernel_names
             .iter()
             .cloned()
@@ -107,7 +107,7 @@ impl PrecomputedWrapperModel {
 
     /// Checks that the stored arrays agree and hold finite numbers (a model read from a
     /// file).
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         check::shared_coef(
             ORIGIN,
             self.kernel_names.len(),

@@ -90,7 +90,7 @@ pub(crate) fn feature_key(t: usize, values: &[u32]) -> u64 {
 /// [`BEFORE`], [`AFTER`], [`UNKNOWN`]).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(from = "Vec<Vec<String>>", into = "Vec<Vec<String>>")]
-pub struct AttributeCodes {
+pub(crate) struct AttributeCodes {
     values: Vec<HashMap<String, u32>>,
 }
 
@@ -173,18 +173,13 @@ fn attribute_value<'s>(
 
 /// A sentence's attribute codes: row `k` (token `k`, 0 = root) holds one code per attribute.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CodedSentence {
+pub(crate) struct CodedSentence {
     n: usize,
     n_attr: usize,
     codes: Vec<u32>,
 }
 
 impl CodedSentence {
-    /// Tokens (without the root).
-    pub fn len(&self) -> usize {
-        self.n
-    }
-
     /// The code of attribute `a` at position `k` (may lie outside `0..=n`).
     #[inline]
     fn code(&self, k: isize, a: usize) -> u32 {
@@ -437,22 +432,24 @@ impl ArcFeaturizer {
     }
 
     /// The attribute alphabets (stored in model files).
-    pub fn codes(&self) -> &AttributeCodes {
+    #[cfg(test)]
+    pub(crate) fn codes(&self) -> &AttributeCodes {
         &self.codes
     }
 
     /// Per template, its feature keys in index order (stored in model files).
-    pub fn keys(&self) -> &[Vec<u64>] {
+    #[cfg(test)]
+    pub(crate) fn keys(&self) -> &[Vec<u64>] {
         &self.keys
     }
 
     /// One group per template.
-    pub fn layout(&self) -> &GroupLayout {
+    pub(crate) fn layout(&self) -> &GroupLayout {
         &self.layout
     }
 
     /// One regularized group per template, named by its text.
-    pub fn groups(&self) -> Vec<ExplicitGroup> {
+    pub(crate) fn groups(&self) -> Vec<ExplicitGroup> {
         self.templates
             .templates
             .iter()
@@ -466,7 +463,7 @@ impl ArcFeaturizer {
     }
 
     /// Codes a sentence with the frozen alphabets.
-    pub fn code(&self, s: &ParseSentence) -> CodedSentence {
+    pub(crate) fn code(&self, s: &ParseSentence) -> CodedSentence {
         self.codes.code_frozen(&self.templates, s)
     }
 

@@ -124,7 +124,7 @@ impl ParseSentence {
     }
 
     /// Which tokens attachment scores count: all but punctuation (UPOS `PUNCT`).
-    pub fn scored(&self) -> Vec<bool> {
+    pub(crate) fn scored(&self) -> Vec<bool> {
         self.tokens.iter().map(|t| !t.is_punctuation()).collect()
     }
 }

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// be computed (`try_loss_grad` says `None`: no CRF marginals) counts as loss 0 with a zero
 /// gradient, and is counted ([`Self::skipped`]), never a NaN in the learner's sums.
 #[derive(Debug)]
-pub struct StructuredOnline<'a, T: StructuredTask> {
+pub(crate) struct StructuredOnline<'a, T: StructuredTask> {
     task: &'a T,
     loss: StructLoss,
     groups: Vec<ExplicitGroup>,
@@ -49,7 +49,7 @@ impl<T: StructuredTask> Clone for StructuredOnline<'_, T> {
 impl<'a, T: StructuredTask> StructuredOnline<'a, T> {
     /// Checks the task's part mapping ([`check_parts`]) and, for the CRF loss, that the task
     /// has marginals.
-    pub fn new(task: &'a T, loss: StructLoss) -> Result<Self> {
+    pub(crate) fn new(task: &'a T, loss: StructLoss) -> Result<Self> {
         check_parts(task)?;
         if loss == StructLoss::Crf
             && task.n_examples() > 0
@@ -72,21 +72,8 @@ impl<'a, T: StructuredTask> StructuredOnline<'a, T> {
 
     /// How many times the loss of an example could not be computed so far (each counted
     /// as loss 0 with no gradient).
-    pub fn skipped(&self) -> u64 {
+    pub(crate) fn skipped(&self) -> u64 {
         self.skipped.load(Ordering::Relaxed)
-    }
-
-    pub fn task(&self) -> &T {
-        self.task
-    }
-
-    pub fn loss(&self) -> StructLoss {
-        self.loss
-    }
-
-    /// The global index layout of the explicit groups.
-    pub fn layout(&self) -> &GroupLayout {
-        &self.layout
     }
 
     /// Appends the effective values `theta_j`, `j` in `range` (global indices), to `out`:

@@ -41,7 +41,7 @@ pub(crate) mod loss;
 #[cfg(test)]
 pub(crate) mod testing;
 
-pub use adapter::StructuredOnline;
+pub(crate) use adapter::StructuredOnline;
 pub(crate) use loss::loss_grad;
 pub use loss::StructLoss;
 
@@ -190,12 +190,12 @@ pub struct Counts {
 }
 
 impl Counts {
-    pub fn new(correct: usize, total: usize) -> Counts {
+    pub(crate) fn new(correct: usize, total: usize) -> Counts {
         Counts { correct, total }
     }
 
     /// The fraction correct (0 when there is nothing to count).
-    pub fn value(&self) -> f64 {
+    pub(crate) fn value(&self) -> f64 {
         if self.total == 0 {
             0.0
         } else {
@@ -302,7 +302,7 @@ pub trait StructuredTask: Sync {
 }
 
 /// The layout of a task's explicit groups in one global index space.
-pub fn explicit_layout<T: StructuredTask + ?Sized>(task: &T) -> GroupLayout {
+pub(crate) fn explicit_layout<T: StructuredTask + ?Sized>(task: &T) -> GroupLayout {
     GroupLayout::new(task.explicit_groups().iter().map(|g| g.len))
 }
 
@@ -443,7 +443,7 @@ pub(crate) fn explicit_pairs<T: StructuredTask + ?Sized>(
 
 /// Decodes every example with explicit weights `w` and sums the metric (examples in
 /// parallel).
-pub fn evaluate_explicit<T: StructuredTask + ?Sized>(task: &T, w: &[f64]) -> Result<Counts> {
+pub(crate) fn evaluate_explicit<T: StructuredTask + ?Sized>(task: &T, w: &[f64]) -> Result<Counts> {
     use rayon::prelude::*;
     (0..task.n_examples())
         .into_par_iter()

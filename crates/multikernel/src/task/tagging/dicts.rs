@@ -90,7 +90,7 @@ impl FeatureKeys {
     /// One unigram template per key (`U<j>:k%x[0,j]` for strings, `U<j>:k` for numbers and
     /// booleans; a `%` in a key is written `_pct_` in the template's text, which only names
     /// it) and the label-pair template `B`.
-    pub fn templates(&self) -> TemplateFile {
+    pub(crate) fn templates(&self) -> TemplateFile {
         let mut templates: Vec<Template> = self
             .names
             .iter()

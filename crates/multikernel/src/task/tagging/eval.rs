@@ -88,14 +88,14 @@ pub struct ChunkCounts {
 }
 
 impl ChunkCounts {
-    pub fn precision(&self) -> f64 {
+    pub(crate) fn precision(&self) -> f64 {
         ratio(self.correct, self.predicted)
     }
-    pub fn recall(&self) -> f64 {
+    pub(crate) fn recall(&self) -> f64 {
         ratio(self.correct, self.gold)
     }
     /// The harmonic mean of precision and recall (0 when both are 0).
-    pub fn f1(&self) -> f64 {
+    pub(crate) fn f1(&self) -> f64 {
         let (p, r) = (self.precision(), self.recall());
         if p + r == 0.0 {
             0.0
@@ -149,7 +149,10 @@ pub struct TagScores {
 
 impl TagScores {
     /// Scores predicted label sequences against gold ones (same lengths).
-    pub fn of<S: AsRef<[u8]>, T: AsRef<[u8]>>(gold: &[Vec<S>], predicted: &[Vec<T>]) -> TagScores {
+    pub(crate) fn of<S: AsRef<[u8]>, T: AsRef<[u8]>>(
+        gold: &[Vec<S>],
+        predicted: &[Vec<T>],
+    ) -> TagScores {
         let mut out = TagScores::default();
         for (g, p) in gold.iter().zip(predicted) {
             out.tokens += g.len();

@@ -16,7 +16,7 @@ pub struct FeatureKeys {
 impl FeatureKeys {
     /// The value of key `j`'s feature in a cell: none for an empty cell, the number for a
     /// real-valued key, 1 for a string indicator.
-    pub fn value(&self, j: usize, cell: &[u8]) -> Option<f64> {
+    pub(crate) fn value(&self, j: usize, cell: &[u8]) -> Option<f64> {
         if cell.is_empty() {
             None
         } else if self.real.get(j).copied().unwrap_or(false) {
@@ -27,7 +27,7 @@ impl FeatureKeys {
     }
 
     /// Checks keys read from a model file against its unigram templates.
-    pub fn validate(&self, n_unigrams: usize) -> std::result::Result<(), String> {
+    pub(crate) fn validate(&self, n_unigrams: usize) -> std::result::Result<(), String> {
         if self.names.len() != self.real.len() || self.names.len() != n_unigrams {
             return Err(format!(
                 "the tagger has {} feature keys and {} kinds for {n_unigrams} unigram templates",

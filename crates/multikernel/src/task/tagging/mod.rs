@@ -307,17 +307,17 @@ impl TagFeaturizer {
         })
     }
 
-    pub fn n_labels(&self) -> usize {
+    pub(crate) fn n_labels(&self) -> usize {
         self.labels.len()
     }
 
     /// Whether the label-pair (bigram) group exists.
-    pub fn has_bigram(&self) -> bool {
+    pub(crate) fn has_bigram(&self) -> bool {
         self.templates.has_bigram()
     }
 
     /// Global index of observation feature 0 with label 0 (after the bigram group).
-    pub fn offset(&self) -> usize {
+    pub(crate) fn offset(&self) -> usize {
         if self.has_bigram() {
             self.n_labels() * self.n_labels()
         } else {
@@ -440,7 +440,7 @@ impl TagFeaturizer {
     }
 
     /// The parameter groups: the bigram group (if any), then one per unigram template.
-    pub fn groups(&self) -> Vec<ExplicitGroup> {
+    pub(crate) fn groups(&self) -> Vec<ExplicitGroup> {
         let l = self.n_labels();
         let mut out = Vec::new();
         if self.has_bigram() {
@@ -473,7 +473,7 @@ impl TagFeaturizer {
         out
     }
 
-    pub fn layout(&self) -> GroupLayout {
+    pub(crate) fn layout(&self) -> GroupLayout {
         GroupLayout::new(self.groups().iter().map(|g| g.len))
     }
 
@@ -485,7 +485,7 @@ impl TagFeaturizer {
 
     /// The feature rows of a sentence: one row per token, its kept expansions (value 1).
     /// Tokens need at least [`TagFeaturizer::n_columns`] columns (checked by the caller).
-    pub fn rows(&self, s: &ColumnSentence) -> SparseRows {
+    pub(crate) fn rows(&self, s: &ColumnSentence) -> SparseRows {
         expansion_rows(
             s,
             0..s.len(),
@@ -520,7 +520,7 @@ impl TagFeaturizer {
     }
 
     /// Checks a featurizer read from a file.
-    pub fn validate(&self) -> std::result::Result<(), String> {
+    pub(crate) fn validate(&self) -> std::result::Result<(), String> {
         let u = self.templates.unigrams().count();
         if self.keys.len() != u {
             return Err(format!(

@@ -33,7 +33,7 @@ pub enum TemplateKind {
 
 /// A piece of a template: literal text or a `%x[row,col]` macro.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Piece {
+pub(crate) enum Piece {
     Text(String),
     Macro { row: i32, col: usize },
 }
@@ -63,7 +63,7 @@ impl TryFrom<String> for Template {
 
 impl Template {
     /// Parses one template line (not empty, not a comment).
-    pub fn parse(line: &str) -> std::result::Result<Template, String> {
+    pub(crate) fn parse(line: &str) -> std::result::Result<Template, String> {
         let kind = match line.as_bytes().first() {
             Some(b'U') => TemplateKind::Unigram,
             Some(b'B') => TemplateKind::Bigram,
@@ -105,10 +105,6 @@ impl Template {
             kind,
             pieces,
         })
-    }
-
-    pub fn pieces(&self) -> &[Piece] {
-        &self.pieces
     }
 
     /// Whether the template has a `%x` macro.

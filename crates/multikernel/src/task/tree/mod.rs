@@ -33,80 +33,25 @@ pub(crate) mod marginals;
 #[cfg(test)]
 mod marginals_tests;
 mod scores;
+#[cfg(test)]
 pub(crate) mod synthetic;
 
 pub use chu_liu_edmonds::ChuLiuEdmonds;
 pub use eisner::Eisner;
 
+#[cfg(test)]
+mod arc_task;
+#[cfg(test)]
+pub(crate) use arc_task::{ArcFeaturizer, ArcTemplate, TreeSentence};
+
 use crate::error::{Error, Result};
-use crate::features::{Alphabet, GroupLayout, SparseRows, SparseVector};
-use crate::task::online::{ExplicitGroup, GroupRole};
+use crate::features::{SparseRows, SparseVector};
+use crate::task::online::ExplicitGroup;
 use crate::task::structured::{Augmented, Counts, PartMap, PartMarginals, StructuredTask};
-use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
 /// The longest sentence [`Enumeration`] decodes.
 pub(crate) const MAX_ENUMERATED_TOKENS: usize = 5;
-
-/// The root's word and tag in features.
-pub(crate) const ROOT: &str = "<root>";
-
-/// A sentence with its tree: `words[k]`, `tags[k]` and `heads[k]` belong to token `k + 1`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TreeSentence {
-    pub words: Vec<String>,
-    pub tags: Vec<String>,
-    pub heads: Vec<usize>,
-}
-
-impl TreeSentence {
-    pub(crate) fn len(&self) -> usize {
-        self.words.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.words.is_empty()
-    }
-
-    fn word(&self, t: usize) -> &str {
-        if t == 0 {
-            ROOT
-        } else {
-            &self.words[t - 1]
-        }
-    }
-
-    fn tag(&self, t: usize) -> &str {
-        if t == 0 {
-            ROOT
-        } else {
-            &self.tags[t - 1]
-        }
-    }
-
-    /// Checks the lengths and that `heads` is a tree rooted at 0.
-    pub(crate) fn check(&self) -> Result<()> {
-        let n = self.len();
-        if self.tags.len() != n || self.heads.len() != n {
-            return Err(Error::shape(
-                "tags and heads of a sentence",
-                n,
-                if self.tags.len() != n {
-                    self.tags.len()
-                } else {
-                    self.heads.len()
-                },
-            ));
-        }
-        if !is_tree(&self.heads) {
-            return Err(Error::data(format!(
-                "heads {:?} do not form a tree rooted at 0",
-                self.heads
-            )));
-        }
-        Ok(())
-    }
-}
 
 /// Whether `heads` (head of token `k + 1` at `k`) is a tree rooted at 0: heads in range, no
 /// self-loop, and every token reaches 0.
@@ -179,7 +124,7 @@ pub(crate) fn tree_score(arc: &[f64], heads: &[usize]) -> f64 {
 /// Inference over dependency trees from an arc-score matrix (`(n + 1) x (n + 1)`, row = head,
 /// column = modifier): `Enumeration` (every tree, short sentences), [`Eisner`] (projective
 /// trees) and [`ChuLiuEdmonds`] (all trees). Loss-augmented decoding under the Hamming cost
-/// is decoding of augmented scores ([`TreeTask`]), so it needs nothing more of a decoder.
+/// is decoding of augmented scores (`TreeTask`), so it needs nothing more of a decoder.
 pub trait TreeDecoder: Sync + std::fmt::Debug {
     /// The longest sentence it decodes.
     fn max_tokens(&self) -> usize;
@@ -196,7 +141,7 @@ pub trait TreeDecoder: Sync + std::fmt::Debug {
 /// Decoding by scoring every tree ([`all_trees`]); ties go to the first tree in
 /// lexicographic order of the heads.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Enumeration;
+pub(crate) struct Enumeration;
 
 impl TreeDecoder for Enumeration {
     fn max_tokens(&self) -> usize {
@@ -283,124 +228,10 @@ fn marginals_of(n: usize, trees: &[Vec<usize>], arc: &[f64]) -> PartMarginals {
     PartMarginals { log_z, expected }
 }
 
-/// An arc feature template: one group of explicit parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum ArcTemplate {
-    /// The head's word.
-    HeadWord,
-    /// The modifier's word.
-    ModWord,
-    /// Head word and modifier word.
-    HeadModWord,
-    /// Head tag and modifier tag.
-    HeadModTag,
-    /// Direction of the arc and its length (capped at 4).
-    DirDist,
-}
-
-impl ArcTemplate {
-    /// Every template, in group order.
-    pub const ALL: [ArcTemplate; 5] = [
-        ArcTemplate::HeadWord,
-        ArcTemplate::ModWord,
-        ArcTemplate::HeadModWord,
-        ArcTemplate::HeadModTag,
-        ArcTemplate::DirDist,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ArcTemplate::HeadWord => "hw",
-            ArcTemplate::ModWord => "mw",
-            ArcTemplate::HeadModWord => "hw,mw",
-            ArcTemplate::HeadModTag => "ht,mt",
-            ArcTemplate::DirDist => "dir,dist",
-        }
-    }
-
-    /// The template's feature string for arc `h -> m` of `s`.
-    pub fn feature(self, s: &TreeSentence, h: usize, m: usize) -> String {
-        match self {
-            ArcTemplate::HeadWord => s.word(h).to_string(),
-            ArcTemplate::ModWord => s.word(m).to_string(),
-            ArcTemplate::HeadModWord => format!("{}|{}", s.word(h), s.word(m)),
-            ArcTemplate::HeadModTag => format!("{}|{}", s.tag(h), s.tag(m)),
-            ArcTemplate::DirDist => {
-                let dir = if h < m { 'R' } else { 'L' };
-                format!("{dir}{}", h.abs_diff(m).min(4))
-            }
-        }
-    }
-}
-
-/// Maps arcs to sparse features: one alphabet per template, grown on training sentences and
-/// then frozen (features never seen in training are dropped); global indices follow the
-/// templates' order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ArcFeaturizer {
-    pub templates: Vec<ArcTemplate>,
-    pub alphabets: Vec<Alphabet>,
-}
-
-impl ArcFeaturizer {
-    /// Grows one alphabet per template over every arc of `train`, then freezes them.
-    pub fn fit(templates: &[ArcTemplate], train: &[TreeSentence]) -> ArcFeaturizer {
-        let mut alphabets = vec![Alphabet::new(); templates.len()];
-        for s in train {
-            let n = s.len();
-            for h in 0..=n {
-                for m in 1..=n {
-                    if h != m {
-                        for (t, a) in templates.iter().zip(alphabets.iter_mut()) {
-                            a.intern(&t.feature(s, h, m));
-                        }
-                    }
-                }
-            }
-        }
-        alphabets.iter_mut().for_each(Alphabet::freeze);
-        ArcFeaturizer {
-            templates: templates.to_vec(),
-            alphabets,
-        }
-    }
-
-    /// The parameter layout: one group per template.
-    pub fn layout(&self) -> GroupLayout {
-        GroupLayout::new(self.alphabets.iter().map(Alphabet::len))
-    }
-
-    /// One regularized group per template, named after it.
-    pub fn groups(&self) -> Vec<ExplicitGroup> {
-        self.templates
-            .iter()
-            .zip(&self.alphabets)
-            .map(|(t, a)| ExplicitGroup {
-                name: t.name().to_string(),
-                len: a.len(),
-                role: GroupRole::Regularized,
-            })
-            .collect()
-    }
-
-    /// The features of arc `h -> m` of `s` (global indices of [`ArcFeaturizer::layout`]).
-    pub(crate) fn arc_features(&self, s: &TreeSentence, h: usize, m: usize) -> SparseVector {
-        let mut offset = 0;
-        let mut pairs = Vec::with_capacity(self.templates.len());
-        for (t, a) in self.templates.iter().zip(&self.alphabets) {
-            if let Some(j) = a.get(&t.feature(s, h, m)) {
-                pairs.push((offset + j, 1.0));
-            }
-            offset += a.len();
-        }
-        SparseVector::from_pairs(pairs)
-    }
-}
-
 /// Dependency trees as a `StructuredTask` with explicit arc features: the gold heads of each
 /// sentence, the features of every part of its arc matrix, and a decoder.
 #[derive(Debug, Clone)]
-pub struct TreeTask<D: TreeDecoder = Enumeration> {
+pub(crate) struct TreeTask<D: TreeDecoder = Enumeration> {
     heads: Vec<Vec<usize>>,
     /// Per sentence, which tokens the metric counts (all, unless [`TreeTask::with_scored`]).
     scored: Vec<Vec<bool>>,
@@ -412,45 +243,7 @@ pub struct TreeTask<D: TreeDecoder = Enumeration> {
     pub cost: f64,
 }
 
-impl TreeTask<Enumeration> {
-    /// The task over `sentences` with the featurizer's arc features, decoded by enumeration.
-    pub fn new(sentences: Vec<TreeSentence>, featurizer: &ArcFeaturizer) -> Result<Self> {
-        TreeTask::with_decoder(sentences, featurizer, Enumeration)
-    }
-}
-
 impl<D: TreeDecoder> TreeTask<D> {
-    /// Checks every sentence (a tree, at most `decoder.max_tokens()` tokens, not empty) and
-    /// computes its arc features once.
-    pub(crate) fn with_decoder(
-        sentences: Vec<TreeSentence>,
-        featurizer: &ArcFeaturizer,
-        decoder: D,
-    ) -> Result<Self> {
-        for (i, s) in sentences.iter().enumerate() {
-            s.check()
-                .map_err(|e| Error::data(format!("sentence {i}: {e}")))?;
-        }
-        let features = sentences
-            .iter()
-            .map(|s| {
-                let n1 = s.len() + 1;
-                (0..n1 * n1)
-                    .map(|r| {
-                        let (h, m) = (r / n1, r % n1);
-                        if m == 0 || h == m {
-                            SparseVector::new()
-                        } else {
-                            featurizer.arc_features(s, h, m)
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
-        let heads = sentences.into_iter().map(|s| s.heads).collect();
-        TreeTask::from_features(heads, features, featurizer.groups(), decoder)
-    }
-
     /// The task from precomputed arc features: `features[i]` has one row per part of
     /// sentence `i`'s arc matrix (`(n + 1)^2` rows, part `h * (n + 1) + m`), over the global
     /// indices of `groups`. Checks that each `heads[i]` is a tree the decoder can handle.
@@ -516,7 +309,8 @@ impl<D: TreeDecoder> TreeTask<D> {
     }
 
     /// The gold heads of every sentence.
-    pub fn heads(&self) -> &[Vec<usize>] {
+    #[cfg(test)]
+    pub(crate) fn heads(&self) -> &[Vec<usize>] {
         &self.heads
     }
 

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 /// Settings of the generator.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TreeGenerator {
+pub(crate) struct TreeGenerator {
     /// Training and test sentences.
     pub train: usize,
     pub test: usize,
@@ -44,7 +44,7 @@ impl Default for TreeGenerator {
 
 /// A generated treebank.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SyntheticTrees {
+pub(crate) struct SyntheticTrees {
     pub train: Vec<TreeSentence>,
     pub test: Vec<TreeSentence>,
     /// The templates of the true model.
@@ -53,7 +53,7 @@ pub struct SyntheticTrees {
 
 impl TreeGenerator {
     /// Draws the true weights and the sentences (seeded).
-    pub fn generate(&self, seed: u64) -> SyntheticTrees {
+    pub(crate) fn generate(&self, seed: u64) -> SyntheticTrees {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         let min_len = self.min_len.clamp(1, Enumeration.max_tokens());
         let max_len = self.max_len.clamp(min_len, Enumeration.max_tokens());

@@ -270,7 +270,7 @@ impl LabelMemory {
 
     /// `Ok` when [`LabelMemory::total`] fits under `limit`; otherwise the memory error,
     /// saying what `doing` needs and of what.
-    pub fn check(&self, limit: &MemoryLimit, doing: &str) -> Result<()> {
+    pub(crate) fn check(&self, limit: &MemoryLimit, doing: &str) -> Result<()> {
         limit.check(self.total(), &self.describe(doing))
     }
 

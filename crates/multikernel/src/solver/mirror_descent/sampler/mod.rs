@@ -70,20 +70,15 @@ pub enum PolyBasis {
 
 impl PolyBasis {
     /// Number of base kernels `r`.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             PolyBasis::RankOne { z } => z.rows,
             PolyBasis::Full { grams } => grams.len(),
         }
     }
 
-    /// Whether there is no base kernel.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Number of training points `n`.
-    pub fn points(&self) -> usize {
+    pub(crate) fn points(&self) -> usize {
         match self {
             PolyBasis::RankOne { z } => z.cols,
             PolyBasis::Full { grams } => grams.first().map_or(0, |g| g.rows),
@@ -279,12 +274,12 @@ impl PolySampler {
     }
 
     /// The basis the sampler was built on.
-    pub fn basis(&self) -> &PolyBasis {
+    pub(crate) fn basis(&self) -> &PolyBasis {
         &self.basis
     }
 
     /// Number of training points.
-    pub fn points(&self) -> usize {
+    pub(crate) fn points(&self) -> usize {
         self.n
     }
 
@@ -294,7 +289,7 @@ impl PolySampler {
     }
 
     /// Maximum degree `D`.
-    pub fn degree(&self) -> usize {
+    pub(crate) fn degree(&self) -> usize {
         self.degree
     }
 

@@ -2,17 +2,28 @@
 //! behaviour on the shipped UCI tables.
 #![allow(clippy::needless_range_loop)]
 
-use multikernel::data::{read_table, Matrix, TargetKind, Targets};
-use multikernel::engine::pipeline::table::vector::{fit_vector, VectorFitConfig};
-use multikernel::engine::prox::{Groups, RegSpec};
-use multikernel::engine::solver::online::{OnlineLearner, OnlineParams, OnlineSteps, StepSchedule};
-use multikernel::engine::task::TaskKind;
-use multikernel::engine::task::{Loss, VectorTask};
-use multikernel::kernel::{FittedKernel, Gram, KernelKind, KernelSpec, MemoryLimit, Normalization};
+use crate::data::{read_table, Matrix, TargetKind, Targets};
+use crate::kernel::{FittedKernel, Gram, KernelKind, KernelSpec, MemoryLimit, Normalization};
+use crate::pipeline::table::vector::{fit_vector, VectorFitConfig};
+use crate::prox::{Groups, RegSpec};
+use crate::solver::online::{OnlineLearner, OnlineParams, OnlineSteps, StepSchedule};
+use crate::task::TaskKind;
+use crate::task::{Loss, VectorTask};
 use rand::{Rng, SeedableRng};
 use std::path::PathBuf;
 
-fn uci(name: &str, target: TargetKind) -> multikernel::data::Dataset {
+/// The test metric of a kernel machine (accuracy for classes, as `reproduce uci` scores it).
+fn score(
+    model: &crate::pipeline::table::vector_model::KernelMachine,
+    test: &crate::data::Dataset,
+) -> f64 {
+    let pred = model
+        .predict(test.x.view(), &MemoryLimit::default())
+        .unwrap();
+    crate::task::prediction_metric(&pred, &test.targets).1
+}
+
+fn uci(name: &str, target: TargetKind) -> crate::data::Dataset {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../data/uci/{name}.csv"));
     read_table(&p, None, target, None, None).unwrap()
 }
@@ -129,7 +140,7 @@ fn kernelized_learner_equals_explicit_twin() {
         let task = VectorTask::new(loss, y.clone(), 1, true);
         let learner = OnlineLearner::new(&task, &grams, params.clone()).unwrap();
         let (state, _) = learner
-            .run(&(), &mut |_, _| multikernel::run::Control::Continue)
+            .run(&(), &mut |_, _| crate::run::Control::Continue)
             .unwrap();
         let coefs = state.kernel_coefs(false);
         let bias = state.explicit_values(false)[0][0];
@@ -224,7 +235,7 @@ fn three_kernel_config(
 ) -> VectorFitConfig {
     VectorFitConfig {
         task,
-        loss: multikernel::engine::task::vector::default_loss(task),
+        loss: crate::task::vector::default_loss(task),
         kernels: [
             "linear:norm=trace",
             "poly:degree=2,offset=1,norm=trace",
@@ -334,21 +345,19 @@ fn model_generalizes_and_round_trips() {
     let Targets::Classes { y, .. } = &data.targets else {
         unreachable!()
     };
-    let (tr, te) = multikernel::data::split::stratified_split(y, 0.7, 4);
+    let (tr, te) = crate::data::split::stratified_split(y, 0.7, 4);
     let train = data.select(&tr);
     let test = data.select(&te);
     let cfg = three_kernel_config(TaskKind::Binary, RegSpec::L21Sq, 10.0, train.len(), 20);
     let m = fit_vector(train.view(), &cfg, &()).unwrap().0;
-    let acc = crate::score(&m, &test);
+    let acc = score(&m, &test);
     assert!(acc > 0.85, "accuracy {acc}");
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("m.json");
-    multikernel::model::Model::KernelMachine(m.clone())
+    crate::model::Model::KernelMachine(m.clone())
         .save(&p)
         .unwrap();
-    let multikernel::model::Model::KernelMachine(back) =
-        multikernel::model::Model::load(&p).unwrap()
-    else {
+    let crate::model::Model::KernelMachine(back) = crate::model::Model::load(&p).unwrap() else {
         panic!("not a kernel machine")
     };
     assert_eq!(back, m);
@@ -357,7 +366,7 @@ fn model_generalizes_and_round_trips() {
         .unwrap()
         .replace("\"version\":2", "\"version\":99");
     std::fs::write(&p, text).unwrap();
-    let e = multikernel::model::Model::load(&p).unwrap_err().to_string();
+    let e = crate::model::Model::load(&p).unwrap_err().to_string();
     assert!(e.contains("version 99"), "{e}");
 }
 
@@ -366,8 +375,8 @@ fn model_generalizes_and_round_trips() {
 /// a usable model: zero kernel weights, the bias alone.
 #[test]
 fn a_stop_before_the_start_skips_the_gram_matrices_and_returns_a_usable_model() {
-    use multikernel::estimator::{fit, Learner, LearnerSpec, OnlineSpec, Task};
-    use multikernel::run::{RunStatus, StopFlag};
+    use crate::estimator::{fit, Learner, LearnerSpec, OnlineSpec, Task};
+    use crate::run::{RunStatus, StopFlag};
     let data = uci("sonar", TargetKind::Classes);
     let spec = LearnerSpec::new(Task::Binary, Learner::Online(OnlineSpec::default()))
         .with_kernels(vec!["rbf".parse().unwrap(), "linear".parse().unwrap()]);
@@ -444,7 +453,7 @@ fn explicit_linear_groups_equal_the_gram_path() {
             }
             explicit.validate().unwrap();
             let text = serde_json::to_string(&explicit).unwrap();
-            let back: multikernel::engine::pipeline::table::vector_model::KernelMachine =
+            let back: crate::pipeline::table::vector_model::KernelMachine =
                 serde_json::from_str(&text).unwrap();
             assert_eq!(back, explicit, "{label}");
         }
@@ -460,7 +469,7 @@ fn random_fourier_groups_learn_like_the_exact_kernel() {
     let Targets::Classes { y, .. } = &data.targets else {
         unreachable!()
     };
-    let (tr, te) = multikernel::data::split::stratified_split(y, 0.7, 4);
+    let (tr, te) = crate::data::split::stratified_split(y, 0.7, 4);
     let train = data.select(&tr);
     let test = data.select(&te);
     let mut cfg = three_kernel_config(TaskKind::Binary, RegSpec::L21Sq, 10.0, train.len(), 20);
@@ -470,8 +479,8 @@ fn random_fourier_groups_learn_like_the_exact_kernel() {
     let approx = fit_vector(train.view(), &cfg, &()).unwrap().0;
     assert_eq!(approx.support.rows, 0);
     assert_eq!(approx.primal[0].len(), 2048);
-    let acc_exact = crate::score(&exact, &test);
-    let acc_approx = crate::score(&approx, &test);
+    let acc_exact = score(&exact, &test);
+    let acc_approx = score(&approx, &test);
     assert!(
         acc_approx > acc_exact - 0.04,
         "approximate {acc_approx} vs exact {acc_exact}"
@@ -479,7 +488,7 @@ fn random_fourier_groups_learn_like_the_exact_kernel() {
     let again = fit_vector(train.view(), &cfg, &()).unwrap().0;
     assert_eq!(again, approx);
     let text = serde_json::to_string(&approx).unwrap();
-    let back: multikernel::engine::pipeline::table::vector_model::KernelMachine =
+    let back: crate::pipeline::table::vector_model::KernelMachine =
         serde_json::from_str(&text).unwrap();
     back.validate().unwrap();
     assert_eq!(back, approx);

@@ -5,15 +5,15 @@
 //! 1-slack cutting-plane loop. Both parse held-out sentences well; SPOM's group norms pick the
 //! templates the generator used.
 
-use multikernel::engine::prox::RegSpec;
-use multikernel::engine::solver::cutting_plane::{self, CuttingPlaneParams};
-use multikernel::engine::solver::online::{OnlineLearner, OnlineParams, OnlineSteps};
-use multikernel::engine::task::sequence::SequenceTask;
-use multikernel::engine::task::structured::{evaluate_explicit, StructLoss, StructuredOnline};
-use multikernel::engine::task::tree::synthetic::{SyntheticTrees, TreeGenerator};
-use multikernel::engine::task::tree::{ArcFeaturizer, ArcTemplate, TreeTask};
-use multikernel::run::{Control, Progress, RunStatus, StopFlag};
-use multikernel::Error;
+use crate::error::Error;
+use crate::prox::RegSpec;
+use crate::run::{Control, Progress, RunStatus, StopFlag};
+use crate::solver::cutting_plane::{self, CuttingPlaneParams};
+use crate::solver::online::{OnlineLearner, OnlineParams, OnlineSteps};
+use crate::task::sequence::SequenceTask;
+use crate::task::structured::{evaluate_explicit, StructLoss, StructuredOnline};
+use crate::task::tree::synthetic::{SyntheticTrees, TreeGenerator};
+use crate::task::tree::{ArcFeaturizer, ArcTemplate, TreeTask};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 fn data() -> (SyntheticTrees, ArcFeaturizer, TreeTask, TreeTask) {
@@ -138,11 +138,9 @@ fn cutting_plane_stops_when_asked_and_refuses_what_it_cannot_do() {
 #[test]
 #[ignore = "full tier: multi-template learning fits, 3 s"]
 fn multi_template_learning_reduces_to_the_structural_svm_and_selects_templates() {
-    use multikernel::engine::features::GroupLayout;
-    use multikernel::engine::solver::cutting_plane::{
-        fit_block_norm, fit_with_master, BlockNormMaster,
-    };
-    use multikernel::engine::task::structured::explicit_layout;
+    use crate::features::GroupLayout;
+    use crate::solver::cutting_plane::{fit_block_norm, fit_with_master, BlockNormMaster};
+    use crate::task::structured::explicit_layout;
     let data = TreeGenerator::default().generate(7);
     let params = CuttingPlaneParams {
         c: 300.0,
@@ -221,7 +219,7 @@ fn data_sets(data: &SyntheticTrees) -> (SyntheticTrees, ArcFeaturizer, TreeTask,
 /// recomputed here from the weights.
 #[test]
 fn separation_inside_the_segment_reaches_the_same_optimum() {
-    use multikernel::engine::solver::cutting_plane::fit_block_norm;
+    use crate::solver::cutting_plane::fit_block_norm;
     let data = TreeGenerator::default().generate(7);
     let (_, _, train, test) = data_sets(&data);
     let params = CuttingPlaneParams {
