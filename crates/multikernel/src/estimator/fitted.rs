@@ -1,7 +1,7 @@
 //! What a fit returns: the model, its run, and what the path it took reports besides (the
 //! built-in selection, MKL-GOMP's path choice, a stream's passes).
 
-use super::spec::LearnerKind;
+use super::kinds::LearnerKind;
 use crate::model::Model;
 use crate::run::RunInfo;
 use crate::select::SelectionRecord;
@@ -38,6 +38,21 @@ pub struct Fitted {
     pub selection: Option<Selection>,
     /// A streamed fit's rows, first pass and losses by epoch.
     pub stream: Option<StreamReport>,
+}
+
+impl Fitted {
+    /// A fit's result with no path choice, notes, selection or stream report.
+    pub(crate) fn new(model: Model, run: RunInfo, lambda: f64) -> Fitted {
+        Fitted {
+            model,
+            run,
+            lambda,
+            path_choice: None,
+            notes: Vec::new(),
+            selection: None,
+            stream: None,
+        }
+    }
 }
 
 /// What the built-in selection did: its record (also stored in the model), its seconds

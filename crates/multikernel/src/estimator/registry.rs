@@ -15,14 +15,17 @@
 //! Adding a setting: one [`Setting`] here, its field in the family's settings type (its
 //! default there; a step of the online learner in [`OnlineSteps`](super::OnlineSteps), or
 //! the engine's default where the spec reads it from the engine's params), its arm
-//! in [`LearnerSpec::set`](super::LearnerSpec::set) (the CLI's flag is made from this table
+//! in the family's `set` (its file of `estimator/spec/`, which
+//! [`LearnerSpec::set`](super::LearnerSpec::set) calls; the CLI's flag is made from this table
 //! and its text set there; the Python doors pass it by name in a
 //! [`Settings`](super::Settings), with no edit) and, for a Python keyword, the estimators'
 //! `__init__` (a Python test checks the keywords and constraints against this table). A
 //! unit test (`estimator::settings`) sets every owner's default spec to this table's
 //! default text and fails where they differ.
 
-use super::spec::{LearnerKind, Task};
+use super::kinds::{LearnerKind, Task};
+use crate::error::{Error, Result};
+use crate::solver::lp_mkl::parse_p;
 use LearnerKind::*;
 
 /// The values a setting takes (the Python constraints are built from it).
@@ -486,6 +489,72 @@ pub fn learner(kind: LearnerKind) -> &'static LearnerInfo {
         .iter()
         .find(|l| l.kind == kind)
         .expect("every learner family is registered")
+}
+
+// The parsers of a setting's text in its domain, for `LearnerSpec::set` and each family's
+// `set`.
+
+impl Domain {
+    /// What a value of this domain is, in the words of an error message.
+    pub fn describe(self) -> String {
+        match self {
+            Domain::PositiveReal => "a positive number".into(),
+            Domain::NonNegativeReal => "a finite number >= 0".into(),
+            Domain::Norm => "a number >= 1 such as 1, 4/3, 2, 4, or inf".into(),
+            Domain::Count => "an integer, at least 1".into(),
+            Domain::Choice(names) => format!("one of {}", names.join(", ")),
+            Domain::Text => "text in the setting's grammar".into(),
+            Domain::Switch => "on or off".into(),
+        }
+    }
+}
+
+/// The text as a real number of `s`'s domain.
+pub(crate) fn real(s: &Setting, text: &str) -> Result<f64> {
+    let bad = || Error::param(s.name, text, s.domain.describe());
+    let v: f64 = text.trim().parse().map_err(|_| bad())?;
+    let ok = match s.domain {
+        Domain::PositiveReal => v.is_finite() && v > 0.0,
+        Domain::NonNegativeReal => v.is_finite() && v >= 0.0,
+        _ => false,
+    };
+    ok.then_some(v).ok_or_else(bad)
+}
+
+/// The text as a count (an integer >= 1).
+pub(crate) fn count(s: &Setting, text: &str) -> Result<usize> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(Error::param(s.name, text, s.domain.describe())),
+    }
+}
+
+/// The text as a norm (lp-MKL's p, multi-template learning's q), in `parse_p`'s grammar.
+pub(crate) fn norm(s: &Setting, text: &str) -> Result<f64> {
+    parse_p(text).map_err(|_| Error::param(s.name, text, s.domain.describe()))
+}
+
+/// The text as a switch.
+pub(crate) fn switch(s: &Setting, text: &str) -> Result<bool> {
+    match text.trim() {
+        "on" | "true" | "1" => Ok(true),
+        "off" | "false" | "0" => Ok(false),
+        _ => Err(Error::param(s.name, text, s.domain.describe())),
+    }
+}
+
+/// A comma-separated list of finite numbers >= 0 (`rho2`).
+pub(crate) fn reals(s: &Setting, text: &str) -> Result<Vec<f64>> {
+    text.split(',')
+        .map(|t| match t.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+            _ => Err(Error::param(
+                s.name,
+                text,
+                "comma-separated finite numbers >= 0",
+            )),
+        })
+        .collect()
 }
 
 #[cfg(test)]

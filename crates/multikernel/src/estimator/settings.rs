@@ -4,75 +4,9 @@
 //! value in the family's settings type. A shell that takes settings as text (the command
 //! line) keeps no parser or list of its own.
 
-use super::registry::{self, Domain, Setting};
-use super::spec::{Budget, Learner, LearnerKind, LearnerSpec, LossKind, Strength, Task};
+use super::registry::{self, real, Setting};
+use super::spec::{Learner, LearnerKind, LearnerSpec, LossKind, Strength, Task};
 use crate::error::{Error, Result};
-use crate::prox::RegSpec;
-use crate::solver::lp_mkl::parse_p;
-use crate::solver::online::StepSchedule;
-
-impl Domain {
-    /// What a value of this domain is, in the words of an error message.
-    pub fn describe(self) -> String {
-        match self {
-            Domain::PositiveReal => "a positive number".into(),
-            Domain::NonNegativeReal => "a finite number >= 0".into(),
-            Domain::Norm => "a number >= 1 such as 1, 4/3, 2, 4, or inf".into(),
-            Domain::Count => "an integer, at least 1".into(),
-            Domain::Choice(names) => format!("one of {}", names.join(", ")),
-            Domain::Text => "text in the setting's grammar".into(),
-            Domain::Switch => "on or off".into(),
-        }
-    }
-}
-
-/// The text as a real number of `s`'s domain.
-fn real(s: &Setting, text: &str) -> Result<f64> {
-    let bad = || Error::param(s.name, text, s.domain.describe());
-    let v: f64 = text.trim().parse().map_err(|_| bad())?;
-    let ok = match s.domain {
-        Domain::PositiveReal => v.is_finite() && v > 0.0,
-        Domain::NonNegativeReal => v.is_finite() && v >= 0.0,
-        _ => false,
-    };
-    ok.then_some(v).ok_or_else(bad)
-}
-
-/// The text as a count (an integer >= 1).
-fn count(s: &Setting, text: &str) -> Result<usize> {
-    match text.trim().parse::<usize>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err(Error::param(s.name, text, s.domain.describe())),
-    }
-}
-
-/// The text as a norm (lp-MKL's p, multi-template learning's q), in [`parse_p`]'s grammar.
-fn norm(s: &Setting, text: &str) -> Result<f64> {
-    parse_p(text).map_err(|_| Error::param(s.name, text, s.domain.describe()))
-}
-
-/// The text as a switch.
-fn switch(s: &Setting, text: &str) -> Result<bool> {
-    match text.trim() {
-        "on" | "true" | "1" => Ok(true),
-        "off" | "false" | "0" => Ok(false),
-        _ => Err(Error::param(s.name, text, s.domain.describe())),
-    }
-}
-
-/// A comma-separated list of finite numbers >= 0 (`rho2`).
-fn reals(s: &Setting, text: &str) -> Result<Vec<f64>> {
-    text.split(',')
-        .map(|t| match t.trim().parse::<f64>() {
-            Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-            _ => Err(Error::param(
-                s.name,
-                text,
-                "comma-separated finite numbers >= 0",
-            )),
-        })
-        .collect()
-}
 
 /// The error for a setting given to a learner that does not take it, naming its owners.
 fn not_owned(s: &Setting, kind: LearnerKind) -> Error {
@@ -204,54 +138,15 @@ impl LearnerSpec {
         if matches!(name, "C" | "lambda") {
             return Ok(());
         }
-        match (&mut self.learner, name) {
-            (Learner::Online(o), "regularizer") => o.reg = Some(t.parse::<RegSpec>()?),
-            (Learner::Online(o), "loss") => o.loss = Some(t.parse::<LossKind>()?),
-            (Learner::Online(o), "epochs") => o.steps.epochs = count(s, t)?,
-            (Learner::Online(o), "eta0") => o.steps.eta0 = real(s, t)?,
-            (Learner::Online(o), "schedule") => o.steps.schedule = t.parse::<StepSchedule>()?,
-            (Learner::Online(o), "average") => o.steps.averaging = switch(s, t)?,
-            (Learner::Online(o), "no_projection") => o.steps.projection = !switch(s, t)?,
-            (Learner::Online(o), "learn_beta0") => o.steps.learn_beta0 = switch(s, t)?,
-            (Learner::Online(o), "shards") => o.steps.shards = count(s, t)?,
-            (Learner::Online(o), "batch") => o.steps.batch = count(s, t)?,
-            (Learner::Gomp(g), "max_kernels") => g.max_kernels = count(s, t)?,
-            (Learner::Gomp(g), "eps") => g.eps = real(s, t)?,
-            (Learner::Gomp(g), "subsample") => g.subsample = Some(count(s, t)?),
-            (Learner::LpMkl(l), "p") => l.p = norm(s, t)?,
-            (Learner::Mtl(m), "q") => m.q = norm(s, t)?,
-            (Learner::Mtl(m), "eps") => m.epsilon = real(s, t)?,
-            (Learner::Mtl(m), "max_iter") => m.max_iter = count(s, t)?,
-            (Learner::Mtl(m), "separation_step") => m.separation_step = Some(real(s, t)?),
-            (Learner::MirrorDescent(p) | Learner::Ucd(p) | Learner::Poly(p), _) => match name {
-                "degree" => p.degree = count(s, t)?,
-                "rho2" => p.rho2 = reals(s, t)?,
-                "seconds" => p.budget = Budget::Seconds(real(s, t)?),
-                _ => p.budget = Budget::Iterations(count(s, t)? as u64),
-            },
-            (Learner::SimpleMkl(w) | Learner::GaussSeidel(w), _) => match name {
-                "tol" => w.tol = real(s, t)?,
-                "svm_tol" => w.svm_tol = real(s, t)?,
-                "epsilon" => w.epsilon = real(s, t)?,
-                "first_epochs" => w.first_epochs = count(s, t)?,
-                "warm_epochs" => w.warm_epochs = count(s, t)?,
-                _ => w.max_iter = count(s, t)?,
-            },
-            _ => {
-                return Err(Error::unsupported(format!(
-                    "{name} is not a setting of the learner spec: give it with the data \
-                     (TrainSource)"
-                )))
-            }
-        }
-        Ok(())
+        self.learner.family_mut().set(s, t)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::estimator::spec::{MtlSpec, PolySpec, WrapperSpec};
+    use crate::estimator::registry::Domain;
+    use crate::estimator::spec::{Budget, MtlSpec, PolySpec, WrapperSpec};
 
     /// A value inside each domain, and one outside it.
     fn good_and_bad(s: &Setting) -> (&'static str, &'static str) {

@@ -20,180 +20,37 @@
 //!
 //! The default is `C = 1`.
 
+mod gomp;
+mod lp_mkl;
+mod mtl;
+mod online;
+mod poly;
+mod table_fit;
+mod wrapper;
+
+pub use super::kinds::{LearnerKind, Task};
+pub use gomp::GompSpec;
+pub use lp_mkl::LpMklSpec;
+pub use mtl::MtlSpec;
+pub use online::OnlineSpec;
+pub use poly::{Budget, PolySpec};
+pub use wrapper::WrapperSpec;
+
+use super::fitted::Fitted;
+use super::registry::Setting;
+use crate::data::{SequenceData, TableRef};
 use crate::error::{Error, Result};
 use crate::kernel::{KernelSpec, MemoryLimit};
-use crate::prox::RegSpec;
-use crate::solver::online::{OnlineParams, OnlineSteps};
-use crate::solver::smo::SmoParams;
-use crate::solver::wrapper::{WrapperMethod, WrapperModelParams, WrapperParams};
+use crate::pipeline::columns::tagging::TaggerLearner;
+use crate::run::Observer;
+use crate::solver::cutting_plane::CuttingPlaneParams;
+use crate::solver::online::OnlineParams;
 use crate::task::sequence::SeqLoss;
+use crate::task::structured::StructLoss;
 use crate::task::{Loss, TaskKind};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
-
-/// What is predicted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Task {
-    /// Two classes (the second in natural order is the positive class).
-    Binary,
-    /// Two or more classes.
-    Multiclass,
-    /// A real value.
-    Regression,
-    /// A label per position of a sequence (first-order chain).
-    Sequence,
-    /// A dependency tree per sentence (arc-factored; templates as groups).
-    Parsing,
-}
-
-impl Task {
-    /// Every task, in the order the documentation lists them.
-    pub(crate) const ALL: [Task; 5] = [
-        Task::Binary,
-        Task::Multiclass,
-        Task::Regression,
-        Task::Sequence,
-        Task::Parsing,
-    ];
-
-    /// The task's name: `binary`, `multiclass`, `regression`, `sequence`, `parsing`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Task::Binary => "binary",
-            Task::Multiclass => "multiclass",
-            Task::Regression => "regression",
-            Task::Sequence => "sequence",
-            Task::Parsing => "parsing",
-        }
-    }
-
-    /// The vector task kind, `None` for sequences and parsing.
-    pub fn vector_kind(self) -> Option<TaskKind> {
-        match self {
-            Task::Binary => Some(TaskKind::Binary),
-            Task::Multiclass => Some(TaskKind::Multiclass),
-            Task::Regression => Some(TaskKind::Regression),
-            Task::Sequence | Task::Parsing => None,
-        }
-    }
-}
-
-impl From<TaskKind> for Task {
-    fn from(k: TaskKind) -> Task {
-        match k {
-            TaskKind::Binary => Task::Binary,
-            TaskKind::Multiclass => Task::Multiclass,
-            TaskKind::Regression => Task::Regression,
-        }
-    }
-}
-
-impl fmt::Display for Task {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Task {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Task> {
-        Task::ALL
-            .into_iter()
-            .find(|t| t.name() == s.trim())
-            .ok_or_else(|| {
-                Error::param(
-                    "task",
-                    s,
-                    "one of binary, multiclass, regression, sequence, parsing",
-                )
-            })
-    }
-}
-
-/// The learner families, by the names users type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum LearnerKind {
-    /// Online proximal MKL (Martins et al. 2011, Alg. 1; SPOM, Alg. 3, on sequences).
-    Online,
-    /// MKL-GOMP (Sindhwani & Lozano 2012).
-    Gomp,
-    /// lp-norm MKL for the squared loss (Kloft et al. 2011).
-    LpMkl,
-    /// Polynomial product-kernel MKL by randomized mirror descent (Afkanpour et al. 2013).
-    MirrorDescent,
-    /// The same problem by uniform coordinate descent (the paper's UCD baseline).
-    Ucd,
-    /// Polynomial product-kernel MKL by the faster exact solver that fits: lp-MKL with
-    /// p = 2 (mirror descent's objective) over the explicit product kernels where their
-    /// list fits the memory limit, randomized mirror descent otherwise.
-    Poly,
-    /// Multi-template learning (Mao & Tsang, Alg. 1): a 1-slack cutting-plane structural SVM
-    /// with a weight per template (sequences and parsing).
-    Mtl,
-    /// SimpleMKL (Rakotomamonjy et al. 2008): kernel weights on the simplex by reduced
-    /// gradient around an SVM (exact SMO on tables, structured PEGASOS on sequences).
-    SimpleMkl,
-    /// Gauss-Seidel wrapper MKL: SVM and closed-form kernel weights in turn (Kloft et al.
-    /// 2011, p = 1).
-    GaussSeidel,
-}
-
-impl LearnerKind {
-    pub const ALL: [LearnerKind; 9] = [
-        LearnerKind::Online,
-        LearnerKind::Gomp,
-        LearnerKind::LpMkl,
-        LearnerKind::MirrorDescent,
-        LearnerKind::Ucd,
-        LearnerKind::Poly,
-        LearnerKind::Mtl,
-        LearnerKind::SimpleMkl,
-        LearnerKind::GaussSeidel,
-    ];
-
-    /// `online`, `gomp`, `lp-mkl`, `mirror-descent`, `ucd`, `poly`, `mtl`, `simplemkl`,
-    /// `gauss-seidel`.
-    pub fn name(self) -> &'static str {
-        match self {
-            LearnerKind::Online => "online",
-            LearnerKind::Gomp => "gomp",
-            LearnerKind::LpMkl => "lp-mkl",
-            LearnerKind::MirrorDescent => "mirror-descent",
-            LearnerKind::Ucd => "ucd",
-            LearnerKind::Poly => "poly",
-            LearnerKind::Mtl => "mtl",
-            LearnerKind::SimpleMkl => "simplemkl",
-            LearnerKind::GaussSeidel => "gauss-seidel",
-        }
-    }
-}
-
-impl fmt::Display for LearnerKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for LearnerKind {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<LearnerKind> {
-        LearnerKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s.trim())
-            .ok_or_else(|| {
-                Error::param(
-                    "learner",
-                    s,
-                    "one of online, gomp, lp-mkl, mirror-descent, ucd, poly, mtl, simplemkl, \
-                     gauss-seidel",
-                )
-            })
-    }
-}
 
 /// A loss by its family; the task decides its form (binary hinge, multiclass hinge,
 /// structured hinge; logistic, softmax, CRF).
@@ -338,205 +195,98 @@ impl Strength {
     }
 }
 
-/// Settings of the online proximal learner (Alg. 1; SPOM on sequences).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct OnlineSpec {
-    /// The regularizer; default: squared l2,1 (sparse MKL) with several kernels or
-    /// per-feature kernels, plain l2 with one kernel.
-    pub reg: Option<RegSpec>,
-    /// The loss; default: hinge (binary, multiclass, sequence), squared (regression).
-    pub loss: Option<LossKind>,
-    /// The step size, epochs, averaging, projection, `learn_beta0`, shards and mini-batches,
-    /// the engine's own settings and defaults ([`OnlineSteps`]); their keys are the spec's.
-    #[serde(flatten)]
-    pub steps: OnlineSteps,
-}
+/// One learner family's side of the estimator, implemented by the family's settings type in
+/// its own file of this folder: its settings given by name ([`LearnerSpec::set`]), its checks
+/// ([`LearnerSpec::check`]) and its fits on what it trains on (the in-memory door,
+/// `estimator/fit.rs`). [`Learner::family`] is the one dispatch from a variant to it; a
+/// family whose settings type serves several learners (the polynomial and the wrapper
+/// learners) is told which by `kind`. The fits read the checked spec (no second check).
+pub(crate) trait Family {
+    /// Stores the registry setting `s` (one the family takes) from its text.
+    fn set(&mut self, s: &Setting, text: &str) -> Result<()>;
 
-/// Settings of MKL-GOMP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct GompSpec {
-    /// The largest number of kernels chosen.
-    pub max_kernels: usize,
-    /// Stop when the best improvement is at most this.
-    pub eps: f64,
-    /// Search only a seeded random subsample of this many not-yet-chosen kernels per step.
-    pub subsample: Option<usize>,
-}
+    /// Checks the settings for `task` and resolves their defaults; `several`: more than one
+    /// kernel (or per-feature kernels). Refuses a task the family does not learn.
+    fn check(&mut self, kind: LearnerKind, task: Task, several: bool) -> Result<()>;
 
-impl Default for GompSpec {
-    fn default() -> Self {
-        GompSpec {
-            max_kernels: 20,
-            eps: 1e-4,
-            subsample: None,
-        }
-    }
-}
-
-/// Settings of lp-norm MKL.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct LpMklSpec {
-    /// The kernel-weight norm p >= 1 (`f64::INFINITY`: the plain sum of kernels). Written
-    /// as a number or `"inf"`; read by [`crate::solver::lp_mkl::parse_p`] (a number, a
-    /// fraction such as `"4/3"`, or `"inf"`), the one grammar of p.
-    #[serde(with = "crate::solver::lp_mkl::p_serde")]
-    pub p: f64,
-}
-
-/// How long mirror descent and UCD run.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Budget {
-    /// Seconds of training (the eta0 pilots included); not reproducible across machines.
-    Seconds(f64),
-    /// A number of iterations (pilots not included): the same seed gives the same model.
-    Iterations(u64),
-}
-
-/// Settings of polynomial product-kernel MKL (mirror descent or UCD).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct PolySpec {
-    /// Degree D of the learned polynomial kernel.
-    pub degree: usize,
-    pub budget: Budget,
-    /// rho_d^2 for d = 0..=D (empty: all 1): a product kernel of degree d enters as
-    /// theta / rho_d^2.
-    pub rho2: Vec<f64>,
-}
-
-impl Default for PolySpec {
-    fn default() -> Self {
-        PolySpec {
-            degree: 3,
-            budget: Budget::Seconds(10.0),
-            rho2: Vec::new(),
-        }
-    }
-}
-
-/// Settings of multi-template learning (Mao & Tsang, Alg. 1).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct MtlSpec {
-    /// The block norm `q >= 1` of the squared regularizer `1/2 (sum_j ||w_j||^q)^(2/q)` (the
-    /// paper's p): 1 is sparse over templates (problem (6)), 2 the plain l2 structural SVM,
-    /// above 2 the weights spread more evenly than l2 (the paper's Table 8 tries 4).
-    pub q: f64,
-    /// Stop when the best objective is within `C epsilon` of the working set's lower bound
-    /// (the paper's epsilon: the average loss is certified to within it).
-    pub epsilon: f64,
-    /// Cuts at most (then the run stops with status iteration-limit).
-    pub max_iter: usize,
-    /// Where each cut is found: at `w_best + s (w_ws - w_best)`, between the best point so
-    /// far and the working set's solution (separation inside the segment); `None`: the
-    /// cutting plane's default
-    /// ([`crate::solver::cutting_plane::CuttingPlaneParams::separation_step`]), 1: the
-    /// paper's loop, at the working set's solution.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub separation_step: Option<f64>,
-}
-
-impl Default for MtlSpec {
-    fn default() -> Self {
-        MtlSpec {
-            q: 1.0,
-            epsilon: 0.01,
-            max_iter: 500,
-            separation_step: None,
-        }
-    }
-}
-
-/// Settings of the wrapper learners (SimpleMKL, Gauss-Seidel).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct WrapperSpec {
-    /// Stop when the relative MKL duality gap is at most this.
-    pub tol: f64,
-    /// Outer iterations at most (then the run stops with status iteration-limit).
-    pub max_iter: usize,
-    /// The inner SMO solver's tolerance on the maximal violation (libsvm's `-e`; tables).
-    pub svm_tol: f64,
-    /// The epsilon-insensitive zone of the regression loss (libsvm's `-p`).
-    pub epsilon: f64,
-    /// Structured PEGASOS epochs of the first inner solve (sequences).
-    pub first_epochs: usize,
-    /// Warm-started PEGASOS epochs of each later inner solve (sequences).
-    pub warm_epochs: usize,
-}
-
-/// The outer loop's defaults are the engine's ([`WrapperParams::default`]).
-impl Default for WrapperSpec {
-    fn default() -> Self {
-        let engine = WrapperParams::default();
-        WrapperSpec {
-            tol: engine.tol,
-            max_iter: engine.max_iter,
-            svm_tol: SmoParams::default().tol,
-            epsilon: 0.1,
-            first_epochs: 20,
-            warm_epochs: 3,
-        }
-    }
-}
-
-impl WrapperSpec {
-    /// Refuses a tolerance that is not a positive number, a negative or non-finite
-    /// epsilon, and zero iterations or epochs.
-    pub(crate) fn check(&self) -> Result<()> {
-        for (name, v) in [("tol", self.tol), ("svm_tol", self.svm_tol)] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(Error::param(name, v, "a positive number"));
-            }
-        }
-        if !(self.epsilon.is_finite() && self.epsilon >= 0.0) {
-            return Err(Error::param(
-                "epsilon",
-                self.epsilon,
-                "a finite number >= 0",
-            ));
-        }
-        for (name, v) in [
-            ("max_iter", self.max_iter),
-            ("first_epochs", self.first_epochs),
-            ("warm_epochs", self.warm_epochs),
-        ] {
-            if v == 0 {
-                return Err(Error::param(name, 0, "at least 1"));
-            }
-        }
-        Ok(())
+    /// Whether validation rows choose something (MKL-GOMP's path length).
+    fn takes_validation(&self) -> bool {
+        false
     }
 
-    /// The settings of one wrapper fit on a table (SMO inside) with the SVM's C `c`.
-    pub(crate) fn model_params(
+    /// Trains on the rows of a table (`task`: binary, multiclass or regression).
+    fn fit_table(
         &self,
-        method: WrapperMethod,
-        c: f64,
-        standardize: bool,
-        seed: u64,
-        memory: MemoryLimit,
-    ) -> WrapperModelParams {
-        WrapperModelParams {
-            method,
-            c,
-            epsilon: self.epsilon,
-            smo: SmoParams {
-                tol: self.svm_tol,
-                ..SmoParams::default()
-            },
-            wrapper: WrapperParams {
-                tol: self.tol,
-                max_iter: self.max_iter,
-                ..WrapperParams::default()
-            },
-            standardize,
-            seed,
-            memory,
-        }
+        kind: LearnerKind,
+        table: TableRef<'_>,
+        task: TaskKind,
+        validation: Option<TableRef<'_>>,
+        spec: &CheckedSpec,
+        observer: &dyn Observer,
+    ) -> Result<Fitted>;
+
+    /// Trains on labeled sequences (OCR-style).
+    fn fit_sequences(
+        &self,
+        _kind: LearnerKind,
+        _data: &SequenceData,
+        _spec: &CheckedSpec,
+        _observer: &dyn Observer,
+    ) -> Result<Fitted> {
+        Err(Error::unsupported(
+            "sequences are learned by the online learner (SPOM) or the wrappers \
+             (simplemkl, gauss-seidel)",
+        ))
+    }
+
+    /// The template tagger's learner for `n` training sentences, and its lambda.
+    fn tagger(
+        &self,
+        kind: LearnerKind,
+        _spec: &CheckedSpec,
+        _n: usize,
+    ) -> Result<(TaggerLearner, f64)> {
+        Err(Error::unsupported(format!(
+            "the {kind} learner does not train a template tagger; use online or mtl"
+        )))
+    }
+
+    /// The parser's settings for `n` training sentences.
+    fn parser(&self, kind: LearnerKind, _spec: &CheckedSpec, _n: usize) -> Result<ParserSettings> {
+        Err(Error::unsupported(format!(
+            "the {kind} learner does not parse; use the online learner or mtl"
+        )))
+    }
+}
+
+/// What a family gives the parser: the online learner's parameters, the cutting plane and
+/// its block norm q when it trains instead, the loss, and the lambda reported.
+pub(crate) struct ParserSettings {
+    pub(crate) params: OnlineParams,
+    pub(crate) cutting_plane: Option<(CuttingPlaneParams, f64)>,
+    pub(crate) loss: StructLoss,
+    pub(crate) lambda: f64,
+}
+
+/// The error for a name the family's settings type does not hold (`validation`, which is
+/// given with the data).
+fn not_in_spec(name: &str) -> Error {
+    Error::unsupported(format!(
+        "{name} is not a setting of the learner spec: give it with the data (TrainSource)"
+    ))
+}
+
+/// Refuses the structured tasks for a learner of tables.
+fn refuse_structured(kind: LearnerKind, task: Task) -> Result<()> {
+    match task {
+        Task::Sequence => Err(Error::unsupported(format!(
+            "the {kind} learner does not label sequences; use the online learner, \
+             simplemkl or gauss-seidel (or mtl for a tagger with templates)"
+        ))),
+        Task::Parsing => Err(Error::unsupported(format!(
+            "the {kind} learner does not parse; use the online learner or mtl"
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -561,6 +311,30 @@ pub enum Learner {
 }
 
 impl Learner {
+    /// The family's side of the estimator ([`Family`]).
+    pub(crate) fn family(&self) -> &dyn Family {
+        match self {
+            Learner::Online(o) => o,
+            Learner::Gomp(g) => g,
+            Learner::LpMkl(l) => l,
+            Learner::MirrorDescent(p) | Learner::Ucd(p) | Learner::Poly(p) => p,
+            Learner::Mtl(m) => m,
+            Learner::SimpleMkl(w) | Learner::GaussSeidel(w) => w,
+        }
+    }
+
+    /// [`Learner::family`], to set or check.
+    pub(crate) fn family_mut(&mut self) -> &mut dyn Family {
+        match self {
+            Learner::Online(o) => o,
+            Learner::Gomp(g) => g,
+            Learner::LpMkl(l) => l,
+            Learner::MirrorDescent(p) | Learner::Ucd(p) | Learner::Poly(p) => p,
+            Learner::Mtl(m) => m,
+            Learner::SimpleMkl(w) | Learner::GaussSeidel(w) => w,
+        }
+    }
+
     pub fn kind(&self) -> LearnerKind {
         match self {
             Learner::Online(_) => LearnerKind::Online,
@@ -698,151 +472,8 @@ impl LearnerSpec {
         let kind = spec.learner.kind();
         // No kernels left after the defaults: the default dictionary, several kernels.
         let several = spec.kernels.len() != 1 || spec.kernels.iter().any(|k| k.perfeature);
-        match &mut spec.learner {
-            Learner::Online(o) => {
-                o.steps.validate()?;
-                let reg =
-                    o.reg
-                        .clone()
-                        .unwrap_or(if several { RegSpec::L21Sq } else { RegSpec::L2 });
-                reg.validate()?;
-                if !reg.is_block() {
-                    return Err(Error::param(
-                        "reg",
-                        &reg,
-                        "a regularizer of the kernels' norms (l2, l21, l21sq, l2q or elastic): \
-                         kernel groups only expose their norms",
-                    ));
-                }
-                o.reg = Some(reg);
-                let loss = o.loss.unwrap_or(match spec.task {
-                    Task::Regression => LossKind::Squared,
-                    _ => LossKind::Hinge,
-                });
-                match spec.task.vector_kind() {
-                    Some(t) => {
-                        loss.vector_loss(t)?;
-                    }
-                    None => {
-                        loss.sequence_loss()?;
-                    }
-                }
-                o.loss = Some(loss);
-                let t = &o.steps;
-                if t.shards > 1 && !matches!(spec.task, Task::Sequence | Task::Parsing) {
-                    return Err(Error::param(
-                        "shards",
-                        t.shards,
-                        "1: parallel shards train sequences and parsers only (--task sequence \
-                         or parsing)",
-                    ));
-                }
-                if t.batch > 1 && !matches!(spec.task, Task::Sequence | Task::Parsing) {
-                    return Err(Error::param(
-                        "batch",
-                        t.batch,
-                        "1: parallel mini-batches train sequences and parsers only (--task \
-                         sequence or parsing)",
-                    ));
-                }
-                if t.learn_beta0 && spec.task != Task::Sequence {
-                    return Err(Error::param(
-                        "learn_beta0",
-                        true,
-                        "false: only sequence tasks have a label-pair group",
-                    ));
-                }
-            }
-            Learner::Gomp(g) => {
-                if g.max_kernels == 0 {
-                    return Err(Error::param("max_kernels", 0, "at least 1"));
-                }
-                if !(g.eps.is_finite() && g.eps >= 0.0) {
-                    return Err(Error::param("eps", g.eps, "a finite number >= 0"));
-                }
-                if g.subsample == Some(0) {
-                    return Err(Error::param("subsample", 0, "at least 1"));
-                }
-            }
-            Learner::Mtl(m) => {
-                if !(m.q.is_finite() && m.q >= 1.0) {
-                    return Err(Error::param("q", m.q, "a finite block norm q >= 1"));
-                }
-                if !(m.epsilon.is_finite() && m.epsilon > 0.0) {
-                    return Err(Error::param("epsilon", m.epsilon, "a positive number"));
-                }
-                if m.max_iter == 0 {
-                    return Err(Error::param("max_iter", 0, "at least 1"));
-                }
-                if let Some(s) = m.separation_step {
-                    crate::solver::cutting_plane::check_separation_step(s)?;
-                }
-            }
-            Learner::LpMkl(l) => {
-                if l.p.is_nan() || l.p < 1.0 {
-                    return Err(Error::param("p", l.p, "a number >= 1 or inf"));
-                }
-            }
-            Learner::SimpleMkl(w) | Learner::GaussSeidel(w) => w.check()?,
-            Learner::MirrorDescent(p) | Learner::Ucd(p) | Learner::Poly(p) => {
-                if p.degree == 0 {
-                    return Err(Error::param("degree", 0, "at least 1"));
-                }
-                match p.budget {
-                    Budget::Seconds(s) if !(s.is_finite() && s > 0.0) => {
-                        return Err(Error::param("seconds", s, "a positive number"))
-                    }
-                    Budget::Iterations(0) => {
-                        return Err(Error::param("iterations", 0, "at least 1"))
-                    }
-                    _ => {}
-                }
-                if !p.rho2.is_empty() {
-                    if p.rho2.len() != p.degree + 1 {
-                        return Err(Error::param(
-                            "rho2",
-                            format!("{:?}", p.rho2),
-                            format!("{} values, one per degree 0..={}", p.degree + 1, p.degree),
-                        ));
-                    }
-                    if let Some(r) = p.rho2.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
-                        return Err(Error::param("rho2", r, "positive numbers"));
-                    }
-                }
-            }
-        }
-        match (kind, spec.task) {
-            (LearnerKind::Online, _) => {}
-            (LearnerKind::Mtl, Task::Sequence | Task::Parsing) => {}
-            (LearnerKind::SimpleMkl | LearnerKind::GaussSeidel, Task::Sequence) => {}
-            (LearnerKind::Mtl, _) => {
-                return Err(Error::unsupported(
-                    "multi-template learning learns structured outputs over feature templates: \
-                     use it for sequence (columns and templates) or parsing tasks",
-                ))
-            }
-            (_, Task::Sequence) => {
-                return Err(Error::unsupported(format!(
-                    "the {kind} learner does not label sequences; use the online learner, \
-                     simplemkl or gauss-seidel (or mtl for a tagger with templates)"
-                )))
-            }
-            (_, Task::Parsing) => {
-                return Err(Error::unsupported(format!(
-                    "the {kind} learner does not parse; use the online learner or mtl"
-                )))
-            }
-            (
-                LearnerKind::MirrorDescent | LearnerKind::Ucd | LearnerKind::Poly,
-                Task::Multiclass,
-            ) => {
-                return Err(Error::unsupported(format!(
-                    "the {kind} learner learns one real output (squared loss): use it for \
-                     binary or regression tasks (for multiclass use gomp or lp-mkl)"
-                )))
-            }
-            _ => {}
-        }
+        let task = spec.task;
+        spec.learner.family_mut().check(kind, task, several)?;
         Ok(CheckedSpec(spec))
     }
 }
@@ -909,7 +540,8 @@ impl std::ops::Deref for CheckedSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::online::StepSchedule;
+    use crate::prox::RegSpec;
+    use crate::solver::online::{OnlineSteps, StepSchedule};
 
     fn online(task: Task) -> LearnerSpec {
         LearnerSpec::new(task, Learner::Online(OnlineSpec::default()))
