@@ -1,5 +1,5 @@
 //! One learner setting given as text, by its name in the registry ([`super::registry`]):
-//! [`LearnerSpec::set`] parses the text in the setting's [`Domain`], refuses a value outside
+//! [`LearnerSpec::set`] parses the text in the setting's [`Domain`](super::registry::Domain), refuses a value outside
 //! it (naming the setting and the domain) and a setting of another learner, and stores the
 //! value in the family's settings type. A shell that takes settings as text (the command
 //! line) keeps no parser or list of its own.

@@ -216,7 +216,8 @@ fn readme_is_a_short_door_with_the_two_commands() {
 /// ARCHITECTURE's recipe for a new learner names files that exist: every backquoted path
 /// (with a `/`) in the section "Adding a learner" (under
 /// `crates/multikernel/src/` unless it starts with `crates/` or `python/`; `solver/NAME/`
-/// stands for the new folder and is checked as `solver/`).
+/// stands for the new folder and is checked as `solver/`, `estimator/spec/NAME.rs` for the
+/// new file and is checked as `estimator/spec/`).
 #[test]
 fn the_learner_recipe_names_existing_files() {
     let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
@@ -231,7 +232,7 @@ fn the_learner_recipe_names_existing_files() {
         if i % 2 == 0 || piece.contains(' ') || !piece.contains('/') {
             continue;
         }
-        let rel = piece.replace("NAME/", "");
+        let rel = piece.replace("NAME/", "").replace("/NAME.rs", "/");
         let path = if rel.starts_with("crates/") || rel.starts_with("python/") {
             root().join(&rel)
         } else {
