@@ -310,6 +310,49 @@ def test_flat_accuracy_and_shape_errors():
         metrics.flat_accuracy_score([["a", "b"]], [["a"]])
 
 
+def test_flat_scores_are_scikit_learns_on_the_tokens():
+    from sklearn import metrics as sk
+
+    import random
+
+    rng = random.Random(1)
+    labels = ["O", "B-PER", "I-PER", 3]
+    gold = [[rng.choice(labels) for _ in range(rng.randint(1, 6))] for _ in range(20)]
+    pred = [[rng.choice(labels) if rng.random() < 0.4 else g for g in s] for s in gold]
+    flat_gold = [str(g) for s in gold for g in s]
+    flat_pred = [str(p) for s in pred for p in s]
+    gold_s = [[str(g) for g in s] for s in gold]
+    pred_s = [[str(p) for p in s] for s in pred]
+    for average in ["micro", "macro", "weighted"]:
+        assert metrics.flat_f1_score(gold_s, pred_s, average=average) == pytest.approx(
+            sk.f1_score(flat_gold, flat_pred, average=average)
+        )
+        assert metrics.flat_precision_score(gold_s, pred_s, average=average) == pytest.approx(
+            sk.precision_score(flat_gold, flat_pred, average=average, zero_division=0)
+        )
+        assert metrics.flat_recall_score(gold_s, pred_s, average=average) == pytest.approx(
+            sk.recall_score(flat_gold, flat_pred, average=average)
+        )
+    # Integer labels keep their type (scikit-learn refuses a mix of str and int).
+    ints = [[1, 2, 2], [1]]
+    assert metrics.flat_f1_score(ints, [[1, 2, 1], [1]], average="micro") == pytest.approx(3 / 4)
+    report = metrics.flat_classification_report(gold_s, pred_s, labels=["B-PER", "I-PER"])
+    assert "B-PER" in report and "I-PER" in report and "\nO " not in report
+    assert report == sk.classification_report(flat_gold, flat_pred, labels=["B-PER", "I-PER"])
+    with pytest.raises(ValueError, match="sentence 1 has 1 gold labels but 2 predicted"):
+        metrics.flat_f1_score([["a"], ["b"]], [["a"], ["b", "c"]], average="micro")
+
+
+def test_sequence_accuracy_counts_whole_sentences():
+    gold = [["a", "b"], ["c"], ["d", "e", "f"]]
+    pred = [["a", "b"], ["x"], ["d", "e", "f"]]
+    assert metrics.sequence_accuracy_score(gold, pred) == pytest.approx(2 / 3)
+    assert metrics.sequence_accuracy_score(iter(gold), iter(gold)) == 1.0
+    assert metrics.sequence_accuracy_score([], []) == 0.0
+    with pytest.raises(ValueError, match="2 gold sentences but 1 predicted"):
+        metrics.sequence_accuracy_score([["a"], ["b"]], [["a"]])
+
+
 def test_chunk_scores_equal_seqeval():
     seqeval = pytest.importorskip("seqeval.metrics")
     import random
