@@ -175,6 +175,12 @@ class SequenceTagger(BaseEstimator):
         probs = self.tagger_.predict_marginals(_sentences(X))
         return [[dict(zip(self.classes_, p)) for p in s] for s in probs]
 
+    @available_if(_is_crf)
+    def predict_marginals_single(self, xseq):
+        """The label probabilities of one sentence's tokens (sklearn-crfsuite's
+        ``predict_marginals_single``): a list of ``{label: probability}`` dicts."""
+        return self.predict_marginals([xseq])[0]
+
     def score(self, X, y):
         """Token accuracy of ``predict(X)`` against ``y``."""
         return flat_accuracy_score(_labels(y), self.predict(X))

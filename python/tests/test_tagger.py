@@ -160,8 +160,10 @@ def test_marginals_only_for_the_crf_loss(twt):
     X, y, Xt, _ = small(twt)
     hinge = SequenceTagger(templates=str(TEMPLATES), epochs=1).fit(X, y)
     assert not hasattr(hinge, "predict_marginals")
+    assert not hasattr(hinge, "predict_marginals_single")
     crf = SequenceTagger(templates=str(TEMPLATES), epochs=2, loss="crf").fit(X, y)
     probs = crf.predict_marginals(Xt[:5])
+    assert crf.predict_marginals_single(Xt[3]) == probs[3]
     pred = crf.predict(Xt[:5])
     assert [len(s) for s in probs] == [len(s) for s in Xt[:5]]
     for s, labels in zip(probs, pred):
