@@ -186,13 +186,8 @@ fn fit_tagging(data: &TagData, spec: &CheckedSpec, observer: &dyn Observer) -> R
         ));
     }
     Ok(Fitted {
-        model: Model::Tagger(fit.model),
-        run: fit.run,
-        lambda,
-        path_choice: None,
         notes,
-        selection: None,
-        stream: None,
+        ..Fitted::new(Model::Tagger(fit.model), fit.run, lambda)
     })
 }
 
@@ -247,12 +242,7 @@ fn fit_parsing(data: &ParseData, spec: &CheckedSpec, observer: &dyn Observer) ->
         notes.push("standardize = false has no effect on a parser".into());
     }
     Ok(Fitted {
-        model: Model::Parser(fit.model),
-        run: fit.run,
-        lambda,
-        path_choice: None,
         notes,
-        selection: None,
-        stream: None,
+        ..Fitted::new(Model::Parser(fit.model), fit.run, lambda)
     })
 }

@@ -5,7 +5,8 @@
 use multikernel::data::ocr::read_ocr;
 use multikernel::data::{read_table, Dataset, TargetKind};
 use multikernel::estimator::{
-    fit, Budget, GompSpec, Learner, LearnerSpec, LpMklSpec, OnlineSpec, OnlineSteps, PolySpec, Task,
+    fit, Budget, GompSpec, Learner, LearnerKind, LearnerSpec, LpMklSpec, OnlineSpec, OnlineSteps,
+    PolySpec, Task,
 };
 use multikernel::run::{Control, Progress, RunStatus, StepUnit, StopFlag};
 use std::path::Path;
@@ -147,6 +148,38 @@ fn sequences_stop_too() {
     assert_eq!((f.run.status, f.run.steps), (RunStatus::Cancelled, 0));
     let f = fit(&words, &spec, &()).unwrap();
     assert_eq!((f.run.status, f.run.steps), (RunStatus::Completed, 3));
+}
+
+/// A sequence fit says that `standardize = false` has no effect on it, for the online
+/// learner and the wrappers alike.
+#[test]
+fn sequence_fits_note_that_standardize_has_no_effect() {
+    let ocr =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/models-v1/ocr-train.data.gz");
+    let words = read_ocr(&ocr).unwrap();
+    let note = "sequence inputs are used as they are; standardize = false has no effect";
+    let short: [(LearnerKind, &[(&str, &str)]); 2] = [
+        (LearnerKind::Online, &[("epochs", "1")]),
+        (
+            LearnerKind::SimpleMkl,
+            &[("max_iter", "1"), ("first_epochs", "1")],
+        ),
+    ];
+    for (kind, settings) in short {
+        let mut spec = LearnerSpec::new(Task::Sequence, Learner::default_for(kind));
+        for (name, text) in settings {
+            spec.set(name, text).unwrap();
+        }
+        let plain = fit(&words, &spec, &()).unwrap();
+        assert!(!plain.notes.iter().any(|n| n == note), "{kind}");
+        spec.standardize = false;
+        let raw = fit(&words, &spec, &()).unwrap();
+        assert!(
+            raw.notes.iter().any(|n| n == note),
+            "{kind}: {:?}",
+            raw.notes
+        );
+    }
 }
 
 #[test]

@@ -126,13 +126,8 @@ impl Family for GompSpec {
             None => None,
         };
         Ok(Fitted {
-            model: Model::Gomp(batch(table, task, classes, m)),
-            run,
-            lambda,
             path_choice,
-            notes: Vec::new(),
-            selection: None,
-            stream: None,
+            ..Fitted::new(Model::Gomp(batch(table, task, classes, m)), run, lambda)
         })
     }
 }

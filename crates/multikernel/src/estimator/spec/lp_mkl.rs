@@ -72,14 +72,10 @@ impl Family for LpMklSpec {
             &params,
             observer,
         )?;
-        Ok(Fitted {
-            model: Model::LpMkl(batch(table, task, classes, m)),
+        Ok(Fitted::new(
+            Model::LpMkl(batch(table, task, classes, m)),
             run,
             lambda,
-            path_choice: None,
-            notes: Vec::new(),
-            selection: None,
-            stream: None,
-        })
+        ))
     }
 }

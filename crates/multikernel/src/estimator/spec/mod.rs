@@ -276,6 +276,15 @@ fn not_in_spec(name: &str) -> Error {
     ))
 }
 
+/// The notes of a fit on sequences: `standardize = false` has no effect on them.
+fn sequence_notes(spec: &CheckedSpec) -> Vec<String> {
+    if spec.standardize {
+        Vec::new()
+    } else {
+        vec!["sequence inputs are used as they are; standardize = false has no effect".into()]
+    }
+}
+
 /// Refuses the structured tasks for a learner of tables.
 fn refuse_structured(kind: LearnerKind, task: Task) -> Result<()> {
     match task {

@@ -2,7 +2,7 @@
 //! fits: a table (the kernel machine of `pipeline::table`), sequences, a template tagger and
 //! a parser (the averaged iterate of the best epoch in both).
 
-use super::{not_in_spec, CheckedSpec, Family, LossKind, ParserSettings};
+use super::{not_in_spec, sequence_notes, CheckedSpec, Family, LossKind, ParserSettings};
 use crate::data::{SequenceData, TableRef};
 use crate::error::{Error, Result};
 use crate::estimator::fitted::Fitted;
@@ -156,7 +156,10 @@ impl Family for OnlineSpec {
             memory: spec.memory,
         };
         let (m, run) = fit_sequence(data, &cfg, observer)?;
-        Ok(Fitted::new(Model::Sequence(m), run, lambda))
+        Ok(Fitted {
+            notes: sequence_notes(spec),
+            ..Fitted::new(Model::Sequence(m), run, lambda)
+        })
     }
 
     fn tagger(

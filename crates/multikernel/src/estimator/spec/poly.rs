@@ -167,13 +167,8 @@ fn fit_poly_auto(
         Ok(note) => {
             let (m, run) = problem.fit_lp(lambda, &spec.memory, observer)?;
             Ok(Fitted {
-                model: Model::PolyMkl(batch(table, task, classes, m)),
-                run,
-                lambda,
-                path_choice: None,
                 notes: vec![note],
-                selection: None,
-                stream: None,
+                ..Fitted::new(Model::PolyMkl(batch(table, task, classes, m)), run, lambda)
             })
         }
         Err(note) => {
@@ -228,12 +223,7 @@ fn fit_poly(
     };
     let (m, run) = PolyMklModel::fit(table.x(), &y.data, &params, observer)?;
     Ok(Fitted {
-        model: Model::PolyMkl(batch(table, task, classes, m)),
-        run,
-        lambda,
-        path_choice: None,
         notes,
-        selection: None,
-        stream: None,
+        ..Fitted::new(Model::PolyMkl(batch(table, task, classes, m)), run, lambda)
     })
 }

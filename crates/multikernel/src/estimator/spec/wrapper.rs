@@ -3,7 +3,7 @@
 //! PEGASOS on sequences. The two learners share [`WrapperSpec`].
 
 use super::table_fit::batch;
-use super::{not_in_spec, CheckedSpec, Family, Strength};
+use super::{not_in_spec, sequence_notes, CheckedSpec, Family, Strength};
 use crate::data::{SequenceData, TableRef};
 use crate::error::{Error, Result};
 use crate::estimator::fitted::Fitted;
@@ -191,13 +191,8 @@ fn fit_wrapper(
         notes.push("bias = false has no effect: the SVM's offset is part of its dual".into());
     }
     Ok(Fitted {
-        model: Model::Wrapper(batch(table, task, classes, m)),
-        run,
-        lambda: 1.0 / c,
-        path_choice: None,
         notes,
-        selection: None,
-        stream: None,
+        ..Fitted::new(Model::Wrapper(batch(table, task, classes, m)), run, 1.0 / c)
     })
 }
 
@@ -233,18 +228,9 @@ fn fit_sequence_wrappers(
         memory: spec.memory,
     };
     let (m, run) = fit_sequence_wrapper(data, &cfg, observer)?;
-    let mut notes = Vec::new();
-    if !spec.standardize {
-        notes
-            .push("sequence inputs are used as they are; standardize = false has no effect".into());
-    }
+    let notes = sequence_notes(spec);
     Ok(Fitted {
-        model: Model::Sequence(m),
-        run,
-        lambda: 1.0 / (c * n as f64),
-        path_choice: None,
         notes,
-        selection: None,
-        stream: None,
+        ..Fitted::new(Model::Sequence(m), run, 1.0 / (c * n as f64))
     })
 }
