@@ -42,7 +42,7 @@ from .metrics import flat_accuracy_score
 # The settings of a tagger's learners, from the library's registry.
 _TAGGER_SETTINGS = tuple(s for s in _core.learner_settings() if s["tagger"])
 
-TAGGER_LEARNERS = ("online", "mtl")
+TAGGER_LEARNERS = ("auto", "online", "mtl")
 
 
 def _sentences(X):
@@ -70,8 +70,14 @@ class SequenceTagger(BaseEstimator):
 
     Parameters
     ----------
-    learner : {"online", "mtl"}
-    C : float > 0
+    learner : {"auto", "online", "mtl"}
+        ``"auto"`` (default) with ``C=None`` and no learner setting: the built-in selection
+        chooses the learner, ``C`` and the block norm ``q`` on a seeded 10 % of the
+        training sentences held out (20 sentences at least), then refits on all of them
+        (``selection_``). ``"auto"`` with ``C`` or a setting: the online learner (``mtl``
+        when only its settings are given).
+    C : float > 0 or None
+        None: 1, or chosen by the selection (``learner="auto"``).
         The weight of the sum of the sentences' losses.
     templates : str or None
         Tokens as columns: a CRF++ template file's path, or the template text.
@@ -91,12 +97,16 @@ class SequenceTagger(BaseEstimator):
         Each group's learned weight: the group norm ``||w_j||`` (online; 0 for a group the
         regularizer dropped) or ``mu_j`` (mtl; summing to 1).
     tagger_ : multikernel._core.Tagger
+    learner_ : str
+        The learner trained (the one the selection chose, or the one named).
+    selection_ : dict or None
+        What the selection scored (``headline``, ``lines``, ``learner_choice``), or None.
     n_iter_, fit_status_, fit_seconds_ : epochs (or cuts), how the run ended, seconds.
     """
 
     _parameter_constraints = {
         "learner": [StrOptions(set(TAGGER_LEARNERS))],
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "C": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "templates": [str, os.PathLike, None],
         **{s["name"]: _constraint(s) for s in _TAGGER_SETTINGS},
         "random_state": ["random_state"],
@@ -105,8 +115,8 @@ class SequenceTagger(BaseEstimator):
 
     def __init__(
         self,
-        learner="online",
-        C=1.0,
+        learner="auto",
+        C=None,
         *,
         templates=None,
         loss=None,
@@ -143,12 +153,14 @@ class SequenceTagger(BaseEstimator):
             templates=text,
             templates_origin=origin,
             learner=self.learner,
-            c=float(self.C),
+            c=None if self.C is None else float(self.C),
             seed=_seed(self.random_state),
             verbose=bool(self.verbose),
             settings=_given_settings(self, _TAGGER_SETTINGS),
         )
         self.tagger_ = tagger
+        self.learner_ = info["learner"]
+        self.selection_ = info["selection"]
         self.classes_ = list(tagger.classes)
         self.templates_ = list(tagger.templates)
         self.template_weights_ = dict(zip(self.templates_, tagger.template_weights))

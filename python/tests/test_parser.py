@@ -79,6 +79,22 @@ def test_scores_equal_multikernel_eval_on_the_test_fold(twt, params, flags):
     assert parser.projective == parser.parser_.projective
 
 
+@needs_cli
+def test_no_flags_select_as_the_command_line(twt):
+    """``DependencyParser()`` (``learner="auto"``, ``C=None``) runs the structured selection
+    of ``train --task parsing`` without ``--C``: the same model file, byte for byte."""
+    d, train, _ = twt
+    model = d / "auto.model"
+    out = cli("train", "--task", "parsing", "--data", d / "train.conllu", "--seed", "0",
+              "--out", model)
+    assert "selected " in out.stderr
+    parser = DependencyParser(random_state=0).fit(d / "train.conllu")
+    assert parser.selection_ is not None and parser.learner_ in ("online", "mtl")
+    assert parser.selection_["headline"] in out.stderr
+    assert parser.parser_.to_bytes() == model.read_bytes()
+    assert DependencyParser(C=1.0, random_state=0).fit(d / "train.conllu").selection_ is None
+
+
 def test_text_blocks_and_tokenlists_give_the_same_parser(twt):
     d, train, test = twt
     params = dict(epochs=1, random_state=0)
@@ -145,7 +161,7 @@ def test_a_missing_upos_names_the_sentence_and_token():
 
 def test_bad_settings_and_input_are_named():
     with pytest.raises(ValueError, match="q is a setting of the mtl learner"):
-        DependencyParser(q=2.0).fit(SMALL)
+        DependencyParser(learner="online", q=2.0).fit(SMALL)
     with pytest.raises(ValueError, match="epochs"):
         DependencyParser(epochs=0).fit(SMALL)
     with pytest.raises(ValueError, match="loss"):

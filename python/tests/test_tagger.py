@@ -100,6 +100,28 @@ def test_columns_and_templates_predict_as_the_command_line(twt, params, flags):
     assert set(tagger.template_weights_) == set(tagger.templates_)
 
 
+@needs_cli
+def test_no_flags_select_as_the_command_line(twt):
+    """``SequenceTagger()`` (``learner="auto"``, ``C=None``) runs the structured selection
+    of ``train`` without ``--C``: the same choice and the same tagger; ``C`` given trains
+    the online learner as before, with no selection."""
+    d, (X, y), (Xt, _) = twt
+    X, y = X[:80], y[:80]
+    tpl = d / "three.templates"
+    tpl.write_text("U00:%x[0,1]\nU01:%x[0,4]\nU02:%x[-1,1]\nB\n")
+    write_columns(d / "small.txt", [[list(t) for t in s] for s in X], y)
+    tagger = SequenceTagger(templates=str(tpl), random_state=0).fit(X, y)
+    assert tagger.selection_ is not None
+    assert "8 of the 80 training sentences held out" in tagger.selection_["headline"]
+    assert tagger.learner_ in ("online", "mtl")
+    want = cli_predictions(d, d / "small.txt", d / "test.txt", tpl, [])
+    assert tagger.predict(Xt) == want
+    fixed = SequenceTagger(templates=str(tpl), C=1.0, random_state=0).fit(X, y)
+    assert fixed.selection_ is None and fixed.learner_ == "online"
+    assert fixed.predict(Xt) == cli_predictions(
+        d, d / "small.txt", d / "test.txt", tpl, ["--C", "1", "--algo", "online"])
+
+
 def token_dicts(s):
     """Feature dicts of a TWT sentence (columns: form, lower, lemma, suffixes 1-3, space
     after, shape): every key in every token, so that a column file can say the same."""
@@ -232,7 +254,11 @@ def test_bad_settings_and_input_are_named():
     X = [[{"w": "a"}, {"w": "b"}]]
     y = [["A", "B"]]
     with pytest.raises(ValueError, match="q is a setting of the mtl"):
-        SequenceTagger(q=2.0).fit(X, y)
+        SequenceTagger(learner="online", q=2.0).fit(X, y)
+    with pytest.raises(ValueError, match="q is a setting of the mtl"):
+        SequenceTagger(q=2.0, epochs=3).fit(X, y)
+    # learner="auto" with only multi-template learning's settings trains it.
+    assert SequenceTagger(q=2.0).fit(X, y).learner_ == "mtl"
     with pytest.raises(ValueError, match="epochs"):
         SequenceTagger(epochs=0).fit(X, y)
     with pytest.raises(ValueError, match="loss"):

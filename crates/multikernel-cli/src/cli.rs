@@ -124,10 +124,11 @@ pub struct TrainArgs {
     /// the explicit product kernels where they fit the memory limit, mirror descent
     /// otherwise), mtl (multi-template learning: sequences in columns, parsing), simplemkl
     /// or gauss-seidel (wrapper MKL around an SVM: exact SMO on tables, structured PEGASOS
-    /// on sequences). Default: chosen by the
-    /// built-in selection on a table without --C (lp-mkl up to 3,000 rows, online above);
-    /// mtl for --task sequence with --templates unless a setting only online takes is given
-    /// (--epochs, --loss, --eta0, ...); online otherwise.
+    /// on sequences). Default: chosen by the built-in selection without --C, on a table
+    /// (lp-mkl up to 3,000 rows, online above) and for a template tagger or a parser (online
+    /// or mtl, see --select); with --C, or a learner setting given: mtl for --task sequence
+    /// with --templates unless a setting only online takes is given (--epochs, --loss,
+    /// --eta0, ...); online otherwise.
     #[arg(long = "algo")]
     pub learner: Option<LearnerKind>,
     /// Kernel SPEC, repeatable: NAME[:key=value,...], NAME in linear, poly, rbf, bspline,
@@ -139,10 +140,15 @@ pub struct TrainArgs {
     /// ucd).
     #[arg(long = "kernel", value_name = "SPEC")]
     pub kernels: Vec<KernelArg>,
-    /// Built-in selection on a table: `auto` (default) picks what is not given among C, the
-    /// online learner's eta0, lp-mkl's p and the learner by seeded 5-fold cross-validation
-    /// on the training file (repeated over 3 partitions up to 500 rows); `none` keeps the
-    /// defaults (C = 1).
+    /// Built-in selection without --C: `auto` (default) on a table picks what is not given
+    /// among C, the online learner's eta0, lp-mkl's p and the learner by seeded 5-fold
+    /// cross-validation on the training file (repeated over 3 partitions up to 500 rows);
+    /// for a template tagger (--format columns) or a parser with no --algo and no learner
+    /// setting, it picks the learner, C and the block norm q among three candidates scored
+    /// on the development sentences (--validation, --validation-folds; else a seeded 10% of
+    /// the training sentences, then a refit on all): about 2.5 times one fit of --algo mtl.
+    /// `--shards`, `--batch` or any other learner setting trains that learner as given;
+    /// --checkpoint saves the refit. `none` keeps the defaults (C = 1).
     #[arg(long, default_value = "auto")]
     pub select: SelectMode,
     /// When the selection chooses the learner: at most this many fits (one candidate at
@@ -154,7 +160,8 @@ pub struct TrainArgs {
     #[arg(long, value_name = "FITS|SECONDSs")]
     pub select_budget: Option<multikernel::estimator::auto::SelectBudget>,
     /// C: weighs the sum of the losses against 1/2 ||f||^2, the same for every learner
-    /// (default: chosen by --select auto on a table, else 1). Give --C or --lambda.
+    /// (default: chosen by --select auto on a table, a template tagger or a parser, else 1).
+    /// Give --C or --lambda.
     #[arg(
         long = "C",
         value_name = "C",
@@ -197,7 +204,9 @@ pub struct TrainArgs {
     /// --checkpoint-every steps, so that `--resume FILE` continues a killed run to the same
     /// model, bit for bit. A regular file (not `-`, a FIFO or a device: it is read back).
     /// The online learner (tables, --stream, sequences, parsing,
-    /// template taggers) and --algo mtl; not the built-in selection (give --C or --lambda).
+    /// template taggers) and --algo mtl; the selection of a template tagger or a parser saves
+    /// its refit (a resumed run selects again, to the same choice); not the selection on a
+    /// table (give --C or --lambda).
     #[arg(long, value_name = "FILE")]
     pub checkpoint: Option<PathBuf>,
     /// --checkpoint: steps between two checkpoints: epochs (default 1), --stream: chunks of

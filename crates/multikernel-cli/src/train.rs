@@ -10,7 +10,7 @@ use anyhow::{bail, Result};
 use multikernel::checkpoint::{FileCheckpoints, Fingerprint};
 use multikernel::estimator::registry;
 use multikernel::estimator::stream::StreamOptions;
-use multikernel::estimator::{AutoConfig, SelectionRequest, Settings};
+use multikernel::estimator::{AutoConfig, SelectionRequest, Settings, StructuredPlan};
 use multikernel::estimator::{
     FileSource, Fitted, Learner, LearnerKind, LearnerSpec, Source, Strength, Task, TrainSource,
 };
@@ -135,6 +135,27 @@ pub fn selection_plan(a: &TrainArgs) -> Option<AutoConfig> {
     .map(|cfg| cfg.with_budget(a.select_budget))
 }
 
+/// The structured selection `train` runs, if any: none with `--select none`, else the
+/// library's rule ([`multikernel::estimator::structured_plan`]) for a template tagger
+/// (`--task sequence --format columns`) or a parser.
+pub fn structured_plan(a: &TrainArgs) -> Option<StructuredPlan> {
+    if a.select == SelectMode::None || !(a.task == Task::Parsing || is_columns(a)) {
+        return None;
+    }
+    let settings = a
+        .settings
+        .given
+        .iter()
+        .fold(Settings::new(), |all, (s, _, text)| all.with(s.name, text));
+    multikernel::estimator::structured_plan(&SelectionRequest {
+        task: a.task,
+        learner: a.learner,
+        strength_given: a.c.is_some() || a.lambda.is_some(),
+        streaming: a.stream,
+        settings: &settings,
+    })
+}
+
 /// The outputs of `train`, checked before any data is read (a typo in `--out` or an
 /// unwritable folder is reported before training rather than after it): the model
 /// (`--out`), the run's JSON (`--run-json`; at most one of the two may be `-`, standard
@@ -185,10 +206,11 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
     let bar = Bar::new();
     catch_interrupt();
     let plan = selection_plan(a);
-    let learner_name = match (a.learner, &plan) {
+    let structured = structured_plan(a);
+    let learner_name = match (a.learner, plan.is_some() || structured.is_some()) {
         (Some(k), _) => k.name().to_string(),
-        (None, Some(_)) => "the learner the selection picks".into(),
-        (None, None) => default_learner(a).name().into(),
+        (None, true) => "the learner the selection picks".into(),
+        (None, false) => default_learner(a).name().into(),
     };
     let store = checkpoints(a, &spec, plan.is_some())?;
     let loaded = train_source(a)?.load(a.task)?;
@@ -200,12 +222,13 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
         Some(s) => loaded.fit(
             &spec,
             plan.as_ref(),
+            structured.as_ref(),
             &Checkpointed {
                 observer: &bar,
                 checkpoints: s,
             },
         )?,
-        None => loaded.fit(&spec, plan.as_ref(), &bar)?,
+        None => loaded.fit(&spec, plan.as_ref(), structured.as_ref(), &bar)?,
     };
     bar.finish();
     if let Some(s) = &store {

@@ -35,6 +35,49 @@ pub(crate) fn settings(given: Vec<(String, String)>) -> Settings {
         .fold(Settings::new(), |all, (name, text)| all.with(&name, text))
 }
 
+/// A tagger's or a parser's request: the spec, the structured selection when it runs (the
+/// library's rule, as `train` applies it: `learner="auto"`, `C=None`, no learner setting),
+/// and the learner the spec names. `learner="auto"` without the selection is the online
+/// learner (the Python default before the selection), or multi-template learning when a
+/// setting only it takes is given (`q`, `eps`, `max_iter`, ...); `C=None` is 1.
+pub(crate) fn structured_request(
+    task: Task,
+    learner: &str,
+    c: Option<f64>,
+    given: Vec<(String, String)>,
+    seed: u64,
+) -> PyResult<(
+    multikernel::estimator::LearnerSpec,
+    Option<multikernel::estimator::StructuredPlan>,
+    LearnerKind,
+)> {
+    let given = settings(given);
+    let named: Option<LearnerKind> = match learner.trim() {
+        "auto" => None,
+        s => Some(s.parse::<LearnerKind>().or_py()?),
+    };
+    let plan = multikernel::estimator::structured_plan(&SelectionRequest {
+        task,
+        learner: named,
+        strength_given: c.is_some(),
+        streaming: false,
+        settings: &given,
+    });
+    let mtl_only = given.iter().next().is_some()
+        && given
+            .iter()
+            .all(|(n, _)| registry::owners(n) == [LearnerKind::Mtl]);
+    let kind = named.unwrap_or(if mtl_only {
+        LearnerKind::Mtl
+    } else {
+        LearnerKind::Online
+    });
+    let spec = given
+        .structured_spec(task, kind, c.unwrap_or(1.0), seed)
+        .or_py()?;
+    Ok((spec, plan, kind))
+}
+
 /// Kernel SPEC strings (`"rbf"`, `"poly:degree=2"`, `"perfeature:linear"`, ...); `None`
 /// or `"auto"` for the learner's default (the kernel dictionary on tables).
 fn parse_kernels(kernels: Option<Vec<String>>) -> PyResult<Vec<KernelSpec>> {

@@ -8,9 +8,9 @@ use crate::errors::OrPy;
 use crate::fit::run_info;
 use crate::interrupt::{self, PyObserver};
 use multikernel::data::conllu::Heads;
-use multikernel::estimator::fit;
 use multikernel::estimator::parser::{training_data, DependencyParser, Treebank};
-use multikernel::estimator::{LearnerKind, Task};
+use multikernel::estimator::Task;
+use multikernel::estimator::{fit, FitRequest};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -49,7 +49,7 @@ fn treebank(
 #[pyfunction]
 #[pyo3(signature = (
     x, *, is_path=false, templates=None, templates_origin=None, projective=false,
-    learner="online", c=1.0, settings=Vec::new(), seed=0, verbose=false
+    learner="auto", c=None, settings=Vec::new(), seed=0, verbose=false
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit_parser<'py>(
@@ -60,27 +60,31 @@ pub fn fit_parser<'py>(
     templates_origin: Option<String>,
     projective: bool,
     learner: &str,
-    c: f64,
+    c: Option<f64>,
     settings: Vec<(String, String)>,
     seed: u64,
     verbose: bool,
 ) -> PyResult<(PyParser, Bound<'py, PyDict>)> {
-    let kind: LearnerKind = learner.parse().or_py()?;
-    let spec = crate::fit::settings(settings)
-        .structured_spec(Task::Parsing, kind, c, seed)
-        .or_py()?;
+    let (spec, plan, kind) =
+        crate::fit::structured_request(Task::Parsing, learner, c, settings, seed)?;
     let train = treebank(py, x, is_path, Heads::Required)?;
     let origin = templates_origin.unwrap_or_else(|| "<templates>".into());
     let observer = PyObserver::new(verbose);
     let (result, interrupted) = interrupt::run(py, &observer, || {
         let t = templates.as_deref().map(|t| (t, origin.as_str()));
-        fit(&training_data(&train, t, projective)?, &spec, &observer)
+        fit(
+            &training_data(&train, t, projective)?,
+            FitRequest::new(&spec).select_structured(plan.as_ref()),
+            &observer,
+        )
     });
     if let Some(e) = interrupted {
         return Err(e);
     }
     let fitted = result.or_py()?;
+    let kind = fitted.selection.as_ref().map_or(kind, |s| s.learner);
     let info = run_info(py, &fitted, kind)?;
+    crate::fit::set_selection(py, &info, fitted.selection.as_ref())?;
     let inner = DependencyParser::new(fitted.model).or_py()?;
     Ok((PyParser { inner }, info))
 }

@@ -9,7 +9,7 @@ use crate::interrupt::{self, PyObserver};
 use multikernel::estimator::tagger::{
     tag_scores, training_data, FeatureValue, Sentences, SequenceTagger,
 };
-use multikernel::estimator::{fit, LearnerKind, Task};
+use multikernel::estimator::{fit, FitRequest, Task};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString, PyTuple};
@@ -118,7 +118,7 @@ fn sentences(x: &Bound<'_, PyAny>) -> PyResult<Owned> {
 /// errors). Returns the tagger and the run's dict (as `fit`).
 #[pyfunction]
 #[pyo3(signature = (
-    x, y, *, templates=None, templates_origin=None, learner="online", c=1.0, settings=Vec::new(),
+    x, y, *, templates=None, templates_origin=None, learner="auto", c=None, settings=Vec::new(),
     seed=0, verbose=false
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -129,27 +129,31 @@ pub fn fit_tagger<'py>(
     templates: Option<String>,
     templates_origin: Option<String>,
     learner: &str,
-    c: f64,
+    c: Option<f64>,
     settings: Vec<(String, String)>,
     seed: u64,
     verbose: bool,
 ) -> PyResult<(PyTagger, Bound<'py, PyDict>)> {
-    let kind: LearnerKind = learner.parse().or_py()?;
-    let spec = crate::fit::settings(settings)
-        .structured_spec(Task::Sequence, kind, c, seed)
-        .or_py()?;
+    let (spec, plan, kind) =
+        crate::fit::structured_request(Task::Sequence, learner, c, settings, seed)?;
     let x = sentences(x)?;
     let origin = templates_origin.unwrap_or_else(|| "<templates>".into());
     let observer = PyObserver::new(verbose);
     let (result, interrupted) = interrupt::run(py, &observer, || {
         let t = templates.as_deref().map(|t| (t, origin.as_str()));
-        fit(&training_data(x.view(), &y, t)?, &spec, &observer)
+        fit(
+            &training_data(x.view(), &y, t)?,
+            FitRequest::new(&spec).select_structured(plan.as_ref()),
+            &observer,
+        )
     });
     if let Some(e) = interrupted {
         return Err(e);
     }
     let fitted = result.or_py()?;
+    let kind = fitted.selection.as_ref().map_or(kind, |s| s.learner);
     let info = run_info(py, &fitted, kind)?;
+    crate::fit::set_selection(py, &info, fitted.selection.as_ref())?;
     let inner = SequenceTagger::new(fitted.model).or_py()?;
     Ok((PyTagger { inner }, info))
 }

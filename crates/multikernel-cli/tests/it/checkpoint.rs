@@ -308,6 +308,67 @@ fn template_taggers_resume_to_the_uninterrupted_model() {
     }
 }
 
+/// The structured selection (no `--C`) keeps checkpoints of its refit: the candidates run
+/// without them, then the chosen one trains again with the checkpoints, and a run killed in
+/// that refit and resumed (the selection runs again, to the same choice) gives the model of
+/// the uninterrupted run.
+#[test]
+#[ignore = "full tier: selected tagger runs killed and resumed, 40 s"]
+fn the_structured_selection_checkpoints_its_refit() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.txt");
+    let dev = dir.path().join("dev.txt");
+    columns("0", &train);
+    columns("8", &dev);
+    // Three of the small set's templates and the label pair: a quick tagger.
+    let tpl_path = dir.path().join("t.templates");
+    std::fs::write(&tpl_path, "U00:%x[0,1]\nU01:%x[0,4]\nU02:%x[-1,1]\nB\n").unwrap();
+    let tpl = tpl_path.to_str().unwrap().to_string();
+    let args = [
+        "train",
+        "--task",
+        "sequence",
+        "--format",
+        "columns",
+        "--data",
+        train.to_str().unwrap(),
+        "--templates",
+        &tpl,
+        "--validation",
+        dev.to_str().unwrap(),
+    ];
+    // The refit's steps (cuts or epochs), from the uninterrupted run's last line.
+    let out = dir.path().join("once.model");
+    let ck = dir.path().join("once.ckpt");
+    let mut once: Vec<&str> = args.to_vec();
+    once.extend([
+        "--out",
+        out.to_str().unwrap(),
+        "--checkpoint",
+        ck.to_str().unwrap(),
+    ]);
+    once.extend(["--checkpoint-every", "1"]);
+    let o = bin().args(&once).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("selected "), "{err}");
+    assert!(!err.contains("keeps no checkpoints"), "{err}");
+    let steps: u64 = err
+        .lines()
+        .last()
+        .and_then(|l| l.split(", ").nth(1))
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no step count in {err}"));
+    killed_and_resumed_with(
+        "selected tagger",
+        &args,
+        &["--checkpoint-every", "1"],
+        steps,
+        2,
+    );
+}
+
 /// Converts `folds` of the TWT web treebank to CRF++ columns at `out`.
 fn columns(folds: &str, out: &Path) {
     let tb = repo("data/treebank/tr-web.conllu.gz");

@@ -96,11 +96,11 @@ pub(crate) fn fit_checked(
         (TrainingData::Sequences(seq), Task::Sequence) => {
             family.fit_sequences(learner, seq, spec, observer)
         }
-        (TrainingData::Tagged(d), Task::Sequence) => fit_tagging(d, spec, observer),
+        (TrainingData::Tagged(d), Task::Sequence) => Ok(fit_tagging(d, spec, observer)?.fitted),
         (TrainingData::Tagged(_), t) => Err(Error::data(format!(
             "tagged sentences given for a {t} task (use the sequence task)"
         ))),
-        (TrainingData::Treebank(tb), Task::Parsing) => fit_parsing(tb, spec, observer),
+        (TrainingData::Treebank(tb), Task::Parsing) => Ok(fit_parsing(tb, spec, observer)?.fitted),
         (TrainingData::Treebank(_), t) => Err(Error::data(format!(
             "sentences with trees given for a {t} task (use the parsing task)"
         ))),
@@ -125,10 +125,24 @@ pub(crate) fn fit_checked(
     }
 }
 
+/// A structured fit with what its development sentences said of it.
+pub(crate) struct ScoredFit {
+    pub fitted: Fitted,
+    /// The development score (tagging: accuracy, or chunk F1 for a chunk scheme; parsing:
+    /// UAS; percent) of the model returned; `None` without development sentences.
+    pub dev_score: Option<f64>,
+    /// The online learner: the epoch kept (0 for the cutting plane).
+    pub best_epoch: usize,
+}
+
 /// A template tagger (mao-tsang Sec. 3 / martins2011 Sec. 4.1 with templates as groups):
 /// SPOM (averaged iterate of the epoch that tags the development sentences best) or
 /// multi-template learning by the cutting plane.
-fn fit_tagging(data: &TagData, spec: &CheckedSpec, observer: &dyn Observer) -> Result<Fitted> {
+pub(crate) fn fit_tagging(
+    data: &TagData,
+    spec: &CheckedSpec,
+    observer: &dyn Observer,
+) -> Result<ScoredFit> {
     use crate::pipeline::columns::tagging::{fit_tagger, TaggerSpec};
     if data.train.is_empty() {
         return Err(Error::data("the training set has no sentences"));
@@ -185,9 +199,17 @@ fn fit_tagging(data: &TagData, spec: &CheckedSpec, observer: &dyn Observer) -> R
             data.min_count
         ));
     }
-    Ok(Fitted {
-        notes,
-        ..Fitted::new(Model::Tagger(fit.model), fit.run, lambda)
+    let dev_score = match fit.best_epoch {
+        0 => fit.dev_scores.first().copied(),
+        e => fit.dev_scores.get(e - 1).copied(),
+    };
+    Ok(ScoredFit {
+        fitted: Fitted {
+            notes,
+            ..Fitted::new(Model::Tagger(fit.model), fit.run, lambda)
+        },
+        dev_score,
+        best_epoch: fit.best_epoch,
     })
 }
 
@@ -196,7 +218,11 @@ fn fit_tagging(data: &TagData, spec: &CheckedSpec, observer: &dyn Observer) -> R
 /// Chu-Liu-Edmonds (or Eisner) decoding, the averaged iterate
 /// of the epoch that parses the development sentences best (the last epoch without them),
 /// and a relation labeler when the sentences have relations.
-fn fit_parsing(data: &ParseData, spec: &CheckedSpec, observer: &dyn Observer) -> Result<Fitted> {
+pub(crate) fn fit_parsing(
+    data: &ParseData,
+    spec: &CheckedSpec,
+    observer: &dyn Observer,
+) -> Result<ScoredFit> {
     if data.train.is_empty() {
         return Err(Error::data("the training set has no sentences"));
     }
@@ -241,8 +267,16 @@ fn fit_parsing(data: &ParseData, spec: &CheckedSpec, observer: &dyn Observer) ->
     if !spec.standardize {
         notes.push("standardize = false has no effect on a parser".into());
     }
-    Ok(Fitted {
-        notes,
-        ..Fitted::new(Model::Parser(fit.model), fit.run, lambda)
+    let dev_score = match fit.best_epoch {
+        0 => fit.dev_uas.first().copied(),
+        e => fit.dev_uas.get(e - 1).copied(),
+    };
+    Ok(ScoredFit {
+        fitted: Fitted {
+            notes,
+            ..Fitted::new(Model::Parser(fit.model), fit.run, lambda)
+        },
+        dev_score,
+        best_epoch: fit.best_epoch,
     })
 }

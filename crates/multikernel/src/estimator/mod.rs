@@ -146,6 +146,7 @@ pub mod settings;
 pub mod source;
 pub mod spec;
 pub mod stream;
+pub mod structured_auto;
 pub mod tagger;
 #[cfg(test)]
 mod tests;
@@ -179,7 +180,7 @@ pub mod smo {
 pub use auto::{AutoConfig, SelectionRecord};
 pub use fit::{KernelData, TrainingData};
 pub use fitted::{Fitted, PathChoice, Selection};
-pub use plan::{selection_plan, SelectionRequest};
+pub use plan::{selection_plan, structured_plan, SelectionRequest};
 pub use precomputed::{PrecomputedLearner, PrecomputedSpec};
 pub use request::{fit, FitRequest};
 pub use select::{select_spec, SpecSearch, SpecSelection};
@@ -188,3 +189,4 @@ pub use spec::{
     Budget, CheckedSpec, GompSpec, Learner, LearnerKind, LearnerSpec, LossKind, LpMklSpec, MtlSpec,
     OnlineSpec, PolySpec, Strength, Task, WrapperSpec,
 };
+pub use structured_auto::StructuredPlan;

@@ -14,6 +14,7 @@ use super::auto::AutoConfig;
 use super::registry;
 use super::settings::Settings;
 use super::spec::{LearnerKind, Task};
+use super::structured_auto::StructuredPlan;
 use crate::solver::lp_mkl::parse_p;
 use crate::solver::online::StepSchedule;
 
@@ -85,6 +86,25 @@ pub fn selection_plan(request: &SelectionRequest<'_>) -> Option<AutoConfig> {
     let p = request.text("p").and_then(|t| parse_p(t).ok());
     let tune_eta0 = request.text("eta0").is_none() && !inv;
     AutoConfig::for_request(request.learner, names_online(request), p, tune_eta0)
+}
+
+/// The structured selection `request` runs, if any ([`super::structured_auto`]): a
+/// sequence or parsing task with neither C nor lambda, no learner named and no learner
+/// setting given (a validation file is the development sentences, not a setting). A named
+/// learner or any of its settings trains that learner as given, with C = 1 unless given.
+/// The caller keeps its own switch that turns the selection off and applies it to template
+/// taggers and parsers only (not to the OCR sequences).
+pub fn structured_plan(request: &SelectionRequest<'_>) -> Option<StructuredPlan> {
+    let only_validation = request
+        .settings
+        .iter()
+        .all(|(name, _)| name == "validation");
+    (matches!(request.task, Task::Sequence | Task::Parsing)
+        && !request.strength_given
+        && !request.streaming
+        && request.learner.is_none()
+        && only_validation)
+        .then(StructuredPlan::default)
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use super::fit::{fit_checked, TrainingData};
 use super::fitted::Fitted;
 use super::precomputed::{fit_precomputed, PrecomputedSpec};
 use super::spec::{CheckedSpec, LearnerSpec};
+use super::structured_auto::{fit_structured_auto, StructuredData, StructuredPlan};
 use crate::data::TableRef;
 use crate::error::{Error, Result};
 use crate::run::Observer;
@@ -18,6 +19,7 @@ use crate::run::Observer;
 pub struct FitRequest<'a> {
     spec: SpecRef<'a>,
     select: Option<&'a AutoConfig>,
+    structured: Option<&'a StructuredPlan>,
     validation: Option<TableRef<'a>>,
 }
 
@@ -34,6 +36,7 @@ impl<'a> FitRequest<'a> {
         FitRequest {
             spec: SpecRef::Given(spec),
             select: None,
+            structured: None,
             validation: None,
         }
     }
@@ -43,6 +46,7 @@ impl<'a> FitRequest<'a> {
         FitRequest {
             spec: SpecRef::Checked(spec),
             select: None,
+            structured: None,
             validation: None,
         }
     }
@@ -53,6 +57,7 @@ impl<'a> FitRequest<'a> {
         FitRequest {
             spec: SpecRef::Precomputed(spec),
             select: None,
+            structured: None,
             validation: None,
         }
     }
@@ -63,6 +68,17 @@ impl<'a> FitRequest<'a> {
     pub fn select(self, cfg: Option<&'a AutoConfig>) -> FitRequest<'a> {
         FitRequest {
             select: cfg,
+            ..self
+        }
+    }
+
+    /// Runs the structured selection of a template tagger or a parser first
+    /// ([`super::structured_auto`]): the learner, C and q chosen on development sentences.
+    /// Other data (OCR sequences, tables) trains the spec as it is. `None` keeps the plain
+    /// fit.
+    pub fn select_structured(self, plan: Option<&'a StructuredPlan>) -> FitRequest<'a> {
+        FitRequest {
+            structured: plan,
             ..self
         }
     }
@@ -144,6 +160,21 @@ pub fn fit<'d, 'r>(
             (SpecRef::Given(s), _) => std::borrow::Cow::Owned(s.check()?),
             (SpecRef::Checked(c), _) => std::borrow::Cow::Borrowed(c),
         };
+    if let Some(plan) = request.structured {
+        let structured = match data {
+            TrainingData::Tagged(d) => Some(StructuredData::Tagged(d)),
+            TrainingData::Treebank(d) => Some(StructuredData::Treebank(d)),
+            _ => None,
+        };
+        if let Some(d) = structured {
+            if request.select.is_some() || request.validation.is_some() {
+                return Err(Error::unsupported(
+                    "the structured selection takes no table selection or validation rows",
+                ));
+            }
+            return fit_structured_auto(d, &spec, plan, observer);
+        }
+    }
     match (request.select, request.validation, data) {
         (Some(_), Some(_), _) => Err(Error::unsupported(
             "validation rows choose MKL-GOMP's path length; the built-in selection uses its \

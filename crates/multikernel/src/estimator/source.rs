@@ -22,6 +22,7 @@ use super::fitted::Fitted;
 use super::request::{fit, FitRequest};
 use super::spec::{LearnerSpec, Task};
 use super::stream::{fit_stream, StreamOptions};
+use super::structured_auto::StructuredPlan;
 use crate::data::columns::{read_columns, ColumnSentence};
 use crate::data::conllu::{read_conllu, ConlluSentence, Heads};
 use crate::data::ocr::{parse_folds, read_ocr};
@@ -483,12 +484,14 @@ impl<'a> Loaded<'a> {
     /// [`IncrementalFit`](super::incremental::IncrementalFit)): a stream chunk by chunk
     /// (the online learner; [`Fitted::stream`] reports the passes); a table with the
     /// validation rows of the source (MKL-GOMP's path length), else with `select` the
-    /// built-in selection, else the spec as it is; sequences and sentences with the spec
-    /// (their validation sentences are in the data).
+    /// built-in selection, else the spec as it is; template taggers and parsers with
+    /// `structured` the structured selection ([`super::structured_auto`]), else the spec
+    /// (their development sentences are in the data); OCR sequences with the spec.
     pub fn fit(
         &self,
         spec: &LearnerSpec,
         select: Option<&AutoConfig>,
+        structured: Option<&StructuredPlan>,
         observer: &dyn Observer,
     ) -> Result<Fitted> {
         if let Data::Stream(f, opts) = &self.data {
@@ -501,7 +504,9 @@ impl<'a> Loaded<'a> {
         let data = self.training().expect("not a stream");
         let request = match &self.validation {
             Some(v) => FitRequest::new(spec).validation(v.view()),
-            None => FitRequest::new(spec).select(select),
+            None => FitRequest::new(spec)
+                .select(select)
+                .select_structured(structured),
         };
         fit(data, request, observer)
     }

@@ -806,9 +806,10 @@ fn the_command_line_tool_stays_a_thin_shell() {
 /// source file but the unit tests). `#![warn(unreachable_pub)]` makes each of them reachable
 /// from outside: the front door, the types its signatures carry, and what `engine` lends
 /// the project's own tools. 997 after the first cut (issue 48; 1,676 before it); 998 with
-/// the three ways to train, the `OnlineSteps` and `TrainedModel` seams; the learner seam's
-/// goal is 700.
-const PUBLIC_ITEMS_MAX: usize = 700;
+/// the three ways to train, the `OnlineSteps` and `TrainedModel` seams; 699 after the
+/// learner seam (goal 700); 704 with the structured selection (its plan, candidate type,
+/// candidates, rule and request).
+const PUBLIC_ITEMS_MAX: usize = 704;
 
 /// Whether a line declares a public item, by the count's rule.
 fn declares_public_item(line: &str) -> bool {

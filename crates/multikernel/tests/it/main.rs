@@ -27,6 +27,7 @@ mod source;
 mod stream_fit;
 mod stream_reader;
 mod stream_score;
+mod structured_selection;
 mod summary_names;
 mod wrappers;
 

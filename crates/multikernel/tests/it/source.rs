@@ -17,7 +17,7 @@ fn fit_source(
     select: Option<&multikernel::estimator::AutoConfig>,
     observer: &dyn multikernel::run::Observer,
 ) -> multikernel::Result<multikernel::estimator::Fitted> {
-    source.load(spec.task)?.fit(spec, select, observer)
+    source.load(spec.task)?.fit(spec, select, None, observer)
 }
 
 fn uci(name: &str) -> PathBuf {

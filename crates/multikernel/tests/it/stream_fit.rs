@@ -21,7 +21,7 @@ fn fit_stream(
     use multikernel::estimator::{FileSource, Source, TrainSource};
     let file = FileSource::new(path).with_format(format);
     let source = TrainSource::new(Source::Stream(file, *opts));
-    let fitted = source.load(spec.task)?.fit(spec, None, observer)?;
+    let fitted = source.load(spec.task)?.fit(spec, None, None, observer)?;
     let report = fitted
         .stream
         .clone()
