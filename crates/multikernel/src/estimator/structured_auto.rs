@@ -355,10 +355,10 @@ pub(crate) fn fit_structured_auto(
     };
     let cand = candidates[chosen];
     let metric = data.metric();
+    // The record is stored in the model: no seconds in it (the same seed, the same bytes).
     let why = format!(
         "the highest development {metric} ({score:.2}); candidates in order of cost, ties to \
-         the cheaper; seconds each: {}",
-        lines.join(", ")
+         the cheaper"
     );
     let selection_seconds = start.elapsed().as_secs_f64();
     let checkpoints = observer.checkpoints().is_some();
@@ -373,13 +373,17 @@ pub(crate) fn fit_structured_auto(
     let record = SelectionRecord {
         method,
         metric: metric.to_string(),
-        learner_choice: Some(why.clone()),
+        learner_choice: Some(why),
         grid,
         chosen: Some(chosen),
         candidates: Vec::new(),
-        why: Some(why),
+        why: None,
     };
     out.model.set_selection(record.clone());
+    out.notes.push(format!(
+        "the selection's candidates took {} (in the order above)",
+        lines.join(", ")
+    ));
     out.selection = Some(Selection {
         record,
         seconds: selection_seconds,

@@ -296,7 +296,8 @@ impl Model {
         self.trained().selection()
     }
 
-    /// Stores how the settings were chosen (table models; other models ignore it).
+    /// Stores how the settings were chosen (table models, taggers and parsers; other models
+    /// ignore it).
     pub(crate) fn set_selection(&mut self, record: SelectionRecord) {
         self.trained_mut().set_selection(record);
     }

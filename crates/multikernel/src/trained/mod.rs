@@ -93,7 +93,8 @@ pub(crate) trait TrainedModel {
     /// Checks that every stored shape agrees (a model read from a file or bytes).
     fn validate(&self) -> Result<()>;
 
-    /// How the settings were chosen, when `train` selected them (table models only).
+    /// How the settings were chosen, when `train` selected them (table models, taggers and
+    /// parsers).
     fn selection(&self) -> Option<&SelectionRecord> {
         None
     }

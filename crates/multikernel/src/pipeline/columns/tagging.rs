@@ -128,6 +128,10 @@ pub struct TaggerModel {
     /// read from [`TaggerModel::learner`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<StructLoss>,
+    /// How the learner, C and q were chosen, when the structured selection ran
+    /// (`estimator::structured_auto`; absent otherwise, and in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selection: Option<crate::select::SelectionRecord>,
 }
 
 /// What `predict --marginals` prints for one sentence (CRF++'s `crf_test -v1` / `-v2`).
@@ -567,6 +571,7 @@ pub fn fit_tagger(
             let (best_epoch, weights) = run.best;
             Ok(TaggerFit {
                 model: TaggerModel {
+                    selection: None,
                     featurizer,
                     weights,
                     template_weights: Vec::new(),
@@ -616,6 +621,7 @@ pub fn fit_tagger(
             }
             let run = rec.finish(RunStatus::Completed);
             let model = TaggerModel {
+                selection: None,
                 featurizer,
                 weights: fit.weights,
                 template_weights: Vec::new(),
@@ -649,6 +655,7 @@ pub fn fit_tagger(
             let (cp, run, mu) = cutting_plane::fit_block_norm(&task, p, *q, observer)?;
             let train_seconds = t.elapsed().as_secs_f64();
             let model = TaggerModel {
+                selection: None,
                 featurizer,
                 weights: cp.weights,
                 template_weights: mu,
@@ -853,6 +860,7 @@ fn online_epochs(
         let score = match dev {
             Some(d) => {
                 let m = TaggerModel {
+                    selection: None,
                     featurizer: featurizer.clone(),
                     weights: w.clone(),
                     learner: String::new(),
@@ -934,6 +942,14 @@ fn tagger_refusal() -> Error {
 impl TrainedModel for TaggerModel {
     fn task(&self) -> Option<TaskKind> {
         None
+    }
+
+    fn selection(&self) -> Option<&crate::select::SelectionRecord> {
+        self.selection.as_ref()
+    }
+
+    fn set_selection(&mut self, record: crate::select::SelectionRecord) {
+        self.selection = Some(record);
     }
 
     /// The labels are bytes in the data's encoding: decoded as UTF-8, with U+FFFD for bytes
@@ -1224,6 +1240,7 @@ mod tests {
         let short: Vec<ColumnSentence> = d.iter().filter(|s| s.len() <= 5).cloned().collect();
         assert!(short.len() >= 5);
         let mut m = TaggerModel {
+            selection: None,
             featurizer: f.clone(),
             weights: weights.clone(),
             learner: String::new(),

@@ -75,6 +75,10 @@ pub struct ParserModel {
     pub trees: TreeKind,
     /// The relation labeler (second stage), when training had relations.
     pub labeler: Option<ArcLabeler>,
+    /// How the learner, C and q were chosen, when the structured selection ran
+    /// (`estimator::structured_auto`; absent otherwise, and in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selection: Option<crate::select::SelectionRecord>,
 }
 
 impl ParserModel {
@@ -239,6 +243,7 @@ fn fit_with<D: TreeDecoder + Clone>(
         return Ok(ParserFit {
             labeler_seconds: t.elapsed().as_secs_f64(),
             model: ParserModel {
+                selection: None,
                 featurizer,
                 weights: m.weights,
                 trees: spec.trees,
@@ -344,6 +349,7 @@ fn fit_with<D: TreeDecoder + Clone>(
     Ok(ParserFit {
         labeler_seconds,
         model: ParserModel {
+            selection: None,
             featurizer,
             weights,
             trees: spec.trees,
@@ -418,6 +424,14 @@ fn parser_refusal() -> Error {
 impl TrainedModel for ParserModel {
     fn task(&self) -> Option<TaskKind> {
         None
+    }
+
+    fn selection(&self) -> Option<&crate::select::SelectionRecord> {
+        self.selection.as_ref()
+    }
+
+    fn set_selection(&mut self, record: crate::select::SelectionRecord) {
+        self.selection = Some(record);
     }
 
     fn task_name(&self) -> &'static str {
