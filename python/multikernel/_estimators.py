@@ -53,6 +53,7 @@ import json
 import numbers
 import sys
 import time
+import types
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -154,7 +155,68 @@ def _template_text(templates):
             return f.read(), os.fspath(templates)
     if isinstance(templates, os.PathLike):
         raise ValueError(f"templates: no file {os.fspath(templates)!r}")
+    if _looks_like_a_path(templates):
+        raise ValueError(
+            f"templates: no file {templates!r} (give a template file's path, or the "
+            "template text itself, one template a line)"
+        )
     return templates, "<templates>"
+
+
+def _looks_like_a_path(text):
+    """Whether template text is more likely a file name that is not there: one line, no
+    ``%x`` macro, and a folder separator or a file suffix."""
+    if "\n" in text or "%x" in text:
+        return False
+    one = text.strip()
+    return "/" in one or os.sep in one or one.endswith((".templates", ".template", ".txt"))
+
+
+def _validate(est, X, *args, **kwargs):
+    """scikit-learn's ``validate_data``, with a column that is not numeric named: a
+    categorical column is the usual cause, and the message says what to do."""
+    try:
+        return validate_data(est, X, *args, **kwargs)
+    except ValueError as e:
+        if "could not convert" not in str(e):
+            raise
+        where = _non_numeric_column(X)
+        if where is None:
+            raise
+        column, value = where
+        raise ValueError(
+            f"X: column {column} holds {value!r}, not a number; encode categorical "
+            "columns first (scikit-learn's OneHotEncoder or OrdinalEncoder, in a Pipeline)"
+        ) from e
+
+
+def _non_numeric_column(X):
+    """The first column of ``X`` (its name for a DataFrame, else its index) with a value
+    that is not a number, and that value; None when none is found."""
+    columns = getattr(X, "columns", None)
+    if columns is not None:
+        for name in columns:
+            for v in X[name]:
+                try:
+                    float(v)
+                except (TypeError, ValueError):
+                    return repr(str(name)), v
+        return None
+    try:
+        rows = list(X)
+    except TypeError:
+        return None
+    for row in rows:
+        try:
+            cells = list(row)
+        except TypeError:
+            return None
+        for j, v in enumerate(cells):
+            try:
+                float(v)
+            except (TypeError, ValueError):
+                return j, v
+    return None
 
 
 def _seed(random_state):
@@ -332,6 +394,27 @@ class _MKLBase(BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
+    def __init_subclass__(cls, **kwargs):
+        """Each estimator gets its own copy of ``__init__`` (the same parameters), so that an
+        unknown keyword's error names it (``MKLClassifier.__init__() got an unexpected
+        keyword argument 'foo'``), not this private base."""
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            return
+        base = _MKLBase.__init__
+        name = f"{cls.__name__}.__init__"
+        code = base.__code__
+        if hasattr(code, "co_qualname"):  # Python 3.11+: the name errors print
+            code = code.replace(co_qualname=name)
+        init = types.FunctionType(
+            code, base.__globals__, "__init__", base.__defaults__, base.__closure__
+        )
+        init.__kwdefaults__ = base.__kwdefaults__
+        init.__qualname__ = name
+        init.__doc__ = base.__doc__
+        init.__module__ = base.__module__
+        cls.__init__ = init
+
     def _core_fit(self, X, y, n_classes, class_names=None):
         """Trains the core model; sets the fitted attributes only once it has returned
         (an interrupted or failed fit leaves the estimator as it was)."""
@@ -458,7 +541,7 @@ class _MKLBase(BaseEstimator):
 
     def _rows(self, X):
         check_is_fitted(self, "model_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        X = _validate(self, X, reset=False, dtype=np.float64, order="C")
         # Buffers deserialized from a byte stream (Dask's partitions) may be unaligned.
         return _aligned(X)
 
@@ -637,7 +720,7 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
             )
             self.classes_ = classes
             return self
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        X, y = _validate(self, X, y, dtype=np.float64, order="C")
         check_classification_targets(y)
         classes, codes = np.unique(y, return_inverse=True)
         if len(classes) < 2:
@@ -664,7 +747,7 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
         first = not hasattr(self, "incremental_")
         if first:
             self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=first)
+        X, y = _validate(self, X, y, dtype=np.float64, order="C", reset=first)
         X = _aligned(X)
         check_classification_targets(y)
         if first:
@@ -753,7 +836,7 @@ class MKLRegressor(RegressorMixin, _MKLBase):
         if self._precomputed():
             y = np.ascontiguousarray(column_or_1d(y, warn=True), dtype=np.float64)
             return self._fit_precomputed(X, y, None)
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
+        X, y = _validate(self, X, y, dtype=np.float64, order="C", y_numeric=True)
         y = np.ascontiguousarray(y, dtype=np.float64)
         return self._core_fit(X, y, None)
 
@@ -765,7 +848,7 @@ class MKLRegressor(RegressorMixin, _MKLBase):
         first = not hasattr(self, "incremental_")
         if first:
             self._validate_params()
-        X, y = validate_data(
+        X, y = _validate(
             self, X, y, dtype=np.float64, order="C", y_numeric=True, reset=first
         )
         X, y = _aligned(X), _aligned(np.ascontiguousarray(y, dtype=np.float64))

@@ -12,7 +12,8 @@ trained with multiple kernel learning over feature groups, as a scikit-learn est
   or its text; each template one group), as ``multikernel train --task sequence --format
   columns --templates F`` reads column files.
 
-``y`` is a list of label lists (strings). The learners are those of the command line:
+``y`` is a list of label lists (strings, or labels of another type, which ``predict`` gives
+back as they were given). The learners are those of the command line:
 
 - ``"online"`` (default): SPOM (Martins et al. 2011, Alg. 1) with the structured hinge
   (``loss="hinge"``, default) or the CRF loss (``loss="crf"``; then ``predict_marginals``),
@@ -58,6 +59,26 @@ def _labels(y):
     return [[str(label) for label in sentence] for sentence in y]
 
 
+def _label_values(y):
+    """``{text: label}`` for labels that are not strings (integers, say), so that
+    ``predict`` gives back the type it was given, as the table estimators do; None when
+    every label is a string. Two labels with the same text (``1`` and ``"1"``) are a
+    ``ValueError``."""
+    values = {}
+    for sentence in y:
+        for label in sentence:
+            text = str(label)
+            seen = values.setdefault(text, label)
+            if seen is not label and (type(seen) is not type(label) or seen != label):
+                raise ValueError(
+                    f"y holds the labels {seen!r} and {label!r}, which read the same "
+                    f"({text!r}): give labels of one type"
+                )
+    if all(isinstance(v, str) for v in values.values()):
+        return None
+    return values
+
+
 def _is_crf(est):
     if hasattr(est, "tagger_"):
         return est.tagger_.is_crf
@@ -89,8 +110,9 @@ class SequenceTagger(BaseEstimator):
 
     Attributes
     ----------
-    classes_ : list of str
-        The labels, sorted (the order of ``predict_marginals``' dicts).
+    classes_ : list
+        The labels, sorted by their text (the order of ``predict_marginals``' dicts), of
+        the type ``y`` gave them (integer labels come back as integers).
     templates_ : list of str
         The feature groups: ``"B"`` (the label pairs), then each key or template line.
     template_weights_ : dict
@@ -147,6 +169,8 @@ class SequenceTagger(BaseEstimator):
         lists ``y``."""
         self._validate_params()
         text, origin = _template_text(self.templates)
+        y = [list(s) for s in y]
+        values = _label_values(y)
         tagger, info = _core.fit_tagger(
             _sentences(X),
             _labels(y),
@@ -159,9 +183,10 @@ class SequenceTagger(BaseEstimator):
             settings=_given_settings(self, _TAGGER_SETTINGS),
         )
         self.tagger_ = tagger
+        self._label_values = values
         self.learner_ = info["learner"]
         self.selection_ = info["selection"]
-        self.classes_ = list(tagger.classes)
+        self.classes_ = self._typed(list(tagger.classes))
         self.templates_ = list(tagger.templates)
         self.template_weights_ = dict(zip(self.templates_, tagger.template_weights))
         self.n_iter_ = int(info["steps"])
@@ -173,7 +198,14 @@ class SequenceTagger(BaseEstimator):
     def predict(self, X):
         """The best label sequence of each sentence (a list of label lists)."""
         check_is_fitted(self, "tagger_")
-        return self.tagger_.predict(_sentences(X))
+        return [self._typed(s) for s in self.tagger_.predict(_sentences(X))]
+
+    def _typed(self, labels):
+        """Labels as ``y`` gave them (their text when they were strings)."""
+        values = getattr(self, "_label_values", None)
+        if not values:
+            return labels
+        return [values.get(label, label) for label in labels]
 
     def predict_single(self, xseq):
         """The labels of one sentence (sklearn-crfsuite's ``predict_single``)."""

@@ -223,6 +223,26 @@ def test_library_errors_map_to_python_exceptions(sonar):
     assert clf.model_.to_bytes() == before
 
 
+def test_an_unknown_keyword_names_the_estimator():
+    for est in (MKLClassifier, MKLRegressor):
+        with pytest.raises(TypeError, match=rf"{est.__name__}.__init__\(\) got an unexpected keyword argument 'foo'"):
+            est(foo=1)
+    assert MKLClassifier(C=2.0).get_params()["C"] == 2.0
+
+
+def test_a_categorical_column_is_named():
+    X = [[0.5, "a"], [1.5, "b"], [2.5, "a"], [3.5, "b"]]
+    y = [0, 1, 0, 1]
+    with pytest.raises(ValueError, match="column 1 holds 'a', not a number; encode"):
+        MKLClassifier(C=1.0).fit(X, y)
+    with pytest.raises(ValueError, match="column 1 holds 'a'"):
+        MKLRegressor(C=1.0).fit(X, [0.0, 1.0, 2.0, 3.0])
+    import pandas as pd
+    frame = pd.DataFrame({"size": [0.5, 1.5, 2.5, 3.5], "colour": ["red", "blue"] * 2})
+    with pytest.raises(ValueError, match="column 'colour' holds 'red'"):
+        MKLClassifier(C=1.0).fit(frame, y)
+
+
 def test_verbose_prints_progress_to_stderr(sonar, capsys):
     X, y = sonar
     MKLClassifier(learner="online", C=1.0, epochs=3, verbose=1).fit(X, y)

@@ -332,6 +332,30 @@ def test_chunk_scores_equal_hand_counts(gold, pred, n_gold, n_pred, correct):
     assert metrics.chunk_f1_score(gold, pred) == pytest.approx(2 * p * r / (p + r) if p + r else 0.0)
 
 
+def test_labels_keep_their_type():
+    """Integer labels come back as integers (scikit-learn's metrics then work on them), as
+    the table estimators keep theirs; strings stay strings; 1 and "1" together are refused."""
+    X = [[{"w": "a"}, {"w": "b"}], [{"w": "b"}, {"w": "a"}]] * 3
+    y = [[1, 2], [2, 1]] * 3
+    tagger = SequenceTagger(learner="online", C=10.0, epochs=3).fit(X, y)
+    assert tagger.classes_ == [1, 2]
+    assert tagger.predict(X[:2]) == [[1, 2], [2, 1]]
+    assert metrics.flat_accuracy_score(y, tagger.predict(X)) == 1.0
+    assert metrics.flat_f1_score(y, tagger.predict(X), average="macro") == 1.0
+    words = SequenceTagger(learner="online", C=10.0, epochs=3).fit(X, [["A", "B"], ["B", "A"]] * 3)
+    assert words.predict(X[:1]) == [["A", "B"]]
+    with pytest.raises(ValueError, match="read the same"):
+        SequenceTagger(learner="online", C=1.0).fit(X[:2], [[1, "1"], [2, 1]])
+
+
+def test_a_missing_template_file_is_named():
+    with pytest.raises(ValueError, match="templates: no file 'data/tagging/nope.templates'"):
+        SequenceTagger(templates="data/tagging/nope.templates").fit([[("a",)]], [["A"]])
+    # One line of template text is still text.
+    SequenceTagger(templates="U00:%x[0,0]", learner="online", C=1.0).fit(
+        [[("a",), ("b",)]], [["A", "B"]])
+
+
 def test_flat_accuracy_and_shape_errors():
     assert metrics.flat_accuracy_score([["a", "b"], ["c"]], [["a", "x"], ["c"]]) == pytest.approx(2 / 3)
     with pytest.raises(ValueError, match="sentence 0 has 2 gold labels but 1 predicted"):

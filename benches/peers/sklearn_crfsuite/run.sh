@@ -17,6 +17,7 @@ for part in "0-7 train" "8 dev" "9 test"; do
   "$bin" convert --data data/treebank/tr-web.conllu.gz --folds "$1" --out "$work/web-$2.txt" 2> /dev/null
 done
 if [ "$which" != theirs ]; then
+  (cd "$here" && ../../../target/ci-venv/bin/python run.py "../../../$work" ours-auto)
   (cd "$here" && ../../../target/ci-venv/bin/python run.py "../../../$work" ours)
   (cd "$here" && ../../../target/ci-venv/bin/python run.py "../../../$work" ours-eta)
 fi

@@ -157,6 +157,19 @@ fn the_tagger_selection_keeps_the_best_candidate_on_the_development_sentences() 
         &bytes(&chosen),
         "again",
     );
+    // The choice and the model do not depend on the thread count.
+    for threads in [1, 3] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let again = pool.install(|| select(data, Task::Sequence));
+        same_bytes(
+            &bytes(&again),
+            &bytes(&chosen),
+            &format!("{threads} threads"),
+        );
+    }
 }
 
 #[test]
