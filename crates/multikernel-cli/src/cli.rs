@@ -146,7 +146,7 @@ pub struct TrainArgs {
     /// for a template tagger (--format columns) or a parser with no --algo and no learner
     /// setting, it picks the learner, C and the block norm q among three candidates scored
     /// on the development sentences (--validation, --validation-folds; else a seeded 10% of
-    /// the training sentences, then a refit on all): about 2.5 times one fit of --algo mtl.
+    /// the training sentences, then a refit on all): 2.3-3.4 times one fit of --algo mtl.
     /// `--shards`, `--batch` or any other learner setting trains that learner as given;
     /// --checkpoint saves the refit. `none` keeps the defaults (C = 1).
     #[arg(long, default_value = "auto")]
