@@ -120,19 +120,28 @@ pub fn selection_plan(a: &TrainArgs) -> Option<AutoConfig> {
     if a.select == SelectMode::None {
         return None;
     }
-    let settings = a
-        .settings
+    let settings = given_settings(a);
+    multikernel::estimator::selection_plan(&selection_request(a, &settings))
+        .map(|cfg| cfg.with_budget(a.select_budget))
+}
+
+/// The learner settings given on the command line, by registry name.
+fn given_settings(a: &TrainArgs) -> Settings {
+    a.settings
         .given
         .iter()
-        .fold(Settings::new(), |all, (s, _, text)| all.with(s.name, text));
-    multikernel::estimator::selection_plan(&SelectionRequest {
+        .fold(Settings::new(), |all, (s, _, text)| all.with(s.name, text))
+}
+
+/// What decides the built-in selections, as the flags say it.
+fn selection_request<'a>(a: &TrainArgs, settings: &'a Settings) -> SelectionRequest<'a> {
+    SelectionRequest {
         task: a.task,
         learner: a.learner,
         strength_given: a.c.is_some() || a.lambda.is_some(),
         streaming: a.stream,
-        settings: &settings,
-    })
-    .map(|cfg| cfg.with_budget(a.select_budget))
+        settings,
+    }
 }
 
 /// The structured selection `train` runs, if any: none with `--select none`, else the
@@ -142,18 +151,8 @@ pub fn structured_plan(a: &TrainArgs) -> Option<StructuredPlan> {
     if a.select == SelectMode::None || !(a.task == Task::Parsing || is_columns(a)) {
         return None;
     }
-    let settings = a
-        .settings
-        .given
-        .iter()
-        .fold(Settings::new(), |all, (s, _, text)| all.with(s.name, text));
-    multikernel::estimator::structured_plan(&SelectionRequest {
-        task: a.task,
-        learner: a.learner,
-        strength_given: a.c.is_some() || a.lambda.is_some(),
-        streaming: a.stream,
-        settings: &settings,
-    })
+    let settings = given_settings(a);
+    multikernel::estimator::structured_plan(&selection_request(a, &settings))
 }
 
 /// The outputs of `train`, checked before any data is read (a typo in `--out` or an

@@ -135,6 +135,12 @@ pub(crate) struct ScoredFit {
     pub best_epoch: usize,
 }
 
+/// The development score of the model kept: the epoch's (online, `best_epoch` from 1) or
+/// the only one (the cutting plane, `best_epoch` 0).
+fn kept_score(scores: &[f64], best_epoch: usize) -> Option<f64> {
+    scores.get(best_epoch.saturating_sub(1)).copied()
+}
+
 /// A template tagger (mao-tsang Sec. 3 / martins2011 Sec. 4.1 with templates as groups):
 /// SPOM (averaged iterate of the epoch that tags the development sentences best) or
 /// multi-template learning by the cutting plane.
@@ -199,10 +205,7 @@ pub(crate) fn fit_tagging(
             data.min_count
         ));
     }
-    let dev_score = match fit.best_epoch {
-        0 => fit.dev_scores.first().copied(),
-        e => fit.dev_scores.get(e - 1).copied(),
-    };
+    let dev_score = kept_score(&fit.dev_scores, fit.best_epoch);
     Ok(ScoredFit {
         fitted: Fitted {
             notes,
@@ -267,10 +270,7 @@ pub(crate) fn fit_parsing(
     if !spec.standardize {
         notes.push("standardize = false has no effect on a parser".into());
     }
-    let dev_score = match fit.best_epoch {
-        0 => fit.dev_uas.first().copied(),
-        e => fit.dev_uas.get(e - 1).copied(),
-    };
+    let dev_score = kept_score(&fit.dev_uas, fit.best_epoch);
     Ok(ScoredFit {
         fitted: Fitted {
             notes,

@@ -24,6 +24,7 @@ use super::fitted::{Fitted, Selection};
 use super::kinds::{LearnerKind, Task};
 use super::spec::{CheckedSpec, Learner, LearnerSpec, Strength};
 use crate::error::{Error, Result};
+use crate::model::Model;
 use crate::run::{Observer, RunStatus, StopOnly};
 use crate::select::{GridScore, SelectionRecord};
 use crate::task::parse::ParseData;
@@ -100,6 +101,20 @@ impl Candidate {
     }
 }
 
+/// The cutting plane at q = 1, C = 1 (sparse over templates): a candidate of both tasks.
+const MTL_Q1: Candidate = Candidate {
+    learner: LearnerKind::Mtl,
+    settings: &[("q", "1")],
+    c: 1.0,
+};
+
+/// The cutting plane at q = 2, C = 0.1 (the plain l2 structural SVM): a candidate of both.
+const MTL_Q2: Candidate = Candidate {
+    learner: LearnerKind::Mtl,
+    settings: &[("q", "2")],
+    c: 0.1,
+};
+
 /// The template tagger's candidates, cheapest first. On TWT UPOS tagging with the small
 /// template file (folds 0-7, development fold 8; BENCHMARKS.md): the online l2 structural
 /// SVM with AdaGrad steps (the q = 2 problem; 10 epochs, the best on the development
@@ -116,16 +131,8 @@ const TAGGER_CANDIDATES: [Candidate; 3] = [
         ],
         c: 1.0,
     },
-    Candidate {
-        learner: LearnerKind::Mtl,
-        settings: &[("q", "1")],
-        c: 1.0,
-    },
-    Candidate {
-        learner: LearnerKind::Mtl,
-        settings: &[("q", "2")],
-        c: 0.1,
-    },
+    MTL_Q1,
+    MTL_Q2,
 ];
 
 /// The parser's candidates, cheapest first: the online learner as `train --task parsing
@@ -137,16 +144,8 @@ const PARSER_CANDIDATES: [Candidate; 3] = [
         settings: &[],
         c: 1.0,
     },
-    Candidate {
-        learner: LearnerKind::Mtl,
-        settings: &[("q", "1")],
-        c: 1.0,
-    },
-    Candidate {
-        learner: LearnerKind::Mtl,
-        settings: &[("q", "2")],
-        c: 0.1,
-    },
+    MTL_Q1,
+    MTL_Q2,
 ];
 
 /// The candidates of a task in the order they are tried: `TAGGER_CANDIDATES` for a
@@ -194,31 +193,19 @@ impl StructuredData<'_> {
             StructuredData::Treebank(_) => candidates(Task::Parsing),
         }
     }
-
-    fn metric(&self) -> &'static str {
-        match self {
-            StructuredData::Tagged(d) => {
-                let labels: Vec<Vec<u8>> = d
-                    .train
-                    .iter()
-                    .flat_map(|s| s.tokens.iter().filter_map(|t| t.last().cloned()))
-                    .collect();
-                if crate::task::tagging::is_chunk_scheme(&distinct(labels)) {
-                    "chunk F1"
-                } else {
-                    "accuracy"
-                }
-            }
-            StructuredData::Treebank(_) => "UAS",
-        }
-    }
 }
 
-/// The distinct values, sorted.
-fn distinct(mut v: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
-    v.sort_unstable();
-    v.dedup();
-    v
+/// What the development score of `model` is: chunk F1 for a tagger whose labels are a
+/// chunk scheme, else accuracy (as the tagger scores its development sentences); UAS for a
+/// parser.
+fn metric(model: &Model) -> &'static str {
+    match model {
+        Model::Tagger(t) if crate::task::tagging::is_chunk_scheme(&t.featurizer.labels) => {
+            "chunk F1"
+        }
+        Model::Parser(_) => "UAS",
+        _ => "accuracy",
+    }
 }
 
 /// Splits `items` into (kept, held out): a seeded `share` of them held out (at least one),
@@ -354,7 +341,7 @@ pub(crate) fn fit_structured_auto(
         ));
     };
     let cand = candidates[chosen];
-    let metric = data.metric();
+    let metric = metric(&fit.fitted.model);
     // The record is stored in the model: no seconds in it (the same seed, the same bytes).
     let why = format!(
         "the highest development {metric} ({score:.2}); candidates in order of cost, ties to \

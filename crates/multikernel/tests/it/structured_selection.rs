@@ -120,7 +120,7 @@ fn argmax(scores: &[f64]) -> usize {
 
 #[test]
 fn the_tagger_selection_keeps_the_best_candidate_on_the_development_sentences() {
-    let data = &tag_data(150, 40);
+    let data = &tag_data(100, 40);
     let chosen = select(data, Task::Sequence);
     let sel = chosen.selection.as_ref().expect("the selection ran");
     assert_eq!(sel.record.grid.len(), candidates(Task::Sequence).len());
@@ -225,7 +225,7 @@ fn too_few_sentences_train_the_spec_given_and_say_so() {
 
 #[test]
 fn the_parser_selection_keeps_the_best_candidate_on_the_development_sentences() {
-    let mut data = ParseData::new(fold(0, 60).iter().map(ParseSentence::from).collect());
+    let mut data = ParseData::new(fold(0, 40).iter().map(ParseSentence::from).collect());
     data.dev = fold(8, 20).iter().map(ParseSentence::from).collect();
     let data = &data;
     let chosen = select(data, Task::Parsing);
