@@ -23,10 +23,22 @@ or ``"auto"`` for the default dictionary (``multikernel.dictionary(n_features)``
 With ``kernels="precomputed"`` the estimators take kernel matrices in place of X, as MKLpy
 does: ``fit(KL, y)`` with a list (or a 3-D array) of training matrices ``K_m(X, X)``
 (``n x n``), ``predict(KL_test)`` with the test-by-train matrices ``K_m(X_test, X)``
-(``n_test x n``). The learner is lp-MKL (``learner="auto"`` or ``"lp-mkl"``), or
-``"simplemkl"`` / ``"gauss-seidel"``: wrapper MKL around the exact SVM on the given
-matrices, the same model as those learners on rows when the matrices are the library's
-kernels (MKLpy's ``EasyMKL``-style lists work with SimpleMKL as well).
+(``n_test x n``); one 2-D Gram matrix is one kernel, as ``SVC(kernel="precomputed")``
+takes it (and cross-validation cuts it as SVC's: ``X[train][:, train]``). The learner is
+lp-MKL (``learner="auto"`` or ``"lp-mkl"``), or ``"simplemkl"`` / ``"gauss-seidel"``:
+wrapper MKL around the exact SVM on the given matrices, the same model as those learners
+on rows when the matrices are the library's kernels (MKLpy's ``EasyMKL``-style lists work
+with SimpleMKL as well).
+
+Kernel functions, as SVC's callable kernels: ``kernels=f`` or a list of functions, each
+``f(X, Y)`` returning the ``len(X) x len(Y)`` Gram matrix. ``fit`` computes ``f(X, X)``
+and trains on the matrices as ``"precomputed"`` does (same learners); it keeps ``X`` as
+``X_fit_`` and ``predict`` computes ``f(X_test, X_fit_)``. ``X`` reaches the functions as
+given (strings, graphs, ...). A list mixing SPEC strings and functions is refused.
+
+``n_jobs``: the threads of the fit and the predictions (scikit-learn's meaning: None the
+default pool, ``RAYON_NUM_THREADS`` or every core; -1 every core; a positive count). The
+model and the predictions are the same whatever ``n_jobs``.
 
 With ``C=None`` (default) the built-in selection chooses C (and lp-MKL's p, the online
 learner's eta0, and the learner when ``learner="auto"``) by seeded 5-fold
@@ -62,13 +74,16 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
+    _num_samples,
     check_array,
+    check_consistent_length,
     check_is_fitted,
     column_or_1d,
     validate_data,
 )
 
 from . import _core
+from ._threads import N_JOBS_CONSTRAINT, uses_n_jobs
 
 LEARNERS = (
     "auto",
@@ -140,6 +155,10 @@ def _owners(name):
 
 # Settings of learners other than the online one (refused by partial_fit).
 _NOT_ONLINE = tuple(s["name"] for s in _SETTINGS if "online" not in s["learners"])
+
+# A selection that took at least this many seconds says so in one line on stderr even at
+# verbose=0 (what was chosen, and how to see progress or skip it); a shorter one is silent.
+LONG_SELECTION_SECONDS = 10.0
 
 # The learners of kernels="precomputed" ("auto" is lp-MKL there).
 PRECOMPUTED_LEARNERS = ("auto", "lp-mkl", "simplemkl", "gauss-seidel")
@@ -235,7 +254,8 @@ def _kernel_list(kernels):
     kernels = list(kernels)
     if not all(isinstance(k, str) for k in kernels):
         raise TypeError(
-            "kernels: SPEC strings such as 'rbf' or 'poly:degree=2', or 'auto'"
+            "kernels: SPEC strings such as 'rbf' or 'poly:degree=2', 'auto', "
+            "'precomputed', or kernel functions f(X, Y) (a callable or a list of them)"
         )
     return kernels
 
@@ -263,37 +283,166 @@ def _aligned(a):
 
 
 def _can_partial_fit(est):
-    return est.learner in ("auto", "online") and not (
-        isinstance(est.kernels, str) and est.kernels == "precomputed"
+    kernels = est.kernels
+    if isinstance(kernels, str):
+        return est.learner in ("auto", "online") and kernels != "precomputed"
+    functions = callable(kernels) or any(callable(k) for k in kernels)
+    return est.learner in ("auto", "online") and not functions
+
+
+def _kernel_functions(kernels):
+    """The kernel functions of ``kernels`` (a callable, or a list of callables), or None
+    when the kernels are SPEC strings, ``"auto"`` or ``"precomputed"``. A list that mixes
+    SPEC strings and callables is a TypeError: the library computes its kernels on the
+    standardized rows (and sets their widths from them), a function sees the rows as given,
+    so the two cannot share one fit."""
+    if isinstance(kernels, str):
+        return None
+    if callable(kernels):
+        return [kernels]
+    kernels = list(kernels)
+    functions = [k for k in kernels if callable(k)]
+    if not functions:
+        return None
+    if len(functions) != len(kernels):
+        raise TypeError(
+            "kernels: a list of SPEC strings or a list of kernel functions, not both; "
+            "write the other kernels as functions too (sklearn.metrics.pairwise's "
+            "rbf_kernel, polynomial_kernel, linear_kernel, ... with functools.partial)"
+        )
+    return functions
+
+
+def _function_name(f):
+    """A kernel function's name in the model (``kernels_``) and in errors."""
+    name = getattr(f, "__name__", None)
+    if name is None:  # functools.partial and other callable objects
+        name = getattr(getattr(f, "func", None), "__name__", None) or type(f).__name__
+    return str(name)
+
+
+def _function_names(functions):
+    """The functions' names, made distinct (``f``, ``f#1``) when the same name repeats."""
+    names = [_function_name(f) for f in functions]
+    return [
+        name if names.count(name) == 1 else f"{name}#{m}" for m, name in enumerate(names)
+    ]
+
+
+def _gram(f, m, name, A, B, shape, what):
+    """``f(A, B)`` as a C-contiguous float64 matrix of ``shape`` (``what`` says which
+    matrix, for the errors): ValueError when ``f`` returns another shape or a value that is
+    not finite."""
+    K = f(A, B)
+    if hasattr(K, "toarray"):  # a scipy.sparse matrix
+        K = K.toarray()
+    try:
+        K = np.ascontiguousarray(K, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise ValueError(
+            f"kernel {m} ({name}) returned {type(K).__name__}, not a matrix of numbers "
+            f"({e})"
+        ) from e
+    if K.shape != shape:
+        raise ValueError(
+            f"kernel {m} ({name}): {what} must be a matrix of shape {shape} (one row per "
+            "row of the first argument, one column per row of the second); it returned "
+            + (f"shape {K.shape}" if K.ndim else "a scalar")
+        )
+    bad = ~np.isfinite(K)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise ValueError(
+            f"kernel {m} ({name}): {what} holds {K[i, j]} at [{i}, {j}]; a kernel's "
+            "values must be finite"
+        )
+    return K
+
+
+def _matrices_expected(n_train):
+    if n_train is None:
+        return (
+            "the training Gram matrix (n x n, n the training rows), or a list or a 3-D "
+            "array of them (one per kernel)"
+        )
+    return (
+        f"the test-by-train Gram matrix (n_test x {n_train}), or a list or a 3-D array "
+        "of them (one per kernel, in the order of fit)"
     )
 
 
-def _kernel_matrices(KL, n_train=None):
+def _kernel_matrices(KL, n_train=None, n_kernels=None):
     """Kernel matrices as C-contiguous float64 arrays (copied only when they are not):
-    from a list or tuple of 2-D arrays, or a 3-D array (kernels first)."""
-    if isinstance(KL, np.ndarray) and KL.ndim == 3:
-        mats = list(KL)
+    one Gram matrix (a 2-D array, as ``SVC(kernel="precomputed")`` takes it), or a list
+    or tuple of them, or a 3-D array (kernels first). Training matrices (``n_train`` None)
+    are square and of one size; test matrices have ``n_train`` columns, and there are
+    ``n_kernels`` of them."""
+    if isinstance(KL, np.ndarray):
+        if KL.ndim == 2:
+            mats = [KL]
+        elif KL.ndim == 3:
+            mats = list(KL)
+        else:
+            raise ValueError(
+                f"kernels='precomputed': X must be {_matrices_expected(n_train)}; got an "
+                f"array of shape {KL.shape}"
+            )
     elif isinstance(KL, (list, tuple)):
-        mats = list(KL)
+        if not KL:
+            raise ValueError(
+                "kernels='precomputed': at least one kernel matrix is needed"
+            )
+        first = np.ndim(KL[0])
+        if first == 2:
+            mats = list(KL)
+        elif first == 1:
+            mats = [KL]  # one matrix, as a list of rows
+        else:
+            raise TypeError(
+                "kernels='precomputed': X must be a list of kernel matrices, "
+                f"{_matrices_expected(n_train)}; got a {type(KL).__name__} whose first "
+                f"item has {first} dimensions"
+            )
+    elif hasattr(KL, "shape"):  # a DataFrame, a sparse matrix: check_array says
+        mats = [KL]
     else:
         raise TypeError(
-            "kernels='precomputed': X must be a list of kernel matrices or a 3-D array "
-            f"(kernels x rows x training rows); got {type(KL).__name__}"
-            + (f" with {KL.ndim} dimensions" if isinstance(KL, np.ndarray) else "")
+            f"kernels='precomputed': X must be {_matrices_expected(n_train)}, a list of "
+            f"kernel matrices; got {type(KL).__name__}"
         )
-    if not mats:
-        raise ValueError("kernels='precomputed': at least one kernel matrix is needed")
+    if n_kernels is not None and len(mats) != n_kernels:
+        raise ValueError(
+            f"kernels='precomputed': the model was trained on {n_kernels} kernel "
+            f"{'matrix' if n_kernels == 1 else 'matrices'}; got {len(mats)} (one "
+            f"test-by-train matrix, n_test x {n_train}, per kernel, in the order of fit)"
+        )
     out = []
     for m, K in enumerate(mats):
         K = check_array(K, dtype=np.float64, order="C", input_name=f"kernel {m}")
+        if n_train is None and K.shape[0] != K.shape[1]:
+            raise ValueError(
+                f"kernels='precomputed': kernel {m} must be square, n x n for the n "
+                "training rows (the training Gram matrix K(X_train, X_train)); got shape "
+                f"{K.shape}"
+            )
+        if n_train is None and out and K.shape != out[0].shape:
+            raise ValueError(
+                f"kernel {m}: shape {K.shape}, but kernel 0 is {out[0].shape}: every "
+                "training kernel matrix is n x n for the same n training rows"
+            )
         if n_train is not None and K.shape[1] != n_train:
             raise ValueError(
-                f"kernel {m}: a test kernel matrix must have one column per training row "
-                f"({n_train}); found {K.shape[1]}"
+                f"kernels='precomputed': kernel {m}: a test kernel matrix must have one "
+                f"column per training row, shape (n_test, {n_train}) (K(X_test, X_train)); "
+                f"got shape {K.shape}"
+            )
+        if n_train is not None and out and K.shape[0] != out[0].shape[0]:
+            raise ValueError(
+                f"kernel {m}: {K.shape[0]} rows, but kernel 0 has {out[0].shape[0]}: one "
+                "row per test row in every matrix"
             )
         out.append(K)
     return out
-
 
 
 _KINDS = {
@@ -339,9 +488,11 @@ def _cv_results(selection):
     }
 
 class _MKLBase(BaseEstimator):
+    n_jobs = None  # what pickles from before n_jobs read
+
     _parameter_constraints = {
         "learner": [StrOptions(set(LEARNERS))],
-        "kernels": [str, list, tuple],
+        "kernels": [str, list, tuple, callable],
         "C": [Interval(numbers.Real, 0, None, closed="neither"), None],
         **{s["name"]: _constraint(s) for s in _SETTINGS},
         "fit_intercept": ["boolean"],
@@ -349,6 +500,7 @@ class _MKLBase(BaseEstimator):
         "memory_limit_gb": [Interval(numbers.Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "n_jobs": N_JOBS_CONSTRAINT,
     }
 
     def __init__(
@@ -373,6 +525,7 @@ class _MKLBase(BaseEstimator):
         memory_limit_gb=8.0,
         random_state=None,
         verbose=0,
+        n_jobs=None,
     ):
         self.learner = learner
         self.kernels = kernels
@@ -393,6 +546,7 @@ class _MKLBase(BaseEstimator):
         self.memory_limit_gb = memory_limit_gb
         self.random_state = random_state
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
     def __init_subclass__(cls, **kwargs):
         """Each estimator gets its own copy of ``__init__`` (the same parameters), so that an
@@ -439,6 +593,8 @@ class _MKLBase(BaseEstimator):
             feature_names=None if names is None else [str(n) for n in names],
             class_names=class_names,
         )
+        for stale in ("X_fit_", "n_kernels_in_"):  # of an earlier fit on kernel matrices
+            self.__dict__.pop(stale, None)
         return self._set_fitted(model, info)
 
     def _reset_incremental(self):
@@ -537,6 +693,13 @@ class _MKLBase(BaseEstimator):
                 print(f"[multikernel] {selection['headline']}", file=sys.stderr)
             for note in info["notes"]:
                 print(f"[multikernel] note: {note}", file=sys.stderr)
+        elif selection and selection.get("seconds", 0.0) >= LONG_SELECTION_SECONDS:
+            print(
+                f"[multikernel] the selection took {selection['seconds']:.0f} s "
+                f"(verbose=1 shows its progress; a given C skips it): "
+                f"{selection['headline']}",
+                file=sys.stderr,
+            )
         return self
 
     def _rows(self, X):
@@ -548,12 +711,21 @@ class _MKLBase(BaseEstimator):
     def _precomputed(self):
         return isinstance(self.kernels, str) and self.kernels == "precomputed"
 
-    def _fit_precomputed(self, KL, y, n_classes, class_names=None):
-        """lp-MKL, SimpleMKL or Gauss-Seidel on the caller's kernel matrices (the MKLpy
-        path)."""
+    def _on_matrices(self):
+        """Whether the fit trains on kernel matrices: given (``kernels="precomputed"``)
+        or computed by the caller's kernel functions."""
+        return self._precomputed() or _kernel_functions(self.kernels) is not None
+
+    def _fit_matrices(self, X, y, n_classes, class_names=None):
+        """lp-MKL, SimpleMKL or Gauss-Seidel on kernel matrices: the caller's
+        (``kernels="precomputed"``, the MKLpy path), or the Gram matrices ``f(X, X)`` of
+        the kernel functions ``kernels`` (then ``X`` is kept, as ``X_fit_``, for
+        ``f(X_test, X_fit_)`` at prediction)."""
+        functions = _kernel_functions(self.kernels)
+        what = "kernels='precomputed'" if functions is None else "kernel functions"
         if self.learner not in PRECOMPUTED_LEARNERS:
             raise ValueError(
-                "kernels='precomputed' trains lp-mkl, simplemkl or gauss-seidel; "
+                f"{what} train lp-mkl, simplemkl or gauss-seidel (on kernel matrices); "
                 f"learner={self.learner!r} computes its own kernels"
             )
         wrapper = self.learner in ("simplemkl", "gauss-seidel")
@@ -561,11 +733,19 @@ class _MKLBase(BaseEstimator):
         for name in (s["name"] for s in _SETTINGS):
             if learner not in _owners(name) and getattr(self, name) is not None:
                 raise ValueError(
-                    f"{name} is not a setting of {learner}, the learner of "
-                    "kernels='precomputed' here"
+                    f"{name} is not a setting of {learner}, the learner of {what} here"
                 )
-        mats = _kernel_matrices(KL)
-        n = mats[0].shape[0]
+        if functions is None:
+            mats, names = _kernel_matrices(X), None
+            n = mats[0].shape[0]
+        else:
+            check_consistent_length(X, y)
+            n = _num_samples(X)
+            names = _function_names(functions)
+            mats = [
+                _gram(f, m, name, X, X, (n, n), "the training Gram matrix f(X, X)")
+                for m, (f, name) in enumerate(zip(functions, names))
+            ]
         if len(y) != n:
             raise ValueError(f"y has {len(y)} values for kernel matrices of {n} rows")
         if n < 2:
@@ -575,6 +755,7 @@ class _MKLBase(BaseEstimator):
             y,
             n_classes=n_classes,
             class_names=class_names,
+            kernel_names=names,
             learner=learner,
             c=None if self.C is None else float(self.C),
             settings=_given_settings(self, _SETTINGS),
@@ -583,15 +764,38 @@ class _MKLBase(BaseEstimator):
             memory_limit_gb=float(self.memory_limit_gb),
             verbose=bool(self.verbose),
         )
-        self.n_features_in_ = n  # as SVC(kernel="precomputed"): the training rows
+        for stale in ("feature_names_in_", "n_features_in_", "X_fit_"):
+            self.__dict__.pop(stale, None)
+        if functions is None:
+            self.n_features_in_ = n  # as SVC(kernel="precomputed"): the training rows
+        else:
+            self.X_fit_ = X  # as SVC with a callable kernel: f(X_test, X_fit_)
         self.n_kernels_in_ = len(mats)
-        if hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
         return self._set_fitted(model, info)
 
-    def _kernels_for_prediction(self, KL):
+    def _kernels_for_prediction(self, X):
+        """The test-by-train kernel matrices of ``X``: given (``kernels="precomputed"``),
+        or ``f(X, X_fit_)`` for each kernel function."""
         check_is_fitted(self, "model_")
-        return _kernel_matrices(KL, n_train=self.n_features_in_)
+        functions = _kernel_functions(self.kernels)
+        if functions is None:
+            return _kernel_matrices(
+                X,
+                n_train=self.n_features_in_,
+                n_kernels=getattr(self, "n_kernels_in_", None),
+            )
+        trained = getattr(self, "n_kernels_in_", None) if hasattr(self, "X_fit_") else None
+        if len(functions) != trained:
+            raise ValueError(
+                f"kernels: {len(functions)} kernel functions, but the model was trained on "
+                + ("rows" if trained is None else f"{trained}")
+                + " (fit again after changing kernels)"
+            )
+        shape = (_num_samples(X), _num_samples(self.X_fit_))
+        return [
+            _gram(f, m, name, X, self.X_fit_, shape, "f(X, X_fit_)")
+            for m, (f, name) in enumerate(zip(functions, _function_names(functions)))
+        ]
 
     @property
     def summary_(self):
@@ -602,6 +806,9 @@ class _MKLBase(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False
+        # As SVC(kernel="precomputed"): cross-validation cuts a Gram matrix X[train][:,
+        # train] (and X[test][:, train]), so GridSearchCV works on one 2-D Gram matrix.
+        tags.input_tags.pairwise = self._precomputed()
         return tags
 
 
@@ -614,10 +821,12 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
 "simplemkl", "gauss-seidel"}
         The MKL learner (module documentation). ``"auto"`` lets the built-in selection
         choose it.
-    kernels : "auto", "precomputed", str or list of str
+    kernels : "auto", "precomputed", str, list of str, callable or list of callables
         Kernel SPEC strings, ``"auto"`` for the default dictionary, or ``"precomputed"``:
-        X is then a list (or 3-D array) of kernel matrices (module documentation), and the
-        learner lp-MKL (``"auto"``, ``"lp-mkl"``), ``"simplemkl"`` or ``"gauss-seidel"``.
+        X is then one Gram matrix or a list (or 3-D array) of kernel matrices (module
+        documentation), and the learner lp-MKL (``"auto"``, ``"lp-mkl"``),
+        ``"simplemkl"`` or ``"gauss-seidel"``. Kernel functions ``f(X, Y)`` (a callable or
+        a list of them): trained as ``"precomputed"`` on ``f(X, X)``.
     C : float or None
         Weight of the sum of the losses against ``1/2 ||f||^2`` (the same meaning for every
         learner). ``None``: chosen by 5-fold cross-validation (``selection_``).
@@ -659,7 +868,14 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
     random_state : int, RandomState or None
         Seed of the folds, shuffles, subsamples and samplers.
     verbose : int
-        Print progress and the selection's choice to stderr.
+        Print progress and the selection's choice to stderr: from its first second, the
+        selection's fits done of those planned, with an estimate of the seconds left (at
+        most one line a second), then the learner's steps. At 0 nothing is printed, except
+        one line when the selection took ``LONG_SELECTION_SECONDS`` (10 s) or more.
+    n_jobs : int or None
+        Threads of the fit and the predictions: None the default (``RAYON_NUM_THREADS``,
+        else every core), -1 every core, -2 all but one, or a positive count. The same
+        model and predictions whatever the number.
 
     Attributes
     ----------
@@ -668,6 +884,8 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Present when X had string column names.
+    X_fit_ : same as X
+        The training rows, kept for ``f(X_test, X_fit_)`` (kernel functions only).
     model_ : multikernel._core.Model
         The trained model (``str(model_)`` prints its summary).
     learner_ : str
@@ -704,18 +922,20 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
         How the final fit ended (converged, completed, iteration limit, ...).
     """
 
+    @uses_n_jobs
     def fit(self, X, y):
         """Fits the classifier on rows ``X`` and labels ``y`` (discarding the state of
-        ``partial_fit``)."""
+        ``partial_fit``); with ``kernels="precomputed"``, ``X`` is the training Gram
+        matrix (or a list of them)."""
         self._validate_params()
         self._reset_incremental()
-        if self._precomputed():
+        if self._on_matrices():
             y = column_or_1d(y, warn=True)
             check_classification_targets(y)
             classes, codes = np.unique(y, return_inverse=True)
             if len(classes) < 2:
                 raise ValueError("the classifier needs at least 2 classes in y; got 1 class")
-            self._fit_precomputed(
+            self._fit_matrices(
                 X, codes.astype(np.float64), len(classes), [str(c) for c in classes]
             )
             self.classes_ = classes
@@ -734,6 +954,7 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
         return self
 
     @available_if(_can_partial_fit)
+    @uses_n_jobs
     def partial_fit(self, X, y, classes=None, n_rows=None):
         """One pass of the online learner over the chunk ``X``, ``y`` (one round per row, in
         order), going on from the previous calls (module documentation).
@@ -785,19 +1006,21 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
         self.classes_ = labels
         return self
 
+    @uses_n_jobs
     def decision_function(self, X):
         """Decision values: ``(n,)`` for two classes (positive means ``classes_[1]``),
         ``(n, n_classes)`` otherwise."""
-        if self._precomputed():
+        if self._on_matrices():
             f = self.model_.decision_kernels(self._kernels_for_prediction(X))
         else:
             X = self._rows(X)
             f = self.model_.decision_function(X, self.memory_limit_gb)
         return f[:, 0] if f.shape[1] == 1 else f
 
+    @uses_n_jobs
     def predict(self, X):
         """The predicted label of each row."""
-        if self._precomputed():
+        if self._on_matrices():
             codes = self.model_.predict_kernels(self._kernels_for_prediction(X))
         else:
             X = self._rows(X)
@@ -828,19 +1051,22 @@ class MKLRegressor(RegressorMixin, _MKLBase):
     """Multiple kernel learning regressor (squared loss). The parameters and attributes are
     ``MKLClassifier``'s, without ``classes_``; ``loss`` can only be ``"squared"``."""
 
+    @uses_n_jobs
     def fit(self, X, y):
         """Fits the regressor on rows ``X`` and real targets ``y`` (discarding the state of
-        ``partial_fit``)."""
+        ``partial_fit``); with ``kernels="precomputed"``, ``X`` is the training Gram
+        matrix (or a list of them)."""
         self._validate_params()
         self._reset_incremental()
-        if self._precomputed():
+        if self._on_matrices():
             y = np.ascontiguousarray(column_or_1d(y, warn=True), dtype=np.float64)
-            return self._fit_precomputed(X, y, None)
+            return self._fit_matrices(X, y, None)
         X, y = _validate(self, X, y, dtype=np.float64, order="C", y_numeric=True)
         y = np.ascontiguousarray(y, dtype=np.float64)
         return self._core_fit(X, y, None)
 
     @available_if(_can_partial_fit)
+    @uses_n_jobs
     def partial_fit(self, X, y, n_rows=None):
         """One pass of the online learner (squared loss) over the chunk ``X``, ``y``, going
         on from the previous calls (module documentation, and
@@ -856,9 +1082,10 @@ class MKLRegressor(RegressorMixin, _MKLBase):
             X, y, first, lambda: self._incremental_start(X, y, None, None, n_rows)
         )
 
+    @uses_n_jobs
     def predict(self, X):
         """The predicted value of each row."""
-        if self._precomputed():
+        if self._on_matrices():
             return self.model_.predict_kernels(self._kernels_for_prediction(X))
         X = self._rows(X)
         return self.model_.predict(X, self.memory_limit_gb)

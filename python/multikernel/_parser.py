@@ -43,6 +43,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _core
 from ._estimators import _constraint, _given_settings, _seed, _template_text
+from ._threads import N_JOBS_CONSTRAINT, uses_n_jobs
 
 # The settings of a parser's learners, from the library's registry.
 _PARSER_SETTINGS = tuple(s for s in _core.learner_settings() if s["parser"])
@@ -160,6 +161,9 @@ class DependencyParser(BaseEstimator):
     random_state : int, RandomState or None
     verbose : int
         Progress lines on stderr.
+    n_jobs : int or None
+        Threads of the fit and of parsing (None: ``RAYON_NUM_THREADS``, else every core;
+        -1 every core); the same model whatever the number.
 
     Attributes
     ----------
@@ -178,6 +182,8 @@ class DependencyParser(BaseEstimator):
     n_iter_, fit_status_, fit_seconds_ : epochs (or cuts), how the run ended, seconds.
     """
 
+    n_jobs = None  # what pickles from before n_jobs read
+
     _parameter_constraints = {
         "learner": [StrOptions(set(PARSER_LEARNERS))],
         "C": [Interval(numbers.Real, 0, None, closed="neither"), None],
@@ -186,6 +192,7 @@ class DependencyParser(BaseEstimator):
         **{s["name"]: _constraint(s) for s in _PARSER_SETTINGS},
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "n_jobs": N_JOBS_CONSTRAINT,
     }
 
     def __init__(
@@ -204,6 +211,7 @@ class DependencyParser(BaseEstimator):
         max_iter=None,
         random_state=None,
         verbose=0,
+        n_jobs=None,
     ):
         self.learner = learner
         self.C = C
@@ -218,7 +226,9 @@ class DependencyParser(BaseEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
+    @uses_n_jobs
     def fit(self, X, y=None):
         """Trains on the treebank ``X`` (every sentence with its tree); ``y`` is ignored
         (the trees are in ``X``)."""
@@ -249,6 +259,7 @@ class DependencyParser(BaseEstimator):
         self.fit_notes_ = list(info["notes"])
         return self
 
+    @uses_n_jobs
     def predict(self, X):
         """``X`` parsed, in the form it was given (module documentation)."""
         check_is_fitted(self, "parser_")
@@ -257,6 +268,7 @@ class DependencyParser(BaseEstimator):
             return _tokenlists_with(sentences, self.parser_.parse(source))
         return self.parser_.write(source, is_path=is_path)
 
+    @uses_n_jobs
     def attachment_scores(self, X):
         """Scores against the gold trees of ``X``, in percent over the tokens that are not
         punctuation, as ``multikernel eval`` prints them: ``{"uas", "las" (None without

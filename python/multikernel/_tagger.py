@@ -4,10 +4,15 @@ trained with multiple kernel learning over feature groups, as a scikit-learn est
 ``X`` is a list of sentences, each a list of tokens, given either as
 
 - feature dicts, as sklearn-crfsuite takes them (``{"word.lower()": "dog",
-  "word.isupper()": False, "bias": 1.0, "-1:word.lower()": "the"}``): a string value is the
-  indicator feature ``key=value``, a number a real-valued feature, ``True`` the feature
-  ``key`` (``False`` none); each key is one feature group, whose weight the learner chooses
-  (``template_weights_``); or
+  "word.isupper()": False, "bias": 1.0, "-1:word.lower()": "the"}``), flattened into
+  attributes as python-crfsuite flattens them: a string value is the attribute
+  ``key:value``, a number the attribute ``key`` with that value, ``True`` the attribute
+  ``key`` (``False`` none), a nested dict ``{"a": {"b": 2.0}}`` the attribute ``a:b`` with
+  value 2, a list of strings ``{"a": ["x", "y"]}`` the attributes ``a:x`` and ``a:y``; each
+  key is one feature group, whose weight the learner chooses (``template_weights_``);
+- lists of attribute names (``["bias", "word.lower=dog"]``), each an attribute with value 1,
+  mixed with dicts if need be; the group of ``k=v`` is ``k``, of a name without ``=`` the
+  name; or
 - tuples of column strings, read by CRF++ templates (``templates=`` a template file's path
   or its text; each template one group), as ``multikernel train --task sequence --format
   columns --templates F`` reads column files.
@@ -38,6 +43,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _core
 from ._estimators import _constraint, _given_settings, _seed, _template_text
+from ._threads import N_JOBS_CONSTRAINT, uses_n_jobs
 from .metrics import flat_accuracy_score
 
 # The settings of a tagger's learners, from the library's registry.
@@ -107,6 +113,9 @@ class SequenceTagger(BaseEstimator):
     random_state : int, RandomState or None
     verbose : int
         Progress lines on stderr.
+    n_jobs : int or None
+        Threads of the fit and the predictions (None: ``RAYON_NUM_THREADS``, else every
+        core; -1 every core); the same model whatever the number.
 
     Attributes
     ----------
@@ -118,6 +127,15 @@ class SequenceTagger(BaseEstimator):
     template_weights_ : dict
         Each group's learned weight: the group norm ``||w_j||`` (online; 0 for a group the
         regularizer dropped) or ``mu_j`` (mtl; summing to 1).
+    state_features_ : dict
+        ``{(attribute, label): weight}`` for every non-zero weight, attributes named as
+        python-crfsuite names them (``"word.lower():dog"``, ``"bias"``; with templates, the
+        template's expansion, ``"U01:dog"``), as sklearn-crfsuite's ``CRF`` gives them.
+    transition_features_ : dict
+        ``{(label_from, label_to): weight}`` for every non-zero weight. A sentence's score
+        for a label sequence, which ``predict`` maximizes, is the sum of its tokens'
+        ``state_features_[(attribute, label)] * value`` and of the
+        ``transition_features_`` of consecutive labels.
     tagger_ : multikernel._core.Tagger
     learner_ : str
         The learner trained (the one the selection chose, or the one named).
@@ -126,6 +144,8 @@ class SequenceTagger(BaseEstimator):
     n_iter_, fit_status_, fit_seconds_ : epochs (or cuts), how the run ended, seconds.
     """
 
+    n_jobs = None  # what pickles from before n_jobs read
+
     _parameter_constraints = {
         "learner": [StrOptions(set(TAGGER_LEARNERS))],
         "C": [Interval(numbers.Real, 0, None, closed="neither"), None],
@@ -133,6 +153,7 @@ class SequenceTagger(BaseEstimator):
         **{s["name"]: _constraint(s) for s in _TAGGER_SETTINGS},
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "n_jobs": N_JOBS_CONSTRAINT,
     }
 
     def __init__(
@@ -150,6 +171,7 @@ class SequenceTagger(BaseEstimator):
         max_iter=None,
         random_state=None,
         verbose=0,
+        n_jobs=None,
     ):
         self.learner = learner
         self.C = C
@@ -163,10 +185,12 @@ class SequenceTagger(BaseEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
+    @uses_n_jobs
     def fit(self, X, y):
-        """Trains on sentences ``X`` (lists of feature dicts or of column tuples) and label
-        lists ``y``."""
+        """Trains on sentences ``X`` (lists of feature dicts or of attribute-name lists; with
+        ``templates``, of column tuples) and label lists ``y``."""
         self._validate_params()
         text, origin = _template_text(self.templates)
         y = [list(s) for s in y]
@@ -195,6 +219,7 @@ class SequenceTagger(BaseEstimator):
         self.fit_notes_ = list(info["notes"])
         return self
 
+    @uses_n_jobs
     def predict(self, X):
         """The best label sequence of each sentence (a list of label lists)."""
         check_is_fitted(self, "tagger_")
@@ -207,11 +232,17 @@ class SequenceTagger(BaseEstimator):
             return labels
         return [values.get(label, label) for label in labels]
 
+    def _label_of(self, text):
+        """A label as ``y`` gave it, from its text."""
+        values = getattr(self, "_label_values", None)
+        return values.get(text, text) if values else text
+
     def predict_single(self, xseq):
         """The labels of one sentence (sklearn-crfsuite's ``predict_single``)."""
         return self.predict([xseq])[0]
 
     @available_if(_is_crf)
+    @uses_n_jobs
     def predict_marginals(self, X):
         """Each token's label probabilities under the CRF: a list (sentences) of lists
         (tokens) of ``{label: probability}`` dicts (CRF loss only)."""
@@ -228,6 +259,22 @@ class SequenceTagger(BaseEstimator):
     def score(self, X, y):
         """Token accuracy of ``predict(X)`` against ``y``."""
         return flat_accuracy_score(_labels(y), self.predict(X))
+
+    @property
+    def state_features_(self):
+        """``{(attribute, label): weight}`` for every non-zero state weight (sklearn-crfsuite's
+        ``state_features_``), over the attributes of the training sentences."""
+        check_is_fitted(self, "tagger_")
+        label = self._label_of
+        return {(a, label(y)): w for a, y, w in self.tagger_.state_features()}
+
+    @property
+    def transition_features_(self):
+        """``{(label_from, label_to): weight}`` for every non-zero label-pair weight
+        (sklearn-crfsuite's ``transition_features_``)."""
+        check_is_fitted(self, "tagger_")
+        label = self._label_of
+        return {(label(a), label(b)): w for a, b, w in self.tagger_.transition_features()}
 
     @property
     def summary_(self):

@@ -12,6 +12,7 @@ a second or more: ``-m "not slow"`` is the quick tier, the default runs every te
 import os
 
 import pytest
+from sklearn.model_selection import train_test_split
 
 import cli_binary
 from tables import read_table
@@ -70,6 +71,13 @@ def pytest_runtest_makereport(item, call):
 @pytest.fixture(scope="session")
 def sonar():
     return read_table("sonar")
+
+
+@pytest.fixture(scope="session")
+def sonar_split(sonar):
+    """Sonar's stratified 70/30 split (seed 0): ``Xtr, Xte, ytr, yte``."""
+    X, y = sonar
+    return train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
 
 
 @pytest.fixture(scope="session")

@@ -276,6 +276,8 @@ def test_the_keywords_are_the_registry_settings():
     registry = {s["name"] for s in _core.learner_settings() if s["parser"]}
     assert registry == {"regularizer", "loss", "epochs", "eta0", "q", "eps", "max_iter"}
     params = set(inspect.signature(DependencyParser.__init__).parameters) - {"self"}
-    shared = {"learner", "C", "templates", "projective", "random_state", "verbose"}
+    shared = {
+        "learner", "C", "templates", "projective", "random_state", "verbose", "n_jobs"
+    }
     assert params - shared == registry
     assert set(DependencyParser._parameter_constraints) == params

@@ -12,7 +12,6 @@ from sklearn.metrics.pairwise import (
     rbf_kernel,
     sigmoid_kernel,
 )
-from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
 from multikernel import MKLClassifier, MKLRegressor
@@ -29,14 +28,8 @@ def kernel_list(A, B):
     ]
 
 
-@pytest.fixture(scope="module")
-def split(sonar):
-    X, y = sonar
-    return train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
-
-
-def test_mklpy_style_code_runs_with_the_import_changed(split):
-    Xtr, Xte, ytr, yte = split
+def test_mklpy_style_code_runs_with_the_import_changed(sonar_split):
+    Xtr, Xte, ytr, yte = sonar_split
     KLtr, KLte = kernel_list(Xtr, Xtr), kernel_list(Xte, Xtr)
     clf = MKLClassifier(kernels="precomputed", random_state=0).fit(KLtr, ytr)
     assert clf.score(KLte, yte) > 0.75
@@ -50,8 +43,8 @@ def test_mklpy_style_code_runs_with_the_import_changed(split):
     )
 
 
-def test_precomputed_matrices_give_the_rows_path_model(split):
-    Xtr, Xte, ytr, yte = split
+def test_precomputed_matrices_give_the_rows_path_model(sonar_split):
+    Xtr, Xte, ytr, yte = sonar_split
     common = dict(learner="lp-mkl", C=10.0, p=4 / 3)
     rows = MKLClassifier(
         kernels=[f"rbf:sigma2={SIGMA2}", "linear", "poly:degree=2,offset=1"],
@@ -87,12 +80,15 @@ def test_regression_multiclass_and_pickling(boston, glass):
     assert clf.score(kernel_list(Xg, Xg), yg) > 0.7
 
 
-def test_bad_kernel_matrices_are_refused(split):
-    Xtr, Xte, ytr, yte = split
+def test_bad_kernel_matrices_are_refused(sonar_split):
+    Xtr, Xte, ytr, yte = sonar_split
     KL = kernel_list(Xtr, Xtr)
     clf = MKLClassifier(kernels="precomputed", C=1.0)
-    with pytest.raises(TypeError, match="list of kernel matrices"):
+    # A 2-D X is one Gram matrix (as SVC(kernel="precomputed")): rows are not square.
+    with pytest.raises(ValueError, match=r"must be square, n x n .*got shape \(145, 60\)"):
         clf.fit(Xtr, ytr)
+    with pytest.raises(TypeError, match="list of kernel matrices"):
+        clf.fit({"K": KL[0]}, ytr)
     with pytest.raises(ValueError, match="at least one kernel matrix"):
         clf.fit([], ytr)
     asym = KL[0].copy()
@@ -112,8 +108,8 @@ def test_bad_kernel_matrices_are_refused(split):
         clf.model_.predict(Xte)  # a precomputed model does not take rows
 
 
-def test_indefinite_kernel_matrices_are_refused(split):
-    Xtr, _, ytr, _ = split
+def test_indefinite_kernel_matrices_are_refused(sonar_split):
+    Xtr, _, ytr, _ = sonar_split
     KL = kernel_list(Xtr, Xtr)
     sig = sigmoid_kernel(Xtr, gamma=1.0 / Xtr.shape[1], coef0=1.0)  # not a kernel
     clf = MKLClassifier(kernels="precomputed", C=1.0)

@@ -27,12 +27,6 @@ def kernel_list(A, B):
     ]
 
 
-@pytest.fixture(scope="module")
-def split(sonar):
-    X, y = sonar
-    return train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
-
-
 def unit_diagonal(kernel, A, B):
     """``norm=diag``: ``K(a, b) / sqrt(K(a, a) K(b, b))``."""
     da = np.array([kernel(a[None], a[None])[0, 0] for a in A])
@@ -81,8 +75,8 @@ def test_precomputed_wrappers_give_the_rows_path_model(learner):
     assert pre.score(mixed_list(Xte, Xtr), yte) > 0.85
 
 
-def test_sklearn_style_fit_predict_on_lists_of_matrices(split, glass, boston):
-    Xtr, Xte, ytr, yte = split
+def test_sklearn_style_fit_predict_on_lists_of_matrices(sonar_split, glass, boston):
+    Xtr, Xte, ytr, yte = sonar_split
     KLtr, KLte = kernel_list(Xtr, Xtr), kernel_list(Xte, Xtr)
     # MKLpy-style: fit on the training list, predict on the test list; C selected.
     clf = MKLClassifier(kernels="precomputed", learner="simplemkl", random_state=0)
@@ -121,8 +115,8 @@ def test_sklearn_style_fit_predict_on_lists_of_matrices(split, glass, boston):
     )
 
 
-def test_wrapper_settings_are_forwarded_and_checked(split):
-    Xtr, _, ytr, _ = split
+def test_wrapper_settings_are_forwarded_and_checked(sonar_split):
+    Xtr, _, ytr, _ = sonar_split
     KL = kernel_list(Xtr, Xtr)
     # One outer iteration at most: the run stops at the iteration cap.
     one = MKLClassifier(kernels="precomputed", learner="simplemkl", C=10, max_iter=1,

@@ -21,6 +21,7 @@ SHARED = {
     "memory_limit_gb",
     "random_state",
     "verbose",
+    "n_jobs",
 }
 
 

@@ -244,7 +244,7 @@ impl PyIncrementalFit {
 
     /// The model of the fit so far (the existing `Model`: predicts, summary, bytes).
     fn model(&self, py: Python<'_>) -> PyResult<PyModel> {
-        let machine = py.detach(|| self.inner.model()).or_py()?;
+        let machine = crate::threads::detach(py, || self.inner.model()).or_py()?;
         Ok(PyModel::new(Model::KernelMachine(machine)))
     }
 
@@ -254,7 +254,7 @@ impl PyIncrementalFit {
     #[staticmethod]
     fn mix(py: Python<'_>, fits: Vec<PyRef<'_, PyIncrementalFit>>) -> PyResult<PyIncrementalFit> {
         let parts: Vec<IncrementalFit> = fits.iter().map(|f| f.inner.clone()).collect();
-        let inner = py.detach(|| IncrementalFit::mix(&parts)).or_py()?;
+        let inner = crate::threads::detach(py, || IncrementalFit::mix(&parts)).or_py()?;
         Ok(PyIncrementalFit { inner })
     }
 

@@ -9,7 +9,7 @@
 //! Progress lines (`verbose`) are queued by the observer on the worker side and written to
 //! Python's `sys.stderr` by the waiting thread, so they appear in notebooks too.
 
-use multikernel::run::{Control, Observer, Progress, StopFlag};
+use multikernel::run::{Control, Observer, Progress, StepUnit, StopFlag};
 use pyo3::prelude::*;
 use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::sync::Mutex;
@@ -18,8 +18,9 @@ use std::time::Duration;
 /// How often the waiting thread looks for signals and progress lines.
 pub const POLL: Duration = Duration::from_millis(50);
 
-/// Stack of the worker thread (the library's decoders recurse on long inputs).
-const WORKER_STACK: usize = 64 << 20;
+/// Stack of the worker thread (the library's decoders recurse on long inputs), and of the
+/// threads of an `n_jobs` pool (`crate::threads`).
+pub(crate) const WORKER_STACK: usize = 64 << 20;
 
 /// The observer of a run started from Python: a stop flag and, with `verbose`, a queue of
 /// progress lines.
@@ -28,6 +29,8 @@ pub struct PyObserver {
     pub stop: StopFlag,
     verbose: bool,
     lines: Mutex<Vec<String>>,
+    /// The seconds of the last selection line queued (they are throttled).
+    last_fit_line: Mutex<Option<f64>>,
 }
 
 impl PyObserver {
@@ -53,9 +56,42 @@ impl PyObserver {
     }
 }
 
+/// Seconds between two progress lines of a selection (the first and the last always show).
+const FIT_LINE_EVERY: f64 = 1.0;
+
+impl PyObserver {
+    /// A selection's progress line (`StepUnit::Fit`), at most every [`FIT_LINE_EVERY`]
+    /// seconds: fits done of planned, the seconds, and the seconds left at the pace so far.
+    fn fit_line(&self, p: &Progress) {
+        let total = p.total.unwrap_or(p.step);
+        {
+            let mut last = self.last_fit_line.lock().unwrap_or_else(|e| e.into_inner());
+            let due = p.step == 0
+                || p.step >= total
+                || last.is_none_or(|t| p.seconds - t >= FIT_LINE_EVERY);
+            if !due {
+                return;
+            }
+            *last = Some(p.seconds);
+        }
+        let left = if p.step > 0 && total > p.step {
+            let rate = p.seconds / p.step as f64;
+            format!(", about {:.0} s left", rate * (total - p.step) as f64)
+        } else {
+            String::new()
+        };
+        self.say(format!(
+            "[multikernel] selection: {}/{} fits ({:.1} s{left})",
+            p.step, total, p.seconds
+        ));
+    }
+}
+
 impl Observer for PyObserver {
     fn progress(&self, p: &Progress) -> Control {
-        if self.verbose {
+        if self.verbose && p.unit == StepUnit::Fit {
+            self.fit_line(p);
+        } else if self.verbose {
             let total = p.total.map_or(String::new(), |t| format!("/{t}"));
             let objective = p
                 .objective
@@ -103,7 +139,8 @@ fn flush_lines<'py>(py: Python<'py>, observer: &PyObserver) -> Option<PyErr> {
     raised
 }
 
-/// Runs `work` on a worker thread with the GIL released; Ctrl-C stops it through
+/// Runs `work` on a worker thread with the GIL released, inside the calling thread's
+/// `n_jobs` pool when there is one ([`crate::threads::install`]); Ctrl-C stops it through
 /// `observer`. Returns the work's result and, when the user interrupted it, the
 /// `KeyboardInterrupt` (or whatever a signal handler raised) to raise after the caller has
 /// cleaned up.
@@ -112,6 +149,7 @@ pub fn run<T: Send>(
     observer: &PyObserver,
     work: impl FnOnce() -> T + Send,
 ) -> (T, Option<PyErr>) {
+    let pool = crate::threads::current();
     let (out, interrupted) = py.detach(|| {
         std::thread::scope(|scope| {
             let (done_tx, done_rx) = channel::<()>();
@@ -119,7 +157,7 @@ pub fn run<T: Send>(
                 .name("multikernel-fit".into())
                 .stack_size(WORKER_STACK)
                 .spawn_scoped(scope, move || {
-                    let out = work();
+                    let out = crate::threads::install(pool.as_deref(), work);
                     let _ = done_tx.send(());
                     out
                 })

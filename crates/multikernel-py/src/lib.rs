@@ -20,6 +20,9 @@
 //!   parser on CoNLL-U sentences (`multikernel.DependencyParser`);
 //! - `svm_dual` (`smo::svm_dual`): the exact SVM dual solver (SMO) on a precomputed kernel,
 //!   to check it against libsvm;
+//! - `Threads` (`threads::PyThreads`), `current_threads`: `n_jobs`, the rayon pool that the
+//!   fits and predictions of a `with Threads(n_jobs):` block run in (every entry point goes
+//!   through `threads::install` or `threads::detach`);
 //! - `errors`: the mapping of the library's errors to `ValueError`, `TypeError`,
 //!   `MemoryError` and `OSError`;
 //! - `interrupt`: the fit runs on a worker thread while the calling thread watches for
@@ -39,6 +42,7 @@ mod precomputed;
 mod registry;
 mod smo;
 mod tagger;
+mod threads;
 
 use pyo3::prelude::*;
 
@@ -61,5 +65,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry::learner_settings, m)?)?;
     m.add_function(wrap_pyfunction!(registry::streaming_kernels, m)?)?;
     m.add_function(wrap_pyfunction!(smo::svm_dual, m)?)?;
+    m.add_class::<threads::PyThreads>()?;
+    m.add_function(wrap_pyfunction!(threads::current_threads, m)?)?;
     Ok(())
 }

@@ -87,9 +87,8 @@ impl PyModel {
     ) -> PyResult<Bound<'py, PyAny>> {
         let lim = limit(memory_limit_gb)?;
         let xr = rows(&x, "X")?;
-        let m = py
-            .detach(|| self.inner.decision_function_with(xr, &lim))
-            .or_py()?;
+        let m =
+            crate::threads::detach(py, || self.inner.decision_function_with(xr, &lim)).or_py()?;
         Ok(matrix_out(py, m)?.into_any())
     }
 
@@ -103,7 +102,7 @@ impl PyModel {
     ) -> PyResult<Bound<'py, PyAny>> {
         let lim = limit(memory_limit_gb)?;
         let xr = rows(&x, "X")?;
-        let t = py.detach(|| self.inner.predict_with(xr, &lim)).or_py()?;
+        let t = crate::threads::detach(py, || self.inner.predict_with(xr, &lim)).or_py()?;
         Ok(targets_out(py, t))
     }
 
@@ -115,7 +114,7 @@ impl PyModel {
         kernels: Vec<PyReadonlyArray2<'py, f64>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let refs = kernel_views(&kernels)?;
-        let m = py.detach(|| self.inner.decision_kernels(&refs)).or_py()?;
+        let m = crate::threads::detach(py, || self.inner.decision_kernels(&refs)).or_py()?;
         Ok(matrix_out(py, m)?.into_any())
     }
 
@@ -126,7 +125,7 @@ impl PyModel {
         kernels: Vec<PyReadonlyArray2<'py, f64>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let refs = kernel_views(&kernels)?;
-        let t = py.detach(|| self.inner.predict_kernels(&refs)).or_py()?;
+        let t = crate::threads::detach(py, || self.inner.predict_kernels(&refs)).or_py()?;
         Ok(targets_out(py, t))
     }
 

@@ -30,9 +30,9 @@ fn treebank(
     if x.is_instance_of::<PyString>() {
         let s: String = x.extract()?;
         return if is_path {
-            py.detach(|| Treebank::read(Path::new(&s), heads)).or_py()
+            crate::threads::detach(py, || Treebank::read(Path::new(&s), heads)).or_py()
         } else {
-            py.detach(|| Treebank::parse(&s, "<text>", heads)).or_py()
+            crate::threads::detach(py, || Treebank::parse(&s, "<text>", heads)).or_py()
         };
     }
     let blocks: Vec<String> = x.extract().map_err(|_| {
@@ -40,7 +40,7 @@ fn treebank(
             "X: CoNLL-U text, a path, or a list of sentences (each a CoNLL-U block)",
         )
     })?;
-    py.detach(|| Treebank::from_blocks(&blocks, heads)).or_py()
+    crate::threads::detach(py, || Treebank::from_blocks(&blocks, heads)).or_py()
 }
 
 /// Trains a parser on the sentences `x` (see [`treebank`]; gold heads required).
@@ -125,7 +125,7 @@ impl PyParser {
         is_path: bool,
     ) -> PyResult<Vec<SentenceParse>> {
         let tb = treebank(py, x, is_path, Heads::Optional)?;
-        let parses = py.detach(|| self.inner.parse(&tb)).or_py()?;
+        let parses = crate::threads::detach(py, || self.inner.parse(&tb)).or_py()?;
         Ok(parses.into_iter().map(|p| (p.heads, p.deprels)).collect())
     }
 
@@ -139,9 +139,8 @@ impl PyParser {
         is_path: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let tb = treebank(py, x, is_path, Heads::Optional)?;
-        let blocks = py
-            .detach(|| tb.to_blocks(&self.inner.parse(&tb)?))
-            .or_py()?;
+        let blocks =
+            crate::threads::detach(py, || tb.to_blocks(&self.inner.parse(&tb)?)).or_py()?;
         if x.is_instance_of::<PyString>() {
             Ok(PyString::new(py, &blocks.concat()).into_any())
         } else {
@@ -160,7 +159,7 @@ impl PyParser {
         is_path: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let tb = treebank(py, x, is_path, Heads::Required)?;
-        let s = py.detach(|| self.inner.score(&tb)).or_py()?;
+        let s = crate::threads::detach(py, || self.inner.score(&tb)).or_py()?;
         let d = PyDict::new(py);
         d.set_item("uas", s.uas)?;
         d.set_item("las", s.las)?;

@@ -39,8 +39,8 @@ pub fn svm_dual<'py>(
     };
     let start = std::time::Instant::now();
     let fit = match kind {
-        "svc" => py.detach(|| svc(k, y, c, &params, &())),
-        "svr" => py.detach(|| svr(k, y, c, epsilon, &params, &())),
+        "svc" => crate::threads::detach(py, || svc(k, y, c, &params, &())),
+        "svr" => crate::threads::detach(py, || svr(k, y, c, epsilon, &params, &())),
         other => return Err(PyValueError::new_err(format!("kind = {other}: svc or svr"))),
     }
     .or_py()?;

@@ -12,7 +12,7 @@ use multikernel::estimator::tagger::{
 use multikernel::estimator::{fit, FitRequest, Task};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 
 /// Sentences converted from Python.
 enum Owned {
@@ -29,29 +29,135 @@ impl Owned {
     }
 }
 
-fn value(v: &Bound<'_, PyAny>, i: usize, t: usize, key: &str) -> PyResult<FeatureValue> {
+/// A value that python-crfsuite reads as a list of attribute names (a list, tuple or set).
+fn is_list(v: &Bound<'_, PyAny>) -> bool {
+    v.is_instance_of::<PyList>()
+        || v.is_instance_of::<PyTuple>()
+        || v.is_instance_of::<PySet>()
+        || v.is_instance_of::<PyFrozenSet>()
+}
+
+/// A scalar feature value: a bool, a number (also numpy's), or none of them.
+fn number(v: &Bound<'_, PyAny>) -> Option<f64> {
     if v.is_instance_of::<PyBool>() {
-        Ok(FeatureValue::Bool(v.extract()?))
+        v.extract::<bool>().ok().map(f64::from)
     } else if v.is_instance_of::<PyString>() {
-        Ok(FeatureValue::Text(v.extract()?))
-    } else if v.is_instance_of::<PyInt>() || v.is_instance_of::<PyFloat>() {
-        Ok(FeatureValue::Number(v.extract()?))
-    } else if let Ok(x) = v.extract::<f64>() {
-        Ok(FeatureValue::Number(x))
+        None
     } else {
-        Err(PyTypeError::new_err(format!(
-            "X[{i}][{t}]['{key}'] is a {}: a feature value is a str, a bool or a number",
-            v.get_type().name()?
-        )))
+        v.extract::<f64>().ok()
     }
 }
 
-/// `X`: a list of sentences, each a list of tokens, every token a dict (feature name ->
-/// str, bool or number) or every token a sequence of strings (columns).
-fn sentences(x: &Bound<'_, PyAny>) -> PyResult<Owned> {
+const VALUE_KINDS: &str = "a feature value is a str, a bool, a number, a dict of them or a \
+                           list of strings";
+
+/// Appends the attributes of value `v` of key `key` to `out`, named as python-crfsuite
+/// flattens them: nested under `name` (the key, then `name:inner` for a nested dict's key
+/// and `name:s` for a list's string `s`). `place` names the value in errors (`X[0][1]['a']`).
+fn flatten(
+    v: &Bound<'_, PyAny>,
+    key: &str,
+    name: &str,
+    place: &str,
+    out: &mut Vec<(String, FeatureValue)>,
+) -> PyResult<()> {
+    let top = name == key;
+    if let Ok(text) = v.cast::<PyString>() {
+        let text: String = text.extract()?;
+        out.push(if top {
+            (key.to_string(), FeatureValue::Text(text))
+        } else {
+            (
+                key.to_string(),
+                FeatureValue::Attribute(format!("{name}:{text}"), 1.0),
+            )
+        });
+    } else if let Ok(d) = v.cast::<PyDict>() {
+        for (k, inner) in d.iter() {
+            let k: String = k.extract().map_err(|_| {
+                PyTypeError::new_err(format!("{place}: the keys of a nested dict are strings"))
+            })?;
+            flatten(
+                &inner,
+                key,
+                &format!("{name}:{k}"),
+                &format!("{place}['{k}']"),
+                out,
+            )?;
+        }
+    } else if is_list(v) {
+        for (n, s) in v.try_iter()?.enumerate() {
+            let s = s?;
+            let s = s.cast::<PyString>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "{place}[{n}] is a {}: a list of feature values holds strings (each the \
+                     attribute {name}:s with value 1)",
+                    s.get_type().name().map_or("?".into(), |n| n.to_string())
+                ))
+            })?;
+            out.push((
+                key.to_string(),
+                FeatureValue::Attribute(format!("{name}:{}", s.extract::<String>()?), 1.0),
+            ));
+        }
+    } else if let Some(x) = number(v) {
+        if v.is_instance_of::<PyBool>() {
+            if top {
+                out.push((key.to_string(), FeatureValue::Bool(x != 0.0)));
+            } else if x != 0.0 {
+                out.push((
+                    key.to_string(),
+                    FeatureValue::Attribute(name.to_string(), 1.0),
+                ));
+            }
+        } else if top {
+            out.push((key.to_string(), FeatureValue::Number(x)));
+        } else {
+            out.push((
+                key.to_string(),
+                FeatureValue::Attribute(name.to_string(), x),
+            ));
+        }
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "{place} is a {}: {VALUE_KINDS}",
+            v.get_type().name()?
+        )));
+    }
+    Ok(())
+}
+
+/// A token given as strings, each an attribute with value 1 (python-crfsuite's list of
+/// names): the group of `k=v` is `k` (the text before the first `=`), of a string without
+/// `=` the string itself.
+fn attribute_strings(
+    tok: &Bound<'_, PyAny>,
+    i: usize,
+    t: usize,
+) -> PyResult<Vec<(String, FeatureValue)>> {
+    let mut out = Vec::new();
+    for (n, s) in tok.try_iter()?.enumerate() {
+        let s = s?;
+        let s: String = s.extract().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "X[{i}][{t}][{n}] is a {}: a token given as a list holds strings (attribute \
+                 names such as 'word.lower=the' or 'bias')",
+                s.get_type().name().map_or("?".into(), |n| n.to_string())
+            ))
+        })?;
+        let key = s.split_once('=').map_or(s.as_str(), |(k, _)| k).to_string();
+        out.push((key, FeatureValue::Attribute(s, 1.0)));
+    }
+    Ok(out)
+}
+
+/// `X`: a list of sentences, each a list of tokens. With `columns` (a tagger reading CRF++
+/// templates), every token a sequence of column strings; otherwise every token a feature
+/// dict (feature name -> str, bool, number, nested dict or list of strings) or a list of
+/// attribute names, flattened as python-crfsuite flattens them.
+fn sentences(x: &Bound<'_, PyAny>, columns: bool) -> PyResult<Owned> {
     let mut dicts: Vec<Vec<Vec<(String, FeatureValue)>>> = Vec::new();
-    let mut columns: Vec<Vec<Vec<String>>> = Vec::new();
-    let mut as_dicts: Option<bool> = None;
+    let mut cols: Vec<Vec<Vec<String>>> = Vec::new();
     for (i, s) in x.try_iter()?.enumerate() {
         let s = s?;
         if s.is_instance_of::<PyString>() || s.is_instance_of::<PyDict>() {
@@ -64,52 +170,53 @@ fn sentences(x: &Bound<'_, PyAny>) -> PyResult<Owned> {
         let mut ct = Vec::new();
         for (t, tok) in s.try_iter()?.enumerate() {
             let tok = tok?;
-            let is_dict = tok.is_instance_of::<PyDict>();
-            match as_dicts {
-                None => as_dicts = Some(is_dict),
-                Some(d) if d != is_dict => {
-                    return Err(PyTypeError::new_err(format!(
-                        "X[{i}][{t}] is a {}; the first token is a {}: tokens are all feature \
-                         dicts or all column tuples",
-                        tok.get_type().name()?,
-                        if d { "dict" } else { "sequence of strings" }
-                    )))
-                }
-                Some(_) => {}
+            if tok.is_instance_of::<PyString>() {
+                return Err(PyTypeError::new_err(format!(
+                    "X[{i}][{t}] is a str: a token is a dict of features, a list of attribute \
+                     names, or (with templates) a tuple of column strings"
+                )));
             }
-            if is_dict {
-                let d = tok.cast::<PyDict>()?;
+            if let Ok(d) = tok.cast::<PyDict>() {
+                if columns {
+                    return Err(PyTypeError::new_err(format!(
+                        "X[{i}][{t}] is a dict: with templates, tokens are sequences of column \
+                         strings (without templates, feature dicts)"
+                    )));
+                }
                 let mut feats = Vec::with_capacity(d.len());
                 for (k, v) in d.iter() {
                     let key: String = k.extract().map_err(|_| {
                         PyTypeError::new_err(format!("X[{i}][{t}]: feature names are strings"))
                     })?;
-                    let val = value(&v, i, t, &key)?;
-                    feats.push((key, val));
+                    flatten(&v, &key, &key, &format!("X[{i}][{t}]['{key}']"), &mut feats)?;
                 }
                 dt.push(feats);
-            } else {
-                if tok.is_instance_of::<PyString>() {
-                    return Err(PyTypeError::new_err(format!(
-                        "X[{i}][{t}] is a str: a token is a dict of features or a tuple of \
-                         column strings"
-                    )));
-                }
-                let cols: Vec<String> = tok.extract().map_err(|_| {
+            } else if columns {
+                let c: Vec<String> = tok.extract().map_err(|_| {
                     PyTypeError::new_err(format!(
-                        "X[{i}][{t}]: a token is a dict of features or a sequence of strings"
+                        "X[{i}][{t}] is a {}: with templates, a token is a sequence of column \
+                         strings",
+                        tok.get_type().name().map_or("?".into(), |n| n.to_string())
                     ))
                 })?;
-                ct.push(cols);
+                ct.push(c);
+            } else if tok.try_iter().is_ok() {
+                dt.push(attribute_strings(&tok, i, t)?);
+            } else {
+                return Err(PyTypeError::new_err(format!(
+                    "X[{i}][{t}] is a {}: a token is a dict of features or a list of attribute \
+                     names",
+                    tok.get_type().name()?
+                )));
             }
         }
         dicts.push(dt);
-        columns.push(ct);
+        cols.push(ct);
     }
-    Ok(if as_dicts.unwrap_or(true) {
-        Owned::Dicts(dicts)
+    Ok(if columns {
+        Owned::Columns(cols)
     } else {
-        Owned::Columns(columns)
+        Owned::Dicts(dicts)
     })
 }
 
@@ -136,7 +243,7 @@ pub fn fit_tagger<'py>(
 ) -> PyResult<(PyTagger, Bound<'py, PyDict>)> {
     let (spec, plan, kind) =
         crate::fit::structured_request(Task::Sequence, learner, c, settings, seed)?;
-    let x = sentences(x)?;
+    let x = sentences(x, templates.is_some())?;
     let origin = templates_origin.unwrap_or_else(|| "<templates>".into());
     let observer = PyObserver::new(verbose);
     let (result, interrupted) = interrupt::run(py, &observer, || {
@@ -155,13 +262,22 @@ pub fn fit_tagger<'py>(
     let info = run_info(py, &fitted, kind)?;
     crate::fit::set_selection(py, &info, fitted.selection.as_ref())?;
     let inner = SequenceTagger::new(fitted.model).or_py()?;
-    Ok((PyTagger { inner }, info))
+    // The attributes' names come from the training sentences (the model keeps hashes).
+    let state = py.detach(|| inner.state_features(x.view())).ok();
+    Ok((PyTagger { inner, state }, info))
 }
 
-/// A trained sequence tagger. Pickles through its model bytes (a tagger's model file).
+/// A state feature's weight: (attribute, label, weight).
+type StateWeight = (String, String, f64);
+
+/// A trained sequence tagger. Pickles through its model bytes (a tagger's model file) and
+/// the state features named at fit.
 #[pyclass(module = "multikernel._core", name = "Tagger", frozen)]
 pub struct PyTagger {
     inner: SequenceTagger,
+    /// The state features over the training sentences' attributes (`None` for a tagger
+    /// read from model bytes, which keep hashes of the attributes, not their names).
+    state: Option<Vec<StateWeight>>,
 }
 
 #[pymethods]
@@ -171,6 +287,17 @@ impl PyTagger {
     fn from_bytes(data: &[u8]) -> PyResult<PyTagger> {
         Ok(PyTagger {
             inner: SequenceTagger::from_bytes(data).or_py()?,
+            state: None,
+        })
+    }
+
+    /// The tagger from model bytes and its state features (what pickling stores).
+    #[staticmethod]
+    #[pyo3(signature = (data, state=None))]
+    fn from_parts(data: &[u8], state: Option<Vec<StateWeight>>) -> PyResult<PyTagger> {
+        Ok(PyTagger {
+            inner: SequenceTagger::from_bytes(data).or_py()?,
+            state,
         })
     }
 
@@ -180,15 +307,57 @@ impl PyTagger {
 
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
         let py = slf.py();
-        let ctor = py.get_type::<PyTagger>().getattr("from_bytes")?;
-        let bytes = slf.get().to_bytes(py)?;
-        PyTuple::new(py, [ctor.into_any(), PyTuple::new(py, [bytes])?.into_any()])
+        let ctor = py.get_type::<PyTagger>().getattr("from_parts")?;
+        let bytes = slf.get().to_bytes(py)?.into_any();
+        let state = slf.get().state.clone().into_pyobject(py)?.into_any();
+        PyTuple::new(
+            py,
+            [
+                ctor.into_any(),
+                PyTuple::new(py, [bytes, state])?.into_any(),
+            ],
+        )
+    }
+
+    /// The non-zero weight of every state feature `(attribute, label, weight)`: over the
+    /// training sentences' attributes when `x` is None (kept at fit), else over those of
+    /// the sentences `x`. Attributes are named as python-crfsuite names them.
+    #[pyo3(signature = (x=None))]
+    fn state_features(
+        &self,
+        py: Python<'_>,
+        x: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<StateWeight>> {
+        let columns = !self.inner.reads_dicts();
+        if let Some(x) = x {
+            let x = sentences(x, columns)?;
+            return py.detach(|| self.inner.state_features(x.view())).or_py();
+        }
+        if let Some(s) = &self.state {
+            return Ok(s.clone());
+        }
+        // A refusal for the model's kind (templates with bigram macros) first.
+        let none = if columns {
+            Owned::Columns(Vec::new())
+        } else {
+            Owned::Dicts(Vec::new())
+        };
+        self.inner.state_features(none.view()).or_py()?;
+        Err(PyValueError::new_err(
+            "this tagger was read from model bytes, which keep hashes of the attributes, not \
+             their names: give the training sentences (state_features(X))",
+        ))
+    }
+
+    /// The non-zero weight of every label pair `(from, to, weight)`.
+    fn transition_features(&self) -> Vec<StateWeight> {
+        self.inner.transition_features()
     }
 
     /// The best label sequence of each sentence.
     fn predict(&self, py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<String>>> {
-        let x = sentences(x)?;
-        py.detach(|| self.inner.predict(x.view())).or_py()
+        let x = sentences(x, !self.inner.reads_dicts())?;
+        crate::threads::detach(py, || self.inner.predict(x.view())).or_py()
     }
 
     /// Each token's label probabilities, in `classes` order (CRF loss only).
@@ -197,8 +366,8 @@ impl PyTagger {
         py: Python<'_>,
         x: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<Vec<Vec<f64>>>> {
-        let x = sentences(x)?;
-        py.detach(|| self.inner.predict_marginals(x.view()))
+        let x = sentences(x, !self.inner.reads_dicts())?;
+        crate::threads::detach(py, || self.inner.predict_marginals(x.view()))
             .map_err(|e| PyValueError::new_err(e.to_string()))
     }
 

@@ -36,6 +36,9 @@ pub enum StepUnit {
     Iteration,
     /// One kernel added to the model (MKL-GOMP).
     Kernel,
+    /// One fit of the built-in selection (one candidate at one C on one fold); its total
+    /// can shrink as candidates stop early.
+    Fit,
 }
 
 impl StepUnit {
@@ -45,6 +48,7 @@ impl StepUnit {
             StepUnit::Epoch => "epoch",
             StepUnit::Iteration => "iteration",
             StepUnit::Kernel => "kernel",
+            StepUnit::Fit => "fit",
         }
     }
 }

@@ -26,7 +26,7 @@
 //!   made on all rows, without the labels), and every fold takes its rows and columns from
 //!   them; within a fold the C grid runs from small to large C (large to small lambda), each
 //!   solve warm-started from the previous kernel weights (Kloft's alternation, a relative
-//!   tolerance of `SELECT_TOL`). The online learner and MKL-GOMP refit every grid point
+//!   tolerance of `candidates::select_tol`: 1e-6 at p > 1, 1e-8 at p = 1). The online learner and MKL-GOMP refit every grid point
 //!   from scratch (no warm start fits their runs).
 //! - **Large tables, online learner**: its grid is scored on a seeded subsample of
 //!   `SELECT_MAX_ROWS` rows (each grid point is a fresh fit with n x n Gram matrices); the
@@ -69,11 +69,6 @@ pub(crate) const FOLDS: usize = 5;
 pub(crate) const SELECT_MAX_ROWS: usize = 1000;
 /// The batch learner is chosen up to this many rows (and when its matrices fit the memory).
 pub(crate) const BATCH_MAX_ROWS: usize = 3000;
-/// Relative tolerance of lp-MKL's alternation during selection: the learner's own. (At
-/// 1e-5 the slow multiplicative steps of p = 1 stopped far from the optimum: a validation
-/// MSE 27 % below the converged one in the test of the warm path.)
-pub(crate) const SELECT_TOL: f64 = 1e-8;
-
 pub use crate::select::{GridScore, SelectionRecord};
 
 /// What to select (module docs). `learner: None` lets the selection choose it.
@@ -550,14 +545,15 @@ fn fit_candidates(
         task,
         bias: base.bias,
         goal,
-        tol: SELECT_TOL,
         budget: cfg.budget,
         halving: cs::halving_applies(view.len()),
+        partition: folds.len() / strategy_repeats.max(1),
         deadline: cfg
             .budget_seconds
             .map(|t| (start + std::time::Duration::from_secs_f64(t), t)),
+        start,
     };
-    let scores = cs::score(&cands, &problem, &StopOnly(observer))?;
+    let scores = cs::score(&cands, &problem, observer)?;
     let k = folds.len();
     drop(folds);
     let mut grid = Vec::new();
@@ -905,7 +901,7 @@ impl LpPath<'_> {
                     p: *p,
                     lambda: 1.0 / c_grid[j],
                     bias: self.bias,
-                    tol: SELECT_TOL,
+                    tol: super::candidates::select_tol(*p),
                     init_theta: init,
                     ..LpMklParams::default()
                 };

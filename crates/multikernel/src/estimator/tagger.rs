@@ -289,6 +289,62 @@ impl SequenceTagger {
             .map(|m| m.token.chunks(l).map(<[f64]>::to_vec).collect())
             .collect())
     }
+
+    /// The non-zero weight of every state feature (attribute, label) whose attribute occurs
+    /// in `x`, attributes in order of first occurrence, labels in
+    /// [`SequenceTagger::classes`] order: sklearn-crfsuite's `state_features_` over the
+    /// attributes of `x` (the training sentences give them all). Attributes of feature
+    /// dicts are named as python-crfsuite names them ([`FeatureValue`]): `k:v` for a string
+    /// `v` of key `k`, `k` for a number or boolean, a nested or string attribute by its
+    /// full name; of columns, by the template's expansion (`U01:the`). A token's score for
+    /// a label is the sum of its attributes' weights times their values (a number's value,
+    /// else 1); with [`SequenceTagger::transition_features`], a label sequence's score is
+    /// what [`SequenceTagger::predict`] maximizes. An error for templates with bigram macros
+    /// (features of label pairs and tokens, which neither list holds).
+    pub fn state_features(&self, x: Sentences<'_>) -> Result<Vec<(String, String, f64)>> {
+        let m = self.inner();
+        let f = &m.featurizer;
+        if f.has_bigram_macros() {
+            return Err(Error::unsupported(
+                "the tagger's templates include bigram templates with macros (B01:%x[0,0]), \
+                 whose features are of label pairs and tokens: state and transition features \
+                 do not hold them",
+            ));
+        }
+        let labels = self.classes();
+        let (l, offset) = (f.n_labels(), f.offset());
+        let mut out = Vec::new();
+        for (name, j) in f.attributes(&self.sentences(x)?) {
+            let w = &m.weights[offset + j * l..offset + (j + 1) * l];
+            for (label, &w) in labels.iter().zip(w) {
+                if w != 0.0 {
+                    out.push((name.clone(), label.clone(), w));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The non-zero weight of every label pair `(from, to)` (sklearn-crfsuite's
+    /// `transition_features_`; none without the template `B`).
+    pub fn transition_features(&self) -> Vec<(String, String, f64)> {
+        let m = self.inner();
+        if !m.featurizer.has_bigram() {
+            return Vec::new();
+        }
+        let labels = self.classes();
+        let l = labels.len();
+        let mut out = Vec::new();
+        for (a, from) in labels.iter().enumerate() {
+            for (b, to) in labels.iter().enumerate() {
+                let w = m.weights[a * l + b];
+                if w != 0.0 {
+                    out.push((from.clone(), to.clone(), w));
+                }
+            }
+        }
+        out
+    }
 }
 
 /// Token accuracy and conlleval's chunk counts of predicted label lists against gold ones

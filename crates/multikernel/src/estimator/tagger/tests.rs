@@ -396,3 +396,113 @@ fn bad_input_and_settings_are_named() {
         assert!(registry::setting(name).is_some(), "{name}");
     }
 }
+
+/// The best label sequence by enumeration from named weights: each token's score for a label
+/// is the sum of its attributes' weights times their values, plus the label pairs'.
+fn best_by_name(
+    tokens: &[Vec<(String, f64)>],
+    state: &std::collections::HashMap<(String, String), f64>,
+    trans: &std::collections::HashMap<(String, String), f64>,
+    labels: &[String],
+) -> Vec<String> {
+    let l = labels.len();
+    let score = |path: &[usize]| -> f64 {
+        let unary: f64 = path
+            .iter()
+            .zip(tokens)
+            .map(|(&y, tok)| {
+                tok.iter()
+                    .map(|(a, v)| v * state.get(&(a.clone(), labels[y].clone())).unwrap_or(&0.0))
+                    .sum::<f64>()
+            })
+            .sum();
+        let pairs: f64 = path
+            .windows(2)
+            .map(|p| trans.get(&(labels[p[0]].clone(), labels[p[1]].clone())))
+            .map(|w| w.copied().unwrap_or(0.0))
+            .sum();
+        unary + pairs
+    };
+    let mut best = (f64::NEG_INFINITY, Vec::new());
+    for code in 0..l.pow(tokens.len() as u32) {
+        let path: Vec<usize> = (0..tokens.len())
+            .map(|i| code / l.pow(i as u32) % l)
+            .collect();
+        let s = score(&path);
+        if s > best.0 {
+            best = (s, path);
+        }
+    }
+    best.1.iter().map(|&y| labels[y].clone()).collect()
+}
+
+/// `state_features` and `transition_features` are the weights `predict` maximizes (by
+/// enumeration over the labels of short sentences, every learner), attributes named as
+/// python-crfsuite names them; templates with bigram macros are refused.
+#[test]
+fn named_weights_score_what_predict_maximizes() {
+    use std::collections::HashMap;
+    let (x, y) = toy();
+    // The toy's dicts, plus a nested number and a string token's attribute.
+    let d: Vec<Vec<TokenFeatures>> = dicts(&x)
+        .into_iter()
+        .map(|s| {
+            s.into_iter()
+                .enumerate()
+                .map(|(t, mut tok)| {
+                    let pos = FeatureValue::Attribute("at:pos".into(), t as f64 / 2.0);
+                    tok.push(("at".into(), pos));
+                    tok.push(("w".into(), FeatureValue::Attribute("w=x".into(), 1.0)));
+                    tok
+                })
+                .collect()
+        })
+        .collect();
+    for (n, spec) in specs().iter().enumerate() {
+        let fitted = fit_sequence_tagger(Sentences::Dicts(&d), &y, None, spec, &()).unwrap();
+        let tagger = SequenceTagger::new(fitted.model).unwrap();
+        let state = tagger.state_features(Sentences::Dicts(&d)).unwrap();
+        let names: Vec<&str> = state.iter().map(|(a, _, _)| a.as_str()).collect();
+        // The plain l2 learner keeps every group (the others may drop some).
+        for want in ["word:dog", "suffix:og", "cap", "prev:the", "at:pos", "w=x"] {
+            assert!(n > 0 || names.contains(&want), "{want}: {names:?}");
+        }
+        assert!(state.iter().all(|(_, _, w)| *w != 0.0));
+        let state: HashMap<(String, String), f64> =
+            state.into_iter().map(|(a, l, w)| ((a, l), w)).collect();
+        let trans: HashMap<(String, String), f64> = tagger
+            .transition_features()
+            .into_iter()
+            .map(|(a, b, w)| ((a, b), w))
+            .collect();
+        let labels = tagger.classes();
+        let pred = tagger.predict(Sentences::Dicts(&d)).unwrap();
+        for (s, want) in d.iter().zip(&pred) {
+            let tokens: Vec<Vec<(String, f64)>> = s
+                .iter()
+                .map(|tok| {
+                    tok.iter()
+                        .filter_map(|(k, v)| match v {
+                            FeatureValue::Text(s) => Some((format!("{k}:{s}"), 1.0)),
+                            FeatureValue::Bool(true) => Some((k.clone(), 1.0)),
+                            FeatureValue::Bool(false) => None,
+                            FeatureValue::Number(x) => Some((k.clone(), *x)),
+                            FeatureValue::Attribute(a, x) => Some((a.clone(), *x)),
+                        })
+                        .collect()
+                })
+                .collect();
+            assert_eq!(&best_by_name(&tokens, &state, &trans, &labels), want);
+        }
+    }
+    let spec = &specs()[0];
+    let macros = "U0:%x[0,0]\nB1:%x[0,0]\n";
+    let fitted =
+        fit_sequence_tagger(Sentences::Columns(&x), &y, Some((macros, "t")), spec, &()).unwrap();
+    let tagger = SequenceTagger::new(fitted.model).unwrap();
+    let e = tagger
+        .state_features(Sentences::Columns(&x))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("bigram templates with macros"), "{e}");
+}

@@ -152,16 +152,42 @@ pub struct TagFeaturizer {
     pub min_count: usize,
 }
 
-/// One row per position of `positions`: the kept expansions of `templates` there (value 1),
-/// template `t`'s expansion `k` at column `k` past the kept expansions of the templates
-/// before it (`keys[t]`, sorted). With feature dicts' `inputs`, template `t` reads key `t`:
-/// no feature where its cell is empty, the cell's number as the value of a real-valued key.
+/// Calls `f(expansion, value)` for each expansion of template `t` (the `j`-th unigram or
+/// bigram template) at token `pos` of `s`: the template's one expansion, value 1; with
+/// feature dicts (`dicts`), template `j` reads key `j`: one expansion per attribute in the
+/// token's cell, the text of the template over an empty cell then the attribute's suffix,
+/// with the attribute's value (none for an empty cell; [`dicts::cell_entries`]).
+fn for_each_expansion(
+    s: &ColumnSentence,
+    pos: usize,
+    (j, t): (usize, &Template),
+    dicts: bool,
+    buf: &mut Vec<u8>,
+    mut f: impl FnMut(&[u8], f64),
+) {
+    if !dicts {
+        t.expand(s.len(), pos, |i, c| &s.tokens[i][c], buf);
+        f(buf, 1.0);
+        return;
+    }
+    t.expand(1, 0, |_, _| &[][..], buf);
+    let prefix = buf.len();
+    for (suffix, x) in dicts::cell_entries(&s.tokens[pos][j]) {
+        buf.truncate(prefix);
+        buf.extend_from_slice(suffix);
+        f(buf, x);
+    }
+}
+
+/// One row per position of `positions`: the kept expansions of `templates` there with
+/// their values ([`for_each_expansion`]), template `t`'s expansion `k` at column `k` past
+/// the kept expansions of the templates before it (`keys[t]`, sorted).
 fn expansion_rows<'a>(
     s: &ColumnSentence,
     positions: std::ops::Range<usize>,
     templates: impl Iterator<Item = &'a Template>,
     keys: &[Vec<u64>],
-    inputs: Option<&FeatureKeys>,
+    dicts: bool,
 ) -> SparseRows {
     let templates: Vec<&Template> = templates.collect();
     let mut rows = SparseRows::new();
@@ -171,17 +197,16 @@ fn expansion_rows<'a>(
         entries.clear();
         let mut start = 0;
         for (j, (t, keys)) in templates.iter().zip(keys).enumerate() {
-            let value = match inputs {
-                None => Some(1.0),
-                Some(f) => f.value(j, &s.tokens[pos][j]),
-            };
-            if let Some(v) = value {
-                t.expand(s.len(), pos, |i, c| &s.tokens[i][c], &mut buf);
-                if let Ok(k) = keys.binary_search(&expansion_key(&buf)) {
+            for_each_expansion(s, pos, (j, t), dicts, &mut buf, |e, v| {
+                if let Ok(k) = keys.binary_search(&expansion_key(e)) {
                     entries.push((start + k, v));
                 }
-            }
+            });
             start += keys.len();
+        }
+        // Several attributes of one key in a token come in the cell's order.
+        if dicts {
+            entries.sort_unstable_by_key(|e| e.0);
         }
         rows.push_entries(&entries);
     }
@@ -234,48 +259,46 @@ impl TagFeaturizer {
         }
         let unigrams: Vec<&Template> = templates.unigrams().collect();
         let bigrams: Vec<&Template> = templates.bigram_macros().collect();
-        let inputs = templates.keys.as_ref();
-        // Feature dicts: template `j` has no feature where key `j`'s cell is empty.
-        let fires = |j: Option<usize>, s: &ColumnSentence, pos: usize| match (inputs, j) {
-            (Some(f), Some(j)) => f.value(j, &s.tokens[pos][j]).is_some(),
-            _ => true,
-        };
-        // The kept keys of a template and the count of its most frequent expansion.
-        let kept_keys = |(j, t): (Option<usize>, &&Template), first: usize| -> (Vec<u64>, usize) {
-            {
-                let mut all: Vec<u64> = Vec::new();
-                let mut buf = Vec::new();
-                for s in train {
-                    for pos in (first..s.len()).filter(|&pos| fires(j, s, pos)) {
-                        t.expand(s.len(), pos, |i, c| &s.tokens[i][c], &mut buf);
-                        all.push(expansion_key(&buf));
-                    }
+        let dicts = templates.keys.is_some();
+        // The kept keys of a template (the `j`-th unigram template reading feature dicts'
+        // key `j` when `dict`) and the count of its most frequent expansion.
+        let kept_keys = |(j, t): (usize, &&Template), dict: bool, first: usize| {
+            let mut all: Vec<u64> = Vec::new();
+            let mut buf = Vec::new();
+            for s in train {
+                for pos in first..s.len() {
+                    for_each_expansion(s, pos, (j, t), dict, &mut buf, |e, _| {
+                        all.push(expansion_key(e));
+                    });
                 }
-                all.sort_unstable();
-                let mut kept = Vec::new();
-                let mut most = 0;
-                let mut k = 0;
-                while k < all.len() {
-                    let mut e = k;
-                    while e < all.len() && all[e] == all[k] {
-                        e += 1;
-                    }
-                    if e - k >= min_count.max(1) {
-                        kept.push(all[k]);
-                    }
-                    most = most.max(e - k);
-                    k = e;
-                }
-                (kept, most)
             }
+            all.sort_unstable();
+            let mut kept = Vec::new();
+            let mut most = 0;
+            let mut k = 0;
+            while k < all.len() {
+                let mut e = k;
+                while e < all.len() && all[e] == all[k] {
+                    e += 1;
+                }
+                if e - k >= min_count.max(1) {
+                    kept.push(all[k]);
+                }
+                most = most.max(e - k);
+                k = e;
+            }
+            (kept, most)
         };
         let (keys, most): (Vec<Vec<u64>>, Vec<usize>) = unigrams
             .par_iter()
             .enumerate()
-            .map(|(j, t)| kept_keys((Some(j), t), 0))
+            .map(|(j, t)| kept_keys((j, t), dicts, 0))
             .unzip();
-        let (bigram_keys, bigram_most): (Vec<Vec<u64>>, Vec<usize>) =
-            bigrams.par_iter().map(|t| kept_keys((None, t), 1)).unzip();
+        let (bigram_keys, bigram_most): (Vec<Vec<u64>>, Vec<usize>) = bigrams
+            .par_iter()
+            .enumerate()
+            .map(|(j, t)| kept_keys((j, t), false, 1))
+            .unzip();
         // A count cutoff that keeps no expansion of any template leaves a model that does
         // not read the tokens (at most the label pairs): refused, with the largest count.
         let observed = keys.iter().chain(&bigram_keys);
@@ -361,7 +384,7 @@ impl TagFeaturizer {
             1..s.len(),
             self.templates.bigram_macros(),
             &self.bigram_keys,
-            None,
+            false,
         )
     }
 
@@ -491,8 +514,49 @@ impl TagFeaturizer {
             0..s.len(),
             self.templates.unigrams(),
             &self.keys,
-            self.templates.keys.as_ref(),
+            self.templates.keys.is_some(),
         )
+    }
+
+    /// The attributes of `sentences` the featurizer kept, each once in order of first
+    /// occurrence: its name and its observation feature (expansion `k` of unigram template
+    /// `t` is feature `k` past the kept expansions of the templates before it, as in
+    /// [`TagFeaturizer::rows`]). With feature dicts, named as python-crfsuite names them
+    /// (`k`, `k:v`, or the attribute's own name; [`dicts::attribute_name`]); with columns,
+    /// the template's expansion (`U01:the`).
+    pub(crate) fn attributes(&self, sentences: &[ColumnSentence]) -> Vec<(String, usize)> {
+        let names = self.templates.keys.as_ref().map(|k| &k.names);
+        let dicts = names.is_some();
+        let templates: Vec<&Template> = self.templates.unigrams().collect();
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        let mut buf = Vec::new();
+        for s in sentences {
+            for pos in 0..s.len() {
+                let mut start = 0;
+                for (j, (t, keys)) in templates.iter().zip(&self.keys).enumerate() {
+                    let prefix = if dicts {
+                        t.expand(1, 0, |_, _| &[][..], &mut buf);
+                        buf.len()
+                    } else {
+                        0
+                    };
+                    for_each_expansion(s, pos, (j, t), dicts, &mut buf, |e, _| {
+                        if let Ok(k) = keys.binary_search(&expansion_key(e)) {
+                            if seen.insert(start + k) {
+                                let name = match names {
+                                    Some(n) => dicts::attribute_name(&n[j], &e[prefix..]),
+                                    None => String::from_utf8_lossy(e).into_owned(),
+                                };
+                                out.push((name, start + k));
+                            }
+                        }
+                    });
+                    start += keys.len();
+                }
+            }
+        }
+        out
     }
 
     /// The label slot of each token's last column; `None` for a label not seen in training.

@@ -1,0 +1,83 @@
+"""A scikit-learn user's first fit, side by side: `MKLClassifier()` with no settings against
+`GridSearchCV(SVC(), 20-point C x gamma grid, cv=5)` on make_classification(2,000 x 20,
+random_state=0), 75/25 split (random_state=0), in the same process, each fit timed with
+time.perf_counter. Also the seconds until the first progress line of
+`MKLClassifier(verbose=1)` reaches sys.stderr.
+
+Runs in the environment that has the multikernel package (e.g. target/ci-venv after
+`maturin develop --release`) and scikit-learn:
+
+    python benches/peers/sklearn_svm/first_fit.py [--repeats 3]
+
+Prints one JSON line per repeat: svc_seconds, svc_accuracy, mkl_seconds, mkl_accuracy,
+mkl_learner, mkl_choice, first_line_seconds.
+"""
+
+import argparse
+import io
+import json
+import sys
+import time
+
+import numpy as np
+from sklearn.datasets import make_classification
+from sklearn.model_selection import GridSearchCV, train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+
+from multikernel import MKLClassifier
+
+
+class FirstWrite(io.TextIOBase):
+    """A stderr that remembers when its first line came and keeps the text."""
+
+    def __init__(self, start):
+        self.start, self.first, self.text = start, None, []
+
+    def write(self, s):
+        if self.first is None and s.strip():
+            self.first = time.perf_counter() - self.start
+        self.text.append(s)
+        return len(s)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    X, y = make_classification(n_samples=2000, n_features=20, random_state=0)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=0)
+    scale = 1.0 / (X.shape[1] * StandardScaler().fit_transform(Xtr).var())
+    grid = {
+        "svc__C": [0.1, 1, 10, 100, 1000],
+        "svc__gamma": [scale / 8, scale / 2, scale * 2, scale * 8],
+    }
+    for _ in range(args.repeats):
+        t = time.perf_counter()
+        svc = GridSearchCV(make_pipeline(StandardScaler(), SVC()), grid, cv=5).fit(Xtr, ytr)
+        svc_seconds = time.perf_counter() - t
+        t = time.perf_counter()
+        mkl = MKLClassifier(random_state=0).fit(Xtr, ytr)
+        mkl_seconds = time.perf_counter() - t
+        saved = sys.stderr
+        t = time.perf_counter()
+        sys.stderr = FirstWrite(t)
+        try:
+            MKLClassifier(random_state=0, verbose=1).fit(Xtr, ytr)
+            first = sys.stderr.first
+        finally:
+            sys.stderr = saved
+        print(json.dumps({
+            "svc_seconds": round(svc_seconds, 2),
+            "svc_accuracy": round(svc.score(Xte, yte), 4),
+            "mkl_seconds": round(mkl_seconds, 2),
+            "mkl_accuracy": round(mkl.score(Xte, yte), 4),
+            "mkl_learner": mkl.learner_,
+            "mkl_choice": mkl.selection_["headline"],
+            "first_line_seconds": None if first is None else round(first, 2),
+        }), flush=True)
+
+
+if __name__ == "__main__":
+    main()
