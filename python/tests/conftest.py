@@ -7,15 +7,23 @@ CI points it at the binary its tests built).
 Without it they skip, unless ``MULTIKERNEL_REQUIRE_BIN=1``: then they fail. With
 ``MULTIKERNEL_NO_SKIPS=1`` (CI) any skipped test fails with its reason, so that nothing
 drops out of the suite silently. The ``slow`` marker (pyproject.toml) marks the tests of
-a second or more: ``-m "not slow"`` is the quick tier, the default runs every test."""
+a second or more: ``-m "not slow"`` is the quick tier, the default runs every test.
+
+A shell without job control starts a background command (``cmd &``) with SIGINT ignored,
+and Python then keeps it ignored: the Ctrl-C tests would send a signal nobody sees. The
+suite restores Python's own handler, as an interactive Python has it."""
 
 import os
+import signal
 
 import pytest
 from sklearn.model_selection import train_test_split
 
 import cli_binary
 from tables import read_table
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
