@@ -470,17 +470,13 @@ fn halve(cands: &[Candidate], out: &mut [Scores], first: usize, rows: usize, goa
 /// rarely be chosen. Ties stop it (the simpler is preferred).
 fn stop_learned_not_leading(cands: &[Candidate], out: &mut [Scores], first: usize, goal: Goal) {
     let best = |s: &Scores| best_c(&s.means(first), goal).map(|b| b.1);
-    let simpler: Vec<f64> = cands
+    let simpler: Vec<Option<f64>> = cands
         .iter()
         .zip(out.iter())
         .filter(|(c, s)| c.family != Family::Learned && s.stopped.is_none())
-        .filter_map(|(_, s)| best(s))
+        .map(|(_, s)| best(s))
         .collect();
-    let Some(&lead) = simpler.iter().reduce(|a, b| match goal {
-        Goal::Maximize if b > a => b,
-        Goal::Minimize if b < a => b,
-        _ => a,
-    }) else {
+    let Some((_, lead)) = best_c(&simpler, goal) else {
         return;
     };
     for (c, s) in cands.iter().zip(out.iter_mut()) {
