@@ -43,7 +43,9 @@ model and the predictions are the same whatever ``n_jobs``.
 With ``C=None`` (default) the built-in selection chooses C (and lp-MKL's p, the online
 learner's eta0, and the learner when ``learner="auto"``) by seeded 5-fold
 cross-validation, as ``multikernel train`` does without ``--C``; the grid it scored is in
-``selection_``.
+``selection_``. A C given with ``learner="auto"`` runs the same selection on that one C
+(the learner the default would fit at that C; ``GridSearchCV`` over ``C`` then tunes
+the default's learner); a learner named with C trains it with no selection.
 
 ``partial_fit`` trains the online learner chunk by chunk (tables that do not fit in memory,
 or arrive over time), as scikit-learn's ``SGDClassifier.partial_fit`` does: one pass, one
@@ -68,12 +70,15 @@ import time
 import types
 
 import numpy as np
+from scipy.special import expit, log_softmax, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import (
+    _check_sample_weight,
     _num_samples,
     check_array,
     check_consistent_length,
@@ -84,6 +89,10 @@ from sklearn.utils.validation import (
 
 from . import _core
 from ._threads import N_JOBS_CONSTRAINT, uses_n_jobs
+from ._calibration import calibrated_proba
+from ._probability import calibrated, init_with
+from . import _sparse
+from ._sparse import sparse_rows
 
 LEARNERS = (
     "auto",
@@ -487,6 +496,17 @@ def _cv_results(selection):
         "status": [status(i, c) for i, c in enumerate(cands)],
     }
 
+def _refuse_weights_on_matrices(sample_weight, class_weight):
+    """Row weights train on rows: kernel matrices (``kernels="precomputed"``, kernel
+    functions, scipy.sparse X) do not take them."""
+    if sample_weight is not None or class_weight is not None:
+        raise ValueError(
+            "sample_weight and class_weight train on rows (lp-mkl, online, simplemkl, "
+            "gauss-seidel); kernel matrices (kernels='precomputed', kernel functions, "
+            "scipy.sparse X) do not take them yet"
+        )
+
+
 class _MKLBase(BaseEstimator):
     n_jobs = None  # what pickles from before n_jobs read
 
@@ -569,9 +589,10 @@ class _MKLBase(BaseEstimator):
         init.__module__ = base.__module__
         cls.__init__ = init
 
-    def _core_fit(self, X, y, n_classes, class_names=None):
+    def _core_fit(self, X, y, n_classes, class_names=None, sample_weight=None):
         """Trains the core model; sets the fitted attributes only once it has returned
-        (an interrupted or failed fit leaves the estimator as it was)."""
+        (an interrupted or failed fit leaves the estimator as it was). ``sample_weight``:
+        the row weights (``_row_weights``) or None."""
         if X.shape[0] < 2:
             raise ValueError(
                 f"n_samples = {X.shape[0]}: training needs at least two rows"
@@ -592,10 +613,38 @@ class _MKLBase(BaseEstimator):
             verbose=bool(self.verbose),
             feature_names=None if names is None else [str(n) for n in names],
             class_names=class_names,
+            sample_weight=sample_weight,
         )
         for stale in ("X_fit_", "n_kernels_in_"):  # of an earlier fit on kernel matrices
             self.__dict__.pop(stale, None)
         return self._set_fitted(model, info)
+
+    def _row_weights(self, X, sample_weight, codes=None, classes=None):
+        """The row weights of a fit on rows ``X`` (None: unweighted): ``sample_weight``
+        (validated as scikit-learn's: one finite weight >= 0 per row, at least one
+        positive) times, for a classifier, its ``class_weight`` of each row's class (as
+        SVC: ``"balanced"`` is ``n_samples / (n_classes * bincount(y))``)."""
+        class_weight = getattr(self, "class_weight", None)
+        if sample_weight is None and class_weight is None:
+            return None
+        weights = _check_sample_weight(sample_weight, X, dtype=np.float64, copy=True)
+        if np.any(weights < 0):
+            raise ValueError("sample_weight: negative weights are not allowed")
+        if class_weight is not None:
+            per_class = compute_class_weight(
+                class_weight, classes=classes, y=classes[codes]
+            )
+            weights *= per_class[codes]
+        if not np.any(weights > 0):
+            raise ValueError(
+                "sample_weight (times class_weight): at least one weight must be positive"
+            )
+        if codes is not None and len(np.unique(codes[weights > 0])) < 2:
+            raise ValueError(
+                "the rows with a positive weight belong to one class: a classifier needs "
+                "at least 2 classes"
+            )
+        return np.ascontiguousarray(weights, dtype=np.float64)
 
     def _reset_incremental(self):
         """``fit`` starts over: the state of ``partial_fit`` goes."""
@@ -696,7 +745,7 @@ class _MKLBase(BaseEstimator):
         elif selection and selection.get("seconds", 0.0) >= LONG_SELECTION_SECONDS:
             print(
                 f"[multikernel] the selection took {selection['seconds']:.0f} s "
-                f"(verbose=1 shows its progress; a given C skips it): "
+                f"(verbose=1 shows its progress; a learner and C given skip it): "
                 f"{selection['headline']}",
                 file=sys.stderr,
             )
@@ -713,15 +762,22 @@ class _MKLBase(BaseEstimator):
 
     def _on_matrices(self):
         """Whether the fit trains on kernel matrices: given (``kernels="precomputed"``)
-        or computed by the caller's kernel functions."""
-        return self._precomputed() or _kernel_functions(self.kernels) is not None
+        or computed by the caller's kernel functions (or, for scipy.sparse X, by the SPEC
+        kernels' functions: ``multikernel._sparse``)."""
+        return self._precomputed() or self._functions() is not None
+
+    def _functions(self):
+        """The kernel functions of the fit: the caller's, else those of scipy.sparse X's
+        SPEC kernels (``multikernel._sparse``), else None."""
+        functions = _kernel_functions(self.kernels)
+        return functions if functions is not None else _sparse.kernel_functions(self)
 
     def _fit_matrices(self, X, y, n_classes, class_names=None):
         """lp-MKL, SimpleMKL or Gauss-Seidel on kernel matrices: the caller's
         (``kernels="precomputed"``, the MKLpy path), or the Gram matrices ``f(X, X)`` of
         the kernel functions ``kernels`` (then ``X`` is kept, as ``X_fit_``, for
         ``f(X_test, X_fit_)`` at prediction)."""
-        functions = _kernel_functions(self.kernels)
+        functions = self._functions()
         what = "kernels='precomputed'" if functions is None else "kernel functions"
         if self.learner not in PRECOMPUTED_LEARNERS:
             raise ValueError(
@@ -777,7 +833,7 @@ class _MKLBase(BaseEstimator):
         """The test-by-train kernel matrices of ``X``: given (``kernels="precomputed"``),
         or ``f(X, X_fit_)`` for each kernel function."""
         check_is_fitted(self, "model_")
-        functions = _kernel_functions(self.kernels)
+        functions = self._functions()
         if functions is None:
             return _kernel_matrices(
                 X,
@@ -805,7 +861,7 @@ class _MKLBase(BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = _sparse.accepts(self)
         # As SVC(kernel="precomputed"): cross-validation cuts a Gram matrix X[train][:,
         # train] (and X[test][:, train]), so GridSearchCV works on one 2-D Gram matrix.
         tags.input_tags.pairwise = self._precomputed()
@@ -829,7 +885,9 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
         a list of them): trained as ``"precomputed"`` on ``f(X, X)``.
     C : float or None
         Weight of the sum of the losses against ``1/2 ||f||^2`` (the same meaning for every
-        learner). ``None``: chosen by 5-fold cross-validation (``selection_``).
+        learner). ``None``: chosen by 5-fold cross-validation (``selection_``). Given with
+        ``learner="auto"``: the selection still chooses the learner (and kernels, p,
+        eta0) at this one C, so a search over C tunes the default's learner.
     p : float >= 1 or None
         lp-MKL's kernel-weight norm; ``None`` lets the selection choose 4/3 or 2.
     loss : {"hinge", "logistic", "squared"} or None
@@ -876,6 +934,18 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
         Threads of the fit and the predictions: None the default (``RAYON_NUM_THREADS``,
         else every core), -1 every core, -2 all but one, or a positive count. The same
         model and predictions whatever the number.
+    probability : bool
+        Calibrated ``predict_proba``, as ``SVC(probability=True)``: ``fit`` then refits
+        the model it chose on 5 stratified folds (seeded by ``random_state``; about 5
+        more fits, no new selection) and fits Platt's sigmoid to the out-of-fold decision
+        values (Lin, Lin & Weng 2007; one sigmoid per class, rows normalized, for more
+        than two classes; ``multikernel._probability``).
+    class_weight : dict, "balanced" or None
+        As SVC's: the weight of each class's rows (``{label: weight}``; ``"balanced"``:
+        ``n_samples / (n_classes * np.bincount(y))``), multiplied into ``fit``'s
+        ``sample_weight``: C weighs row ``i``'s loss by ``C * class_weight[y_i] *
+        sample_weight_i``. Taken by lp-mkl, online, simplemkl, gauss-seidel and the
+        built-in selection (which scores its folds unweighted); not on kernel matrices.
 
     Attributes
     ----------
@@ -920,16 +990,38 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
         Steps of the final fit (epochs, iterations or kernels).
     fit_status_ : str
         How the final fit ended (converged, completed, iteration limit, ...).
+    probA_, probB_ : ndarray
+        With ``probability=True``: Platt's sigmoids ``P = 1 / (1 + exp(A f + B))`` of the
+        decision values, one (two classes) or one per class (SVC's names).
     """
 
+    probability = False  # what pickles from before probability read
+    class_weight = None  # ... and before class_weight
+
+    _parameter_constraints = {
+        **_MKLBase._parameter_constraints,
+        "probability": ["boolean"],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
+    }
+
+    __init__ = init_with(
+        _MKLBase.__init__, "MKLClassifier", probability=False, class_weight=None
+    )
+
     @uses_n_jobs
-    def fit(self, X, y):
+    @calibrated
+    @sparse_rows
+    def fit(self, X, y, sample_weight=None):
         """Fits the classifier on rows ``X`` and labels ``y`` (discarding the state of
         ``partial_fit``); with ``kernels="precomputed"``, ``X`` is the training Gram
-        matrix (or a list of them)."""
+        matrix (or a list of them). ``sample_weight``: a weight per row (as SVC's: C
+        weighs row ``i``'s loss by ``C * w_i``; an integer weight counts the row that many
+        times), multiplied by ``class_weight``; taken by lp-mkl, online, simplemkl,
+        gauss-seidel and the built-in selection."""
         self._validate_params()
         self._reset_incremental()
         if self._on_matrices():
+            _refuse_weights_on_matrices(sample_weight, self.class_weight)
             y = column_or_1d(y, warn=True)
             check_classification_targets(y)
             classes, codes = np.unique(y, return_inverse=True)
@@ -947,8 +1039,13 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
             raise ValueError(
                 f"the classifier needs at least 2 classes in y; got 1 class ({classes[0]!r})"
             )
+        weights = self._row_weights(X, sample_weight, codes, classes)
         self._core_fit(
-            X, codes.astype(np.float64), len(classes), [str(c) for c in classes]
+            X,
+            codes.astype(np.float64),
+            len(classes),
+            [str(c) for c in classes],
+            sample_weight=weights,
         )
         self.classes_ = classes
         return self
@@ -1028,42 +1125,56 @@ class MKLClassifier(ClassifierMixin, _MKLBase):
         return self.classes_[codes]
 
     def _has_proba(self):
-        return self.loss == "logistic"
+        return bool(self.probability) or self.loss == "logistic"
 
     @available_if(_has_proba)
     def predict_proba(self, X):
-        """Class probabilities of the logistic loss (``loss="logistic"``): the sigmoid of
-        the decision value for two classes, its softmax for more."""
+        """Class probabilities: with ``probability=True`` Platt's sigmoids of the decision
+        values (``probA_``, ``probB_``; normalized over the classes for more than two);
+        else those of the logistic loss (``loss="logistic"``): the sigmoid of the decision
+        value for two classes, its softmax for more."""
         f = self.decision_function(X)
+        if self.probability:
+            check_is_fitted(self, "probA_")
+            return calibrated_proba(f, self.probA_, self.probB_)
         if f.ndim == 1:
-            p1 = 1.0 / (1.0 + np.exp(-f))
-            return np.column_stack([1.0 - p1, p1])
-        z = np.exp(f - f.max(axis=1, keepdims=True))
-        return z / z.sum(axis=1, keepdims=True)
+            p1 = expit(f)
+            return np.column_stack([expit(-f), p1])
+        return softmax(f, axis=1)
 
     @available_if(_has_proba)
     def predict_log_proba(self, X):
         """The logarithm of ``predict_proba``."""
-        return np.log(self.predict_proba(X))
+        if self.probability:
+            with np.errstate(divide="ignore"):
+                return np.log(self.predict_proba(X))
+        f = self.decision_function(X)
+        if f.ndim == 1:
+            return -np.logaddexp(0.0, np.column_stack([f, -f]))  # log sigmoid(-f), (f)
+        return log_softmax(f, axis=1)
 
 
 class MKLRegressor(RegressorMixin, _MKLBase):
     """Multiple kernel learning regressor (squared loss). The parameters and attributes are
-    ``MKLClassifier``'s, without ``classes_``; ``loss`` can only be ``"squared"``."""
+    ``MKLClassifier``'s, without ``classes_`` (nor ``probability``, ``probA_``,
+    ``probB_``); ``loss`` can only be ``"squared"``."""
 
     @uses_n_jobs
-    def fit(self, X, y):
+    @sparse_rows
+    def fit(self, X, y, sample_weight=None):
         """Fits the regressor on rows ``X`` and real targets ``y`` (discarding the state of
         ``partial_fit``); with ``kernels="precomputed"``, ``X`` is the training Gram
-        matrix (or a list of them)."""
+        matrix (or a list of them). ``sample_weight``: a weight per row
+        (``MKLClassifier.fit``)."""
         self._validate_params()
         self._reset_incremental()
         if self._on_matrices():
+            _refuse_weights_on_matrices(sample_weight, None)
             y = np.ascontiguousarray(column_or_1d(y, warn=True), dtype=np.float64)
             return self._fit_matrices(X, y, None)
         X, y = _validate(self, X, y, dtype=np.float64, order="C", y_numeric=True)
         y = np.ascontiguousarray(y, dtype=np.float64)
-        return self._core_fit(X, y, None)
+        return self._core_fit(X, y, None, sample_weight=self._row_weights(X, sample_weight))
 
     @available_if(_can_partial_fit)
     @uses_n_jobs

@@ -39,8 +39,8 @@ def test_quiet_unless_the_selection_ran_long(capsys, monkeypatch):
     assert len(lines) == 1, lines
     assert lines[0].startswith("[multikernel] the selection took ")
     assert clf.selection_["headline"] in lines[0]
-    # A given C runs no selection: nothing to say.
-    MKLClassifier(C=1.0, random_state=0).fit(X, y)
+    # A learner and C given run no selection: nothing to say.
+    MKLClassifier(learner="lp-mkl", p=2, C=1.0, random_state=0).fit(X, y)
     assert capsys.readouterr().err == ""
 
 
@@ -50,3 +50,25 @@ def test_progress_changes_nothing_in_the_model():
     loud = MKLClassifier(random_state=0, verbose=1).fit(X, y)
     assert quiet.model_.to_bytes() == loud.model_.to_bytes()
     assert np.array_equal(quiet.predict(X), loud.predict(X))
+
+
+def test_a_given_c_selects_the_default_s_learner_at_that_c(sonar_split):
+    """A C given with learner="auto" runs the selection on that one C (issue 51): the
+    learner, kernel and p it chooses there are those the default would fit at that C, so
+    a search over C tunes the default's learner (not, as before, the online learner)."""
+    Xtr, Xte, ytr, yte = sonar_split
+    default = MKLClassifier(random_state=0).fit(Xtr, ytr)
+    at_c = MKLClassifier(C=default.C_, random_state=0).fit(Xtr, ytr)
+    assert at_c.selection_ is not None and at_c.C_ == default.C_
+    assert [line for line in at_c.selection_["lines"] if "C=" in line]
+    assert at_c.learner_ == default.learner_ == "lp-mkl"
+    # Every candidate was scored at that C only (None: stopped or skipped); here the
+    # default's chosen candidate leads at its C, so the choice is the default's.
+    assert all(c in (None, default.C_) for c in at_c.cv_results_["param_C"])
+    assert at_c.selection_["setting"] == default.selection_["setting"]
+    np.testing.assert_allclose(
+        at_c.decision_function(Xte), default.decision_function(Xte), rtol=1e-9, atol=1e-12
+    )
+    # A learner named with C: no selection.
+    named = MKLClassifier(learner="online", C=1.0, random_state=0).fit(Xtr, ytr)
+    assert named.selection_ is None and named.learner_ == "online"

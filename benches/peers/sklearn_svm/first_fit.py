@@ -20,12 +20,12 @@ import sys
 import time
 
 import numpy as np
-from sklearn.datasets import make_classification
-from sklearn.model_selection import GridSearchCV, train_test_split
+from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
+from first_table import table_and_grid
 from multikernel import MKLClassifier
 
 
@@ -46,13 +46,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
-    X, y = make_classification(n_samples=2000, n_features=20, random_state=0)
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=0)
-    scale = 1.0 / (X.shape[1] * StandardScaler().fit_transform(Xtr).var())
-    grid = {
-        "svc__C": [0.1, 1, 10, 100, 1000],
-        "svc__gamma": [scale / 8, scale / 2, scale * 2, scale * 8],
-    }
+    Xtr, Xte, ytr, yte, grid = table_and_grid()
     for _ in range(args.repeats):
         t = time.perf_counter()
         svc = GridSearchCV(make_pipeline(StandardScaler(), SVC()), grid, cv=5).fit(Xtr, ytr)

@@ -124,9 +124,10 @@ pub struct TrainArgs {
     /// the explicit product kernels where they fit the memory limit, mirror descent
     /// otherwise), mtl (multi-template learning: sequences in columns, parsing), simplemkl
     /// or gauss-seidel (wrapper MKL around an SVM: exact SMO on tables, structured PEGASOS
-    /// on sequences). Default: chosen by the built-in selection without --C, on a table
-    /// (lp-mkl up to 3,000 rows, online above) and for a template tagger or a parser (online
-    /// or mtl, see --select); with --C, or a learner setting given: mtl for --task sequence
+    /// on sequences). Default: chosen by the built-in selection on a table (lp-mkl up to
+    /// 3,000 rows, online above; at the --C given, if any) and, without --C, for a template
+    /// tagger or a parser (online or mtl, see --select); with --C, or a learner setting
+    /// given: mtl for --task sequence
     /// with --templates unless a setting only online takes is given (--epochs, --loss,
     /// --eta0, ...); online otherwise.
     #[arg(long = "algo")]
@@ -140,7 +141,7 @@ pub struct TrainArgs {
     /// ucd).
     #[arg(long = "kernel", value_name = "SPEC")]
     pub kernels: Vec<KernelArg>,
-    /// Built-in selection without --C: `auto` (default) on a table picks what is not given
+    /// Built-in selection: `auto` (default) on a table picks what is not given
     /// among C, the online learner's eta0, lp-mkl's p and the learner by seeded 5-fold
     /// cross-validation on the training file (repeated over 3 partitions up to 500 rows);
     /// for a template tagger (--format columns) or a parser with no --algo and no learner
@@ -161,7 +162,9 @@ pub struct TrainArgs {
     pub select_budget: Option<multikernel::estimator::auto::SelectBudget>,
     /// C: weighs the sum of the losses against 1/2 ||f||^2, the same for every learner
     /// (default: chosen by --select auto on a table, a template tagger or a parser, else 1).
-    /// Give --C or --lambda.
+    /// Give --C or --lambda. On a table with no --algo (and no setting only online takes),
+    /// the selection still picks the learner, kernels and p at this one C (a fifth of its
+    /// cost), so the model is the default's at that C.
     #[arg(
         long = "C",
         value_name = "C",
@@ -180,6 +183,15 @@ pub struct TrainArgs {
     /// Do not standardize the features.
     #[arg(long)]
     pub no_standardize: bool,
+    /// A column of row weights in the CSV file, named in its header (not a feature): C
+    /// weighs row i's loss by C * w_i (an integer weight is the row repeated, 0 drops it).
+    /// Taken by lp-mkl, online, simplemkl, gauss-seidel and the selection (unweighted scores).
+    #[arg(long, value_name = "NAME")]
+    pub weight_column: Option<String>,
+    /// Class weights, multiplied into the row weights: `balanced` (n_rows / (n_classes *
+    /// rows of the class), as scikit-learn's) or LABEL:W,LABEL:W (other classes weigh 1).
+    #[arg(long, value_name = "balanced|LABEL:W,...")]
+    pub class_weight: Option<multikernel::data::weights::ClassWeight>,
     /// Refuse allocations above this many GiB, before they are made: the Gram matrices, and a
     /// tagger's structures sized by its labels (the label-pair parts of bigram templates with
     /// macros, the weights, the sentences' buffers). A positive number; inf: no limit.

@@ -8,6 +8,7 @@ mod observe;
 mod reproduce;
 mod train;
 mod use_model;
+mod weights;
 
 use clap::Parser;
 use cli::{Cli, Command};

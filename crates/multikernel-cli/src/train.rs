@@ -15,6 +15,7 @@ use multikernel::estimator::{
     FileSource, Fitted, Learner, LearnerKind, LearnerSpec, Source, Strength, Task, TrainSource,
 };
 use multikernel::kernel::MemoryLimit;
+use multikernel::run::Observer;
 use multikernel::run::{Checkpointed, RunStatus};
 use std::time::Instant;
 
@@ -139,6 +140,7 @@ fn selection_request<'a>(a: &TrainArgs, settings: &'a Settings) -> SelectionRequ
         task: a.task,
         learner: a.learner,
         strength_given: a.c.is_some() || a.lambda.is_some(),
+        c: a.c.filter(|_| a.lambda.is_none()),
         streaming: a.stream,
         settings,
     }
@@ -212,22 +214,31 @@ pub fn train(a: &TrainArgs) -> Result<Outcome> {
         (None, false) => default_learner(a).name().into(),
     };
     let store = checkpoints(a, &spec, plan.is_some())?;
-    let loaded = train_source(a)?.load(a.task)?;
-    eprintln!(
-        "training {learner_name} on {} (Ctrl-C stops it)",
-        loaded.describe()
-    );
-    let out = match &store {
-        Some(s) => loaded.fit(
-            &spec,
-            plan.as_ref(),
-            structured.as_ref(),
-            &Checkpointed {
-                observer: &bar,
-                checkpoints: s,
-            },
-        )?,
-        None => loaded.fit(&spec, plan.as_ref(), structured.as_ref(), &bar)?,
+    let checkpointed = store.as_ref().map(|s| Checkpointed {
+        observer: &bar,
+        checkpoints: s,
+    });
+    let observer: &dyn Observer = match &checkpointed {
+        Some(c) => c,
+        None => &bar,
+    };
+    let out = if let Some((data, weights)) = crate::weights::weighted_table(a)? {
+        // Row weights: the table in memory, through the library's fit.
+        eprintln!(
+            "training {learner_name} on {} rows x {} features, weighted (Ctrl-C stops it)",
+            data.len(),
+            data.n_features()
+        );
+        let table = data.view().with_weights(&weights)?;
+        let request = multikernel::estimator::FitRequest::new(&spec).select(plan.as_ref());
+        multikernel::estimator::fit(table, request, observer)?
+    } else {
+        let loaded = train_source(a)?.load(a.task)?;
+        eprintln!(
+            "training {learner_name} on {} (Ctrl-C stops it)",
+            loaded.describe()
+        );
+        loaded.fit(&spec, plan.as_ref(), structured.as_ref(), observer)?
     };
     bar.finish();
     if let Some(s) = &store {
@@ -394,7 +405,7 @@ fn checkpoints(
     let mut resolved = spec.clone();
     resolved.memory = MemoryLimit::default();
     let o = &a.structured;
-    let source = format!(
+    let mut source = format!(
         "format={:?} train_folds={:?} validation_folds={:?} min_count={:?} projective={} \
          stream={} chunk_rows={} shuffle_rows={} learner={kind}",
         a.data.format,
@@ -406,6 +417,13 @@ fn checkpoints(
         if a.stream { a.chunk_rows } else { 0 },
         if a.stream { a.shuffle_rows } else { 0 },
     );
+    if a.weight_column.is_some() || a.class_weight.is_some() {
+        // Row weights change the fit (unweighted runs keep their fingerprints).
+        source.push_str(&format!(
+            " weight_column={:?} class_weight={:?}",
+            a.weight_column, a.class_weight
+        ));
+    }
     let settings = Fingerprint::new()
         .bytes("spec", serde_json::to_string(&resolved)?.as_bytes())
         .bytes("source", source.as_bytes())

@@ -60,6 +60,7 @@ pub(crate) fn structured_request(
         task,
         learner: named,
         strength_given: c.is_some(),
+        c,
         streaming: false,
         settings: &given,
     });
@@ -151,7 +152,7 @@ pub(crate) fn targets(
 #[pyo3(signature = (
     x, y, *, n_classes=None, learner=None, kernels=None, c=None, select=true,
     settings=Vec::new(), bias=true, standardize=true, seed=0, memory_limit_gb=8.0,
-    verbose=false, feature_names=None, class_names=None
+    verbose=false, feature_names=None, class_names=None, sample_weight=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit<'py>(
@@ -171,6 +172,7 @@ pub fn fit<'py>(
     verbose: bool,
     feature_names: Option<Vec<String>>,
     class_names: Option<Vec<String>>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<(PyModel, Bound<'py, PyDict>)> {
     let mut given = self::settings(settings);
     let task = match n_classes {
@@ -189,6 +191,7 @@ pub fn fit<'py>(
         task,
         learner: named,
         strength_given: c.is_some(),
+        c,
         streaming: false,
         settings: &given,
     };
@@ -247,7 +250,15 @@ pub fn fit<'py>(
         Some(n) => n,
         None => (0..xr.cols()).map(|j| format!("x{j}")).collect(),
     };
-    let table = TableRef::new(xr, &t, &names).or_py()?;
+    let mut table = TableRef::new(xr, &t, &names).or_py()?;
+    if let Some(w) = &sample_weight {
+        let w = w.as_slice().map_err(|_| {
+            pyo3::exceptions::PyTypeError::new_err(
+                "sample_weight: a contiguous float64 array is needed",
+            )
+        })?;
+        table = table.with_weights(w).or_py()?;
+    }
     let observer = PyObserver::new(verbose);
     let (result, interrupted) = interrupt::run(py, &observer, || match &plan {
         Some(cfg) => fit_rs(table, FitRequest::new(&spec).select(Some(cfg)), &observer),

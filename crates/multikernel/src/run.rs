@@ -220,6 +220,25 @@ impl<O: Observer + ?Sized> Observer for StopOnly<'_, O> {
     }
 }
 
+/// The observer of a grid search whose evaluations are fits (one spec on one fold): its
+/// steps reach the observer as [`StepUnit::Fit`], so the command line's bar and Python's
+/// `verbose=1` show them as the candidates' fits are shown; checkpoints hidden, as
+/// [`StopOnly`].
+pub(crate) struct FitSteps<'a, O: ?Sized>(pub &'a O);
+
+impl<O: Observer + ?Sized> Observer for FitSteps<'_, O> {
+    fn progress(&self, progress: &Progress) -> Control {
+        self.0.progress(&Progress {
+            unit: StepUnit::Fit,
+            ..*progress
+        })
+    }
+
+    fn should_stop(&self) -> bool {
+        self.0.should_stop()
+    }
+}
+
 /// How a run ended. Not an error: every status comes with a usable model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

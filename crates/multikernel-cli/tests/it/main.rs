@@ -20,3 +20,4 @@ mod stream;
 mod stream_use;
 mod tagging;
 mod tagging_files;
+mod weights;

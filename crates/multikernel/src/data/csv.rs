@@ -279,6 +279,115 @@ pub fn parse_csv(
     finish_dataset(path, x, targets, feature_names, last_line)
 }
 
+/// Reads a CSV table whose header names a column of row weights, `weight_column` (not
+/// the target, the last column): the table without that column (as [`read_csv`] reads it)
+/// and one weight per row, each a finite number `>= 0` (errors name the file, the line and
+/// the value).
+pub(crate) fn read_csv_with_weights(
+    path: &Path,
+    target: TargetKind,
+    weight_column: &str,
+) -> Result<(Dataset, Vec<f64>)> {
+    parse_csv_with_weights(path, &read_bytes(path)?, target, weight_column)
+}
+
+/// [`read_csv_with_weights`] on the file's bytes (`path` names it in errors).
+pub(crate) fn parse_csv_with_weights(
+    path: &Path,
+    bytes: &[u8],
+    target: TargetKind,
+    weight_column: &str,
+) -> Result<(Dataset, Vec<f64>)> {
+    // The file without the weight column, line for line (the errors keep their lines).
+    let mut rest = String::with_capacity(bytes.len());
+    let mut weights = Vec::new();
+    let mut layout: Option<(char, usize, usize)> = None;
+    let what = format!("the weight (column `{weight_column}`)");
+    for (no, line) in Lines::new(bytes) {
+        let line = line.map_err(|b| line_err(path, no, b))?;
+        if !line.trim().is_empty() {
+            let (delim, fields) = match layout {
+                Some((delim, ..)) => (delim, split_fields(line, delim)),
+                None => (delimiter(line), split_fields(line, delimiter(line))),
+            };
+            let fields = fields.map_err(|m| parse_err(path, no, m))?;
+            let j = match layout {
+                Some((_, j, n)) => {
+                    if fields.len() != n {
+                        return Err(parse_err(
+                            path,
+                            no,
+                            format!("{} fields, the header has {n}", fields.len()),
+                        ));
+                    }
+                    let w = parse_number(&fields[j], &what).map_err(|m| parse_err(path, no, m))?;
+                    if !(w.is_finite() && w >= 0.0) {
+                        return Err(parse_err(
+                            path,
+                            no,
+                            format!("{what} is {}: a finite number >= 0 is needed", fields[j]),
+                        ));
+                    }
+                    weights.push(w);
+                    j
+                }
+                None => {
+                    let j = fields
+                        .iter()
+                        .position(|f| f == weight_column)
+                        .ok_or_else(|| {
+                            parse_err(
+                                path,
+                                no,
+                                format!(
+                                "no column named `{weight_column}` in the header (the columns: \
+                                 {})",
+                                fields.join(", ")
+                            ),
+                            )
+                        })?;
+                    if j + 1 == fields.len() {
+                        return Err(parse_err(
+                            path,
+                            no,
+                            format!(
+                                "`{weight_column}` is the target column (the last one); the \
+                                 weights need a column of their own"
+                            ),
+                        ));
+                    }
+                    layout = Some((delim, j, fields.len()));
+                    j
+                }
+            };
+            let kept: Vec<String> = fields
+                .iter()
+                .enumerate()
+                .filter(|&(k, _)| k != j)
+                .map(|(_, f)| {
+                    if f.contains(delim) || f.contains('"') {
+                        format!("\"{}\"", f.replace('"', "\"\""))
+                    } else {
+                        f.clone()
+                    }
+                })
+                .collect();
+            rest.push_str(&kept.join(&delim.to_string()));
+        }
+        rest.push('\n');
+    }
+    let data = parse_csv(path, rest.as_bytes(), target, None, None)?;
+    if data.len() != weights.len() {
+        return Err(crate::error::Error::data(format!(
+            "{}: {} rows but {} weights (is the first line a header?)",
+            path.display(),
+            data.len(),
+            weights.len()
+        )));
+    }
+    Ok((data, weights))
+}
+
 /// Parses CSV `bytes` for a model with `schema` (see [`super::read::read_for_model`]):
 /// columns matched by header name, or by position without a header (or when the model's
 /// features carry the default names `x1, x2, ...`); the target column is optional.

@@ -14,6 +14,7 @@ pub(crate) mod rows;
 pub mod split;
 pub mod standardize;
 pub mod stream;
+pub mod weights;
 
 pub use csv::{parse_csv, read_csv, to_csv};
 pub use libsvm::{parse_libsvm, read_libsvm};
@@ -96,6 +97,8 @@ pub struct TableRef<'a> {
     x: MatrixRef<'a>,
     targets: &'a Targets,
     feature_names: &'a [String],
+    /// Row weights (`None`: every row weighs 1; all-ones weights are stored as `None`).
+    weights: Option<&'a [f64]>,
 }
 
 impl<'a> TableRef<'a> {
@@ -123,7 +126,31 @@ impl<'a> TableRef<'a> {
             x,
             targets,
             feature_names,
+            weights: None,
         })
+    }
+
+    /// The same rows with a weight per row (scikit-learn's `sample_weight`): the learner
+    /// minimizes `C sum_i w_i loss_i + 1/2 ||f||^2`, so an integer weight `k` counts the row
+    /// `k` times and a zero weight drops it. Weights must be finite and `>= 0`, one per row,
+    /// at least one positive; weights all 1 are the unweighted table (the same model).
+    pub fn with_weights(self, weights: &'a [f64]) -> crate::error::Result<TableRef<'a>> {
+        weights::check_row_weights(weights, self.len())?;
+        let ones = weights.iter().all(|w| *w == 1.0);
+        Ok(TableRef {
+            weights: (!ones).then_some(weights),
+            ..self
+        })
+    }
+
+    /// The row weights (`None`: unweighted).
+    pub(crate) fn weights(&self) -> Option<&'a [f64]> {
+        self.weights
+    }
+
+    /// The weights of the rows `idx` (`None` when unweighted).
+    pub(crate) fn select_weights(&self, idx: &[usize]) -> Option<Vec<f64>> {
+        self.weights.map(|w| idx.iter().map(|&i| w[i]).collect())
     }
 
     pub(crate) fn x(&self) -> MatrixRef<'a> {
@@ -158,6 +185,7 @@ impl Dataset {
             x: self.x.view(),
             targets: &self.targets,
             feature_names: &self.feature_names,
+            weights: None,
         }
     }
 }

@@ -42,9 +42,9 @@ use crate::data::split::Split;
 use crate::data::{Matrix, TableRef, Targets};
 use crate::error::{Error, Result};
 use crate::kernel::{fit_all, kernel_matrices, KernelMatrix, MemoryLimit};
-use crate::run::{Observer, RunStatus, StopOnly};
+use crate::run::{FitSteps, Observer, RunStatus, StopOnly};
 use crate::select::{Goal, Search, SplitStrategy};
-use crate::solver::lp_mkl::{lp_mkl, p_label, LpMklParams};
+use crate::solver::lp_mkl::{lp_mkl_weighted, p_label, LpMklParams};
 use crate::solver::ridge::prepare_rows;
 use crate::task::targets::{decode, encode_targets, prediction_metric};
 use std::ops::Range;
@@ -290,16 +290,22 @@ pub(crate) fn fit_auto(
     };
     let Some((strategy, mut method)) = fold_rule(table.targets(), cfg.folds, base.seed) else {
         // Too few rows: the defaults stand.
-        let spec = spec_for(base, kind, cfg.p.unwrap_or(2.0), 1.0);
+        // A grid of one C is a C given (plan.rs): it stands; else C = 1.
+        let c = match cfg.c_grid[..] {
+            [c] => c,
+            _ => 1.0,
+        };
+        let spec = spec_for(base, kind, cfg.p.unwrap_or(2.0), c);
         let record = SelectionRecord {
             method: format!(
-                "too few rows{} for {}-fold cross-validation: C = 1 and the learner's defaults",
+                "too few rows{} for {}-fold cross-validation: C = {} and the learner's defaults",
                 if matches!(table.targets(), Targets::Classes { .. }) {
                     " per class"
                 } else {
                     ""
                 },
-                cfg.folds
+                cfg.folds,
+                c
             ),
             metric: metric.into(),
             learner_choice: why,
@@ -359,6 +365,7 @@ pub(crate) fn fit_auto(
             // Above SELECT_MAX_ROWS the grid is scored on a subsample (module docs).
             let (sub_rows, sub_note) = subsample(table.targets(), base.seed);
             let sub = sub_rows.as_ref().map(|r| super::select::rows(table, r));
+            let sub_weights = sub_rows.as_ref().and_then(|r| table.select_weights(r));
             let sub_splits = match &sub {
                 Some(d) => strategy.splits_for(&d.targets)?,
                 None => splits.clone(),
@@ -376,9 +383,14 @@ pub(crate) fn fit_auto(
                 }
             }
             let search = SpecSearch::new(&specs, SplitStrategy::Given(sub_splits)).refit(false);
+            // Each evaluation is one fit: reported as the candidates' fits are.
+            let steps = FitSteps(observer);
             let sel = match &sub {
-                Some(d) => search.run(d, &stop)?,
-                None => search.run(table, &stop)?,
+                Some(d) => search.run(
+                    super::select::weighted_view(d, sub_weights.as_deref())?,
+                    &steps,
+                )?,
+                None => search.run(table, &steps)?,
             };
             method.push_str(&sub_note);
             let grid = settings
@@ -486,8 +498,9 @@ fn fit_candidates(
     let kernels = expand_specs(&checked.kernels_for(d), d);
     let (sub_rows, sub_note) = subsample(table.targets(), base.seed);
     let sub = sub_rows.as_ref().map(|r| super::select::rows(table, r));
+    let sub_weights = sub_rows.as_ref().and_then(|r| table.select_weights(r));
     let view = match &sub {
-        Some(s) => s.view(),
+        Some(s) => super::select::weighted_view(s, sub_weights.as_deref())?,
         None => table,
     };
     method.push_str(&sub_note);
@@ -536,6 +549,7 @@ fn fit_candidates(
                 .collect(),
             y: y_all.select_rows(&s.train),
             validation: view.targets().select(&s.validation),
+            weights: view.select_weights(&s.train),
         })
         .collect();
     drop(all);
@@ -791,6 +805,8 @@ struct FoldKernels {
     validation: Targets,
     /// The last kernel weights of each group (warm start along the C grid).
     theta: Vec<Option<Vec<f64>>>,
+    /// The training rows' weights (`None`: unweighted).
+    weights: Option<Vec<f64>>,
 }
 
 /// Rows `rows` and columns `cols` of a kernel matrix (rows of a factor).
@@ -844,6 +860,7 @@ fn lp_path_scores(
         targets: table.targets(),
         task,
         bias: base.bias,
+        weights: table.weights(),
     };
     path.scores(groups, c_grid, splits, goal, stop)
 }
@@ -858,6 +875,9 @@ pub(crate) struct LpPath<'a> {
     pub targets: &'a Targets,
     pub task: crate::task::TaskKind,
     pub bias: bool,
+    /// The row weights of all rows (`None`: unweighted); each fold's training rows take
+    /// theirs, the validation scores are unweighted.
+    pub weights: Option<&'a [f64]>,
 }
 
 impl LpPath<'_> {
@@ -889,6 +909,9 @@ impl LpPath<'_> {
                     y: y_all.select_rows(&s.train),
                     validation: targets.select(&s.validation),
                     theta: vec![None; groups.len()],
+                    weights: self
+                        .weights
+                        .map(|w| s.train.iter().map(|&i| w[i]).collect()),
                 })
             },
             |&(i, j): &(usize, usize), _s: &Split, w: &mut FoldKernels| -> Result<f64> {
@@ -906,7 +929,7 @@ impl LpPath<'_> {
                     ..LpMklParams::default()
                 };
                 let (train, test) = (&w.train[members.clone()], &w.test[members.clone()]);
-                let (sol, _) = lp_mkl(train, &w.y, &params, stop)?;
+                let (sol, _) = lp_mkl_weighted(train, &w.y, w.weights.as_deref(), &params, stop)?;
                 let f = sol.decision(train, test)?;
                 let pred = decode(task, &f)?;
                 let (_, score) = prediction_metric(&pred, &w.validation);
@@ -992,6 +1015,7 @@ pub(crate) fn fit_single_best(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::solver::lp_mkl::lp_mkl;
 
     /// [`super::fit_auto`] on a spec checked here.
     fn fit_auto(
@@ -1081,6 +1105,39 @@ mod tests {
             m.learner.kernels[best].name
         );
         assert!(theta[best] > 0.9 * theta.iter().sum::<f64>(), "{theta:?}");
+    }
+
+    /// The online learner's grid (the selection above 3,000 rows, or that learner named)
+    /// reports its fits as the candidates' are: from the first, one step per spec and fold,
+    /// up to the grid's size; the refit's epochs come after, in their own unit.
+    #[test]
+    fn the_online_grid_reports_its_fits() {
+        use crate::run::{Control, Progress, StepUnit};
+        let data = bump(80, 2, true, 6);
+        let spec = base(Task::Binary)
+            .with_kernels(vec!["rbf:norm=trace".parse().unwrap()])
+            .with_seed(1);
+        let cfg = AutoConfig {
+            learner: Some(LearnerKind::Online),
+            c_grid: vec![1.0, 10.0],
+            ..AutoConfig::default()
+        };
+        let seen = std::sync::Mutex::new(Vec::new());
+        let record = |p: &Progress| {
+            seen.lock().unwrap().push((p.step, p.total, p.unit));
+            Control::Continue
+        };
+        fit_auto(data.view(), &spec, &cfg, &record).unwrap();
+        let seen = seen.into_inner().unwrap();
+        let fits: Vec<_> = seen.iter().filter(|e| e.2 == StepUnit::Fit).collect();
+        // 2 Cs x 3 eta0s x 15 folds (5 folds repeated over 3 partitions at 80 rows).
+        assert_eq!(fits.len(), 90);
+        assert!(fits.iter().all(|e| e.1 == Some(90)));
+        let mut steps: Vec<u64> = fits.iter().map(|e| e.0).collect();
+        steps.sort_unstable();
+        assert_eq!(steps, (1..=90).collect::<Vec<u64>>());
+        let first_other = seen.iter().position(|e| e.2 != StepUnit::Fit);
+        assert_eq!(first_other, Some(90), "the fits, then the refit's epochs");
     }
 
     #[test]

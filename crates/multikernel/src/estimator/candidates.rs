@@ -42,7 +42,8 @@ use crate::error::{Error, Result};
 use crate::kernel::KernelMatrix;
 use crate::run::{Observer, Progress, StepUnit, StopOnly};
 use crate::select::Goal;
-use crate::solver::lp_mkl::{lp_mkl, LpMklParams};
+use crate::solver::lp_mkl::{lp_mkl_on, lp_mkl_weighted, LpMklParams};
+use crate::solver::ridge::{check_inputs, Prepared};
 use crate::solver::smo::{svc_from, SmoParams, SvmFit};
 use crate::task::targets::{decode, prediction_metric};
 use crate::task::TaskKind;
@@ -222,6 +223,9 @@ pub(crate) struct Fold {
     /// Encoded targets of the training rows.
     pub y: Matrix,
     pub validation: Targets,
+    /// The training rows' weights (`None`: unweighted); the validation scores are not
+    /// weighted (as scikit-learn's `GridSearchCV` by default).
+    pub weights: Option<Vec<f64>>,
 }
 
 /// What the scoring needs besides the candidates.
@@ -580,7 +584,8 @@ fn c_path(
                     let start: Option<Vec<f64>> = prev
                         .as_ref()
                         .map(|(pc, f)| f[o].solution.alpha.iter().map(|a| a * c / pc).collect());
-                    svc_from(k.view(), y, c, start.as_deref(), &params, stop)
+                    let w = fold.weights.as_deref();
+                    svc_from(k.view(), y, c, w, start.as_deref(), &params, stop)
                 })
                 .collect::<Result<_>>()?;
             let mut f = Matrix::zeros(kt.rows, fits.len());
@@ -593,6 +598,15 @@ fn c_path(
             prev = Some((c, fits));
         }
     } else {
+        // Unweighted, the fold's kernels are checked, centered and averaged once for the
+        // whole C path (weighted fits transform them per fit).
+        let prepared = match fold.weights {
+            None => {
+                check_inputs(train, &fold.y)?;
+                Some(Prepared::new(train, problem.bias))
+            }
+            Some(_) => None,
+        };
         let mut theta: Option<Vec<f64>> = None;
         for &j in &order {
             let params = LpMklParams {
@@ -606,7 +620,10 @@ fn c_path(
                 }),
                 ..LpMklParams::default()
             };
-            let (sol, _) = lp_mkl(train, &fold.y, &params, stop)?;
+            let (sol, _) = match &prepared {
+                Some(prepared) => lp_mkl_on(prepared, &fold.y, &params, stop)?,
+                None => lp_mkl_weighted(train, &fold.y, fold.weights.as_deref(), &params, stop)?,
+            };
             let f = sol.decision(train, test)?;
             out[j] = validation_score(problem.task, &f, &fold.validation)?;
             theta = Some(sol.theta);
@@ -882,6 +899,7 @@ mod tests {
                         classes: vec!["a".into(), "b".into()],
                         y: va.iter().map(|&i| y[i]).collect(),
                     },
+                    weights: None,
                 }
             })
             .collect();

@@ -120,10 +120,20 @@ pub(crate) fn fit_checked(
             if table.is_empty() {
                 return Err(Error::data("the training set has no rows"));
             }
+            if table.weights().is_some() && !family.takes_weights() {
+                return Err(Error::unsupported(format!(
+                    "the {learner} learner does not take row weights (sample_weight, \
+                     class_weight); the learners that do: {WEIGHTED_LEARNERS}"
+                )));
+            }
             family.fit_table(learner, table, kind, validation, spec, observer)
         }
     }
 }
+
+/// The learners whose fit on a table honours row weights.
+pub(crate) const WEIGHTED_LEARNERS: &str =
+    "lp-mkl, online, simplemkl and gauss-seidel (and the built-in selection)";
 
 /// A structured fit with what its development sentences said of it.
 pub(crate) struct ScoredFit {

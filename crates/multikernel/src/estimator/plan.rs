@@ -9,6 +9,12 @@
 //! classification, `epochs = 20`, ...): a default restated is no choice. GOMP with a
 //! validation file picks its path length on that file instead. eta0 is searched unless it is
 //! given or the step rule is `inv` (whose steps do not scale with eta0 alone).
+//!
+//! **A C given with no learner** (issue 51): the selection still chooses the learner (and
+//! the kernels, p, eta0), on a grid of that one C, so the model is the one the default
+//! (no C) would fit had it chosen that C: a search over C (scikit-learn's `GridSearchCV`
+//! over `C`) tunes the default's learner, not another one. A learner named, a setting only
+//! the online learner takes, or lambda: no selection, that learner at that strength.
 
 use super::auto::AutoConfig;
 use super::registry;
@@ -26,6 +32,9 @@ pub struct SelectionRequest<'a> {
     pub learner: Option<LearnerKind>,
     /// C or lambda was given.
     pub strength_given: bool,
+    /// The C given (not lambda), which a selection with no learner named keeps (module
+    /// docs).
+    pub c: Option<f64>,
     /// The rows come as a stream (cross-validation would read them many times).
     pub streaming: bool,
     /// The learner settings given, by their registry names, with their text as the command
@@ -73,7 +82,11 @@ fn names_online(request: &SelectionRequest<'_>) -> bool {
 /// The built-in selection `request` runs, if any (module docs); the caller adds its budget
 /// ([`AutoConfig::with_budget`]) and keeps its own switch that turns the selection off.
 pub fn selection_plan(request: &SelectionRequest<'_>) -> Option<AutoConfig> {
-    if request.strength_given
+    let fixed_c = match request.c {
+        Some(c) if request.learner.is_none() && !names_online(request) => Some(c),
+        _ => None,
+    };
+    if (request.strength_given && fixed_c.is_none())
         || request.streaming
         || matches!(request.task, Task::Sequence | Task::Parsing)
         || (request.learner == Some(LearnerKind::Gomp) && request.text("validation").is_some())
@@ -85,7 +98,14 @@ pub fn selection_plan(request: &SelectionRequest<'_>) -> Option<AutoConfig> {
         .is_some_and(|s| matches!(s.parse::<StepSchedule>(), Ok(StepSchedule::Inv { .. })));
     let p = request.text("p").and_then(|t| parse_p(t).ok());
     let tune_eta0 = request.text("eta0").is_none() && !inv;
-    AutoConfig::for_request(request.learner, names_online(request), p, tune_eta0)
+    let cfg = AutoConfig::for_request(request.learner, names_online(request), p, tune_eta0)?;
+    Some(match fixed_c {
+        Some(c) => AutoConfig {
+            c_grid: vec![c],
+            ..cfg
+        },
+        None => cfg,
+    })
 }
 
 /// The structured selection `request` runs, if any ([`super::structured_auto`]): a
@@ -123,6 +143,7 @@ mod tests {
             task,
             learner,
             strength_given: false,
+            c: None,
             streaming: false,
             settings: &settings,
         })
@@ -199,10 +220,12 @@ mod tests {
             task: Task::Binary,
             learner: None,
             strength_given: false,
+            c: None,
             streaming: false,
             settings: &none,
         };
         assert!(!off(base));
+        // lambda given.
         assert!(off(SelectionRequest {
             strength_given: true,
             ..base
@@ -240,5 +263,53 @@ mod tests {
             ..base
         });
         assert_eq!(with_p.unwrap().p, Some(4.0 / 3.0));
+    }
+
+    #[test]
+    fn a_c_given_with_no_learner_selects_the_learner_at_that_c() {
+        use LearnerKind::*;
+        let none = Settings::new();
+        let given = |learner, settings| SelectionRequest {
+            task: Task::Binary,
+            learner,
+            strength_given: true,
+            c: Some(10.0),
+            streaming: false,
+            settings,
+        };
+        let cfg = selection_plan(&given(None, &none)).expect("the selection runs");
+        assert_eq!(cfg.c_grid, vec![10.0]);
+        assert_eq!(cfg.learner, None, "it chooses the learner");
+        let free = plan(Task::Binary, None, &[]).unwrap();
+        assert_eq!(
+            AutoConfig {
+                c_grid: free.c_grid.clone(),
+                ..cfg
+            },
+            free,
+            "all else as without C"
+        );
+        // A learner named, or a setting only the online learner takes: that learner at C.
+        assert!(selection_plan(&given(Some(LpMkl), &none)).is_none());
+        assert!(selection_plan(&given(Some(Online), &none)).is_none());
+        let reg = Settings::new().with("regularizer", "l2");
+        assert!(selection_plan(&given(None, &reg)).is_none());
+        // A restated default is no choice of learner.
+        let epochs = Settings::new().with("epochs", "20");
+        assert_eq!(
+            selection_plan(&given(None, &epochs)).unwrap().c_grid,
+            vec![10.0]
+        );
+        // Structured tasks and streams: none.
+        assert!(selection_plan(&SelectionRequest {
+            task: Task::Sequence,
+            ..given(None, &none)
+        })
+        .is_none());
+        assert!(selection_plan(&SelectionRequest {
+            streaming: true,
+            ..given(None, &none)
+        })
+        .is_none());
     }
 }

@@ -299,6 +299,7 @@ fn select(
                 targets,
                 task,
                 bias: spec.bias,
+                weights: None,
             };
             path.scores(&groups, &C_GRID, &splits, goal, &stop)?
         }

@@ -178,10 +178,12 @@ impl<'s> SpecSearch<'s> {
         let scores = Search::new(&checked, &splits).goal(goal).run(
             |spec: &CheckedSpec, split: &Split| -> Result<f64> {
                 let train = rows(table, &split.train);
+                let train_weights = table.select_weights(&split.train);
                 let validation = rows(table, &split.validation);
                 // A request to stop also ends the evaluation under way.
                 let stop = StopOnly(observer);
-                let fitted = fit_checked(TrainingData::Table(train.view()), None, spec, &stop)?;
+                let view = weighted_view(&train, train_weights.as_deref())?;
+                let fitted = fit_checked(TrainingData::Table(view), None, spec, &stop)?;
                 let score = fitted.model.score_with(
                     validation.x.view(),
                     &validation.targets,
@@ -257,6 +259,17 @@ fn metric_of(specs: &[LearnerSpec]) -> Result<(&'static str, Goal)> {
     } else {
         ("accuracy", Goal::Maximize)
     })
+}
+
+/// A copied table's view with the weights of its rows (`None`: unweighted).
+pub(super) fn weighted_view<'a>(
+    data: &'a Dataset,
+    weights: Option<&'a [f64]>,
+) -> Result<TableRef<'a>> {
+    match weights {
+        Some(w) => data.view().with_weights(w),
+        None => Ok(data.view()),
+    }
 }
 
 /// The rows `idx` of a table, copied.

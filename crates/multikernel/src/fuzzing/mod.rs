@@ -18,6 +18,6 @@ pub use model::model_bytes;
 pub use model_stream::model_stream;
 pub use stream::table_stream;
 pub use strings::{kernel_spec, regularizer, settings};
-pub use tables::{csv, libsvm, ocr};
+pub use tables::{csv, csv_weights, libsvm, ocr};
 pub use tagging::{columns, crf_templates};
 pub use treebank::{arc_templates, conllu};

@@ -22,6 +22,35 @@ pub fn csv(data: &[u8]) {
     table(data, Format::Csv, "fuzz.csv");
 }
 
+/// The CSV reader with a column of row weights named `w` (`train --weight-column w`): the
+/// first byte's bit 0 picks class or real targets; the rest is the file.
+pub fn csv_weights(data: &[u8]) {
+    let Some((&mode, bytes)) = data.split_first() else {
+        return;
+    };
+    let kind = if mode & 1 == 0 {
+        TargetKind::Classes
+    } else {
+        TargetKind::Real
+    };
+    let origin = Path::new("fuzz.csv");
+    match crate::data::csv::parse_csv_with_weights(origin, bytes, kind, "w") {
+        Ok((ds, weights)) => {
+            check_dataset(&ds, None, None);
+            assert_eq!(weights.len(), ds.len(), "one weight per row");
+            assert!(
+                weights.iter().all(|w| w.is_finite() && *w >= 0.0),
+                "finite weights >= 0"
+            );
+            assert!(
+                !ds.feature_names.iter().any(|f| f == "w"),
+                "the weight column is no feature"
+            );
+        }
+        Err(e) => check_error(&e, origin, bytes),
+    }
+}
+
 /// The libsvm reader, as [`csv`].
 pub fn libsvm(data: &[u8]) {
     table(data, Format::Libsvm, "fuzz.svm");

@@ -9,13 +9,13 @@ use crate::data::standardize::Standardizer;
 use crate::data::{Matrix, MatrixRef};
 use crate::error::{Error, Result};
 use crate::kernel::matrix::{
-    center_dense_in_place, center_factor, explicit_factor, factor_t_times, test_kernel_matrix,
-    KernelMatrix,
+    center_factor, explicit_factor, factor_t_times, test_kernel_matrix, KernelMatrix,
 };
 use crate::kernel::{FittedKernel, MemoryLimit};
 use crate::linalg::{chol_solve_in_place, cholesky, from_faer, matmul, par_for, to_faer};
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Accum, Mat, Par};
 use rayon::prelude::*;
+use std::sync::OnceLock;
 
 /// Checks kernels and targets for a fit; returns `n`.
 pub(crate) fn check_inputs(kernels: &[KernelMatrix], y: &Matrix) -> Result<usize> {
@@ -100,12 +100,15 @@ pub(crate) fn solve_weighted_sum(
     Prepared::new(kernels, center).solve(weights, c, y)
 }
 
-/// Kernels with what the solves need: centered factors.
+/// Kernels with what the solves need: centered factors, and the column means of the dense
+/// Gram matrices (computed on first use, once for all the solves).
 pub(crate) struct Prepared<'a> {
     kernels: Vec<&'a KernelMatrix>,
     center: bool,
     /// Centered factors (or the factors themselves without centering); `None` for dense.
     factors: Vec<Option<Matrix>>,
+    /// `(1/n) K_m 1` of each kernel ([`KernelMatrix::col_means`]), when first needed.
+    means: Vec<OnceLock<Vec<f64>>>,
 }
 
 impl<'a> Prepared<'a> {
@@ -123,11 +126,28 @@ impl<'a> Prepared<'a> {
                 KernelMatrix::Dense(_) => None,
             })
             .collect();
+        let means = kernels.iter().map(|_| OnceLock::new()).collect();
         Prepared {
             kernels,
             center,
             factors,
+            means,
         }
+    }
+
+    /// The kernels, in the order given.
+    pub(crate) fn kernels(&self) -> &[&'a KernelMatrix] {
+        &self.kernels
+    }
+
+    /// Whether the kernels are centered (the bias is learned).
+    pub(crate) fn centers(&self) -> bool {
+        self.center
+    }
+
+    /// `(1/n) K_m 1` of kernel `m` (computed once).
+    pub(crate) fn col_means(&self, m: usize) -> &[f64] {
+        self.means[m].get_or_init(|| self.kernels[m].col_means())
     }
 
     /// `alpha^T K_m alpha` summed over outputs. With centering `alpha` comes from centered
@@ -183,22 +203,55 @@ impl<'a> Prepared<'a> {
             }
             return Ok(out);
         }
-        // Dense: A = H (sum w K_dense) H + F F^T (factors already centered) + c I.
-        let mut acc = Matrix::zeros(n, n);
-        for &m in &active {
-            if let KernelMatrix::Dense(k) = &self.kernels[m] {
-                let w = weights[m];
-                for (d, v) in acc.data.iter_mut().zip(&k.data) {
-                    *d += w * v;
+        // Dense: A = H (sum w K_dense) H + F F^T (factors already centered) + c I, built in
+        // one pass straight into the factorization's matrix: `S = sum w K_dense` and, with
+        // centering, `(H S H)_ij = S_ij - s_i - s_j + mean(s)` with `s = sum w (1/n) K 1`
+        // (the kernels' column means, computed once for all the solves). Only the lower
+        // triangle is written: the Cholesky factorization reads nothing else, and the
+        // symmetric K's column j below the diagonal is its row j from j on (contiguous).
+        let dense: Vec<(usize, &Matrix, f64)> = active
+            .iter()
+            .filter_map(|&m| match self.kernels[m] {
+                KernelMatrix::Dense(k) => Some((m, k, weights[m])),
+                KernelMatrix::Factor(_) => None,
+            })
+            .collect();
+        let shift: Option<(Vec<f64>, f64)> = (self.center && any_dense).then(|| {
+            let mut s = vec![0.0; n];
+            for &(m, _, w) in &dense {
+                for (si, mi) in s.iter_mut().zip(self.col_means(m)) {
+                    *si += w * mi;
+                }
+            }
+            let grand = s.iter().sum::<f64>() / n.max(1) as f64;
+            (s, grand)
+        });
+        let mut a = Mat::<f64>::zeros(n, n);
+        for j in 0..n {
+            let col = a
+                .col_mut(j)
+                .try_as_col_major_mut()
+                .expect("a column of an owned matrix is contiguous")
+                .as_slice_mut();
+            let below = &mut col[j..];
+            let Some(((_, k0, w0), rest)) = dense.split_first() else {
+                break; // factors only: their product is added below
+            };
+            for (v, kv) in below.iter_mut().zip(&k0.row(j)[j..]) {
+                *v = w0 * kv;
+            }
+            for &(_, k, w) in rest {
+                for (v, kv) in below.iter_mut().zip(&k.row(j)[j..]) {
+                    *v += w * kv;
+                }
+            }
+            if let Some((s, grand)) = &shift {
+                let sj = s[j];
+                for (v, si) in below.iter_mut().zip(&s[j..]) {
+                    *v += grand - si - sj;
                 }
             }
         }
-        if self.center && any_dense {
-            center_dense_in_place(&mut acc);
-        }
-        // Symmetric: the row-major data read column-major is the same matrix.
-        let mut a = MatRef::from_column_major_slice(&acc.data, n, n).to_owned();
-        drop(acc);
         if total_rank > 0 {
             // Factors are already centered.
             let f = self.stacked_factors(&active, weights, n, total_rank);
@@ -240,14 +293,13 @@ impl<'a> Prepared<'a> {
 
 /// `b_c = mean(y_c) - (1/n) 1^T (sum_m theta_m K_m) alpha_c` with the raw kernels.
 pub(crate) fn bias_from(
-    kernels: &[KernelMatrix],
     col_means: &[Vec<f64>],
     weights: &[f64],
     alpha: &Matrix,
     ymean: &[f64],
 ) -> Vec<f64> {
     let mut b = ymean.to_vec();
-    for (m, _) in kernels.iter().enumerate() {
+    for m in 0..col_means.len() {
         let w = weights[m];
         if w == 0.0 {
             continue;

@@ -177,6 +177,9 @@ pub(crate) struct VectorTask {
     pub targets: Vec<f64>,
     pub n_outputs: usize,
     pub bias: bool,
+    /// Row weights (`None`: all 1): row `i`'s loss and its subgradient are scaled by
+    /// `w_i`, so the objective is `lambda Omega + (1/N) sum_i w_i L_i`.
+    pub weights: Option<Vec<f64>>,
 }
 
 impl VectorTask {
@@ -186,6 +189,7 @@ impl VectorTask {
             targets,
             n_outputs,
             bias,
+            weights: None,
         }
     }
 }
@@ -227,7 +231,12 @@ impl OnlineTask for VectorTask {
                 *v += explicit[0].get(k);
             }
         }
-        let loss = self.loss.eval(&s, self.targets[i], &mut grad.scores);
+        let mut loss = self.loss.eval(&s, self.targets[i], &mut grad.scores);
+        if let Some(w) = &self.weights {
+            let w = w[i];
+            loss *= w;
+            grad.scores.iter_mut().for_each(|g| *g *= w);
+        }
         if self.bias {
             for (k, &g) in grad.scores.iter().enumerate() {
                 if g != 0.0 {
@@ -240,7 +249,10 @@ impl OnlineTask for VectorTask {
     fn loss_at_zero(&self) -> f64 {
         self.targets
             .iter()
-            .map(|&t| self.loss.at_zero(t, self.n_outputs))
+            .enumerate()
+            .map(|(i, &t)| {
+                self.loss.at_zero(t, self.n_outputs) * self.weights.as_ref().map_or(1.0, |w| w[i])
+            })
             .sum::<f64>()
             / self.targets.len().max(1) as f64
     }

@@ -53,6 +53,11 @@ fn csv_corpus() {
 }
 
 #[test]
+fn csv_weights_corpus() {
+    replay("csv_weights", multikernel::fuzzing::csv_weights);
+}
+
+#[test]
 fn libsvm_corpus() {
     replay("libsvm", multikernel::fuzzing::libsvm);
 }

@@ -40,6 +40,10 @@ impl Family for LpMklSpec {
         refuse_structured(kind, task)
     }
 
+    fn takes_weights(&self) -> bool {
+        true
+    }
+
     fn fit_table(
         &self,
         _kind: LearnerKind,
@@ -64,10 +68,11 @@ impl Family for LpMklSpec {
             seed: spec.seed,
             memory: spec.memory,
         };
-        let (m, run) = LpMklModel::fit(
+        let (m, run) = LpMklModel::fit_weighted(
             table.x(),
             table.feature_names(),
             &y,
+            table.weights(),
             &spec.kernels_for(table.n_features()),
             &params,
             observer,

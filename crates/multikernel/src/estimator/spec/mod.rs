@@ -214,6 +214,11 @@ pub(crate) trait Family {
         false
     }
 
+    /// Whether its fit on a table honours row weights ([`TableRef::with_weights`]).
+    fn takes_weights(&self) -> bool {
+        false
+    }
+
     /// Trains on the rows of a table (`task`: binary, multiclass or regression).
     fn fit_table(
         &self,

@@ -107,6 +107,10 @@ impl Family for OnlineSpec {
         Ok(())
     }
 
+    fn takes_weights(&self) -> bool {
+        true
+    }
+
     fn fit_table(
         &self,
         _kind: LearnerKind,

@@ -105,6 +105,7 @@ impl WrapperSpec {
             standardize,
             seed,
             memory,
+            row_weights: None,
         }
     }
 }
@@ -141,6 +142,10 @@ impl Family for WrapperSpec {
         Ok(())
     }
 
+    fn takes_weights(&self) -> bool {
+        true
+    }
+
     fn fit_table(
         &self,
         kind: LearnerKind,
@@ -175,7 +180,8 @@ fn fit_wrapper(
 ) -> Result<Fitted> {
     let (classes, y) = encode_targets(task, table.targets())?;
     let c = spec.strength.svm_c(table.len());
-    let params = w.model_params(method, c, spec.standardize, spec.seed, spec.memory);
+    let mut params = w.model_params(method, c, spec.standardize, spec.seed, spec.memory);
+    params.row_weights = table.weights().map(<[f64]>::to_vec);
     let (m, run) = WrapperModel::fit(
         table.x(),
         table.feature_names(),

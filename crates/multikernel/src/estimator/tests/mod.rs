@@ -4,3 +4,4 @@
 
 mod online;
 mod structured;
+mod weights;

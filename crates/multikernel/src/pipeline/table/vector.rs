@@ -126,7 +126,8 @@ pub fn fit_vector(
         })
         .collect();
     let n_outputs = cfg.loss.n_outputs(classes.len());
-    let task = VectorTask::new(cfg.loss, targets, n_outputs, cfg.bias);
+    let mut task = VectorTask::new(cfg.loss, targets, n_outputs, cfg.bias);
+    task.weights = train.weights().map(<[f64]>::to_vec);
     let mut last: Option<EpochReport> = None;
     let names: Vec<String> = explicit_ids
         .iter()

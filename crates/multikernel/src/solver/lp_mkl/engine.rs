@@ -2,6 +2,7 @@
 //! [`super`]) and the objective `J(theta)` it minimizes.
 
 use super::params::LpMklParams;
+use super::weighted::{unscale, weighted_col_means, weighted_kernels, weighted_targets};
 use crate::data::Matrix;
 use crate::error::{Error, Result};
 use crate::kernel::matrix::{factor_t_times, KernelMatrix};
@@ -73,21 +74,88 @@ pub fn lp_mkl(
     params: &LpMklParams,
     observer: &dyn Observer,
 ) -> Result<(LpMklSolution, RunInfo)> {
+    lp_mkl_weighted(kernels, y, None, params, observer)
+}
+
+/// [`lp_mkl`] with row weights (`None`: unweighted; module docs of [`super::weighted`]):
+/// the weighted problem solved as the unweighted one in the kernels `H_d D K D H_d` and the
+/// targets `D (y - ybar_w)`, its coefficients mapped back by `alpha = D beta`, the bias by
+/// the weighted means.
+pub(crate) fn lp_mkl_weighted(
+    kernels: &[KernelMatrix],
+    y: &Matrix,
+    row_weights: Option<&[f64]>,
+    params: &LpMklParams,
+    observer: &dyn Observer,
+) -> Result<(LpMklSolution, RunInfo)> {
     params.validate()?;
     check_inputs(kernels, y)?;
+    match row_weights {
+        None => lp_mkl_on(&Prepared::new(kernels, params.bias), y, params, observer),
+        Some(w) => {
+            crate::data::weights::check_row_weights(w, y.rows)?;
+            let transformed = weighted_kernels(kernels, w, params.bias);
+            let raw: Vec<&KernelMatrix> = kernels.iter().collect();
+            alternate(
+                &raw,
+                &Prepared::new(&transformed, false),
+                y,
+                Some(w),
+                params,
+                observer,
+            )
+        }
+    }
+}
+
+/// [`lp_mkl`] on kernels already checked against `y` (`check_inputs`) and prepared for
+/// `params.bias`: a C path calls it once per C on the same `prepared`, whose kernel
+/// checks, column means and centered factors are then done once for the whole path.
+pub(crate) fn lp_mkl_on(
+    prepared: &Prepared<'_>,
+    y: &Matrix,
+    params: &LpMklParams,
+    observer: &dyn Observer,
+) -> Result<(LpMklSolution, RunInfo)> {
+    params.validate()?;
+    if prepared.centers() != params.bias {
+        return Err(Error::param(
+            "bias",
+            params.bias,
+            "the centering the kernels were prepared for",
+        ));
+    }
+    alternate(prepared.kernels(), prepared, y, None, params, observer)
+}
+
+/// Kloft's alternation on the raw kernels `raw` (their block norms and the bias) solved
+/// through `prepared` (the raw kernels themselves, or with `row_weights` their weighted
+/// transforms, [`super::weighted`]).
+fn alternate(
+    raw: &[&KernelMatrix],
+    prepared: &Prepared<'_>,
+    y: &Matrix,
+    row_weights: Option<&[f64]>,
+    params: &LpMklParams,
+    observer: &dyn Observer,
+) -> Result<(LpMklSolution, RunInfo)> {
+    let kernels = raw;
     let m = kernels.len();
     let p = params.p;
     let lambda = params.lambda;
     let mut theta = start_theta(m, params)?;
     if observer.should_stop() {
-        return Ok(not_started(theta, y, params));
+        let (mut sol, run) = not_started(theta, y, params);
+        if let (Some(w), true) = (row_weights, params.bias) {
+            sol.bias = weighted_targets(y, w, true).0;
+        }
+        return Ok((sol, run));
     }
-    let (ymean, yc) = if params.bias {
-        center_targets(y)
-    } else {
-        (vec![0.0; y.cols], y.clone())
+    let (ymean, yc) = match row_weights {
+        None if params.bias => center_targets(y),
+        None => (vec![0.0; y.cols], y.clone()),
+        Some(w) => weighted_targets(y, w, params.bias),
     };
-    let prepared = Prepared::new(kernels, params.bias);
 
     let mut rec = RunRecorder::new(StepUnit::Iteration, Some(params.max_iter as u64));
     let mut objective = Vec::new();
@@ -106,12 +174,18 @@ pub fn lp_mkl(
         if let Some(t) = next_theta.take() {
             theta = t;
         }
-        let a = prepared.solve(&theta, lambda, &yc)?;
+        let mut a = prepared.solve(&theta, lambda, &yc)?;
         let j = 0.5 * lambda * frob_dot(&yc, &a);
+        if let Some(w) = row_weights {
+            unscale(&mut a, w);
+        }
         iterations += 1;
         let prev = objective.last().copied();
         objective.push(j);
+        // One kernel: its weight is 1 on any lp sphere, so the next solve would repeat
+        // this one (the uniform sum, p = inf, keeps its weights too).
         let end = if p.is_infinite()
+            || m == 1
             || prev
                 .is_some_and(|prev| (prev - j).abs() <= params.tol * j.abs().max(f64::MIN_POSITIVE))
         {
@@ -156,8 +230,17 @@ pub fn lp_mkl(
     let alpha = alpha.unwrap_or_else(|| Matrix::zeros(y.rows, y.cols));
 
     let bias = if params.bias {
-        let col_means: Vec<Vec<f64>> = kernels.par_iter().map(|k| k.col_means()).collect();
-        bias_from(kernels, &col_means, &theta, &alpha, &ymean)
+        let col_means: Vec<Vec<f64>> = match row_weights {
+            None => (0..m)
+                .into_par_iter()
+                .map(|k| prepared.col_means(k).to_vec())
+                .collect(),
+            Some(w) => kernels
+                .par_iter()
+                .map(|k| weighted_col_means(k, w))
+                .collect(),
+        };
+        bias_from(&col_means, &theta, &alpha, &ymean)
     } else {
         vec![0.0; y.cols]
     };
@@ -206,7 +289,12 @@ pub(super) fn start_theta(m: usize, params: &LpMklParams) -> Result<Vec<f64>> {
         }
         None => vec![uniform_weight(m, p); m],
     };
-    Ok(if p.is_infinite() { vec![1.0; m] } else { theta })
+    // One kernel's weight on the lp sphere is 1 (exactly, not t / ||t||_p rounded).
+    Ok(if p.is_infinite() || m == 1 {
+        vec![1.0; m]
+    } else {
+        theta
+    })
 }
 
 /// What a run stopped before its first solve returns: the starting weights `theta` with

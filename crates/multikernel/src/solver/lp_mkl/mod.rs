@@ -36,6 +36,18 @@
 //! `b = mean(y) - (1/n) 1^T K_theta alpha` with the *uncentered* kernels, so prediction uses
 //! plain cross kernels: `f(x) = sum_m theta_m k_m(x, X) alpha + b`.
 //!
+//! # Row weights
+//! With row weights `w_i >= 0` (scikit-learn's `sample_weight`), the loss is
+//! `1/2 sum_i w_i (y_i - f(x_i) - b)^2`, so an integer weight is a repeated row. With
+//! `W = diag(w)`, `D = W^(1/2)`, `S = sum_i w_i` and `H_d = I - d d^T / S` (`d = sqrt(w)`),
+//! the bias is the weighted mean `b = w^T (y - f) / S`, and the problem is the unweighted
+//! one without a bias in the kernels `H_d D K_m D H_d` and the targets `D (y - ybar_w)`:
+//! `beta = (H_d D K_theta D H_d + lambda I)^-1 D (y - ybar_w)`, `alpha = D beta`, i.e.
+//! `(K_theta + lambda W^-1) alpha = y - b` on the rows of positive weight (alpha = 0 on
+//! the others) with `w^T`-weighted centering; the block norms use the raw kernels
+//! (`beta^T K'_m beta = alpha^T K_m alpha`) and `b = ybar_w - (1/S) w^T K_theta alpha`
+//! (`weighted.rs`; weights all 1 run the unweighted code).
+//!
 //! # Kernels
 //! A base kernel on the `n` training points is a
 //! [`KernelMatrix`](crate::kernel::KernelMatrix): a dense Gram matrix, or a factor `Z`
@@ -92,12 +104,14 @@ mod params;
 mod precomputed;
 #[cfg(test)]
 mod tests;
+mod weighted;
 
 #[cfg(test)]
 use crate::solver::ridge::solve_weighted_sum;
 #[cfg(test)]
 pub(crate) use engine::objective;
 pub use engine::{lp_mkl, LpMklSolution};
+pub(crate) use engine::{lp_mkl_on, lp_mkl_weighted};
 pub(crate) use model::LpMklModel;
 pub(crate) use params::p_serde;
 pub(crate) use params::LpMklModelParams;

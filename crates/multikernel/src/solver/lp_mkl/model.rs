@@ -1,9 +1,10 @@
 //! The trained lp-MKL model on raw rows: kernels fitted on the (standardized) training rows,
 //! the weights and coefficients of [`lp_mkl`] on their kernel matrices, and prediction.
 
-use super::engine::{lp_mkl, not_started, start_theta};
+use super::engine::{lp_mkl_weighted, not_started, start_theta};
 use super::params::{p_label, parse_p, LpMklModelParams};
 use crate::data::standardize::Standardizer;
+use crate::data::weights::check_row_weights;
 use crate::data::{Matrix, MatrixRef};
 use crate::error::{Error, Result};
 use crate::kernel::{fit_all, kernel_matrices, FittedKernel, KernelSpec, MemoryLimit};
@@ -49,6 +50,20 @@ impl LpMklModel {
         params: &LpMklModelParams,
         observer: &dyn Observer,
     ) -> Result<(LpMklModel, RunInfo)> {
+        LpMklModel::fit_weighted(x, feature_names, y, None, kernels, params, observer)
+    }
+
+    /// [`LpMklModel::fit`] with row weights (`None`: unweighted; [`lp_mkl_weighted`]). The
+    /// standardization and the kernels' data-dependent choices use the rows unweighted.
+    pub(crate) fn fit_weighted(
+        x: MatrixRef<'_>,
+        feature_names: &[String],
+        y: &Matrix,
+        row_weights: Option<&[f64]>,
+        kernels: &[KernelSpec],
+        params: &LpMklModelParams,
+        observer: &dyn Observer,
+    ) -> Result<(LpMklModel, RunInfo)> {
         params.lp.validate()?;
         if kernels.is_empty() {
             return Err(Error::param("kernels", "none", "at least one kernel"));
@@ -59,10 +74,15 @@ impl LpMklModel {
         // them returns at once, with the model of no solve.
         let (sol, info) = if observer.should_stop() {
             check_targets(y)?;
-            not_started(start_theta(fitted.len(), &params.lp)?, y, &params.lp)
+            let (mut sol, run) = not_started(start_theta(fitted.len(), &params.lp)?, y, &params.lp);
+            if let (Some(w), true) = (row_weights, params.lp.bias) {
+                check_row_weights(w, y.rows)?;
+                sol.bias = super::weighted::weighted_targets(y, w, true).0;
+            }
+            (sol, run)
         } else {
             let mats = kernel_matrices(&fitted, &xs, &params.memory)?;
-            lp_mkl(&mats, y, &params.lp, observer)?
+            lp_mkl_weighted(&mats, y, row_weights, &params.lp, observer)?
         };
         let model = LpMklModel {
             feature_names: feature_names.to_vec(),

@@ -95,7 +95,12 @@ fn naive_objective(ks: &[KernelMatrix], theta: &[f64], y: &Matrix, lambda: f64, 
 fn weighted_sum_solve_matches_naive_dense_and_woodbury() {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let n = 9;
-    let ks = kernels(n, &mut rng);
+    let mut ks = kernels(n, &mut rng);
+    // A second dense kernel, and a factor of full rank (the dense path with factors only).
+    ks.push(KernelMatrix::Dense(
+        KernelMatrix::Factor(random_matrix(n, 3, &mut rng)).to_dense(),
+    ));
+    ks.push(KernelMatrix::Factor(random_matrix(n, n + 1, &mut rng)));
     let y = random_matrix(n, 2, &mut rng);
     for bias in [false, true] {
         let yc = if bias {
@@ -103,8 +108,14 @@ fn weighted_sum_solve_matches_naive_dense_and_woodbury() {
         } else {
             y.clone()
         };
-        // Dense path (a dense kernel is active) and Woodbury path (factors only, rank 3 < 9).
-        for w in [vec![0.7, 0.2, 1.3], vec![0.0, 0.5, 2.0]] {
+        // Dense path (a dense kernel is active; two of them), Woodbury path (factors only,
+        // rank 3 < 9), and the dense path of factors only (rank 10 >= 9).
+        for w in [
+            vec![0.7, 0.2, 1.3, 0.0, 0.0],
+            vec![0.0, 0.5, 2.0, 0.0, 0.0],
+            vec![0.7, 0.0, 0.4, 1.1, 0.0],
+            vec![0.0, 0.3, 0.0, 0.0, 0.8],
+        ] {
             let got = solve_weighted_sum(&ks, &w, 0.3, bias, &yc).unwrap();
             let mut a = Matrix::zeros(n, n);
             for (k, t) in ks.iter().zip(&w) {
@@ -685,4 +696,56 @@ fn predict_never_panics_on_a_model_that_validates() {
         refused > 100 && accepted > 10,
         "{refused} refused, {accepted} accepted"
     );
+}
+
+/// Slow twin of the quadratic form on a dense kernel (which reads only its lower triangle):
+/// `sum_c a_c^T K a_c` by the full double sum.
+#[test]
+fn the_quadratic_form_matches_the_double_sum() {
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let n = 11;
+    for k in kernels(n, &mut rng) {
+        let d = k.to_dense();
+        let mut a = random_matrix(n, 3, &mut rng);
+        a.set(4, 1, 0.0); // a zero coefficient is skipped
+        let mut want = 0.0;
+        for c in 0..a.cols {
+            for i in 0..n {
+                for j in 0..n {
+                    want += a.get(i, c) * d.get(i, j) * a.get(j, c);
+                }
+            }
+        }
+        let got = k.quad_form(&a);
+        assert!(
+            (got - want).abs() <= 1e-12 * want.abs().max(1.0),
+            "{got} vs {want}"
+        );
+    }
+}
+
+/// One kernel's weight is 1 on every lp sphere: lp-MKL stops after its first solve, with
+/// the kernel ridge solution of that kernel.
+#[test]
+fn one_kernel_is_one_solve() {
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    let n = 10;
+    let ks = vec![kernels(n, &mut rng).swap_remove(0)];
+    let y = random_matrix(n, 1, &mut rng);
+    for init in [None, Some(vec![0.3])] {
+        let params = LpMklParams {
+            p: 4.0 / 3.0,
+            lambda: 0.5,
+            init_theta: init,
+            ..LpMklParams::default()
+        };
+        let (sol, info) = lp_mkl(&ks, &y, &params, &()).unwrap();
+        assert_eq!(sol.theta, vec![1.0]);
+        assert_eq!(sol.iterations, 1);
+        assert_eq!(info.status, RunStatus::Converged);
+        let want = solve_weighted_sum(&ks, &[1.0], 0.5, true, &center_targets(&y).1).unwrap();
+        for (g, w) in sol.alpha.data.iter().zip(&want.data) {
+            assert!((g - w).abs() < 1e-12, "{g} vs {w}");
+        }
+    }
 }

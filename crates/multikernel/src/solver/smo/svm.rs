@@ -72,16 +72,34 @@ pub fn svc(
     params: &SmoParams,
     observer: &dyn Observer,
 ) -> Result<SvmFit> {
-    svc_from(kernel, y, c, None, params, observer)
+    svc_from(kernel, y, c, None, None, params, observer)
 }
 
-/// Binary C-SVC started from the dual point `start` (`alpha`, one per row, feasible for
-/// these labels and C: e.g. [`SmoSolution::alpha`] of a solve with other kernel weights, the
-/// wrappers' warm start); cold from zeros when `None`.
+/// The dual's variables of rows with a positive weight and their boxes `C w_i` (every row
+/// and `C` without weights).
+fn boxes(n: usize, c: f64, row_weights: Option<&[f64]>) -> Result<(Vec<usize>, Vec<f64>)> {
+    match row_weights {
+        None => Ok(((0..n).collect(), vec![c; n])),
+        Some(w) => {
+            crate::data::weights::check_row_weights(w, n)?;
+            let rows: Vec<usize> = (0..n).filter(|&i| w[i] > 0.0).collect();
+            let boxes = rows.iter().map(|&i| c * w[i]).collect();
+            Ok((rows, boxes))
+        }
+    }
+}
+
+/// Binary C-SVC started from the dual point `start` (`alpha`, one per dual variable,
+/// feasible for these labels and C: e.g. [`SmoSolution::alpha`] of a solve with other
+/// kernel weights, the wrappers' warm start); cold from zeros when `None`. With
+/// `row_weights`, row `i`'s box is `C w_i` (the primal `1/2 ||f||^2 + C sum_i w_i
+/// hinge_i`, libsvm's weighted C-SVC); rows of weight 0 are not variables of the dual
+/// (their coefficient is 0).
 pub(crate) fn svc_from(
     kernel: MatrixRef<'_>,
     y: &[f64],
     c: f64,
+    row_weights: Option<&[f64]>,
     start: Option<&[f64]>,
     params: &SmoParams,
     observer: &dyn Observer,
@@ -89,19 +107,28 @@ pub(crate) fn svc_from(
     check_c(c)?;
     let n = y.len();
     check_rows(kernel, n, "labels")?;
+    let (rows, cs) = boxes(n, c, row_weights)?;
     let problem = SmoProblem {
         kernel,
-        index: (0..n).collect(),
-        y: y.to_vec(),
-        p: vec![-1.0; n],
-        c: vec![c; n],
+        y: rows.iter().map(|&i| y[i]).collect(),
+        p: vec![-1.0; rows.len()],
+        c: cs,
+        index: rows,
         start: start.map(<[f64]>::to_vec),
     };
     let sol = smo(&problem, params, observer)?;
-    let coef: Vec<f64> = sol.alpha.iter().zip(y).map(|(a, y)| a * y).collect();
+    let mut coef = vec![0.0; n];
+    for (a, &i) in sol.alpha.iter().zip(&problem.index) {
+        coef[i] = a * y[i];
+    }
     let bias = -sol.rho;
     let (ww, f) = norm_and_values(kernel, &coef, bias);
-    let hinge: f64 = f.iter().zip(y).map(|(f, y)| (1.0 - y * f).max(0.0)).sum();
+    let hinge: f64 = f
+        .iter()
+        .zip(y)
+        .enumerate()
+        .map(|(i, (f, y))| (1.0 - y * f).max(0.0) * row_weights.map_or(1.0, |w| w[i]))
+        .sum();
     let gap = 0.5 * ww + c * hinge + sol.objective;
     Ok(SvmFit {
         coef,
@@ -120,16 +147,19 @@ pub fn svr(
     params: &SmoParams,
     observer: &dyn Observer,
 ) -> Result<SvmFit> {
-    svr_from(kernel, z, c, epsilon, None, params, observer)
+    svr_from(kernel, z, c, epsilon, None, None, params, observer)
 }
 
-/// epsilon-SVR started from the dual point `start` (`2n` values: `a` then `a*`, as
-/// [`SmoSolution::alpha`]); cold from zeros when `None`.
+/// epsilon-SVR started from the dual point `start` (`a` then `a*` of the rows of positive
+/// weight, as [`SmoSolution::alpha`]); cold from zeros when `None`. With `row_weights`, row
+/// `i`'s boxes are `C w_i` (rows of weight 0 leave the dual).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn svr_from(
     kernel: MatrixRef<'_>,
     z: &[f64],
     c: f64,
     epsilon: f64,
+    row_weights: Option<&[f64]>,
     start: Option<&[f64]>,
     params: &SmoParams,
     observer: &dyn Observer,
@@ -143,24 +173,30 @@ pub(crate) fn svr_from(
     if z.iter().any(|v| !v.is_finite()) {
         return Err(Error::data("the targets contain a non-finite value"));
     }
-    let mut p: Vec<f64> = z.iter().map(|z| epsilon - z).collect();
-    p.extend(z.iter().map(|z| epsilon + z));
+    let (rows, cs) = boxes(n, c, row_weights)?;
+    let r = rows.len();
+    let mut p: Vec<f64> = rows.iter().map(|&i| epsilon - z[i]).collect();
+    p.extend(rows.iter().map(|&i| epsilon + z[i]));
     let problem = SmoProblem {
         kernel,
-        index: (0..n).chain(0..n).collect(),
-        y: [vec![1.0; n], vec![-1.0; n]].concat(),
+        index: rows.iter().chain(&rows).copied().collect(),
+        y: [vec![1.0; r], vec![-1.0; r]].concat(),
         p,
-        c: vec![c; 2 * n],
+        c: [cs.clone(), cs].concat(),
         start: start.map(<[f64]>::to_vec),
     };
     let sol = smo(&problem, params, observer)?;
-    let coef: Vec<f64> = (0..n).map(|i| sol.alpha[i] - sol.alpha[n + i]).collect();
+    let mut coef = vec![0.0; n];
+    for (t, &i) in rows.iter().enumerate() {
+        coef[i] = sol.alpha[t] - sol.alpha[r + t];
+    }
     let bias = -sol.rho;
     let (ww, f) = norm_and_values(kernel, &coef, bias);
     let loss: f64 = f
         .iter()
         .zip(z)
-        .map(|(f, z)| ((f - z).abs() - epsilon).max(0.0))
+        .enumerate()
+        .map(|(i, (f, z))| ((f - z).abs() - epsilon).max(0.0) * row_weights.map_or(1.0, |w| w[i]))
         .sum();
     let gap = 0.5 * ww + c * loss + sol.objective;
     Ok(SvmFit {

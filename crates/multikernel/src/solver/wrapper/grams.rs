@@ -68,7 +68,8 @@ pub(crate) fn fit_grams(
     on_step: &mut dyn FnMut(&WrapperStep) -> Control,
 ) -> Result<(GramFit, RunInfo)> {
     let svm = svm_task(task, y, params.epsilon)?;
-    let mut inner = SvmInner::new(grams, svm, params.c, params.smo)?;
+    let mut inner = SvmInner::new(grams, svm, params.c, params.smo)?
+        .with_row_weights(params.row_weights.clone())?;
     let mut hook = |s: &WrapperStep, _: &InnerSolve<Vec<SvmFit>>| on_step(s);
     let result = match params.method {
         WrapperMethod::SimpleMkl => simplemkl(&mut inner, &params.wrapper, observer, &mut hook),

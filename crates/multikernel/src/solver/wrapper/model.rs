@@ -35,6 +35,9 @@ pub struct WrapperModelParams {
     pub standardize: bool,
     pub seed: u64,
     pub memory: MemoryLimit,
+    /// Row weights (`None`: all 1): row `i`'s box is `C w_i` (libsvm's weighted C-SVC and
+    /// epsilon-SVR); a row of weight 0 leaves the dual.
+    pub row_weights: Option<Vec<f64>>,
 }
 
 impl Default for WrapperModelParams {
@@ -48,6 +51,7 @@ impl Default for WrapperModelParams {
             standardize: true,
             seed: 0,
             memory: MemoryLimit::default(),
+            row_weights: None,
         }
     }
 }

@@ -54,6 +54,8 @@ pub(crate) struct SvmInner<'a> {
     c: f64,
     params: SmoParams,
     combined: Matrix,
+    /// Row weights (`None`: all 1): row `i`'s box is `C w_i`.
+    row_weights: Option<Vec<f64>>,
 }
 
 impl<'a> SvmInner<'a> {
@@ -114,7 +116,17 @@ impl<'a> SvmInner<'a> {
             c,
             params,
             combined: Matrix::zeros(n, n),
+            row_weights: None,
         })
+    }
+
+    /// The same solver with row weights (`None`: unweighted): checked, one per row.
+    pub(crate) fn with_row_weights(mut self, w: Option<Vec<f64>>) -> Result<Self> {
+        if let Some(w) = &w {
+            crate::data::weights::check_row_weights(w, self.task.len())?;
+        }
+        self.row_weights = w;
+        Ok(self)
     }
 
     /// `sum_m d_m K_m` into the buffer.
@@ -145,17 +157,18 @@ impl<'a> SvmInner<'a> {
     ) -> Result<SvmFit> {
         let k = self.combined.view();
         let start = start.map(|f| f.solution.alpha.as_slice());
+        let w = self.row_weights.as_deref();
         match &self.task {
-            SvmTask::Binary(y) => svc_from(k, y, self.c, start, &self.params, observer),
+            SvmTask::Binary(y) => svc_from(k, y, self.c, w, start, &self.params, observer),
             SvmTask::OneVsRest { classes, .. } => {
                 let y: Vec<f64> = classes
                     .iter()
                     .map(|&l| if l == index { 1.0 } else { -1.0 })
                     .collect();
-                svc_from(k, &y, self.c, start, &self.params, observer)
+                svc_from(k, &y, self.c, w, start, &self.params, observer)
             }
             SvmTask::Regression { z, epsilon } => {
-                svr_from(k, z, self.c, *epsilon, start, &self.params, observer)
+                svr_from(k, z, self.c, *epsilon, w, start, &self.params, observer)
             }
         }
     }
