@@ -94,15 +94,15 @@ fn train_without_c_selects_and_the_model_remembers() {
 
 #[test]
 #[ignore = "full tier: train runs with and without selection, 5 s"]
-fn giving_c_or_select_none_skips_selection() {
+fn select_none_lambda_or_a_learner_with_c_skip_selection() {
     let dir = tempfile::tempdir().unwrap();
     let ion = data("ionosphere.csv");
     let m = dir.path().join("m.model");
     let m = m.to_str().unwrap();
     for extra in [
-        &["--C", "10"][..],
-        &["--select", "none"],
+        &["--select", "none"][..],
         &["--lambda", "0.1"],
+        &["--algo", "online", "--C", "10"],
     ] {
         let mut args = vec!["train", "--data", ion.to_str().unwrap(), "--out", m];
         args.extend_from_slice(extra);
@@ -110,6 +110,27 @@ fn giving_c_or_select_none_skips_selection() {
         assert!(!err.contains("selected"), "{extra:?}: {err}");
         assert!(err.contains("trained online"), "{extra:?}: {err}");
     }
+    // --C alone (issue 51): the selection still picks the learner, at that one C.
+    let args = [
+        "train",
+        "--data",
+        ion.to_str().unwrap(),
+        "--out",
+        m,
+        "--C",
+        "10",
+    ];
+    let (_, err) = train(&args);
+    assert!(err.contains("selected lp-mkl"), "{err}");
+    let lines = grid(&err);
+    assert!(!lines.is_empty(), "{err}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.contains("C=10 ") || l.contains("C=-")),
+        "{err}"
+    );
+    assert!(err.contains("trained lp-mkl"), "{err}");
     // A named learner: lp-mkl without --p searches p, with --p only C.
     let (_, err) = train(&[
         "train",
