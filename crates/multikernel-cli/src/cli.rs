@@ -218,7 +218,7 @@ pub struct TrainArgs {
     /// The online learner (tables, --stream, sequences, parsing,
     /// template taggers) and --algo mtl; the selection of a template tagger or a parser saves
     /// its refit (a resumed run selects again, to the same choice); not the selection on a
-    /// table (give --C or --lambda).
+    /// table (give --algo with --C, or --lambda).
     #[arg(long, value_name = "FILE")]
     pub checkpoint: Option<PathBuf>,
     /// --checkpoint: steps between two checkpoints: epochs (default 1), --stream: chunks of

@@ -383,8 +383,8 @@ fn checkpoints(
     };
     if selects {
         bail!(
-            "{flag} applies to one learner run, not to the built-in selection: give --C or \
-             --lambda (or --select none)"
+            "{flag} applies to one learner run, not to the built-in selection: give --algo \
+             with --C, or --lambda (or --select none)"
         );
     }
     let kind = a.learner.unwrap_or_else(|| default_learner(a));
