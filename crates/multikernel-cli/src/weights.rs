@@ -1,12 +1,11 @@
 //! `train --weight-column NAME` and `--class-weight`: the table read with its row weights
-//! (`multikernel::data::weights`), for the table learners that take them (the library's
-//! `TableRef::with_weights`).
+//! (`FileSource::read_weighted_table`), for the table learners that take them (the
+//! library's `TableRef::with_weights`).
 
 use crate::cli::TrainArgs;
 use anyhow::{bail, Result};
-use multikernel::data::{read::Format, weights::read_weighted_table, Dataset, TargetKind};
-use multikernel::estimator::{DataFormat, Task};
-use std::str::FromStr;
+use multikernel::data::Dataset;
+use multikernel::estimator::Task;
 
 /// The table and its row weights when `--weight-column` or `--class-weight` is given
 /// (`None` otherwise): a table task, not streamed, without validation rows.
@@ -26,28 +25,9 @@ pub fn weighted_table(a: &TrainArgs) -> Result<Option<(Dataset, Vec<f64>)>> {
     if a.settings.text("validation").is_some() || a.structured.validation_folds.is_some() {
         bail!("--weight-column and --class-weight take no validation rows");
     }
-    let format = match a
-        .data
-        .format
-        .as_deref()
-        .map(DataFormat::from_str)
-        .transpose()?
-    {
-        None => None,
-        Some(DataFormat::Csv) => Some(Format::Csv),
-        Some(DataFormat::Libsvm) => Some(Format::Libsvm),
-        Some(f) => {
-            bail!("--weight-column and --class-weight weigh the rows of a table, not {f:?} data")
-        }
-    };
-    let target = match a.task {
-        Task::Regression => TargetKind::Real,
-        _ => TargetKind::Classes,
-    };
-    Ok(Some(read_weighted_table(
-        &a.data.data,
-        format,
-        target,
+    let file = crate::use_model::file_source(&a.data, &a.structured.train_folds)?;
+    Ok(Some(file.read_weighted_table(
+        a.task,
         a.weight_column.as_deref(),
         a.class_weight.as_ref(),
     )?))

@@ -77,7 +77,7 @@ impl ClassWeight {
 /// feature then; `data::csv`), else 1, times `class_weight`'s
 /// weight of the row's class. LIBSVM rows have no named column: `weight_column` is
 /// refused there; `class_weight` needs classes.
-pub fn read_weighted_table(
+pub(crate) fn read_weighted_table(
     path: &Path,
     format: Option<Format>,
     target: TargetKind,

@@ -27,6 +27,7 @@ use crate::data::columns::{read_columns, ColumnSentence};
 use crate::data::conllu::{read_conllu, ConlluSentence, Heads};
 use crate::data::ocr::{parse_folds, read_ocr};
 use crate::data::read::looks_like;
+use crate::data::weights::{read_weighted_table, ClassWeight};
 use crate::data::{
     read_for_model, read_table, Dataset, Format, Schema, SequenceData, TargetKind, TargetSchema,
     Targets,
@@ -98,6 +99,15 @@ pub struct FileSource {
     pub folds: Option<String>,
 }
 
+/// The targets a table of `task` holds: real numbers for a regression, classes otherwise.
+fn table_target(task: Task) -> TargetKind {
+    if task == Task::Regression {
+        TargetKind::Real
+    } else {
+        TargetKind::Classes
+    }
+}
+
 impl FileSource {
     /// The whole file, its format from the task or the file.
     pub fn new(path: impl Into<PathBuf>) -> FileSource {
@@ -134,6 +144,25 @@ impl FileSource {
                  task; conllu is a treebank: the parsing task)",
             )),
         }
+    }
+
+    /// The table with a weight per row (`TableRef::with_weights`): the CSV column
+    /// `weight_column` (not a feature then), else 1, times `class_weight`'s weight of the
+    /// row's class ([`crate::data::weights`]); the whole file, in memory.
+    pub fn read_weighted_table(
+        &self,
+        task: Task,
+        weight_column: Option<&str>,
+        class_weight: Option<&ClassWeight>,
+    ) -> Result<(Dataset, Vec<f64>)> {
+        self.no_folds()?;
+        read_weighted_table(
+            &self.path,
+            self.table_format()?,
+            table_target(task),
+            weight_column,
+            class_weight,
+        )
     }
 
     fn no_folds(&self) -> Result<()> {
@@ -324,12 +353,13 @@ impl<'a> TrainSource<'a> {
             return Ok(Loaded::new(Data::Sequences(file.read_sequences()?)));
         }
         file.no_folds()?;
-        let target = if task == Task::Regression {
-            TargetKind::Real
-        } else {
-            TargetKind::Classes
-        };
-        let data = read_table(&file.path, file.table_format()?, target, None, None)?;
+        let data = read_table(
+            &file.path,
+            file.table_format()?,
+            table_target(task),
+            None,
+            None,
+        )?;
         let validation = match &self.validation {
             Some(v) => Some(read_validation(v, &data).map_err(|e| e.within("validation"))?),
             None => None,

@@ -812,7 +812,7 @@ fn the_command_line_tool_stays_a_thin_shell() {
 /// `transition_features`: the Python package's `state_features_` and
 /// `transition_features_` need the model's weights by attribute and label, which only the
 /// library can name); 710 with row weights (`TableRef::with_weights`, the door of
-/// `sample_weight`; `data::weights`' `ClassWeight` and `read_weighted_table`, which read
+/// `sample_weight`; `data::weights::ClassWeight` and `FileSource::read_weighted_table`, which read
 /// `--weight-column` and apply `--class-weight` for the command line, kept a thin shell;
 /// `fuzzing::csv_weights`, the body of the weight column reader's fuzz target).
 const PUBLIC_ITEMS_MAX: usize = 710;

@@ -145,11 +145,7 @@ fn alternate(
     let lambda = params.lambda;
     let mut theta = start_theta(m, params)?;
     if observer.should_stop() {
-        let (mut sol, run) = not_started(theta, y, params);
-        if let (Some(w), true) = (row_weights, params.bias) {
-            sol.bias = weighted_targets(y, w, true).0;
-        }
-        return Ok((sol, run));
+        return Ok(not_started(theta, y, row_weights, params));
     }
     let (ymean, yc) = match row_weights {
         None if params.bias => center_targets(y),
@@ -298,16 +294,18 @@ pub(super) fn start_theta(m: usize, params: &LpMklParams) -> Result<Vec<f64>> {
 }
 
 /// What a run stopped before its first solve returns: the starting weights `theta` with
-/// zero coefficients, so the model predicts the mean of each target (zero without bias).
+/// zero coefficients, so the model predicts the mean of each target (with `row_weights`,
+/// the weighted mean; zero without bias).
 pub(super) fn not_started(
     theta: Vec<f64>,
     y: &Matrix,
+    row_weights: Option<&[f64]>,
     params: &LpMklParams,
 ) -> (LpMklSolution, RunInfo) {
-    let bias = if params.bias {
-        center_targets(y).0
-    } else {
-        vec![0.0; y.cols]
+    let bias = match row_weights {
+        _ if !params.bias => vec![0.0; y.cols],
+        None => center_targets(y).0,
+        Some(w) => weighted_targets(y, w, true).0,
     };
     let solution = LpMklSolution {
         theta,

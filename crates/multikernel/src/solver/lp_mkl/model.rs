@@ -74,12 +74,11 @@ impl LpMklModel {
         // them returns at once, with the model of no solve.
         let (sol, info) = if observer.should_stop() {
             check_targets(y)?;
-            let (mut sol, run) = not_started(start_theta(fitted.len(), &params.lp)?, y, &params.lp);
-            if let (Some(w), true) = (row_weights, params.lp.bias) {
+            if let Some(w) = row_weights {
                 check_row_weights(w, y.rows)?;
-                sol.bias = super::weighted::weighted_targets(y, w, true).0;
             }
-            (sol, run)
+            let theta = start_theta(fitted.len(), &params.lp)?;
+            not_started(theta, y, row_weights, &params.lp)
         } else {
             let mats = kernel_matrices(&fitted, &xs, &params.memory)?;
             lp_mkl_weighted(&mats, y, row_weights, &params.lp, observer)?
