@@ -11,6 +11,11 @@ Runs in the environment that has the multikernel package (e.g. target/ci-venv af
 
 Prints one JSON line per repeat: svc_seconds, svc_accuracy, mkl_seconds, mkl_accuracy,
 mkl_learner, mkl_choice, first_line_seconds.
+
+    python benches/peers/sklearn_svm/first_fit.py --repeats 1 --data-seeds 0 1 2 3 4
+
+runs each on the tables of those seeds (make_classification and the split), then prints
+the mean test accuracy of each over the seeds.
 """
 
 import argparse
@@ -45,9 +50,25 @@ class FirstWrite(io.TextIOBase):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--data-seeds", type=int, nargs="+", default=[0])
     args = ap.parse_args()
-    Xtr, Xte, ytr, yte, grid = table_and_grid()
-    for _ in range(args.repeats):
+    accuracies = {"svc": [], "mkl": []}
+    for seed in args.data_seeds:
+        for row in runs(seed, args.repeats):
+            accuracies["svc"].append(row["svc_accuracy"])
+            accuracies["mkl"].append(row["mkl_accuracy"])
+    if len(args.data_seeds) > 1:
+        print(json.dumps({
+            "data_seeds": args.data_seeds,
+            "svc_mean_accuracy": round(float(np.mean(accuracies["svc"])), 4),
+            "mkl_mean_accuracy": round(float(np.mean(accuracies["mkl"])), 4),
+        }), flush=True)
+
+
+def runs(seed, repeats):
+    """The side-by-side fits on the table of ``seed``, ``repeats`` times; yields each row."""
+    Xtr, Xte, ytr, yte, grid = table_and_grid(seed)
+    for _ in range(repeats):
         t = time.perf_counter()
         svc = GridSearchCV(make_pipeline(StandardScaler(), SVC()), grid, cv=5).fit(Xtr, ytr)
         svc_seconds = time.perf_counter() - t
@@ -62,7 +83,8 @@ def main():
             first = sys.stderr.first
         finally:
             sys.stderr = saved
-        print(json.dumps({
+        row = {
+            "data_seed": seed,
             "svc_seconds": round(svc_seconds, 2),
             "svc_accuracy": round(svc.score(Xte, yte), 4),
             "mkl_seconds": round(mkl_seconds, 2),
@@ -70,7 +92,9 @@ def main():
             "mkl_learner": mkl.learner_,
             "mkl_choice": mkl.selection_["headline"],
             "first_line_seconds": None if first is None else round(first, 2),
-        }), flush=True)
+        }
+        print(json.dumps(row), flush=True)
+        yield row
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@
 
 use super::fit::{fit_checked, TrainingData};
 use super::fitted::{Fitted, Selection};
+use super::fold_cuts::cut;
 use super::select::SpecSearch;
 use super::spec::{CheckedSpec, Learner, LearnerKind, LearnerSpec, LpMklSpec, Strength, Task};
 use crate::data::split::Split;
@@ -483,8 +484,8 @@ fn fit_candidates(
     observer: &dyn Observer,
 ) -> Result<AutoFitted> {
     use super::candidates::{self as cs, Family};
+    use super::fold_cuts::{FoldCuts, SelectionKernels};
     use crate::kernel::{expand_specs, KernelKind};
-    use rayon::prelude::*;
     let SelectionSetup {
         strategy,
         mut method,
@@ -539,20 +540,16 @@ fn fit_candidates(
     let ps: Vec<f64> = cfg.p.map_or(P_GRID.to_vec(), |p| vec![p]);
     let classes = matches!(view.targets(), Targets::Classes { .. });
     let cands = cs::candidates(&names, &gaussian, classes, &ps);
+    let all = SelectionKernels::new(all, &y_all)?;
     let folds: Vec<cs::Fold> = splits
-        .par_iter()
+        .iter()
         .map(|s| cs::Fold {
-            train: all.iter().map(|k| cut(k, &s.train, &s.train)).collect(),
-            test: all
-                .iter()
-                .map(|k| cut(k, &s.validation, &s.train))
-                .collect(),
+            kernels: FoldCuts::new(&all, s.train.clone(), s.validation.clone()),
             y: y_all.select_rows(&s.train),
             validation: view.targets().select(&s.validation),
             weights: view.select_weights(&s.train),
         })
         .collect();
-    drop(all);
     let problem = cs::Problem {
         folds: &folds,
         c_grid: &cfg.c_grid,
@@ -807,24 +804,6 @@ struct FoldKernels {
     theta: Vec<Option<Vec<f64>>>,
     /// The training rows' weights (`None`: unweighted).
     weights: Option<Vec<f64>>,
-}
-
-/// Rows `rows` and columns `cols` of a kernel matrix (rows of a factor).
-pub(crate) fn cut(k: &KernelMatrix, rows: &[usize], cols: &[usize]) -> KernelMatrix {
-    match k {
-        KernelMatrix::Factor(z) => KernelMatrix::Factor(z.select_rows(rows)),
-        KernelMatrix::Dense(m) => {
-            let mut out = Matrix::zeros(rows.len(), cols.len());
-            for (a, &i) in rows.iter().enumerate() {
-                let src = m.row(i);
-                let dst = &mut out.data[a * cols.len()..(a + 1) * cols.len()];
-                for (d, &j) in dst.iter_mut().zip(cols) {
-                    *d = src[j];
-                }
-            }
-            KernelMatrix::Dense(out)
-        }
-    }
 }
 
 /// Mean validation scores of lp-MKL over `groups` x `c_grid` (groups outer; a group is a

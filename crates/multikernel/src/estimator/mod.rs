@@ -135,6 +135,7 @@ pub mod auto;
 pub mod candidates;
 pub mod fit;
 mod fitted;
+mod fold_cuts;
 mod kinds;
 pub mod parser;
 mod plan;

@@ -7,8 +7,9 @@
 //! the table's ([`super::auto`]); lp-MKL on the same warm-started path as on the dictionary's
 //! matrices, a wrapper by one fit per grid point and fold on the matrices cut to the fold.
 
-use super::auto::{cut, fold_rule, LpPath, C_GRID, FOLDS, P_GRID};
+use super::auto::{fold_rule, LpPath, C_GRID, FOLDS, P_GRID};
 use super::fitted::{Fitted, Selection};
+use super::fold_cuts::cut;
 use super::spec::{LearnerKind, WrapperSpec};
 use crate::data::split::Split;
 use crate::data::{Matrix, MatrixRef, Targets};
@@ -370,7 +371,7 @@ struct Fold {
 
 impl FoldGrams<'_> {
     /// The mean validation score of the wrapper at each C of `c_grid`: on each split (in
-    /// parallel) the matrices are cut once ([`super::auto::cut`]: train x train and
+    /// parallel) the matrices are cut once ([`super::fold_cuts::cut`]: train x train and
     /// validation x train), then one cold fit per C, as the refit on all rows would run it.
     #[allow(clippy::too_many_arguments)]
     fn wrapper_scores(

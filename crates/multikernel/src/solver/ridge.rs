@@ -135,6 +135,18 @@ impl<'a> Prepared<'a> {
         }
     }
 
+    /// Like [`Prepared::from_refs`], with the kernels' column means `(1/n) K_m 1` already
+    /// known (`means[m]`, as [`KernelMatrix::col_means`] computes them).
+    pub(crate) fn from_refs_with_means(
+        kernels: Vec<&'a KernelMatrix>,
+        center: bool,
+        means: Vec<Vec<f64>>,
+    ) -> Prepared<'a> {
+        let mut prepared = Prepared::from_refs(kernels, center);
+        prepared.means = means.into_iter().map(OnceLock::from).collect();
+        prepared
+    }
+
     /// The kernels, in the order given.
     pub(crate) fn kernels(&self) -> &[&'a KernelMatrix] {
         &self.kernels
@@ -315,9 +327,9 @@ pub(crate) fn bias_from(
 }
 
 /// `sum_m w_m K_m(test, train) alpha + b`.
-pub(crate) fn decision_weighted(
-    train: &[KernelMatrix],
-    test: &[KernelMatrix],
+pub(crate) fn decision_weighted<K: std::borrow::Borrow<KernelMatrix>>(
+    train: &[K],
+    test: &[K],
     weights: &[f64],
     alpha: &Matrix,
     bias: &[f64],
@@ -336,7 +348,7 @@ pub(crate) fn decision_weighted(
             test.len(),
         ));
     }
-    let n_test = test.first().map_or(0, |t| t.rows());
+    let n_test = test.first().map_or(0, |t| t.borrow().rows());
     let mut out = Matrix::zeros(n_test, alpha.cols);
     for i in 0..n_test {
         out.row_mut(i).copy_from_slice(bias);
@@ -346,7 +358,7 @@ pub(crate) fn decision_weighted(
         if w == 0.0 {
             continue;
         }
-        let contrib = cross_times(&train[m], &test[m], alpha, m)?;
+        let contrib = cross_times(train[m].borrow(), test[m].borrow(), alpha, m)?;
         if contrib.rows != n_test {
             return Err(Error::shape(
                 format!("rows of test kernel {m}"),

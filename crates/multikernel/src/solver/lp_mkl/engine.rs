@@ -38,7 +38,11 @@ impl LpMklSolution {
     /// `train` are the kernels the solution was fitted on; `test[m]` is the cross Gram
     /// matrix (`Dense`, `n_test x n`) or the test points' factor (`Factor`, `n_test x r`)
     /// of kernel m.
-    pub fn decision(&self, train: &[KernelMatrix], test: &[KernelMatrix]) -> Result<Matrix> {
+    pub fn decision<K: std::borrow::Borrow<KernelMatrix>>(
+        &self,
+        train: &[K],
+        test: &[K],
+    ) -> Result<Matrix> {
         decision_weighted(train, test, &self.theta, &self.alpha, &self.bias)
     }
 
