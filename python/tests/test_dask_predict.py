@@ -3,6 +3,8 @@ array or dataframe gives, partition by partition, what ``predict`` gives on the 
 in input order, on a distributed cluster (in-process LocalCluster on the loopback interface,
 1 and 2 workers) and on Dask's local scheduler."""
 
+import pickle
+
 import numpy as np
 import pytest
 from tables import read_table
@@ -141,3 +143,43 @@ def test_wrong_collections_and_methods_are_named():
 
     with pytest.raises(NotFittedError):
         predict_dask(MKLClassifier(), da.from_array(X), client=None)
+
+
+def test_partitions_gather_whole_and_tasks_predict_on_one_thread(tagging):
+    from multikernel import dask as mkdask
+
+    train, test = tagging
+    X = [features(w) for w, _ in train]
+    est = SequenceTagger(epochs=1, random_state=0).fit(X, [t for _, t in train])
+    Xt = [features(w) for w, _ in test]
+    part = mkdask._tag_partition(Xt, est, "predict", False)
+    # A list subclass: distributed pickles it whole, not element by element; it unpickles
+    # as a plain list.
+    assert type(part) is not list and isinstance(part, list)
+    assert list(part) == est.predict(Xt)
+    back = pickle.loads(pickle.dumps(part))
+    assert type(back) is list and back == est.predict(Xt)
+    # The bag's whole list: in one piece on a worker, a plain list elsewhere.
+    assert type(mkdask._finalize_whole([part, part])) is list
+    shipped = mkdask._one_thread_per_task(est)
+    assert shipped is not est and shipped.n_jobs == 1 and est.n_jobs is None
+    assert shipped.predict(Xt) == est.predict(Xt)
+    est.set_params(n_jobs=2)
+    assert mkdask._one_thread_per_task(est) is est
+    # The local scheduler gives the plain list predict gives.
+    got = predict_dask(est, db.from_sequence(Xt, npartitions=3)).compute()
+    assert type(got) is list and got == est.predict(Xt)
+
+
+def test_a_bag_computed_on_a_cluster_comes_back_a_plain_list_in_one_piece(client, tagging):
+    train, test = tagging
+    X = [features(w) for w, _ in train]
+    est = SequenceTagger(epochs=1, random_state=0).fit(X, [t for _, t in train])
+    Xt = [features(w) for w, _ in test]
+    tagged = predict_dask(est, db.from_sequence(Xt, npartitions=4), client=client)
+    assert isinstance(tagged, db.Bag)
+    got = tagged.compute()
+    assert type(got) is list and got == est.predict(Xt)
+    # Derived bags keep the same finalize and give what dask.bag gives.
+    assert tagged.map(len).compute() == [len(t) for t in est.predict(Xt)]
+    assert tagged.map(len).sum().compute() == sum(len(t) for t in est.predict(Xt))
