@@ -35,6 +35,13 @@
 //! [`SEPARATION_STEP`]: q = 1 258 against 100, q = 4/3 276 against 92, q = 2 469 against
 //! 122, q = 4 1,670 against 199, test accuracies within 0.2 points.
 //!
+//! **Where the examples are decoded** is a seam ([`Separator`]): [`LocalSeparator`] decodes
+//! every example in this process; a separation split over parts of the examples adds the
+//! parts' unscaled [`CutSums`] and scales once, which with binary template features and the
+//! Hamming cost (integer sums) gives this process's cut bit for bit, in any order (the test
+//! `a_cutting_plane_separated_in_parts_is_the_one_process_fit_bit_for_bit`): the ground
+//! for a distributed fit that equals the one-process model.
+//!
 //! The multi-template issue replaces the master by the QCQP over per-template Gram matrices
 //! (mao-tsang problem (6)); cuts keep the global index layout of the task's explicit groups so
 //! that per-group blocks are at hand.
@@ -359,7 +366,79 @@ impl CuttingPlaneModel {
 /// unsorted `(parameter, value)` pairs, and its cost `c(y_i, y_hat_i)`.
 type ExampleCut = (Vec<(usize, f64)>, f64);
 
-/// The most violated constraint at `w`; `None` when the observer stopped the run.
+/// The unscaled sums of a separation over some of the examples: `a = sum_i [Phi(x_i, y_i) -
+/// Phi(x_i, y_hat_i)]` (sorted by parameter, zeros left out) and `b = sum_i c(y_i, y_hat_i)`.
+/// Parts over disjoint sets of examples add up to the whole separation's sums
+/// ([`CutSums::cut`]): in any order and grouping, exactly, when every entry is an integer,
+/// as with binary template features (counts) and the Hamming cost. This is what lets a
+/// separation be split over machines and give the one process's cut bit for bit.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct CutSums {
+    pub a: Vec<(usize, f64)>,
+    pub b: f64,
+}
+
+impl CutSums {
+    /// The cut of `n` examples from the sums of parts that cover them once, added in the
+    /// order given, then scaled by `1/n`. `scratch` is a dense vector over the parameters,
+    /// all zeros on entry, left so.
+    pub(crate) fn cut(parts: &[CutSums], n: usize, scratch: &mut [f64]) -> Cut {
+        let inv = 1.0 / n as f64;
+        let (a, b) = match parts {
+            [one] => (
+                one.a.iter().map(|&(j, v)| (j, v * inv)).collect(),
+                one.b * inv,
+            ),
+            _ => {
+                let mut touched = Vec::new();
+                let mut b = 0.0;
+                for part in parts {
+                    accumulate(scratch, &mut touched, part.a.iter().copied());
+                    b += part.b;
+                }
+                let entries = drain_sorted(scratch, touched)
+                    .into_iter()
+                    .map(|(j, v)| (j, v * inv))
+                    .collect();
+                (entries, b * inv)
+            }
+        };
+        Cut {
+            a: SparseVector::from_sorted(a).unwrap_or_default(),
+            b,
+        }
+    }
+}
+
+/// Adds `(parameter, value)` pairs into the dense `acc`, remembering in `touched` the
+/// parameters first reached.
+fn accumulate(
+    acc: &mut [f64],
+    touched: &mut Vec<usize>,
+    pairs: impl Iterator<Item = (usize, f64)>,
+) {
+    for (j, v) in pairs {
+        if acc[j] == 0.0 {
+            touched.push(j);
+        }
+        acc[j] += v;
+    }
+}
+
+/// The non-zero entries of `acc` at `touched`, sorted, and `acc` zeroed there.
+fn drain_sorted(acc: &mut [f64], mut touched: Vec<usize>) -> Vec<(usize, f64)> {
+    touched.sort_unstable();
+    touched.dedup();
+    touched
+        .into_iter()
+        .filter_map(|j| {
+            let v = std::mem::take(&mut acc[j]);
+            (v != 0.0).then_some((j, v))
+        })
+        .collect()
+}
+
+/// [`CutSums`] of the examples `examples` at `w`; `None` when the observer stopped the run.
 ///
 /// Each example's difference `Phi(x_i, y_i) - Phi(x_i, y_hat_i)` is taken in part space
 /// first, where equal parts cancel exactly (a token labelled right adds nothing), and only
@@ -368,14 +447,14 @@ type ExampleCut = (Vec<(usize, f64)>, f64);
 /// holds the features of the mistakes only, not round-off residue of every gold feature. The
 /// sum is taken in `a`, a dense vector over the parameters that is all zeros on entry and is
 /// left so (the loop keeps it from one cut to the next).
-fn separation<T: StructuredTask + ?Sized>(
+pub(crate) fn separation_sums<T: StructuredTask + ?Sized>(
     task: &T,
     w: &[f64],
+    examples: std::ops::Range<usize>,
     a: &mut [f64],
     observer: &dyn Observer,
-) -> Result<Option<Cut>> {
-    let n = task.n_examples();
-    let found: Vec<Option<ExampleCut>> = (0..n)
+) -> Result<Option<CutSums>> {
+    let found: Vec<Option<ExampleCut>> = examples
         .into_par_iter()
         .map_init(Vec::new, |scores, i| -> Result<Option<ExampleCut>> {
             if observer.should_stop() {
@@ -401,28 +480,46 @@ fn separation<T: StructuredTask + ?Sized>(
     let mut touched = Vec::new();
     let mut b = 0.0;
     for (phi, cost) in found {
-        for (j, v) in phi {
-            if a[j] == 0.0 {
-                touched.push(j);
-            }
-            a[j] += v;
-        }
+        accumulate(a, &mut touched, phi.into_iter());
         b += cost;
     }
-    touched.sort_unstable();
-    touched.dedup();
-    let inv = 1.0 / n as f64;
-    let entries = touched
-        .into_iter()
-        .filter_map(|j| {
-            let v = std::mem::take(&mut a[j]);
-            (v != 0.0).then_some((j, v * inv))
-        })
-        .collect();
-    Ok(Some(Cut {
-        a: SparseVector::from_sorted(entries).unwrap_or_default(),
-        b: b * inv,
+    Ok(Some(CutSums {
+        a: drain_sorted(a, touched),
+        b,
     }))
+}
+
+/// Finds the most violated constraint at a point: the loop's seam for where the examples
+/// are decoded ([`LocalSeparator`] in this process; parts of the examples elsewhere, their
+/// [`CutSums`] added up by [`CutSums::cut`]). `None`: stopped by the observer.
+pub(crate) trait Separator {
+    fn separate(&mut self, at: &[f64], observer: &dyn Observer) -> Result<Option<Cut>>;
+}
+
+/// Every example of `task`, decoded in this process (in parallel).
+pub(crate) struct LocalSeparator<'a, T: StructuredTask + ?Sized> {
+    task: &'a T,
+    /// The dense accumulator, all zeros between separations.
+    scratch: Vec<f64>,
+}
+
+impl<'a, T: StructuredTask + ?Sized> LocalSeparator<'a, T> {
+    pub(crate) fn new(task: &'a T, dim: usize) -> Self {
+        LocalSeparator {
+            task,
+            scratch: vec![0.0; dim],
+        }
+    }
+}
+
+impl<T: StructuredTask + ?Sized> Separator for LocalSeparator<'_, T> {
+    fn separate(&mut self, at: &[f64], observer: &dyn Observer) -> Result<Option<Cut>> {
+        let n = self.task.n_examples();
+        Ok(
+            separation_sums(self.task, at, 0..n, &mut self.scratch, observer)?
+                .map(|s| CutSums::cut(&[s], n, &mut self.scratch)),
+        )
+    }
 }
 
 /// Trains the l2 structural SVM on `task` by the 1-slack cutting-plane loop with the l2
@@ -543,6 +640,25 @@ pub(crate) fn fit_with_master<T: StructuredTask + ?Sized>(
     master: &mut dyn MasterProblem,
     observer: &dyn Observer,
 ) -> Result<(CuttingPlaneModel, RunInfo)> {
+    let dim = explicit_layout(task).total();
+    fit_with_separator(
+        task,
+        params,
+        master,
+        &mut LocalSeparator::new(task, dim),
+        observer,
+    )
+}
+
+/// [`fit_with_master`] with the cuts found by `separator` (the task gives the parameters'
+/// layout, its templates' names and the number of examples the cuts average over).
+pub(crate) fn fit_with_separator<T: StructuredTask + ?Sized>(
+    task: &T,
+    params: &CuttingPlaneParams,
+    master: &mut dyn MasterProblem,
+    separator: &mut dyn Separator,
+    observer: &dyn Observer,
+) -> Result<(CuttingPlaneModel, RunInfo)> {
     params.validate()?;
     let n = task.n_examples();
     if n == 0 {
@@ -577,8 +693,6 @@ pub(crate) fn fit_with_master<T: StructuredTask + ?Sized>(
     let mut margins: Option<Vec<f64>> = None;
     // `Omega(w)` of the current `w`, when the master gave it.
     let mut regularizer: Option<f64> = None;
-    // The separation's dense accumulator, all zeros between iterations.
-    let mut scratch = vec![0.0; dim];
     // Separation inside the segment (module docs): the step, the point of the best objective
     // so far with its risk, and the point separated (kept, not allocated at every cut).
     let step = params.separation_step.unwrap_or(SEPARATION_STEP);
@@ -627,7 +741,7 @@ pub(crate) fn fit_with_master<T: StructuredTask + ?Sized>(
         };
         let at: &[f64] = if between { &inner } else { &w };
         let t = Instant::now();
-        let found = separation(task, at, &mut scratch, observer)?;
+        let found = separator.separate(at, observer)?;
         decode_seconds += t.elapsed().as_secs_f64();
         let Some(cut) = found else {
             break RunStatus::Cancelled;
