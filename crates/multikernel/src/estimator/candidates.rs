@@ -36,7 +36,7 @@
 //! folds at `select_tol`, so the scores that compete are those of the full tolerance. Only
 //! candidates scored on every fold compete. **Budget**: at most `budget` fits (one fit is one
 //! candidate at one C on one fold), reserved in candidate order, simplest first, a candidate
-//! reserving the fits of all its folds; a candidate whose fits no longer fit is skipped (the
+//! reserving the fits of all its folds (a screened one its screen's too); a candidate whose fits no longer fit is skipped (the
 //! first always runs, so there is always a choice). Both are fixed rules of the scores and counts, so the
 //! same seed gives the same choice on any machine and thread count.
 
