@@ -206,6 +206,11 @@ class SequenceTagger(BaseEstimator):
             verbose=bool(self.verbose),
             settings=_given_settings(self, _TAGGER_SETTINGS),
         )
+        return self._fitted(tagger, info, values)
+
+    def _fitted(self, tagger, info, values):
+        """Sets the fitted attributes from the core's tagger and run (``fit``,
+        ``multikernel.dask.fit_dask``) and returns the estimator."""
         self.tagger_ = tagger
         self._label_values = values
         self.learner_ = info["learner"]

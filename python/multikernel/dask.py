@@ -24,6 +24,11 @@ Dask cluster:
 
 With one shard the run is exactly ``epochs`` passes of ``partial_fit`` over shuffled rows.
 
+``fit_dask(SequenceTagger(learner="mtl"), X_bag, y_bag)`` trains a tagger by the cutting plane
+over bags of sentences and label lists that stay on the workers, and gives the model one
+process trains on all the sentences, byte for byte with CRF++ templates or string and
+boolean features (``multikernel._dask_tagger``; docs/scaling.md).
+
 Dask is an optional dependency: ``pip install "dask[distributed]"`` (and ``pyarrow`` for
 dask dataframes).
 """
@@ -140,12 +145,16 @@ def _shards(client, X, y):
 
 
 def fit_dask(estimator, X, y, *, client=None, epochs=None, classes=None):
-    """Trains ``estimator`` (``MKLClassifier`` or ``MKLRegressor``, the online learner)
-    on Dask by iterative parameter mixing (module documentation) and returns it, fitted.
+    """Trains ``estimator`` on Dask and returns it, fitted: an ``MKLClassifier`` or
+    ``MKLRegressor`` (the online learner) by iterative parameter mixing, a
+    ``SequenceTagger(learner="mtl")`` exactly (module documentation).
 
     Parameters
     ----------
-    estimator : MKLClassifier or MKLRegressor
+    estimator : MKLClassifier, MKLRegressor or SequenceTagger
+        A tagger: ``learner="mtl"`` with any of its settings; ``X`` and ``y`` are then
+        ``dask.bag`` bags of sentences (as ``fit`` takes them) and of their label lists,
+        partitioned alike; ``epochs`` and ``classes`` do not apply.
         Its settings are ``partial_fit``'s (``learner`` "online" or "auto", kernels with an
         explicit map, ``kernels="auto"``: ``multikernel.INCREMENTAL_KERNELS``; ``C``: 1 when
         None, with ``lambda = 1 / (C n)`` over all ``n`` rows). Any previous fit is
@@ -167,6 +176,10 @@ def fit_dask(estimator, X, y, *, client=None, epochs=None, classes=None):
     distributed = _require_distributed()
     if client is None:
         client = distributed.get_client()
+    if _kind(estimator) == "tagger":
+        from ._dask_tagger import fit_tagger_dask
+
+        return fit_tagger_dask(estimator, X, y, client)
     if not _can_partial_fit(estimator):
         raise ValueError(
             "fit_dask trains the online learner (learner='online' or 'auto') on rows; "

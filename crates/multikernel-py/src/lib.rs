@@ -16,6 +16,9 @@
 //!   (`partial_fit`, iterative parameter mixing for `multikernel.dask`); it pickles;
 //! - `fit_tagger` (`tagger::fit_tagger`), `Tagger` (`tagger::PyTagger`): the sequence tagger
 //!   on sentences of feature dicts or columns (`multikernel.SequenceTagger`);
+//! - `TagPart`, `PartFeaturizer`, `CompiledPart`, `PointReplica`, `part_keys`, `merge_part_keys`, `merge_tag_counts`,
+//!   `fit_tagger_parts` (`tagger_parts`): a tagger's cutting-plane fit over parts of its
+//!   sentences held on Dask workers (`multikernel.dask.fit_dask`);
 //! - `fit_parser` (`parser::fit_parser`), `Parser` (`parser::PyParser`): the dependency
 //!   parser on CoNLL-U sentences (`multikernel.DependencyParser`);
 //! - `svm_dual` (`smo::svm_dual`): the exact SVM dual solver (SMO) on a precomputed kernel,
@@ -42,6 +45,7 @@ mod precomputed;
 mod registry;
 mod smo;
 mod tagger;
+mod tagger_parts;
 mod threads;
 
 use pyo3::prelude::*;
@@ -55,6 +59,14 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<incremental::PyIncrementalFit>()?;
     m.add_class::<tagger::PyTagger>()?;
     m.add_function(wrap_pyfunction!(tagger::fit_tagger, m)?)?;
+    m.add_class::<tagger_parts::PyTagPart>()?;
+    m.add_class::<tagger_parts::PyCompiledPart>()?;
+    m.add_class::<tagger_parts::PyPointReplica>()?;
+    m.add_class::<tagger_parts::PyPartFeaturizer>()?;
+    m.add_function(wrap_pyfunction!(tagger_parts::part_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(tagger_parts::merge_part_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(tagger_parts::merge_tag_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(tagger_parts::fit_tagger_parts, m)?)?;
     m.add_class::<parser::PyParser>()?;
     m.add_function(wrap_pyfunction!(parser::fit_parser, m)?)?;
     m.add_function(wrap_pyfunction!(tagger::tag_counts, m)?)?;

@@ -15,13 +15,13 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 
 /// Sentences converted from Python.
-enum Owned {
+pub(crate) enum Owned {
     Dicts(Vec<Vec<Vec<(String, FeatureValue)>>>),
     Columns(Vec<Vec<Vec<String>>>),
 }
 
 impl Owned {
-    fn view(&self) -> Sentences<'_> {
+    pub(crate) fn view(&self) -> Sentences<'_> {
         match self {
             Owned::Dicts(d) => Sentences::Dicts(d),
             Owned::Columns(c) => Sentences::Columns(c),
@@ -155,7 +155,7 @@ fn attribute_strings(
 /// templates), every token a sequence of column strings; otherwise every token a feature
 /// dict (feature name -> str, bool, number, nested dict or list of strings) or a list of
 /// attribute names, flattened as python-crfsuite flattens them.
-fn sentences(x: &Bound<'_, PyAny>, columns: bool) -> PyResult<Owned> {
+pub(crate) fn sentences(x: &Bound<'_, PyAny>, columns: bool) -> PyResult<Owned> {
     let mut dicts: Vec<Vec<Vec<(String, FeatureValue)>>> = Vec::new();
     let mut cols: Vec<Vec<Vec<String>>> = Vec::new();
     for (i, s) in x.try_iter()?.enumerate() {
@@ -278,6 +278,19 @@ pub struct PyTagger {
     /// The state features over the training sentences' attributes (`None` for a tagger
     /// read from model bytes, which keep hashes of the attributes, not their names).
     state: Option<Vec<StateWeight>>,
+}
+
+impl PyTagger {
+    /// The tagger of a fitted model, its state features named over `attributes` (the
+    /// parts' lists one after the other; none for a model refused them).
+    pub(crate) fn of_model(
+        model: multikernel::model::Model,
+        attributes: &[(String, usize)],
+    ) -> PyResult<PyTagger> {
+        let inner = SequenceTagger::new(model).or_py()?;
+        let state = inner.state_features_of(attributes).ok();
+        Ok(PyTagger { inner, state })
+    }
 }
 
 #[pymethods]

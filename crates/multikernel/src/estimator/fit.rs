@@ -175,6 +175,17 @@ pub(crate) fn fit_tagging(
     };
     let dev = (!data.dev.is_empty()).then_some(data.dev.as_slice());
     let fit = fit_tagger(&data.train, dev, data.templates.clone(), &tagger, observer)?;
+    Ok(scored_tagging(fit, data.min_count, spec, lambda))
+}
+
+/// A tagger's fit with its notes (the times, the cuts or the epoch kept, the development
+/// score, the templates `min_count` emptied).
+pub(crate) fn scored_tagging(
+    fit: crate::pipeline::columns::tagging::TaggerFit,
+    min_count: usize,
+    spec: &CheckedSpec,
+    lambda: f64,
+) -> ScoredFit {
     let mut notes = vec![format!(
         "features indexed in {:.2} s, trained in {:.2} s{}",
         fit.index_seconds,
@@ -201,29 +212,29 @@ pub(crate) fn fit_tagging(
         notes.push("standardize = false has no effect on a template tagger".into());
     }
     let empty = fit.model.featurizer.empty_templates();
-    if data.min_count > 1 && !empty.is_empty() {
+    if min_count > 1 && !empty.is_empty() {
         let names: Vec<&str> = empty.iter().map(|t| t.text.as_str()).collect();
         notes.push(format!(
             "warning: min_count {} kept no expansion of {} of the {} templates with \
              observations ({}): none was seen {} times in training, so they add nothing to \
              the model",
-            data.min_count,
+            min_count,
             empty.len(),
             fit.model.featurizer.features_per_template().len()
                 + fit.model.featurizer.templates.bigram_macros().count(),
             names.join(", "),
-            data.min_count
+            min_count
         ));
     }
     let dev_score = kept_score(&fit.dev_scores, fit.best_epoch);
-    Ok(ScoredFit {
+    ScoredFit {
         fitted: Fitted {
             notes,
             ..Fitted::new(Model::Tagger(fit.model), fit.run, lambda)
         },
         dev_score,
         best_epoch: fit.best_epoch,
-    })
+    }
 }
 
 /// The parser (martins2011 Sec. 4.2): SPOM over the template groups with the spec's

@@ -16,6 +16,8 @@ use crate::model::Model;
 use crate::task::tagging::{FeatureKeys, TagData, TemplateFile, TokenFeatures};
 use std::path::Path;
 
+pub mod parts;
+
 /// CoNLL-U to the tagger's columns (`multikernel tag --from-conllu`).
 pub use crate::task::tagging::convert::{from_conllu, LabelColumn};
 pub use crate::task::tagging::{is_chunk_scheme, ChunkCounts, FeatureValue, TagScores};
@@ -302,20 +304,40 @@ impl SequenceTagger {
     /// what [`SequenceTagger::predict`] maximizes. An error for templates with bigram macros
     /// (features of label pairs and tokens, which neither list holds).
     pub fn state_features(&self, x: Sentences<'_>) -> Result<Vec<(String, String, f64)>> {
+        self.refuse_bigram_macros()?;
+        self.state_features_of(&self.attributes(x)?)
+    }
+
+    /// The attributes of the sentences `x` that the tagger has features of, named as
+    /// [`SequenceTagger::state_features`] names them, each with its feature's index, in
+    /// order of first appearance.
+    fn attributes(&self, x: Sentences<'_>) -> Result<Vec<(String, usize)>> {
+        Ok(self.inner().featurizer.attributes(&self.sentences(x)?))
+    }
+
+    /// [`SequenceTagger::state_features`] over `attributes`, each an attribute's name and
+    /// its feature's index in order of first appearance (for sentences held in parts, the
+    /// parts' `parts::TagPart::attributes` one after the other; an index seen before is
+    /// dropped).
+    pub fn state_features_of(
+        &self,
+        attributes: &[(String, usize)],
+    ) -> Result<Vec<(String, String, f64)>> {
+        self.refuse_bigram_macros()?;
         let m = self.inner();
         let f = &m.featurizer;
-        if f.has_bigram_macros() {
-            return Err(Error::unsupported(
-                "the tagger's templates include bigram templates with macros (B01:%x[0,0]), \
-                 whose features are of label pairs and tokens: state and transition features \
-                 do not hold them",
-            ));
-        }
         let labels = self.classes();
         let (l, offset) = (f.n_labels(), f.offset());
         let mut out = Vec::new();
-        for (name, j) in f.attributes(&self.sentences(x)?) {
-            let w = &m.weights[offset + j * l..offset + (j + 1) * l];
+        let mut seen = std::collections::HashSet::new();
+        for (name, j) in attributes {
+            if !seen.insert(*j) {
+                continue;
+            }
+            let w = m
+                .weights
+                .get(offset + j * l..offset + (j + 1) * l)
+                .ok_or_else(|| Error::data(format!("attribute {name}: no feature {j}")))?;
             for (label, &w) in labels.iter().zip(w) {
                 if w != 0.0 {
                     out.push((name.clone(), label.clone(), w));
@@ -323,6 +345,17 @@ impl SequenceTagger {
             }
         }
         Ok(out)
+    }
+
+    fn refuse_bigram_macros(&self) -> Result<()> {
+        if self.inner().featurizer.has_bigram_macros() {
+            return Err(Error::unsupported(
+                "the tagger's templates include bigram templates with macros (B01:%x[0,0]), \
+                 whose features are of label pairs and tokens: state and transition features \
+                 do not hold them",
+            ));
+        }
+        Ok(())
     }
 
     /// The non-zero weight of every label pair `(from, to)` (sklearn-crfsuite's

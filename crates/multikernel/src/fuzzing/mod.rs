@@ -19,5 +19,5 @@ pub use model_stream::model_stream;
 pub use stream::table_stream;
 pub use strings::{kernel_spec, regularizer, settings};
 pub use tables::{csv, csv_weights, libsvm, ocr};
-pub use tagging::{columns, crf_templates};
+pub use tagging::{columns, crf_templates, tagger_parts};
 pub use treebank::{arc_templates, conllu};

@@ -150,3 +150,42 @@ fn train_with(f: TemplateFile, width: usize) {
         }
     }
 }
+
+/// The messages of a tagger trained over parts of its sentences (expansion counts, feature
+/// keys, a featurizer: `estimator::tagger::parts`): what reads writes back to itself,
+/// counts merge and build a featurizer (or an error), and a featurizer starts the loop's
+/// point, never a panic.
+pub fn tagger_parts(data: &[u8]) {
+    use crate::estimator::tagger::parts::{
+        LoopStep, PartFeaturizer, PartKeys, PointReplica, TagCounts,
+    };
+    if let Ok(c) = TagCounts::from_bytes(data) {
+        let bytes = c.to_bytes().expect("counts serialize");
+        assert_eq!(
+            TagCounts::from_bytes(&bytes).expect("their own bytes read"),
+            c
+        );
+        if let Ok(f) = c.clone().merge(c).and_then(|m| m.part_featurizer(1)) {
+            let bytes = f.to_bytes().expect("a featurizer serializes");
+            let back = PartFeaturizer::from_bytes(&bytes).expect("a built featurizer reads");
+            assert_eq!(back, f);
+            let mut r = PointReplica::new(&f, 0.5);
+            assert!(
+                r.apply(LoopStep::default()).is_err(),
+                "a step without multipliers"
+            );
+            assert_eq!(r.at().len(), f.dim());
+        }
+    }
+    if let Ok(k) = PartKeys::from_bytes(data) {
+        let bytes = k.to_bytes().expect("keys serialize");
+        assert_eq!(
+            PartKeys::from_bytes(&bytes).expect("their own bytes read"),
+            k
+        );
+        let _ = k.clone().merge(k);
+    }
+    if let Ok(f) = PartFeaturizer::from_bytes(data) {
+        assert_eq!(PointReplica::new(&f, 0.1).at().len(), f.dim());
+    }
+}

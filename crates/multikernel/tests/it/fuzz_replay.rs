@@ -106,3 +106,8 @@ fn columns_corpus() {
 fn crf_templates_corpus() {
     replay("crf_templates", multikernel::fuzzing::crf_templates);
 }
+
+#[test]
+fn tagger_parts_corpus() {
+    replay("tagger_parts", multikernel::fuzzing::tagger_parts);
+}

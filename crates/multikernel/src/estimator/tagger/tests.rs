@@ -25,7 +25,7 @@ fn fit_sequence_tagger(
 }
 
 /// A toy POS task: word, its suffix and whether it is capitalized decide the label.
-fn toy() -> (Vec<Vec<Vec<String>>>, Vec<Vec<String>>) {
+pub(super) fn toy() -> (Vec<Vec<Vec<String>>>, Vec<Vec<String>>) {
     let words = [
         ("The", "DET"),
         ("the", "DET"),
@@ -75,7 +75,7 @@ fn toy() -> (Vec<Vec<Vec<String>>>, Vec<Vec<String>>) {
     (x, y)
 }
 
-const TEMPLATES: &str = "U0:%x[0,0]\nU1:%x[0,1]\nU2:%x[-1,0]\nU3:%x[0,2]\nB\n";
+pub(super) const TEMPLATES: &str = "U0:%x[0,0]\nU1:%x[0,1]\nU2:%x[-1,0]\nU3:%x[0,2]\nB\n";
 
 /// The column file `multikernel train --format columns` would read.
 fn column_file(x: &[Vec<Vec<String>>], y: &[Vec<String>]) -> String {
@@ -150,7 +150,7 @@ fn columns_in_memory_train_what_the_column_file_trains() {
 
 /// The toy's columns as feature dicts: word and suffix as strings, capitalization as a
 /// boolean, and the previous word (missing at the first token).
-fn dicts(x: &[Vec<Vec<String>>]) -> Vec<Vec<TokenFeatures>> {
+pub(super) fn dicts(x: &[Vec<Vec<String>>]) -> Vec<Vec<TokenFeatures>> {
     x.iter()
         .map(|s| {
             (0..s.len())

@@ -324,7 +324,9 @@ impl cutting_plane::Separator for Sharded<'_> {
 /// for bit, and a fit separated in parts is the one-process fit, weight for weight.
 #[test]
 fn a_cutting_plane_separated_in_parts_is_the_one_process_fit_bit_for_bit() {
-    use crate::solver::cutting_plane::{fit_with_separator, CutSums, L2Master, LocalSeparator};
+    use crate::solver::cutting_plane::{
+        fit_with_separator, CutSums, Examples, L2Master, LocalSeparator,
+    };
     use crate::task::structured::{explicit_layout, StructuredTask};
     let (_, _, train, _) = data();
     let n = train.n_examples();
@@ -369,8 +371,14 @@ fn a_cutting_plane_separated_in_parts_is_the_one_process_fit_bit_for_bit() {
     };
     let (one, _) = cutting_plane::fit(&train, &params, &()).unwrap();
     let mut master = L2Master::new(params.qp_tol, params.qp_max_iter);
-    let (split, info) =
-        fit_with_separator(&train, &params, &mut master, &mut sharded, &()).unwrap();
+    let (split, info) = fit_with_separator(
+        &Examples::of(&train).unwrap(),
+        &params,
+        &mut master,
+        &mut sharded,
+        &(),
+    )
+    .unwrap();
     assert_eq!(info.status, RunStatus::Converged);
     assert_eq!(split.cuts, one.cuts);
     let bits = |w: &[f64]| w.iter().map(|v| v.to_bits()).collect::<Vec<_>>();

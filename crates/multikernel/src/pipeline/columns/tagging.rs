@@ -652,40 +652,60 @@ pub fn fit_tagger(
             })
         }
         TaggerLearner::CuttingPlane { params: p, q } => {
-            let (cp, run, mu) = cutting_plane::fit_block_norm(&task, p, *q, observer)?;
-            let train_seconds = t.elapsed().as_secs_f64();
-            let model = TaggerModel {
-                selection: None,
-                featurizer,
-                weights: cp.weights,
-                template_weights: mu,
-                loss: Some(StructLoss::Hinge),
-                learner: format!(
-                    "cutting plane, q {q}, C {:e}, epsilon {:e}, {} cuts",
-                    p.c, p.epsilon, cp.cuts
-                ),
-            };
-            let dev_scores = match dev {
-                Some(d) => vec![model.dev_score_with(d, &spec.memory)?],
-                None => Vec::new(),
-            };
-            Ok(TaggerFit {
-                model,
-                run,
-                best_epoch: 0,
-                dev_scores,
-                index_seconds,
-                train_seconds,
-                cuts: cp.cuts,
-                objective: cp.objective,
-                objectives: Vec::new(),
-                decode_seconds: cp.decode_seconds,
-                master_seconds: cp.master_seconds,
-                eta0: f64::NAN,
-                calibration: Vec::new(),
-            })
+            let examples = cutting_plane::Examples::of(&task)?;
+            let mut separator =
+                cutting_plane::LocalSeparator::new(&task, examples.layout().total());
+            let mut fit =
+                fit_cutting_plane(featurizer, &examples, (p, *q), &mut separator, observer)?;
+            if let Some(d) = dev {
+                fit.dev_scores = vec![fit.model.dev_score_with(d, &spec.memory)?];
+            }
+            fit.index_seconds = index_seconds;
+            Ok(fit)
         }
     }
+}
+
+/// Multi-template learning by the cutting plane (mao-tsang Alg. 1 with the squared block
+/// norm `q`) over `examples`, the sentences featurized by `featurizer` and decoded by
+/// `separator` (in this process, or parts of them elsewhere: `estimator::tagger::parts`).
+/// The fit's index seconds and development scores are left for the caller.
+pub(crate) fn fit_cutting_plane(
+    featurizer: TagFeaturizer,
+    examples: &cutting_plane::Examples,
+    (p, q): (&CuttingPlaneParams, f64),
+    separator: &mut dyn cutting_plane::Separator,
+    observer: &dyn Observer,
+) -> Result<TaggerFit> {
+    let t = Instant::now();
+    let (cp, run, mu) = cutting_plane::fit_block_norm_with(examples, p, q, separator, observer)?;
+    let train_seconds = t.elapsed().as_secs_f64();
+    let model = TaggerModel {
+        selection: None,
+        featurizer,
+        weights: cp.weights,
+        template_weights: mu,
+        loss: Some(StructLoss::Hinge),
+        learner: format!(
+            "cutting plane, q {q}, C {:e}, epsilon {:e}, {} cuts",
+            p.c, p.epsilon, cp.cuts
+        ),
+    };
+    Ok(TaggerFit {
+        model,
+        run,
+        best_epoch: 0,
+        dev_scores: Vec::new(),
+        index_seconds: 0.0,
+        train_seconds,
+        cuts: cp.cuts,
+        objective: cp.objective,
+        objectives: Vec::new(),
+        decode_seconds: cp.decode_seconds,
+        master_seconds: cp.master_seconds,
+        eta0: f64::NAN,
+        calibration: Vec::new(),
+    })
 }
 
 /// The online learner of a tagger: SPOM with one step size for every coordinate (Alg. 1,

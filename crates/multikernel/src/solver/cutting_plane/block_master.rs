@@ -339,7 +339,7 @@ impl MasterProblem for BlockNormMaster {
             .collect();
         let total: f64 = norms.iter().sum();
         self.mu = if self.q == 1.0 {
-            factors
+            factors.clone()
         } else if total > 0.0 {
             norms.iter().map(|n| n / total).collect()
         } else {
@@ -352,6 +352,7 @@ impl MasterProblem for BlockNormMaster {
             value,
             margins: Some(margins),
             regularizer: Some(self.block_norm(&norms)),
+            factors,
         })
     }
 

@@ -49,15 +49,16 @@
 pub(crate) mod block_master;
 pub(crate) mod checkpoint;
 pub(crate) mod qp;
+pub(crate) mod replica;
 
 pub(crate) use block_master::BlockNormMaster;
+pub(crate) use replica::{Replica, ReplicaState, Step};
 
 use crate::error::{Error, Result};
 use crate::features::{GroupLayout, SparseVector};
 use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
-use crate::task::structured::{
-    check_parts, explicit_layout, explicit_pairs, explicit_scores, StructuredTask,
-};
+use crate::task::online::ExplicitGroup;
+use crate::task::structured::{check_parts, explicit_pairs, explicit_scores, StructuredTask};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
@@ -136,7 +137,7 @@ pub fn check_separation_step(s: f64) -> Result<()> {
 }
 
 /// A constraint of the 1-slack working set: `<w, a> >= b - xi`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Cut {
     /// `1/n sum_i [Phi(x_i, y_i) - Phi(x_i, y_hat_i)]` in the explicit parameter space.
     pub a: SparseVector,
@@ -158,6 +159,9 @@ pub(crate) struct MasterSolution {
     /// The regularizer `Omega(w)` of the returned `w`, when the master has it from its Gram
     /// matrices (else the loop computes [`MasterProblem::regularizer`], a pass over `w`).
     pub regularizer: Option<f64>,
+    /// The factor of each group in `w_j = sum_r (alpha_r f_g(j)) a_r[j]` (the template
+    /// weights' scaling of a block-norm master); empty: 1 for every group.
+    pub factors: Vec<f64>,
 }
 
 /// Solves the problem restricted to the cuts so far: the seam where the multi-template
@@ -323,6 +327,7 @@ impl MasterProblem for L2Master {
             value: sol.value,
             margins: Some(margins),
             regularizer: Some(regularizer.max(0.0)),
+            factors: Vec::new(),
         })
     }
 }
@@ -494,6 +499,47 @@ pub(crate) fn separation_sums<T: StructuredTask + ?Sized>(
 /// [`CutSums`] added up by [`CutSums::cut`]). `None`: stopped by the observer.
 pub(crate) trait Separator {
     fn separate(&mut self, at: &[f64], observer: &dyn Observer) -> Result<Option<Cut>>;
+
+    /// [`Separator::separate`] with the loop's state at hand (what a process that missed
+    /// the loop's steps starts from, [`ReplicaState`]).
+    fn separate_in(
+        &mut self,
+        at: &[f64],
+        _loop: &LoopView<'_>,
+        observer: &dyn Observer,
+    ) -> Result<Option<Cut>> {
+        self.separate(at, observer)
+    }
+
+    /// The loop solved the working set after its last cut and is about to drop cuts
+    /// (`keep`): what a separator that rebuilds the points elsewhere ([`Replica`]) follows.
+    fn solved(&mut self, _step: &Step) {}
+}
+
+/// The loop's state as far as its points go, borrowed: the working set's cuts with the
+/// last solve's multipliers and factors, the best point, the separation step and the solves
+/// so far ([`LoopView::state`]: the [`ReplicaState`] a [`Replica`] rebuilds the point from).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LoopView<'a> {
+    pub cuts: &'a [Cut],
+    pub alpha: &'a [f64],
+    pub factors: &'a [f64],
+    pub best: Option<&'a [f64]>,
+    pub step: f64,
+    pub solves: usize,
+}
+
+impl LoopView<'_> {
+    pub(crate) fn state(&self) -> ReplicaState {
+        ReplicaState {
+            step: self.step,
+            cuts: self.cuts.to_vec(),
+            alpha: self.alpha.to_vec(),
+            factors: self.factors.to_vec(),
+            best: self.best.map(<[f64]>::to_vec),
+            steps: self.solves,
+        }
+    }
 }
 
 /// Every example of `task`, decoded in this process (in parallel).
@@ -551,6 +597,20 @@ pub(crate) fn fit_block_norm<T: StructuredTask + ?Sized>(
     q: f64,
     observer: &dyn Observer,
 ) -> Result<(CuttingPlaneModel, RunInfo, Vec<f64>)> {
+    let examples = Examples::of(task)?;
+    let mut separator = LocalSeparator::new(task, examples.layout().total());
+    fit_block_norm_with(&examples, params, q, &mut separator, observer)
+}
+
+/// [`fit_block_norm`] with the cuts found by `separator` over `examples` (the distributed
+/// fit's door: the examples are decoded elsewhere).
+pub(crate) fn fit_block_norm_with(
+    examples: &Examples,
+    params: &CuttingPlaneParams,
+    q: f64,
+    separator: &mut dyn Separator,
+    observer: &dyn Observer,
+) -> Result<(CuttingPlaneModel, RunInfo, Vec<f64>)> {
     if !(q.is_finite() && q >= 1.0) {
         return Err(Error::param("q", q, "a finite block norm q >= 1"));
     }
@@ -563,11 +623,12 @@ pub(crate) fn fit_block_norm<T: StructuredTask + ?Sized>(
             .collect()
     };
     let (mut m, run, mu) = if q == 2.0 {
-        let (m, run) = fit(task, params, observer)?;
+        let mut master = L2Master::new(params.qp_tol, params.qp_max_iter);
+        let (m, run) = fit_with_separator(examples, params, &mut master, separator, observer)?;
         let mu = shares(&m);
         (m, run, mu)
     } else {
-        let layout = explicit_layout(task);
+        let layout = examples.layout();
         // The saddle point's relative gap (far below any epsilon of the outer loop, which
         // bounds the average loss).
         let tol = params.qp_tol.max(SADDLE_TOL);
@@ -576,7 +637,7 @@ pub(crate) fn fit_block_norm<T: StructuredTask + ?Sized>(
         let mut master = BlockNormMaster::new(q, layout, tol, 10_000)?
             .with_abs_tol(0.1 * params.c * params.epsilon)
             .inexact();
-        let (m, run) = fit_with_master(task, params, &mut master, observer)?;
+        let (m, run) = fit_with_separator(examples, params, &mut master, separator, observer)?;
         // Separating inside the segment, the weights returned are the best point's, not
         // the last solve's.
         let mu = if params.separation_step.unwrap_or(SEPARATION_STEP) < 1.0 {
@@ -640,38 +701,58 @@ pub(crate) fn fit_with_master<T: StructuredTask + ?Sized>(
     master: &mut dyn MasterProblem,
     observer: &dyn Observer,
 ) -> Result<(CuttingPlaneModel, RunInfo)> {
-    let dim = explicit_layout(task).total();
-    fit_with_separator(
-        task,
-        params,
-        master,
-        &mut LocalSeparator::new(task, dim),
-        observer,
-    )
+    let examples = Examples::of(task)?;
+    let mut separator = LocalSeparator::new(task, examples.layout().total());
+    fit_with_separator(&examples, params, master, &mut separator, observer)
 }
 
-/// [`fit_with_master`] with the cuts found by `separator` (the task gives the parameters'
-/// layout, its templates' names and the number of examples the cuts average over).
-pub(crate) fn fit_with_separator<T: StructuredTask + ?Sized>(
-    task: &T,
+/// What the loop needs to know of the examples it never sees itself (a [`Separator`]
+/// decodes them): how many there are (each cut averages over them) and the explicit groups
+/// (the parameters' layout and the templates' names).
+#[derive(Debug, Clone)]
+pub(crate) struct Examples {
+    pub n: usize,
+    pub groups: Vec<ExplicitGroup>,
+}
+
+impl Examples {
+    /// The examples of `task`, checked: at least one, explicit parts only, every part map
+    /// inside the layout.
+    pub(crate) fn of<T: StructuredTask + ?Sized>(task: &T) -> Result<Examples> {
+        if task.n_examples() == 0 {
+            return Err(Error::data("no training examples"));
+        }
+        if task.n_points() > 0 {
+            return Err(Error::unsupported(
+                "the cutting-plane learner handles explicit feature groups only; the task has \
+                 kernel-scored parts",
+            ));
+        }
+        check_parts(task)?;
+        Ok(Examples {
+            n: task.n_examples(),
+            groups: task.explicit_groups(),
+        })
+    }
+
+    pub(crate) fn layout(&self) -> GroupLayout {
+        GroupLayout::new(self.groups.iter().map(|g| g.len))
+    }
+}
+
+/// [`fit_with_master`] with the cuts found by `separator` over `examples`.
+pub(crate) fn fit_with_separator(
+    examples: &Examples,
     params: &CuttingPlaneParams,
     master: &mut dyn MasterProblem,
     separator: &mut dyn Separator,
     observer: &dyn Observer,
 ) -> Result<(CuttingPlaneModel, RunInfo)> {
     params.validate()?;
-    let n = task.n_examples();
-    if n == 0 {
+    if examples.n == 0 {
         return Err(Error::data("no training examples"));
     }
-    if task.n_points() > 0 {
-        return Err(Error::unsupported(
-            "the cutting-plane learner handles explicit feature groups only; the task has \
-             kernel-scored parts",
-        ));
-    }
-    check_parts(task)?;
-    let layout = explicit_layout(task);
+    let layout = examples.layout();
     let dim = layout.total();
     let c = params.c;
     let mut decode_seconds = 0.0;
@@ -698,6 +779,10 @@ pub(crate) fn fit_with_separator<T: StructuredTask + ?Sized>(
     let step = params.separation_step.unwrap_or(SEPARATION_STEP);
     let mut best: Option<(Vec<f64>, f64)> = None;
     let mut inner = Vec::new();
+    // Whether the point separated last became the best point (for [`Separator::solved`]),
+    // and the last solve's template factors ([`LoopView`]).
+    let mut best_moved;
+    let mut last_factors = vec![1.0; layout.n_groups()];
     let ck = observer
         .checkpoints()
         .filter(|_| master.snapshot().is_some());
@@ -741,7 +826,15 @@ pub(crate) fn fit_with_separator<T: StructuredTask + ?Sized>(
         };
         let at: &[f64] = if between { &inner } else { &w };
         let t = Instant::now();
-        let found = separator.separate(at, observer)?;
+        let view = LoopView {
+            cuts: &cuts,
+            alpha: master.alpha(),
+            factors: &last_factors,
+            best: best.as_ref().map(|(b, _)| b.as_slice()),
+            step,
+            solves: added,
+        };
+        let found = separator.separate_in(at, &view, observer)?;
         decode_seconds += t.elapsed().as_secs_f64();
         let Some(cut) = found else {
             break RunStatus::Cancelled;
@@ -753,7 +846,8 @@ pub(crate) fn fit_with_separator<T: StructuredTask + ?Sized>(
             _ => master.regularizer(at),
         };
         objective = omega + c * risk;
-        if step < 1.0 && objective < best_objective {
+        best_moved = step < 1.0 && objective < best_objective;
+        if best_moved {
             match &mut best {
                 Some((b, r)) => {
                     b.copy_from_slice(at);
@@ -787,13 +881,30 @@ pub(crate) fn fit_with_separator<T: StructuredTask + ?Sized>(
         master.recycle(std::mem::replace(&mut w, solved.w));
         margins = solved.margins;
         regularizer = solved.regularizer;
+        last_factors = if solved.factors.is_empty() {
+            vec![1.0; layout.n_groups()]
+        } else {
+            solved.factors
+        };
         best_lower = best_lower.max(solved.value);
         master_seconds += t.elapsed().as_secs_f64();
         added += 1;
         for (k, a) in idle.iter_mut().zip(master.alpha()) {
             *k = if *a > 0.0 { 0 } else { *k + 1 };
         }
-        if idle.iter().any(|&k| k >= INACTIVE_SOLVES) {
+        let dropping = idle.iter().any(|&k| k >= INACTIVE_SOLVES);
+        separator.solved(&Step {
+            best_moved,
+            cut: cuts.last().cloned().unwrap_or_default(),
+            alpha: master.alpha().to_vec(),
+            factors: last_factors.clone(),
+            keep: if dropping {
+                idle.iter().map(|&k| k < INACTIVE_SOLVES).collect()
+            } else {
+                Vec::new()
+            },
+        });
+        if dropping {
             let keep: Vec<bool> = idle.iter().map(|&k| k < INACTIVE_SOLVES).collect();
             master.retain(&keep);
             if let Some(m) = &mut margins {
@@ -842,7 +953,7 @@ pub(crate) fn fit_with_separator<T: StructuredTask + ?Sized>(
     let group_norms = layout.group_norms(&w);
     let model = CuttingPlaneModel {
         weights: w,
-        group_names: task.explicit_groups().into_iter().map(|g| g.name).collect(),
+        group_names: examples.groups.iter().map(|g| g.name.clone()).collect(),
         group_norms,
         layout,
         params: params.clone(),

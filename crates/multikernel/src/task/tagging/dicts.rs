@@ -26,7 +26,7 @@ use super::templates::{Template, TemplateFile};
 use crate::data::columns::ColumnSentence;
 use crate::error::{Error, Result};
 use crate::kernel::MemoryLimit;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// One feature's value in a token's dict.
 #[derive(Debug, Clone, PartialEq)]
@@ -120,27 +120,53 @@ impl FeatureKeys {
     /// own attribute (a number or a boolean); an error for a value that is not finite, or
     /// no key at all.
     pub fn fit(sentences: &[Vec<TokenFeatures>]) -> Result<FeatureKeys> {
-        let mut names: Vec<String> = Vec::new();
-        let mut real: Vec<bool> = Vec::new();
-        let mut index: HashMap<&str, usize> = HashMap::new();
+        FeatureKeys::collect(sentences)?.nonempty()
+    }
+
+    /// The keys of `sentences` (as [`FeatureKeys::fit`]), none at all allowed: those of a
+    /// part of the training sentences, merged with the others' by [`FeatureKeys::merge`].
+    pub(crate) fn collect(sentences: &[Vec<TokenFeatures>]) -> Result<FeatureKeys> {
+        let mut keys = FeatureKeys {
+            names: Vec::new(),
+            real: Vec::new(),
+        };
+        let mut index: HashSet<&str> = HashSet::new();
         for (i, s) in sentences.iter().enumerate() {
             for (t, token) in s.iter().enumerate() {
                 for (k, v) in token {
                     check_finite(i, t, k, v)?;
-                    if !index.contains_key(k.as_str()) {
-                        index.insert(k.as_str(), names.len());
-                        names.push(k.clone());
-                        real.push(v.is_real(k));
+                    if index.insert(k.as_str()) {
+                        keys.names.push(k.clone());
+                        keys.real.push(v.is_real(k));
                     }
                 }
             }
         }
-        if names.is_empty() {
+        Ok(keys)
+    }
+
+    /// The keys of two parts' sentences, `later`'s after this one's: the keys of both in
+    /// order of first appearance, as [`FeatureKeys::collect`] finds them in the parts'
+    /// sentences one after the other.
+    pub(crate) fn merge(mut self, later: FeatureKeys) -> FeatureKeys {
+        let seen: HashSet<String> = self.names.iter().cloned().collect();
+        for (name, real) in later.names.into_iter().zip(later.real) {
+            if !seen.contains(&name) {
+                self.names.push(name);
+                self.real.push(real);
+            }
+        }
+        self
+    }
+
+    /// These keys, or an error for none.
+    pub(crate) fn nonempty(self) -> Result<FeatureKeys> {
+        if self.names.is_empty() {
             return Err(Error::data(
                 "no features: every token of the training sentences is an empty dict",
             ));
         }
-        Ok(FeatureKeys { names, real })
+        Ok(self)
     }
 
     /// One unigram template per key (`U<j>:k%x[0,j]` for strings, `U<j>:k` for numbers and

@@ -33,11 +33,13 @@
 //! prediction, as CRF++ does. Labels are sorted by their bytes (CRF++'s order).
 
 pub(crate) mod convert;
+pub(crate) mod counts;
 pub(crate) mod dicts;
 pub(crate) mod eval;
 pub(crate) mod keys;
 pub(crate) mod templates;
 
+pub use counts::TagCounts;
 pub use dicts::FeatureValue;
 pub(crate) use dicts::TokenFeatures;
 pub use eval::{is_chunk_scheme, ChunkCounts, TagScores};
@@ -221,113 +223,7 @@ impl TagFeaturizer {
         train: &[ColumnSentence],
         min_count: usize,
     ) -> Result<TagFeaturizer> {
-        let width = train
-            .iter()
-            .flat_map(|s| s.tokens.first())
-            .map(Vec::len)
-            .next()
-            .ok_or_else(|| Error::data("no training tokens"))?;
-        if width < 2 {
-            return Err(Error::data(
-                "training tokens need an observation column and a label column (found 1 \
-                 column)",
-            ));
-        }
-        let n_columns = width - 1;
-        templates.check_columns(n_columns)?;
-        if let Some(s) = train
-            .iter()
-            .find(|s| s.tokens.iter().any(|t| t.len() != width))
-        {
-            return Err(Error::data(format!(
-                "the sentence at line {} has tokens with other than {width} columns",
-                s.line
-            )));
-        }
-        let mut labels: Vec<Vec<u8>> = train
-            .iter()
-            .flat_map(|s| s.last_column())
-            .map(<[u8]>::to_vec)
-            .collect();
-        labels.sort_unstable();
-        labels.dedup();
-        if labels.len() < 2 {
-            return Err(Error::data(format!(
-                "sequence labeling needs at least 2 labels in training, found {}",
-                labels.len()
-            )));
-        }
-        let unigrams: Vec<&Template> = templates.unigrams().collect();
-        let bigrams: Vec<&Template> = templates.bigram_macros().collect();
-        let dicts = templates.keys.is_some();
-        // The kept keys of a template (the `j`-th unigram template reading feature dicts'
-        // key `j` when `dict`) and the count of its most frequent expansion.
-        let kept_keys = |(j, t): (usize, &&Template), dict: bool, first: usize| {
-            let mut all: Vec<u64> = Vec::new();
-            let mut buf = Vec::new();
-            for s in train {
-                for pos in first..s.len() {
-                    for_each_expansion(s, pos, (j, t), dict, &mut buf, |e, _| {
-                        all.push(expansion_key(e));
-                    });
-                }
-            }
-            all.sort_unstable();
-            let mut kept = Vec::new();
-            let mut most = 0;
-            let mut k = 0;
-            while k < all.len() {
-                let mut e = k;
-                while e < all.len() && all[e] == all[k] {
-                    e += 1;
-                }
-                if e - k >= min_count.max(1) {
-                    kept.push(all[k]);
-                }
-                most = most.max(e - k);
-                k = e;
-            }
-            (kept, most)
-        };
-        let (keys, most): (Vec<Vec<u64>>, Vec<usize>) = unigrams
-            .par_iter()
-            .enumerate()
-            .map(|(j, t)| kept_keys((j, t), dicts, 0))
-            .unzip();
-        let (bigram_keys, bigram_most): (Vec<Vec<u64>>, Vec<usize>) = bigrams
-            .par_iter()
-            .enumerate()
-            .map(|(j, t)| kept_keys((j, t), false, 1))
-            .unzip();
-        // A count cutoff that keeps no expansion of any template leaves a model that does
-        // not read the tokens (at most the label pairs): refused, with the largest count.
-        let observed = keys.iter().chain(&bigram_keys);
-        if min_count > 1 && observed.clone().count() > 0 && observed.clone().all(Vec::is_empty) {
-            let largest = most.iter().chain(&bigram_most).max().copied().unwrap_or(0);
-            let names: Vec<&str> = unigrams
-                .iter()
-                .chain(&bigrams)
-                .map(|t| t.text.as_str())
-                .collect();
-            return Err(Error::param(
-                "min_count",
-                min_count,
-                format!(
-                    "at most {largest}, the count of the most frequent template expansion in \
-                     training: {min_count} keeps no expansion of any template ({}), and the \
-                     model would not read the tokens",
-                    names.join(", ")
-                ),
-            ));
-        }
-        Ok(TagFeaturizer {
-            templates,
-            n_columns,
-            labels,
-            keys,
-            bigram_keys,
-            min_count: min_count.max(1),
-        })
+        TagCounts::of(templates, train)?.featurizer(min_count)
     }
 
     pub(crate) fn n_labels(&self) -> usize {

@@ -1,0 +1,291 @@
+"""``fit_dask`` for a ``SequenceTagger(learner="mtl")``: the cutting plane over a bag of
+sentences that stays on the workers, giving the model one process trains on all of them.
+
+1. Feature dicts only: each partition's feature keys, merged on the client in partition
+   order (keys in order of first appearance, as over all the sentences).
+2. Each partition's expansion counts, merged on the client into the featurizer (sorted
+   keys merge in any order: the featurizer of one process).
+3. The loop runs on the client (the working-set problem is small); at each point ``w`` the
+   client broadcasts ``w`` and every partition returns its unscaled separation sums (the
+   loss-augmented decode of its sentences), added on the client and scaled once. With CRF++
+   templates or string features every sum is an integer, so the cut is bit for bit that of
+   one process, and so is the model.
+
+Each partition is compiled once on the worker that holds it and kept there, in a cache of
+the worker keyed by the fit and the partition; a task that lands on another worker (a worker
+lost, work stolen) compiles the partition again from the partition's sentences, which Dask
+keeps or recomputes from the bag's graph. So a worker lost mid-fit costs its partitions'
+compile and the current separation, and the model is the same.
+"""
+
+import threading
+import time
+import uuid
+import weakref
+
+import numpy as np
+
+from . import _core
+from ._estimators import _given_settings, _seed, _template_text
+
+# Each worker's compiled partitions: {worker: {(fit id, partition): CompiledPart}}.
+_CACHES = weakref.WeakKeyDictionary()
+_CACHE_LOCK = threading.Lock()
+
+
+def _worker_cache():
+    from distributed import get_worker
+
+    worker = get_worker()
+    with _CACHE_LOCK:
+        return _CACHES.setdefault(worker, {})
+
+
+def _forget(fit_id):
+    """Drops a fit's compiled partitions from this worker's cache (``client.run``)."""
+    try:
+        cache = _worker_cache()
+    except ValueError:  # pragma: no cover - not on a worker
+        return 0
+    with _CACHE_LOCK:
+        keys = [k for k in cache if k[0] == fit_id]
+        for k in keys:
+            del cache[k]
+    return len(keys)
+
+
+def _labels_of(ys):
+    """A partition's label lists as text, and ``{text: label}`` of its labels."""
+    values = {}
+    for sentence in ys:
+        for label in sentence:
+            text = str(label)
+            seen = values.setdefault(text, label)
+            if seen is not label and (type(seen) is not type(label) or seen != label):
+                raise ValueError(
+                    f"y holds the labels {seen!r} and {label!r}, which read the same "
+                    f"({text!r}): give labels of one type"
+                )
+    return values
+
+
+def _part_keys(xs):
+    return _core.part_keys(list(xs))
+
+
+def _tag_part(xs, ys, fmt):
+    text, origin, keys = fmt
+    return _core.TagPart(
+        [list(s) for s in xs],
+        [[str(label) for label in s] for s in ys],
+        templates=text,
+        templates_origin=origin,
+        keys=keys,
+    )
+
+
+def _part_counts(xs, ys, fmt):
+    return _tag_part(xs, ys, fmt).counts()
+
+
+def _featurizer(cache, fit_id, featurizer):
+    """The fit's featurizer on this worker, read from its bytes once."""
+    key = (fit_id, "featurizer")
+    with _CACHE_LOCK:
+        f = cache.get(key)
+        if f is None:
+            f = cache[key] = _core.PartFeaturizer(featurizer)
+        return f
+
+
+def _point(cache, fit_id, featurizer, separation_step, step, index, state):
+    """This worker's replica of the loop's point, at separation ``index``: started at the
+    first separation, or from the loop's ``state``, and moved by the loop's ``step``; None
+    when the worker missed steps (the client then sends the state)."""
+    key = (fit_id, "point")
+    with _CACHE_LOCK:
+        replica = cache.get(key)
+        if state is not None:
+            replica = _core.PointReplica(featurizer, separation_step, state)
+            cache[key] = replica
+        elif replica is None:
+            if index != 0:
+                return None
+            replica = _core.PointReplica(featurizer, separation_step)
+            cache[key] = replica
+        if replica.steps == index - 1 and step is not None:
+            replica.apply(step)
+        return replica if replica.steps == index else None
+
+
+def _separate(fit_id, part, xs, ys, fmt, featurizer, point, n_jobs, state=None):
+    """Partition ``part``'s separation sums at the loop's point (``point``: the step since
+    the last separation, the separation's index and the separation step), compiled on first
+    use on this worker; None when this worker's replica of the point missed steps."""
+    step, index, separation_step = point
+    cache = _worker_cache()
+    with _core.Threads(n_jobs):
+        f = _featurizer(cache, fit_id, featurizer)
+        replica = _point(cache, fit_id, f, separation_step, step, index, state)
+        if replica is None:
+            return None
+        key = (fit_id, part)
+        with _CACHE_LOCK:
+            compiled = cache.get(key)
+        if compiled is None:
+            compiled = _tag_part(xs, ys, fmt).compile(f)
+            with _CACHE_LOCK:
+                cache[key] = compiled
+        return compiled.separate_at(replica)
+
+
+def _gather_sums(client, futures):
+    """The parts' sums (a seam for the tests' fault injection)."""
+    return client.gather(futures)
+
+
+def _partitions(client, bag):
+    """The bag's partitions as futures on the cluster (recomputable from the bag's graph)."""
+    return client.compute(bag.to_delayed())
+
+
+def fit_tagger_dask(estimator, X, y, client, *, stats=None):
+    """Trains ``estimator`` (``SequenceTagger(learner="mtl")``) on the bags ``X`` and ``y``
+    (sentences and their label lists, partitioned alike) and returns it, fitted. ``stats``:
+    a dict that receives what crossed the network (bytes of the weights broadcast and of
+    the sums gathered, per cut) and the seconds of the separations."""
+    if estimator.learner != "mtl":
+        raise ValueError(
+            "fit_dask trains a tagger by the cutting plane, exactly: learner='mtl' (got "
+            f"learner={estimator.learner!r}); the online learner trains in one process"
+        )
+    estimator._validate_params()
+    import dask.bag as db
+
+    for bag, what in ((X, "X"), (y, "y")):
+        if not isinstance(bag, db.Bag):
+            raise TypeError(
+                f"{what} is a {type(bag).__name__}: a dask.bag.Bag (of sentences, of label "
+                "lists)"
+            )
+    if X.npartitions != y.npartitions:
+        raise ValueError(
+            f"X has {X.npartitions} partitions and y {y.npartitions}: sentences and labels "
+            "are partitioned alike (the same bag operations on both)"
+        )
+    started = time.perf_counter()
+    text, origin = _template_text(estimator.templates)
+    xs = _partitions(client, X)
+    ys = _partitions(client, y)
+    sizes = client.gather([client.submit(len, p) for p in xs])
+    label_sizes = client.gather([client.submit(len, p) for p in ys])
+    if sizes != label_sizes:
+        raise ValueError(
+            f"partitions of X hold {sizes} sentences and those of y {label_sizes}: one "
+            "label list per sentence"
+        )
+    n = sum(sizes)
+    if n == 0:
+        raise ValueError("the training set has no sentences")
+    values = {}
+    for part in client.gather([client.submit(_labels_of, p) for p in ys]):
+        for t, label in part.items():
+            seen = values.setdefault(t, label)
+            if seen is not label and (type(seen) is not type(label) or seen != label):
+                raise ValueError(
+                    f"y holds the labels {seen!r} and {label!r}, which read the same "
+                    f"({t!r}): give labels of one type"
+                )
+    if all(isinstance(v, str) for v in values.values()):
+        values = None
+    keys = None
+    if text is None:
+        keys = _core.merge_part_keys(client.gather([client.submit(_part_keys, p) for p in xs]))
+    fmt = (text, origin, keys)
+    counts = client.gather(
+        [client.submit(_part_counts, xp, yp, fmt) for xp, yp in zip(xs, ys)]
+    )
+    featurizer_bytes, dim = _core.merge_tag_counts(counts)
+    del counts
+    featurizer = client.scatter(featurizer_bytes, broadcast=True, hash=False)
+    fit_id = uuid.uuid4().hex
+    n_jobs = 1 if estimator.n_jobs is None else estimator.n_jobs
+    record = {"dim": dim, "partitions": len(xs), "step_bytes": [], "sums_bytes": [],
+              "resyncs": 0, "separate_seconds": []}
+    missed = []
+
+    def separate(step, index, separation_step, state):
+        t = time.perf_counter()
+        point = (step, index, separation_step)
+        shipped = client.scatter(point, broadcast=True, hash=False)
+        parts = list(enumerate(zip(xs, ys)))
+        if state is None:
+            futures = [
+                client.submit(
+                    _separate, fit_id, i, xp, yp, fmt, featurizer, shipped, n_jobs, pure=False
+                )
+                for i, (xp, yp) in parts
+            ]
+            sums = list(_gather_sums(client, futures))
+            missed[:] = [k for k, s in enumerate(sums) if s is None]
+            record["last"] = sums
+        else:
+            # Partitions whose worker missed steps start from the loop's state.
+            record["resyncs"] += len(missed)
+            sums = record["last"]
+            again = [
+                client.submit(
+                    _separate, fit_id, k, xs[k], ys[k], fmt, featurizer, shipped, n_jobs,
+                    state, pure=False,
+                )
+                for k in missed
+            ]
+            for k, s in zip(missed, _gather_sums(client, again)):
+                sums[k] = s
+        del shipped
+        if any(s is None for s in sums):
+            return sums
+        workers = len(client.scheduler_info()["workers"])
+        step_bytes = 0 if step is None else sum(getattr(v, "nbytes", 8) for v in step)
+        record["step_bytes"].append(step_bytes * workers)
+        record["sums_bytes"].append(sum(s[0].nbytes + s[1].nbytes + 24 for s in sums))
+        record["separate_seconds"].append(time.perf_counter() - t)
+        return sums
+
+    # The attributes that name the state features, as over all the sentences in order.
+    attributes = client.gather(
+        [
+            client.submit(_attributes, fit_id, xp, yp, fmt, featurizer)
+            for xp, yp in zip(xs, ys)
+        ]
+    )
+    record["setup_seconds"] = time.perf_counter() - started
+    try:
+        tagger, info = _core.fit_tagger_parts(
+            featurizer_bytes,
+            n,
+            separate,
+            c=None if estimator.C is None else float(estimator.C),
+            seed=_seed(estimator.random_state),
+            verbose=bool(estimator.verbose),
+            settings=_given_settings(estimator, _tagger_settings()),
+            attributes=attributes,
+        )
+    finally:
+        client.run(_forget, fit_id)
+    record.pop("last", None)
+    del attributes
+    if stats is not None:
+        stats.update(record)
+    return estimator._fitted(tagger, info, values)
+
+
+def _attributes(fit_id, xs, ys, fmt, featurizer):
+    f = _featurizer(_worker_cache(), fit_id, featurizer)
+    return _tag_part(xs, ys, fmt).attributes(f)
+
+
+def _tagger_settings():
+    from ._tagger import _TAGGER_SETTINGS
+
+    return _TAGGER_SETTINGS

@@ -1,0 +1,164 @@
+"""multikernel.dask.fit_dask on a SequenceTagger(learner="mtl"): the cutting plane over a
+bag of sentences kept on the workers gives the model one process trains, byte for byte with
+string and boolean features or CRF++ templates (integer cut sums), within round-off with
+real-valued features; a worker killed mid-fit changes nothing; what is refused is named."""
+
+import os
+import signal
+
+import numpy as np
+import pytest
+from treebank import blocks
+
+from multikernel import SequenceTagger
+
+db = pytest.importorskip("dask.bag")
+distributed = pytest.importorskip("distributed")
+
+from multikernel import _dask_tagger  # noqa: E402
+from multikernel.dask import fit_dask  # noqa: E402
+
+TEMPLATES = "U00:%x[0,0]\nU01:%x[-1,0]\nU02:%x[1,0]\nU03:%x[0,1]\nB\n"
+
+
+def words_and_tags(block):
+    rows = [line.split("\t") for line in block.splitlines()]
+    rows = [r for r in rows if len(r) == 10 and r[0].isdigit()]
+    return [r[1] for r in rows], [r[3] for r in rows]
+
+
+def features(words, real=False):
+    out = []
+    for i, w in enumerate(words):
+        f = {"w": w.lower(), "suffix": w[-2:], "up": w[:1].isupper()}
+        if i > 0:
+            f["-1:w"] = words[i - 1].lower()
+        if real:
+            f["len"] = len(w) / 7
+        out.append(f)
+    return out
+
+
+@pytest.fixture(scope="module")
+def tagging():
+    return [words_and_tags(b) for b in blocks(0)[:120]]
+
+
+MTL = dict(learner="mtl", C=5.0, max_iter=25)
+
+
+def bags(X, y, n=4):
+    return db.from_sequence(X, npartitions=n), db.from_sequence(y, npartitions=n)
+
+
+def test_feature_dicts_on_dask_train_the_one_process_model(client, tagging):
+    X = [features(w) for w, _ in tagging]
+    y = [t for _, t in tagging]
+    one = SequenceTagger(**MTL).fit(X, y)
+    Xb, yb = bags(X, y)
+    est = fit_dask(SequenceTagger(**MTL), Xb, yb, client=client)
+    assert est.tagger_.to_bytes() == one.tagger_.to_bytes()
+    assert est.n_iter_ == one.n_iter_ and est.n_iter_ > 3
+    assert est.classes_ == one.classes_ and est.learner_ == "mtl"
+    assert est.state_features_ == one.state_features_
+    assert est.predict(X[:20]) == one.predict(X[:20])
+
+
+def test_columns_and_templates_on_dask_train_the_one_process_model(client, tagging):
+    X = [[(w, w[-3:]) for w in words] for words, _ in tagging]
+    y = [[{"NOUN": 1, "VERB": 2}.get(t, 0) for t in tags] for _, tags in tagging]
+    one = SequenceTagger(templates=TEMPLATES, q=2, **MTL).fit(X, y)
+    Xb, yb = bags(X, y, n=3)
+    est = fit_dask(SequenceTagger(templates=TEMPLATES, q=2, **MTL), Xb, yb, client=client)
+    assert est.tagger_.to_bytes() == one.tagger_.to_bytes()
+    # Integer labels come back as integers, as from fit.
+    assert est.predict(X[:5]) == one.predict(X[:5])
+    assert all(isinstance(t, int) for s in est.predict(X[:5]) for t in s)
+
+
+def test_real_valued_features_train_a_model_as_good_to_the_tolerance(client, tagging):
+    """Real-valued features: the parts' sums add in another grouping than one process's,
+    so cuts differ in their last bits and the loops can part at a near tie; both converge
+    to the tolerance, to models that tag alike."""
+    X = [features(w, real=True) for w, _ in tagging]
+    y = [t for _, t in tagging]
+    settings = dict(learner="mtl", C=5.0)
+    one = SequenceTagger(**settings).fit(X, y)
+    est = fit_dask(SequenceTagger(**settings), *bags(X, y, n=5), client=client)
+    assert est.fit_status_ == one.fit_status_ == "converged"
+    got, want = est.predict(X), one.predict(X)
+    same = sum(a == b for s, t in zip(got, want) for a, b in zip(s, t))
+    assert same / sum(map(len, want)) >= 0.99
+    a, b = est.template_weights_, one.template_weights_
+    assert a.keys() == b.keys()
+    np.testing.assert_allclose([a[k] for k in b], [b[k] for k in b], atol=0.02)
+
+
+def test_fit_dask_refuses_what_it_cannot_train_exactly(client, tagging):
+    X = [features(w) for w, _ in tagging[:20]]
+    y = [t for _, t in tagging[:20]]
+    with pytest.raises(ValueError, match="learner='mtl'"):
+        fit_dask(SequenceTagger(), *bags(X, y), client=client)
+    with pytest.raises(ValueError, match="partitioned alike"):
+        fit_dask(SequenceTagger(**MTL), db.from_sequence(X, npartitions=2),
+                 db.from_sequence(y, npartitions=3), client=client)
+    with pytest.raises(TypeError, match="dask.bag.Bag"):
+        fit_dask(SequenceTagger(**MTL), X, y, client=client)
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_fit_leaves_the_same_model(tagging, monkeypatch):
+    """Process workers: at the third separation the worker of partition 0 is killed
+    (SIGKILL; its nanny starts a new one); its tasks run again elsewhere, compile their partitions again and
+    start from the loop's state."""
+    X = [features(w) for w, _ in tagging]
+    y = [t for _, t in tagging]
+    one = SequenceTagger(**MTL).fit(X, y)
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, protocol="tcp",
+        host="127.0.0.1", dashboard_address="127.0.0.1:0",
+    )
+    client = distributed.Client(cluster)
+    calls = []
+    gather = _dask_tagger._gather_sums
+
+    def killing(c, futures):
+        calls.append(len(futures))
+        if len(calls) == 3:
+            who = c.who_has([futures[0]])
+            victim = next(iter(who.values()))[0] if who and next(iter(who.values())) else None
+            victim = victim or next(iter(c.scheduler_info()["workers"]))
+            pid = c.run(os.getpid, workers=[victim])[victim]
+            os.kill(pid, signal.SIGKILL)
+        return gather(c, futures)
+
+    monkeypatch.setattr(_dask_tagger, "_gather_sums", killing)
+    try:
+        stats = {}
+        Xb, yb = bags(X, y)
+        est = _dask_tagger.fit_tagger_dask(SequenceTagger(**MTL), Xb, yb, client, stats=stats)
+    finally:
+        client.close()
+        cluster.close()
+    assert len(calls) > 3
+    assert est.tagger_.to_bytes() == one.tagger_.to_bytes()
+
+
+def test_a_worker_that_missed_steps_starts_from_the_loop_s_state(client, tagging, monkeypatch):
+    """A worker whose replica of the point is gone at the third separation (as a worker
+    that joined mid-fit has none) is sent the loop's state, and the model is the same."""
+    X = [features(w) for w, _ in tagging]
+    y = [t for _, t in tagging]
+    one = SequenceTagger(**MTL).fit(X, y)
+    point = _dask_tagger._point
+
+    def forgetful(cache, fit_id, featurizer, separation_step, step, index, state):
+        if index == 2 and state is None:
+            cache.pop((fit_id, "point"), None)
+        return point(cache, fit_id, featurizer, separation_step, step, index, state)
+
+    monkeypatch.setattr(_dask_tagger, "_point", forgetful)
+    stats = {}
+    est = _dask_tagger.fit_tagger_dask(SequenceTagger(**MTL), *bags(X, y), client, stats=stats)
+    assert stats["resyncs"] == 4, stats["resyncs"]
+    assert est.tagger_.to_bytes() == one.tagger_.to_bytes()
