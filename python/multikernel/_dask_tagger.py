@@ -5,17 +5,23 @@ sentences that stays on the workers, giving the model one process trains on all 
    order (keys in order of first appearance, as over all the sentences).
 2. Each partition's expansion counts, merged on the client into the featurizer (sorted
    keys merge in any order: the featurizer of one process).
-3. The loop runs on the client (the working-set problem is small); at each point ``w`` the
-   client broadcasts ``w`` and every partition returns its unscaled separation sums (the
-   loss-augmented decode of its sentences), added on the client and scaled once. With CRF++
-   templates or string features every sum is an integer, so the cut is bit for bit that of
-   one process, and so is the model.
+3. The loop runs on the client (the working-set problem is small); at each point every
+   partition returns its unscaled separation sums (the loss-augmented decode of its
+   sentences), added on the client and scaled once. With CRF++ templates or string features
+   every sum is an integer, so the cut is bit for bit that of one process, and so is the
+   model.
+4. The point is not sent (the dense weights are tens of MB): each worker keeps a replica of
+   it (``_core.PointReplica``) and moves it with the loop's step (the new cut, the master's
+   multipliers and template factors, the cuts dropped, whether the last point became the
+   best one), broadcast once per cut; each part's sums carry a fingerprint of the point they
+   were taken at, which the client checks.
 
 Each partition is compiled once on the worker that holds it and kept there, in a cache of
 the worker keyed by the fit and the partition; a task that lands on another worker (a worker
 lost, work stolen) compiles the partition again from the partition's sentences, which Dask
-keeps or recomputes from the bag's graph. So a worker lost mid-fit costs its partitions'
-compile and the current separation, and the model is the same.
+keeps or recomputes from the bag's graph, and a worker whose replica missed steps is sent the
+loop's state (the working set and the best point). So a worker lost mid-fit costs its
+partitions' compile and the current separation, and the model is the same.
 """
 
 import threading
@@ -23,12 +29,11 @@ import time
 import uuid
 import weakref
 
-import numpy as np
-
 from . import _core
 from ._estimators import _given_settings, _seed, _template_text
 
-# Each worker's compiled partitions: {worker: {(fit id, partition): CompiledPart}}.
+# Each worker's state per fit: {worker: {(fit id, partition): CompiledPart, (fit id,
+# "point"): PointReplica, (fit id, "featurizer"): PartFeaturizer}}.
 _CACHES = weakref.WeakKeyDictionary()
 _CACHE_LOCK = threading.Lock()
 

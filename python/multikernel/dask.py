@@ -179,6 +179,11 @@ def fit_dask(estimator, X, y, *, client=None, epochs=None, classes=None):
     if _kind(estimator) == "tagger":
         from ._dask_tagger import fit_tagger_dask
 
+        if epochs is not None or classes is not None:
+            raise ValueError(
+                "epochs and classes are the online learner's (tables); a tagger trains by "
+                "the cutting plane until it converges (its eps and max_iter)"
+            )
         return fit_tagger_dask(estimator, X, y, client)
     if not _can_partial_fit(estimator):
         raise ValueError(
