@@ -29,6 +29,8 @@ import time
 import uuid
 import weakref
 
+import numpy as np
+
 from . import _core
 from ._estimators import _given_settings, _seed, _template_text
 
@@ -93,6 +95,16 @@ def _part_counts(xs, ys, fmt):
     return _tag_part(xs, ys, fmt).counts()
 
 
+def _aligned(value):
+    """Arrays in ``value`` (a tuple, or an array) contiguous and aligned: an array unpickled
+    from the network may not be, and the core reads arrays in place."""
+    if isinstance(value, np.ndarray):
+        return np.require(value, requirements="AC")
+    if isinstance(value, tuple):
+        return tuple(_aligned(v) for v in value)
+    return value
+
+
 def _featurizer(cache, fit_id, featurizer):
     """The fit's featurizer on this worker, read from its bytes once."""
     key = (fit_id, "featurizer")
@@ -119,7 +131,7 @@ def _point(cache, fit_id, featurizer, separation_step, step, index, state):
             replica = _core.PointReplica(featurizer, separation_step)
             cache[key] = replica
         if replica.steps == index - 1 and step is not None:
-            replica.apply(step)
+            replica.apply(_aligned(step))
         return replica if replica.steps == index else None
 
 
@@ -231,7 +243,7 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
                 )
                 for i, (xp, yp) in parts
             ]
-            sums = list(_gather_sums(client, futures))
+            sums = [_aligned(s) for s in _gather_sums(client, futures)]
             missed[:] = [k for k, s in enumerate(sums) if s is None]
             record["last"] = sums
         else:
@@ -246,7 +258,7 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
                 for k in missed
             ]
             for k, s in zip(missed, _gather_sums(client, again)):
-                sums[k] = s
+                sums[k] = _aligned(s)
         del shipped
         if any(s is None for s in sums):
             return sums
@@ -258,12 +270,15 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
         return sums
 
     # The attributes that name the state features, as over all the sentences in order.
-    attributes = client.gather(
-        [
-            client.submit(_attributes, fit_id, xp, yp, fmt, featurizer)
-            for xp, yp in zip(xs, ys)
-        ]
-    )
+    attributes = [
+        _aligned(a)
+        for a in client.gather(
+            [
+                client.submit(_attributes, fit_id, xp, yp, fmt, featurizer)
+                for xp, yp in zip(xs, ys)
+            ]
+        )
+    ]
     record["setup_seconds"] = time.perf_counter() - started
     try:
         tagger, info = _core.fit_tagger_parts(

@@ -240,10 +240,9 @@ fn part_sums(item: &Bound<'_, PyAny>) -> PyResult<PartSums> {
         })?;
     let indices: PyReadonlyArray1<u64> = t.get_item(0)?.extract()?;
     let values: PyReadonlyArray1<f64> = t.get_item(1)?.extract()?;
-    // Arrays unpickled from the network may be misaligned: read element by element.
     Ok(PartSums {
-        indices: indices.as_array().iter().copied().collect(),
-        values: values.as_array().iter().copied().collect(),
+        indices: aligned(&indices, "indices")?,
+        values: aligned(&values, "values")?,
         cost: t.get_item(2)?.extract()?,
         examples: t.get_item(3)?.extract()?,
         hash: t.get_item(4)?.extract()?,
@@ -356,7 +355,7 @@ fn unpack_attributes(
 ) -> PyResult<Vec<(String, usize)>> {
     let mut out = Vec::new();
     for (text, lengths, indices) in parts {
-        let (lengths, indices) = (lengths.as_array(), indices.as_array());
+        let (lengths, indices) = (aligned(lengths, "lengths")?, aligned(indices, "indices")?);
         if lengths.len() != indices.len() {
             return Err(PyValueError::new_err(
                 "attributes: as many lengths as indices",
@@ -403,7 +402,17 @@ fn step_out<'py>(py: Python<'py>, s: &LoopStep) -> PyResult<StepOut<'py>> {
 
 fn vec_of<T: numpy::Element + Copy>(item: Bound<'_, PyAny>) -> PyResult<Vec<T>> {
     let a: PyReadonlyArray1<T> = item.extract()?;
-    Ok(a.as_array().iter().copied().collect())
+    aligned(&a, "a loop step's array")
+}
+
+/// The values of a contiguous, aligned 1-D array (an array unpickled from the network may
+/// be misaligned: `numpy.require(a, requirements="AC")` copies it into one that is not).
+fn aligned<T: numpy::Element + Copy>(a: &PyReadonlyArray1<'_, T>, what: &str) -> PyResult<Vec<T>> {
+    a.as_slice().map(<[T]>::to_vec).map_err(|_| {
+        PyValueError::new_err(format!(
+            "{what}: a contiguous, aligned array is needed (numpy.require(a, requirements=\"AC\"))"
+        ))
+    })
 }
 
 fn step_in(t: &Bound<'_, PyTuple>) -> PyResult<LoopStep> {
