@@ -33,6 +33,7 @@ import numpy as np
 
 from . import _core
 from ._estimators import _given_settings, _seed, _template_text
+from ._tagger import _TAGGER_SETTINGS, _label_table
 
 # Each worker's state per fit: {worker: {(fit id, partition): CompiledPart, (fit id,
 # "point"): PointReplica, (fit id, "featurizer"): PartFeaturizer}}.
@@ -59,21 +60,6 @@ def _forget(fit_id):
         for k in keys:
             del cache[k]
     return len(keys)
-
-
-def _labels_of(ys):
-    """A partition's label lists as text, and ``{text: label}`` of its labels."""
-    values = {}
-    for sentence in ys:
-        for label in sentence:
-            text = str(label)
-            seen = values.setdefault(text, label)
-            if seen is not label and (type(seen) is not type(label) or seen != label):
-                raise ValueError(
-                    f"y holds the labels {seen!r} and {label!r}, which read the same "
-                    f"({text!r}): give labels of one type"
-                )
-    return values
 
 
 def _part_keys(xs):
@@ -205,14 +191,8 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
     if n == 0:
         raise ValueError("the training set has no sentences")
     values = {}
-    for part in client.gather([client.submit(_labels_of, p) for p in ys]):
-        for t, label in part.items():
-            seen = values.setdefault(t, label)
-            if seen is not label and (type(seen) is not type(label) or seen != label):
-                raise ValueError(
-                    f"y holds the labels {seen!r} and {label!r}, which read the same "
-                    f"({t!r}): give labels of one type"
-                )
+    for part in client.gather([client.submit(_label_table, p) for p in ys]):
+        _label_table([list(part.values())], values)
     if all(isinstance(v, str) for v in values.values()):
         values = None
     keys = None
@@ -288,7 +268,7 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
             c=None if estimator.C is None else float(estimator.C),
             seed=_seed(estimator.random_state),
             verbose=bool(estimator.verbose),
-            settings=_given_settings(estimator, _tagger_settings()),
+            settings=_given_settings(estimator, _TAGGER_SETTINGS),
             attributes=attributes,
         )
     finally:
@@ -303,9 +283,3 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
 def _attributes(fit_id, xs, ys, fmt, featurizer):
     f = _featurizer(_worker_cache(), fit_id, featurizer)
     return _tag_part(xs, ys, fmt).attributes(f)
-
-
-def _tagger_settings():
-    from ._tagger import _TAGGER_SETTINGS
-
-    return _TAGGER_SETTINGS

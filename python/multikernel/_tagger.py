@@ -70,7 +70,17 @@ def _label_values(y):
     ``predict`` gives back the type it was given, as the table estimators do; None when
     every label is a string. Two labels with the same text (``1`` and ``"1"``) are a
     ``ValueError``."""
-    values = {}
+    values = _label_table(y)
+    if all(isinstance(v, str) for v in values.values()):
+        return None
+    return values
+
+
+def _label_table(y, values=None):
+    """``{text: label}`` of the labels of ``y`` (label lists) added to ``values``; a
+    ``ValueError`` for two labels with the same text (``multikernel.dask`` merges the
+    partitions' tables with it too)."""
+    values = {} if values is None else values
     for sentence in y:
         for label in sentence:
             text = str(label)
@@ -80,8 +90,6 @@ def _label_values(y):
                     f"y holds the labels {seen!r} and {label!r}, which read the same "
                     f"({text!r}): give labels of one type"
                 )
-    if all(isinstance(v, str) for v in values.values()):
-        return None
     return values
 
 

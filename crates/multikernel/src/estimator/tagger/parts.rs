@@ -348,13 +348,13 @@ pub struct LoopStep {
 }
 
 impl LoopStep {
-    fn of(step: &Step) -> LoopStep {
+    fn of(step: &Step<'_>) -> LoopStep {
         LoopStep {
             best_moved: step.best_moved,
-            cut: LoopCut::of(&step.cut),
-            alpha: step.alpha.clone(),
-            factors: step.factors.clone(),
-            keep: step.keep.clone(),
+            cut: LoopCut::of(step.cut),
+            alpha: step.alpha.to_vec(),
+            factors: step.factors.to_vec(),
+            keep: step.keep.to_vec(),
         }
     }
 }
@@ -387,10 +387,10 @@ impl PointReplica {
     pub fn apply(&mut self, step: LoopStep) -> Result<()> {
         self.0.apply(Step {
             best_moved: step.best_moved,
-            cut: step.cut.checked()?,
-            alpha: step.alpha,
-            factors: step.factors,
-            keep: step.keep,
+            cut: &step.cut.checked()?,
+            alpha: &step.alpha,
+            factors: &step.factors,
+            keep: &step.keep,
         })
     }
 
@@ -486,7 +486,7 @@ struct PartsSeparator<'f> {
 }
 
 impl Separator for PartsSeparator<'_> {
-    fn solved(&mut self, step: &Step) {
+    fn solved(&mut self, step: &Step<'_>) {
         self.pending = Some(LoopStep::of(step));
     }
 

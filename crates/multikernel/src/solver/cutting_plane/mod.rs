@@ -51,15 +51,14 @@ pub(crate) mod checkpoint;
 pub(crate) mod qp;
 pub(crate) mod replica;
 
-pub(crate) use block_master::BlockNormMaster;
-pub(crate) use replica::{Replica, ReplicaState, Step};
-
 use crate::error::{Error, Result};
 use crate::features::{GroupLayout, SparseVector};
 use crate::run::{Control, Observer, RunInfo, RunRecorder, RunStatus, StepUnit};
 use crate::task::online::ExplicitGroup;
 use crate::task::structured::{check_parts, explicit_pairs, explicit_scores, StructuredTask};
+pub(crate) use block_master::BlockNormMaster;
 use rayon::prelude::*;
+pub(crate) use replica::{Replica, ReplicaState, Step};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
@@ -137,7 +136,7 @@ pub fn check_separation_step(s: f64) -> Result<()> {
 }
 
 /// A constraint of the 1-slack working set: `<w, a> >= b - xi`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Cut {
     /// `1/n sum_i [Phi(x_i, y_i) - Phi(x_i, y_hat_i)]` in the explicit parameter space.
     pub a: SparseVector,
@@ -513,7 +512,7 @@ pub(crate) trait Separator {
 
     /// The loop solved the working set after its last cut and is about to drop cuts
     /// (`keep`): what a separator that rebuilds the points elsewhere ([`Replica`]) follows.
-    fn solved(&mut self, _step: &Step) {}
+    fn solved(&mut self, _step: &Step<'_>) {}
 }
 
 /// The loop's state as far as its points go, borrowed: the working set's cuts with the
@@ -818,8 +817,7 @@ pub(crate) fn fit_with_separator(
         // point, a point between the two.
         let between = match &best {
             Some((b, _)) if step < 1.0 => {
-                inner.clear();
-                inner.extend(b.iter().zip(&w).map(|(x, y)| x + step * (y - x)));
+                replica::between_into(b, &w, step, &mut inner);
                 true
             }
             _ => false,
@@ -892,20 +890,21 @@ pub(crate) fn fit_with_separator(
         for (k, a) in idle.iter_mut().zip(master.alpha()) {
             *k = if *a > 0.0 { 0 } else { *k + 1 };
         }
-        let dropping = idle.iter().any(|&k| k >= INACTIVE_SOLVES);
-        separator.solved(&Step {
-            best_moved,
-            cut: cuts.last().cloned().unwrap_or_default(),
-            alpha: master.alpha().to_vec(),
-            factors: last_factors.clone(),
-            keep: if dropping {
-                idle.iter().map(|&k| k < INACTIVE_SOLVES).collect()
-            } else {
-                Vec::new()
-            },
-        });
-        if dropping {
-            let keep: Vec<bool> = idle.iter().map(|&k| k < INACTIVE_SOLVES).collect();
+        let keep: Vec<bool> = if idle.iter().any(|&k| k >= INACTIVE_SOLVES) {
+            idle.iter().map(|&k| k < INACTIVE_SOLVES).collect()
+        } else {
+            Vec::new()
+        };
+        if let Some(cut) = cuts.last() {
+            separator.solved(&Step {
+                best_moved,
+                cut,
+                alpha: master.alpha(),
+                factors: &last_factors,
+                keep: &keep,
+            });
+        }
+        if !keep.is_empty() {
             master.retain(&keep);
             if let Some(m) = &mut margins {
                 retain_kept(m, &keep);

@@ -14,14 +14,22 @@ use crate::features::GroupLayout;
 /// What the loop did between two separations: the point separated last became the best
 /// point (`best_moved`), `cut` was added, the master solved with multipliers `alpha` (one
 /// per cut in the working set, `cut` last) and one factor per group (`factors`), then the
-/// cuts `r` with `keep[r]` false were dropped (`keep` empty: none).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Step {
+/// cuts `r` with `keep[r]` false were dropped (`keep` empty: none). Borrowed from the loop.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Step<'a> {
     pub best_moved: bool,
-    pub cut: Cut,
-    pub alpha: Vec<f64>,
-    pub factors: Vec<f64>,
-    pub keep: Vec<bool>,
+    pub cut: &'a Cut,
+    pub alpha: &'a [f64],
+    pub factors: &'a [f64],
+    pub keep: &'a [bool],
+}
+
+/// `out = b + s (w - b)`, the point between the best point `b` and the master's `w` that
+/// the loop separates: one function for the loop and its replicas, so both take the same
+/// bits.
+pub(crate) fn between_into(b: &[f64], w: &[f64], s: f64, out: &mut Vec<f64>) {
+    out.clear();
+    out.extend(b.iter().zip(w).map(|(x, y)| x + s * (y - x)));
 }
 
 /// The loop's state as far as its points go: the working set, the last multipliers and
@@ -69,7 +77,7 @@ impl Replica {
 
     /// Follows the loop through `step`; an error for a step that does not fit (the state is
     /// then unchanged).
-    pub(crate) fn apply(&mut self, step: Step) -> Result<()> {
+    pub(crate) fn apply(&mut self, step: Step<'_>) -> Result<()> {
         let dim = self.layout.total();
         let r = self.cuts.len() + 1;
         if step.alpha.len() != r
@@ -96,9 +104,9 @@ impl Replica {
                 None => self.best = Some(self.at.clone()),
             }
         }
-        self.cuts.push(step.cut);
-        self.alpha = step.alpha;
-        self.factors = step.factors;
+        self.cuts.push(step.cut.clone());
+        self.alpha = step.alpha.to_vec();
+        self.factors = step.factors.to_vec();
         self.point();
         if !step.keep.is_empty() {
             let mut keep = step.keep.iter();
@@ -111,16 +119,18 @@ impl Replica {
     }
 
     /// Sets `at` to the weights of the working set, or the point between the best point and
-    /// them: `b + s (w - b)`, as the loop takes it.
+    /// them ([`between_into`]), as the loop takes it.
     fn point(&mut self) {
         let mut w = std::mem::take(&mut self.at);
         self.weights_into(&mut w);
-        if let Some(b) = self.best.as_ref().filter(|_| self.step < 1.0) {
-            for (y, x) in w.iter_mut().zip(b) {
-                *y = x + self.step * (*y - x);
+        self.at = match self.best.as_ref().filter(|_| self.step < 1.0) {
+            Some(b) => {
+                let mut at = Vec::with_capacity(w.len());
+                between_into(b, &w, self.step, &mut at);
+                at
             }
-        }
-        self.at = w;
+            None => w,
+        };
     }
 
     /// `w_j = sum_r (alpha_r f_g(j)) a_r[j]`, as the masters sum it, into `w` (resized).
