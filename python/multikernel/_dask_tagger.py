@@ -13,15 +13,19 @@ sentences that stays on the workers, giving the model one process trains on all 
 4. The point is not sent (the dense weights are tens of MB): each worker keeps a replica of
    it (``_core.PointReplica``) and moves it with the loop's step (the new cut, the master's
    multipliers and template factors, the cuts dropped, whether the last point became the
-   best one), broadcast once per cut; each part's sums carry a fingerprint of the point they
-   were taken at, which the client checks.
+   best one), broadcast once per cut; each part's sums carry a fingerprint of the steps its
+   replica followed, which the client checks. A worker's replica holds only the weights its
+   partitions read, so rebuilding the point costs each worker its share of the cuts.
 
-Each partition is compiled once on the worker that holds it and kept there, in a cache of
-the worker keyed by the fit and the partition; a task that lands on another worker (a worker
-lost, work stolen) compiles the partition again from the partition's sentences, which Dask
-keeps or recomputes from the bag's graph, and a worker whose replica missed steps is sent the
-loop's state (the working set and the best point). So a worker lost mid-fit costs its
-partitions' compile and the current separation, and the model is the same.
+Partitions are spread evenly over the workers (partition i on the i-th worker, modulo their
+number, as a preference: Dask may still run a task elsewhere). Each partition is compiled
+once on the worker that runs it and kept there, in a cache of the worker keyed by the fit
+and the partition; a task that lands on another worker (a worker lost, work stolen) compiles
+the partition again from the partition's sentences, which Dask keeps or recomputes from the
+bag's graph, and a worker whose replica missed steps or does not hold the partition's
+weights is sent the loop's state (the working set and the best point). So a worker lost
+mid-fit costs its partitions' compile and the current separation, and the model is the
+same.
 """
 
 import threading
@@ -36,7 +40,8 @@ from ._estimators import _given_settings, _seed, _template_text
 from ._tagger import _TAGGER_SETTINGS, _label_table
 
 # Each worker's state per fit: {worker: {(fit id, partition): CompiledPart, (fit id,
-# "point"): PointReplica, (fit id, "featurizer"): PartFeaturizer}}.
+# "point"): PointReplica, (fit id, "featurizer"): PartFeaturizer}}; partitions are the
+# integer keys.
 _CACHES = weakref.WeakKeyDictionary()
 _CACHE_LOCK = threading.Lock()
 
@@ -49,12 +54,17 @@ def _worker_cache():
         return _CACHES.setdefault(worker, {})
 
 
-def _forget(fit_id):
-    """Drops a fit's compiled partitions from this worker's cache (``client.run``)."""
-    try:
-        cache = _worker_cache()
-    except ValueError:  # pragma: no cover - not on a worker
-        return 0
+def _run_cache(dask_worker):
+    """The cache of the worker a ``client.run`` function runs on (outside a task,
+    ``get_worker`` finds none: ``client.run`` hands the worker as ``dask_worker``)."""
+    with _CACHE_LOCK:
+        return _CACHES.get(dask_worker, {})
+
+
+def _forget(fit_id, dask_worker=None):
+    """Drops a fit's compiled partitions, replica and counts from this worker's cache
+    (``client.run``); how many entries."""
+    cache = _run_cache(dask_worker)
     with _CACHE_LOCK:
         keys = [k for k in cache if k[0] == fit_id]
         for k in keys:
@@ -101,37 +111,42 @@ def _featurizer(cache, fit_id, featurizer):
         return f
 
 
-def _point(cache, fit_id, featurizer, separation_step, step, index, state):
-    """This worker's replica of the loop's point, at separation ``index``: started at the
-    first separation, or from the loop's ``state``, and moved by the loop's ``step``; None
-    when the worker missed steps (the client then sends the state)."""
+def _point(cache, fit_id, featurizer, separation_step, step, index, state, compiled):
+    """This worker's replica of the loop's point, at separation ``index``, holding the
+    weights of the worker's partitions (``compiled`` among them): started at the first
+    separation, or from the loop's ``state``, and moved by the loop's ``step``; None when
+    the worker missed steps, or its replica dropped weights ``compiled`` reads (the client
+    then sends the state)."""
     key = (fit_id, "point")
     with _CACHE_LOCK:
         replica = cache.get(key)
-        if state is not None:
-            replica = _core.PointReplica(featurizer, separation_step, state)
+        fresh = replica is not None and replica.steps == index and replica.widen(compiled)
+        if state is not None and not fresh:
+            parts = [v for k, v in cache.items() if k[0] == fit_id and isinstance(k[1], int)]
+            replica = _core.PointReplica(featurizer, separation_step, state, parts=parts)
             cache[key] = replica
-        elif replica is None:
+            return replica
+        if replica is None:
             if index != 0:
                 return None
-            replica = _core.PointReplica(featurizer, separation_step)
+            replica = _core.PointReplica(featurizer, separation_step, parts=[compiled])
             cache[key] = replica
         if replica.steps == index - 1 and step is not None:
             replica.apply(_aligned(step))
-        return replica if replica.steps == index else None
+        if replica.steps != index or not replica.widen(compiled):
+            return None
+        return replica
 
 
 def _separate(fit_id, part, xs, ys, fmt, featurizer, point, n_jobs, state=None):
     """Partition ``part``'s separation sums at the loop's point (``point``: the step since
     the last separation, the separation's index and the separation step), compiled on first
-    use on this worker; None when this worker's replica of the point missed steps."""
+    use on this worker; None when this worker's replica of the point cannot serve it."""
     step, index, separation_step = point
+    started = time.perf_counter()
     cache = _worker_cache()
     with _core.Threads(n_jobs):
         f = _featurizer(cache, fit_id, featurizer)
-        replica = _point(cache, fit_id, f, separation_step, step, index, state)
-        if replica is None:
-            return None
         key = (fit_id, part)
         with _CACHE_LOCK:
             compiled = cache.get(key)
@@ -139,12 +154,38 @@ def _separate(fit_id, part, xs, ys, fmt, featurizer, point, n_jobs, state=None):
             compiled = _tag_part(xs, ys, fmt).compile(f)
             with _CACHE_LOCK:
                 cache[key] = compiled
-        return compiled.separate_at(replica)
+        replica = _point(cache, fit_id, f, separation_step, step, index, state, compiled)
+        if replica is None:
+            return None
+        ready = time.perf_counter()
+        sums = compiled.separate_at(replica)
+    with _CACHE_LOCK:
+        seconds = cache.setdefault((fit_id, "seconds"), [0.0, 0.0, 0])
+        seconds[0] += ready - started
+        seconds[1] += time.perf_counter() - ready
+        seconds[2] += 1
+    return sums
+
+
+def _seconds(fit_id, dask_worker=None):
+    """This worker's seconds in the fit's tasks (``client.run``): compiling partitions and
+    moving the point's replica, decoding, and the number of tasks."""
+    cache = _run_cache(dask_worker)
+    with _CACHE_LOCK:
+        s = cache.get((fit_id, "seconds"))
+        return None if s is None else tuple(s)
 
 
 def _gather_sums(client, futures):
     """The parts' sums (a seam for the tests' fault injection)."""
     return client.gather(futures)
+
+
+def _homes(client, n):
+    """The worker each of ``n`` partitions prefers (partition i on the i-th worker, modulo
+    their number; None when no worker is known): a seam for the tests."""
+    workers = sorted(client.scheduler_info()["workers"])
+    return [[workers[i % len(workers)]] if workers else None for i in range(n)]
 
 
 def _partitions(client, bag):
@@ -155,8 +196,9 @@ def _partitions(client, bag):
 def fit_tagger_dask(estimator, X, y, client, *, stats=None):
     """Trains ``estimator`` (``SequenceTagger(learner="mtl")``) on the bags ``X`` and ``y``
     (sentences and their label lists, partitioned alike) and returns it, fitted. ``stats``:
-    a dict that receives what crossed the network (bytes of the weights broadcast and of
-    the sums gathered, per cut) and the seconds of the separations."""
+    a dict that receives what crossed the network (bytes of the loop's step broadcast and of
+    the sums gathered, per cut), the seconds of the separations, and each worker's seconds
+    in its tasks (``worker_seconds``: point and compile, decoding, tasks)."""
     if estimator.learner != "mtl":
         raise ValueError(
             "fit_dask trains a tagger by the cutting plane, exactly: learner='mtl' (got "
@@ -216,10 +258,12 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
         point = (step, index, separation_step)
         shipped = client.scatter(point, broadcast=True, hash=False)
         parts = list(enumerate(zip(xs, ys)))
+        home = _homes(client, len(parts))
         if state is None:
             futures = [
                 client.submit(
-                    _separate, fit_id, i, xp, yp, fmt, featurizer, shipped, n_jobs, pure=False
+                    _separate, fit_id, i, xp, yp, fmt, featurizer, shipped, n_jobs,
+                    pure=False, workers=home[i], allow_other_workers=True,
                 )
                 for i, (xp, yp) in parts
             ]
@@ -233,7 +277,7 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
             again = [
                 client.submit(
                     _separate, fit_id, k, xs[k], ys[k], fmt, featurizer, shipped, n_jobs,
-                    state, pure=False,
+                    state, pure=False, workers=home[k], allow_other_workers=True,
                 )
                 for k in missed
             ]
@@ -242,8 +286,8 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
         del shipped
         if any(s is None for s in sums):
             return sums
-        workers = len(client.scheduler_info()["workers"])
         step_bytes = 0 if step is None else sum(getattr(v, "nbytes", 8) for v in step)
+        workers = len(client.scheduler_info()["workers"])
         record["step_bytes"].append(step_bytes * workers)
         record["sums_bytes"].append(sum(s[0].nbytes + s[1].nbytes + 24 for s in sums))
         record["separate_seconds"].append(time.perf_counter() - t)
@@ -271,6 +315,9 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
             settings=_given_settings(estimator, _TAGGER_SETTINGS),
             attributes=attributes,
         )
+        record["worker_seconds"] = {
+            w: s for w, s in client.run(_seconds, fit_id).items() if s is not None
+        }
     finally:
         client.run(_forget, fit_id)
     record.pop("last", None)

@@ -155,13 +155,46 @@ def test_a_worker_that_missed_steps_starts_from_the_loop_s_state(client, tagging
     one = SequenceTagger(**MTL).fit(X, y)
     point = _dask_tagger._point
 
-    def forgetful(cache, fit_id, featurizer, separation_step, step, index, state):
+    def forgetful(cache, fit_id, featurizer, separation_step, step, index, state, compiled):
         if index == 2 and state is None:
             cache.pop((fit_id, "point"), None)
-        return point(cache, fit_id, featurizer, separation_step, step, index, state)
+        return point(cache, fit_id, featurizer, separation_step, step, index, state, compiled)
 
     monkeypatch.setattr(_dask_tagger, "_point", forgetful)
     stats = {}
     est = _dask_tagger.fit_tagger_dask(SequenceTagger(**MTL), *bags(X, y), client, stats=stats)
     assert stats["resyncs"] == 4, stats["resyncs"]
     assert est.tagger_.to_bytes() == one.tagger_.to_bytes()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("client", [2], indirect=True)
+def test_a_partition_moved_to_another_worker_starts_it_from_the_loop_s_state(
+    client, tagging, monkeypatch
+):
+    """From the third separation on, the partitions prefer the other worker (as after a
+    worker is lost or work is stolen): the worker's replica holds only the weights of the
+    partitions it served, and cuts have dropped the others, so it is sent the loop's state,
+    and the model is the same."""
+    X = [features(w) for w, _ in tagging]
+    y = [t for _, t in tagging]
+    one = SequenceTagger(**MTL).fit(X, y)
+    homes = _dask_tagger._homes
+    calls = []
+
+    def swapped(c, n):
+        calls.append(n)
+        h = homes(c, n)
+        return h if len(calls) < 3 else h[1:] + h[:1]
+
+    monkeypatch.setattr(_dask_tagger, "_homes", swapped)
+    stats = {}
+    est = _dask_tagger.fit_tagger_dask(SequenceTagger(**MTL), *bags(X, y), client, stats=stats)
+    assert stats["resyncs"] >= 1, stats["resyncs"]
+    assert est.tagger_.to_bytes() == one.tagger_.to_bytes()
+    # Every partition separated once per cut, counted by the workers that did it.
+    tasks = sum(s[2] for s in stats["worker_seconds"].values())
+    assert tasks == 4 * len(stats["separate_seconds"]), (tasks, stats["worker_seconds"])
+    # The workers forgot the fit: no compiled partition, replica or count left behind.
+    left = client.run(lambda dask_worker: len(_dask_tagger._run_cache(dask_worker)))
+    assert set(left.values()) == {0}, left

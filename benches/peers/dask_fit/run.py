@@ -5,8 +5,9 @@ makes the fit last about a minute in one process. Prints the seconds of the fit 
 process (every core, then one thread) and of `fit_dask` on a LocalCluster of 1 and 2 process
 workers (one thread each), the seconds in the separations (the loss-augmented decoding on
 the workers, with the network), the bytes that crossed the network per cut (the loop's step
-broadcast to every worker, the partitions' sums gathered), and whether every model's bytes
-equal the one-process model's.
+broadcast to every worker, the partitions' sums gathered), each worker's seconds (compiling
+its partitions and moving its replica of the point, decoding), and whether every model's
+bytes equal the one-process model's.
 
     python benches/peers/dask_fit/run.py [--eps 0.002] [--workers 1 2] [--partitions 4]
 
@@ -99,6 +100,9 @@ def main():
             f"same bytes: {est.tagger_.to_bytes() == want}; {est.fit_notes_[0]}",
             flush=True,
         )
+        for worker, (point, decode, tasks) in sorted(stats["worker_seconds"].items()):
+            print(f"  worker {worker}: {tasks} tasks, {point:.1f} s compiling and moving the "
+                  f"point's replica, {decode:.1f} s decoding", flush=True)
         client.close()
         cluster.close()
 

@@ -188,7 +188,7 @@ pub struct PyCompiledPart {
 }
 
 /// A part's separation sums as Python sees them: `(indices, values, cost, sentences,
-/// fingerprint of the point)`.
+/// fingerprint of the loop's steps to the point)`.
 type SumsOut<'py> = (
     Bound<'py, PyArray1<u64>>,
     Bound<'py, PyArray1<f64>>,
@@ -199,6 +199,13 @@ type SumsOut<'py> = (
 
 #[pymethods]
 impl PyCompiledPart {
+    /// How many of the model's weights the part's sentences are scored with (what a
+    /// worker's replica of the point holds for this part).
+    #[getter]
+    fn weights_read(&self, py: Python<'_>) -> usize {
+        py.detach(|| self.inner.weights_read())
+    }
+
     /// The part's separation sums at the point of `replica`.
     fn separate_at<'py>(
         &self,
@@ -441,7 +448,7 @@ pub struct PyPointReplica {
 }
 
 /// A loop state as Python sees it: `(separation_step, [(indices, values, b)], alpha,
-/// factors, best or None, steps)`.
+/// factors, best or None, steps, fingerprint of the steps)`.
 type StateOut = (
     f64,
     Vec<(Vec<u64>, Vec<f64>, f64)>,
@@ -449,6 +456,7 @@ type StateOut = (
     Vec<f64>,
     Option<Vec<f64>>,
     usize,
+    u64,
 );
 
 fn state_out(s: LoopState) -> StateOut {
@@ -462,6 +470,7 @@ fn state_out(s: LoopState) -> StateOut {
         s.factors,
         s.best,
         s.steps,
+        s.hash,
     )
 }
 
@@ -469,22 +478,24 @@ fn state_out(s: LoopState) -> StateOut {
 impl PyPointReplica {
     /// The loop before its first separation, over the weights of `featurizer`; with
     /// `state` (the tuple `fit_tagger_parts` hands its callable), the loop at that state.
+    /// With `parts` (a list of `CompiledPart`), it holds only the weights they read.
     #[new]
-    #[pyo3(signature = (featurizer, separation_step, state=None))]
+    #[pyo3(signature = (featurizer, separation_step, state=None, parts=None))]
     fn new(
         py: Python<'_>,
         featurizer: &PyPartFeaturizer,
         separation_step: f64,
         state: Option<StateOut>,
+        parts: Option<Vec<PyRef<'_, PyCompiledPart>>>,
     ) -> PyResult<PyPointReplica> {
+        let parts: Option<Vec<&CompiledPart>> =
+            parts.as_ref().map(|p| p.iter().map(|c| &c.inner).collect());
         let inner = py
             .detach(|| {
                 let f = &featurizer.inner;
-                match state {
-                    None => Ok(PointReplica::new(f, separation_step)),
-                    Some((step, cuts, alpha, factors, best, steps)) => PointReplica::from_state(
-                        f,
-                        LoopState {
+                let state =
+                    state.map(
+                        |(step, cuts, alpha, factors, best, steps, hash)| LoopState {
                             separation_step: step,
                             cuts: cuts
                                 .into_iter()
@@ -494,8 +505,12 @@ impl PyPointReplica {
                             factors,
                             best,
                             steps,
+                            hash,
                         },
-                    ),
+                    );
+                match state {
+                    None => PointReplica::new(f, separation_step, parts.as_deref()),
+                    Some(s) => PointReplica::from_state(f, s, parts.as_deref()),
                 }
             })
             .or_py()?;
@@ -510,6 +525,16 @@ impl PyPointReplica {
         py.detach(|| {
             let mut r = self.inner.write().unwrap_or_else(|e| e.into_inner());
             r.apply(step)
+        })
+        .or_py()
+    }
+
+    /// Holds also the weights `part` reads: True when it does, False (no change) when a cut
+    /// held already dropped some of them (a replica from the loop's state then serves it).
+    fn widen(&self, py: Python<'_>, part: &PyCompiledPart) -> PyResult<bool> {
+        py.detach(|| {
+            let mut r = self.inner.write().unwrap_or_else(|e| e.into_inner());
+            r.widen(&part.inner)
         })
         .or_py()
     }

@@ -169,7 +169,7 @@ pub fn tagger_parts(data: &[u8]) {
             let bytes = f.to_bytes().expect("a featurizer serializes");
             let back = PartFeaturizer::from_bytes(&bytes).expect("a built featurizer reads");
             assert_eq!(back, f);
-            let mut r = PointReplica::new(&f, 0.5);
+            let mut r = PointReplica::new(&f, 0.5, None).expect("a replica of all weights");
             assert!(
                 r.apply(LoopStep::default()).is_err(),
                 "a step without multipliers"
@@ -186,6 +186,7 @@ pub fn tagger_parts(data: &[u8]) {
         let _ = k.clone().merge(k);
     }
     if let Ok(f) = PartFeaturizer::from_bytes(data) {
-        assert_eq!(PointReplica::new(&f, 0.1).at().len(), f.dim());
+        let r = PointReplica::new(&f, 0.1, None).expect("a replica of all weights");
+        assert_eq!(r.at().len(), f.dim());
     }
 }

@@ -17,9 +17,10 @@
 //! one ([`LoopStep`]: the cut added, the master's multipliers and template factors, the
 //! cuts dropped, whether the last point became the best one), from which a
 //! [`PointReplica`] where the parts are rebuilds the point bit for bit; a process that
-//! missed steps starts again from the loop's state ([`Point::state`]). Every part's sums
-//! carry a fingerprint of the point it separated (`point_hash`), checked against the
-//! loop's.
+//! missed steps starts again from the loop's state ([`Point::state`]). A replica holds only
+//! the weights its parts read (`PointReplica::new` with parts), so what it streams to rebuild the
+//! point shrinks with the parts it serves. Every part's sums carry a fingerprint of the
+//! loop's steps its replica followed (`step_hash`), checked against the loop's.
 
 use super::{check_labels, column_sentences, Sentences};
 use crate::data::columns::ColumnSentence;
@@ -153,6 +154,7 @@ impl TagPart {
             task,
             dim,
             scratch: Mutex::new(Vec::new()),
+            id: NEXT_PART.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
     }
 }
@@ -218,17 +220,46 @@ pub struct CompiledPart {
     dim: usize,
     /// The dense accumulator of the sums (all zeros between separations).
     scratch: Mutex<Vec<f64>>,
+    /// This part among those compiled in this process (what a [`PointReplica`] holds the
+    /// weights of).
+    id: u64,
 }
+
+/// The next [`CompiledPart::id`].
+static NEXT_PART: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl CompiledPart {
     /// The part's unscaled separation sums at the point of `replica` (decoded in
     /// parallel).
     pub fn separate_at(&self, replica: &PointReplica) -> Result<PartSums> {
-        self.separate(replica.at())
+        if replica
+            .serves
+            .as_ref()
+            .is_some_and(|s| !s.contains(&self.id))
+        {
+            return Err(Error::data(
+                "the point's replica does not hold the weights this part reads",
+            ));
+        }
+        self.separate(replica.at(), replica.hash)
     }
 
-    /// The part's unscaled separation sums at the weights `w`.
-    pub(crate) fn separate(&self, w: &[f64]) -> Result<PartSums> {
+    /// How many of the model's weights the part's sentences are scored with (what a
+    /// [`PointReplica`] holds for this part).
+    pub fn weights_read(&self) -> usize {
+        self.reads().iter().filter(|&&r| r).count()
+    }
+
+    /// The weights the part's sentences are scored with (`true` at their indices).
+    pub(crate) fn reads(&self) -> Vec<bool> {
+        let mut reads = vec![false; self.dim];
+        crate::task::structured::explicit_reads(&self.task, &mut reads);
+        reads
+    }
+
+    /// The part's unscaled separation sums at the weights `w`, reached by the loop's steps
+    /// of fingerprint `hash`.
+    pub(crate) fn separate(&self, w: &[f64], hash: u64) -> Result<PartSums> {
         use crate::task::structured::StructuredTask;
         if w.len() != self.dim {
             return Err(Error::shape("weights", self.dim, w.len()));
@@ -243,7 +274,7 @@ impl CompiledPart {
             values: sums.a.iter().map(|&(_, v)| v).collect(),
             cost: sums.b,
             examples: n,
-            hash: point_hash(w),
+            hash,
         })
     }
 }
@@ -257,7 +288,7 @@ pub struct PartSums {
     pub values: Vec<f64>,
     pub cost: f64,
     pub examples: usize,
-    /// A fingerprint of the point separated (FNV-1a over its bits).
+    /// A fingerprint of the loop's steps to the point separated (`step_hash`).
     pub hash: u64,
 }
 
@@ -370,48 +401,98 @@ pub struct LoopState {
     pub factors: Vec<f64>,
     pub best: Option<Vec<f64>>,
     pub steps: usize,
+    /// The fingerprint of the loop's steps so far.
+    pub hash: u64,
 }
 
-/// The point of the loop's next separation, rebuilt where the parts are.
+/// The point of the loop's next separation, rebuilt where the parts are, with the
+/// fingerprint of the steps that led there.
 #[derive(Debug, Clone)]
-pub struct PointReplica(Replica);
+pub struct PointReplica {
+    replica: Replica,
+    hash: u64,
+    /// The parts whose weights it holds ([`CompiledPart::id`]; `None`: it holds all the
+    /// weights).
+    serves: Option<std::collections::HashSet<u64>>,
+}
 
 impl PointReplica {
-    /// The loop before its first separation (at zero), over `featurizer`'s weights.
-    pub fn new(featurizer: &PartFeaturizer, separation_step: f64) -> PointReplica {
-        PointReplica(Replica::new(featurizer.0.layout(), separation_step))
+    /// The loop before its first separation (at zero), over `featurizer`'s weights: all of
+    /// them, or with `parts` only those the parts read (the point is the loop's there, 0
+    /// elsewhere).
+    pub fn new(
+        featurizer: &PartFeaturizer,
+        separation_step: f64,
+        parts: Option<&[&CompiledPart]>,
+    ) -> Result<PointReplica> {
+        let layout = featurizer.0.layout();
+        let replica = match parts {
+            None => Replica::new(layout, separation_step),
+            Some(p) => Replica::reading(layout, separation_step, reads_of(featurizer, p))?,
+        };
+        Ok(PointReplica {
+            replica,
+            hash: STEPS_START,
+            serves: parts.map(|p| p.iter().map(|c| c.id).collect()),
+        })
+    }
+
+    /// Holds also the weights `part` reads: true when it does, false (no change) when a
+    /// cut already dropped some of them (a replica [`PointReplica::from_state`] holds
+    /// them).
+    pub fn widen(&mut self, part: &CompiledPart) -> Result<bool> {
+        let Some(serves) = &mut self.serves else {
+            return Ok(true);
+        };
+        if serves.contains(&part.id) {
+            return Ok(true);
+        }
+        let widened = self.replica.widen(&part.reads())?;
+        if widened {
+            serves.insert(part.id);
+        }
+        Ok(widened)
     }
 
     /// Follows the loop through `step` (an error, and no change, for a step that does not
     /// fit).
     pub fn apply(&mut self, step: LoopStep) -> Result<()> {
-        self.0.apply(Step {
+        let cut = step.cut.checked()?;
+        let step = Step {
             best_moved: step.best_moved,
-            cut: &step.cut.checked()?,
+            cut: &cut,
             alpha: &step.alpha,
             factors: &step.factors,
             keep: &step.keep,
-        })
+        };
+        self.replica.apply(step)?;
+        self.hash = step_hash(self.hash, &step);
+        Ok(())
     }
 
     /// The point of the next separation.
     pub(crate) fn at(&self) -> &[f64] {
-        self.0.at()
+        self.replica.at()
     }
 
     /// The loop's solves followed so far (the separations before the next one, less 1).
     pub fn steps(&self) -> usize {
-        self.0.steps()
+        self.replica.steps()
     }
 
-    /// The replica of the loop at `state`, over `featurizer`'s weights.
-    pub fn from_state(featurizer: &PartFeaturizer, state: LoopState) -> Result<PointReplica> {
+    /// The replica of the loop at `state`, over `featurizer`'s weights (all of them, or
+    /// with `parts` only those the parts read).
+    pub fn from_state(
+        featurizer: &PartFeaturizer,
+        state: LoopState,
+        parts: Option<&[&CompiledPart]>,
+    ) -> Result<PointReplica> {
         let cuts = state
             .cuts
             .into_iter()
             .map(LoopCut::checked)
             .collect::<Result<Vec<_>>>()?;
-        Ok(PointReplica(Replica::from_state(
+        let replica = Replica::from_state(
             featurizer.0.layout(),
             ReplicaState {
                 step: state.separation_step,
@@ -421,8 +502,23 @@ impl PointReplica {
                 best: state.best,
                 steps: state.steps,
             },
-        )?))
+            parts.map(|p| reads_of(featurizer, p)),
+        )?;
+        Ok(PointReplica {
+            replica,
+            hash: state.hash,
+            serves: parts.map(|p| p.iter().map(|c| c.id).collect()),
+        })
     }
+}
+
+/// The weights any of `parts` reads.
+fn reads_of(featurizer: &PartFeaturizer, parts: &[&CompiledPart]) -> Vec<bool> {
+    let mut reads = vec![false; featurizer.dim()];
+    for part in parts {
+        crate::task::structured::explicit_reads(&part.task, &mut reads);
+    }
+    reads
 }
 
 /// A point the loop asks the parts to separate: the weights, and what the loop did since
@@ -436,8 +532,8 @@ pub struct Point<'a> {
     pub index: usize,
     /// The loop's separation step (for a new [`PointReplica`]).
     pub separation_step: f64,
-    /// A fingerprint of `at`'s bits (FNV-1a over its words): a part's replica at this point has
-    /// the same.
+    /// A fingerprint of the loop's steps to this point (`step_hash`): a part's replica at
+    /// this point has the same.
     pub hash: u64,
     /// The loop's state, for a process that missed steps ([`Point::state`]).
     view: &'a LoopView<'a>,
@@ -454,18 +550,35 @@ impl Point<'_> {
             factors: s.factors,
             best: s.best,
             steps: s.steps,
+            hash: self.hash,
         }
     }
 }
 
-/// A fingerprint of a point's bits (FNV-1a over the words, folded): what a part's replica
-/// and the loop compare instead of the points themselves.
-pub(crate) fn point_hash(w: &[f64]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for v in w {
-        h ^= v.to_bits();
+/// The fingerprint of no steps ([`step_hash`]'s start).
+const STEPS_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// The fingerprint of the loop's steps: `h`, the fingerprint of the steps before, folded
+/// with `step`'s words (FNV-1a: whether the best point moved, the cut's indices, values and
+/// offset, the multipliers, the factors, the cuts kept). The loop and each replica fold the
+/// same steps, so a part that separated at another point than the loop's (a replica that
+/// missed or repeated a step, or followed another fit) shows another fingerprint. Hashing
+/// the steps, not the point, costs the size of a cut, not of the weights.
+pub(crate) fn step_hash(h: u64, step: &Step<'_>) -> u64 {
+    let mut h = h;
+    let mut fold = |word: u64| {
+        h ^= word;
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    };
+    fold(u64::from(step.best_moved));
+    for (j, v) in step.cut.a.iter() {
+        fold(j as u64);
+        fold(v.to_bits());
     }
+    fold(step.cut.b.to_bits());
+    step.alpha.iter().for_each(|a| fold(a.to_bits()));
+    step.factors.iter().for_each(|f| fold(f.to_bits()));
+    step.keep.iter().for_each(|&k| fold(u64::from(k)));
     h ^ (h >> 29)
 }
 
@@ -481,6 +594,8 @@ struct PartsSeparator<'f> {
     scratch: Vec<f64>,
     /// The loop's step since the last separation.
     pending: Option<LoopStep>,
+    /// The fingerprint of the loop's steps so far ([`step_hash`]).
+    chain: u64,
     index: usize,
     separation_step: f64,
 }
@@ -488,6 +603,7 @@ struct PartsSeparator<'f> {
 impl Separator for PartsSeparator<'_> {
     fn solved(&mut self, step: &Step<'_>) {
         self.pending = Some(LoopStep::of(step));
+        self.chain = step_hash(self.chain, step);
     }
 
     fn separate(&mut self, _at: &[f64], _observer: &dyn Observer) -> Result<Option<Cut>> {
@@ -505,7 +621,7 @@ impl Separator for PartsSeparator<'_> {
         if observer.should_stop() {
             return Ok(None);
         }
-        let hash = point_hash(at);
+        let hash = self.chain;
         let point = Point {
             at,
             step: self.pending.as_ref(),
@@ -590,6 +706,7 @@ pub fn fit_parts<'f>(
         n,
         scratch: vec![0.0; examples.layout().total()],
         pending: None,
+        chain: STEPS_START,
         index: 0,
         separation_step,
     };

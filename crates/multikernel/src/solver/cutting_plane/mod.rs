@@ -48,6 +48,7 @@
 
 pub(crate) mod block_master;
 pub(crate) mod checkpoint;
+pub(crate) mod compact_cuts;
 pub(crate) mod qp;
 pub(crate) mod replica;
 
@@ -817,7 +818,7 @@ pub(crate) fn fit_with_separator(
         // point, a point between the two.
         let between = match &best {
             Some((b, _)) if step < 1.0 => {
-                replica::between_into(b, &w, step, &mut inner);
+                compact_cuts::between_into(b, &w, step, &mut inner);
                 true
             }
             _ => false,

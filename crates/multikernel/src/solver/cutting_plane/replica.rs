@@ -2,11 +2,19 @@
 //! separates parts of the examples follows the loop from each step's new cut, the master's
 //! multipliers and template factors, the cuts dropped, and whether the point it separated
 //! became the best point ([`Step`]), instead of receiving the dense weights (59 MB for 7.4M
-//! weights) at every cut. The weights are summed as the masters sum them
-//! (`block_master::grams::PackedGrams::weights_into`: `w_j = sum_r (alpha_r f_g(j)) a_r[j]`,
-//! cut after cut from zero, cuts with `alpha_r = 0` and groups with `f_g = 0` left out), so
-//! the point is the loop's, bit for bit.
+//! weights) at every cut. The cuts are held and the weights summed as the masters hold and
+//! sum them ([`CompactCuts::weights_into`]: `w_j = sum_r (alpha_r f_g(j)) a_r[j]`, cut after
+//! cut from zero, cuts with `alpha_r = 0` and groups with `f_g = 0` left out), so the point
+//! is the loop's, bit for bit.
+//!
+//! A replica may hold only the weights its process reads (`reads`: the parameters the
+//! examples decoded there score with): the cuts' other entries are dropped as they arrive,
+//! so rebuilding the point streams only those, and the point equals the loop's wherever it
+//! is read (elsewhere it is 0). The set can grow only before the first cut
+//! ([`Replica::widen`]); later, a replica over a larger set starts again from the loop's
+//! state.
 
+use super::compact_cuts::CompactCuts;
 use super::Cut;
 use crate::error::{Error, Result};
 use crate::features::GroupLayout;
@@ -24,21 +32,13 @@ pub(crate) struct Step<'a> {
     pub keep: &'a [bool],
 }
 
-/// `out = b + s (w - b)`, the point between the best point `b` and the master's `w` that
-/// the loop separates: one function for the loop and its replicas, so both take the same
-/// bits.
-pub(crate) fn between_into(b: &[f64], w: &[f64], s: f64, out: &mut Vec<f64>) {
-    out.clear();
-    out.extend(b.iter().zip(w).map(|(x, y)| x + s * (y - x)));
-}
-
 /// The loop's state as far as its points go: the working set, the last multipliers and
 /// factors, the best point, the separation step, and the separations so far.
 #[derive(Debug, Clone)]
 pub(crate) struct Replica {
     layout: GroupLayout,
     step: f64,
-    cuts: Vec<Cut>,
+    held: CompactCuts,
     alpha: Vec<f64>,
     factors: Vec<f64>,
     best: Option<Vec<f64>>,
@@ -46,6 +46,11 @@ pub(crate) struct Replica {
     at: Vec<f64>,
     /// Steps applied (the loop's solves).
     steps: usize,
+    /// The weights held (`None`: all).
+    reads: Option<Vec<bool>>,
+    /// The chunks of [`CompactCuts`] that hold a weight of `reads` (`None`: all): the
+    /// others are not written (the point there is what it was).
+    chunks: Option<Vec<bool>>,
 }
 
 impl Replica {
@@ -55,14 +60,48 @@ impl Replica {
         let dim = layout.total();
         Replica {
             factors: vec![1.0; layout.n_groups()],
+            held: CompactCuts::new(&layout),
             layout,
             step,
-            cuts: Vec::new(),
             alpha: Vec::new(),
             best: None,
             at: vec![0.0; dim],
+            chunks: None,
             steps: 0,
+            reads: None,
         }
+    }
+
+    /// [`Replica::new`] holding only the weights `j` with `reads[j]`; an error when `reads`
+    /// does not cover the weights.
+    pub(crate) fn reading(layout: GroupLayout, step: f64, reads: Vec<bool>) -> Result<Replica> {
+        let dim = layout.total();
+        if reads.len() != dim {
+            return Err(Error::shape("weights read", dim, reads.len()));
+        }
+        let mut r = Replica::new(layout, step);
+        r.chunks = Some(r.held.chunks_read(&reads));
+        r.reads = Some(reads);
+        Ok(r)
+    }
+
+    /// Holds also the weights `j` with `more[j]`: true when it does (or did already), false,
+    /// and no change, when a cut is held that dropped some of them; an error when `more`
+    /// does not cover the weights.
+    pub(crate) fn widen(&mut self, more: &[bool]) -> Result<bool> {
+        let dim = self.layout.total();
+        if more.len() != dim {
+            return Err(Error::shape("weights read", dim, more.len()));
+        }
+        let Some(reads) = &mut self.reads else {
+            return Ok(true);
+        };
+        if self.steps == 0 {
+            reads.iter_mut().zip(more).for_each(|(a, &b)| *a |= b);
+            self.chunks = Some(self.held.chunks_read(reads));
+            return Ok(true);
+        }
+        Ok(more.iter().zip(reads.iter()).all(|(&m, &r)| r || !m))
     }
 
     /// The point of the next separation.
@@ -79,7 +118,7 @@ impl Replica {
     /// then unchanged).
     pub(crate) fn apply(&mut self, step: Step<'_>) -> Result<()> {
         let dim = self.layout.total();
-        let r = self.cuts.len() + 1;
+        let r = self.held.cuts().len() + 1;
         if step.alpha.len() != r
             || step.factors.len() != self.layout.n_groups()
             || !(step.keep.is_empty() || step.keep.len() == r)
@@ -93,24 +132,32 @@ impl Replica {
                 self.layout.n_groups()
             )));
         }
+        if u32::try_from(dim).is_err() {
+            return Err(Error::unsupported(format!(
+                "{dim} weights: the cuts index at most 2^32 of them"
+            )));
+        }
         if step.cut.a.iter().any(|(j, _)| j >= dim) {
             return Err(Error::data(format!(
                 "a loop step's cut has an index past the {dim} weights"
             )));
         }
         if step.best_moved {
+            // The point separated last becomes the best one; the next point is written
+            // over the old best's buffer.
             match &mut self.best {
-                Some(b) => b.copy_from_slice(&self.at),
-                None => self.best = Some(self.at.clone()),
+                Some(b) => std::mem::swap(b, &mut self.at),
+                None => self.best = Some(std::mem::take(&mut self.at)),
             }
         }
-        self.cuts.push(step.cut.clone());
-        self.alpha = step.alpha.to_vec();
-        self.factors = step.factors.to_vec();
+        self.held.push_where(step.cut, self.reads.as_deref());
+        self.alpha.clear();
+        self.alpha.extend_from_slice(step.alpha);
+        self.factors.clear();
+        self.factors.extend_from_slice(step.factors);
         self.point();
         if !step.keep.is_empty() {
-            let mut keep = step.keep.iter();
-            self.cuts.retain(|_| *keep.next().unwrap_or(&true));
+            self.held.retain(step.keep);
             let mut keep = step.keep.iter();
             self.alpha.retain(|_| *keep.next().unwrap_or(&true));
         }
@@ -119,48 +166,40 @@ impl Replica {
     }
 
     /// Sets `at` to the weights of the working set, or the point between the best point and
-    /// them ([`between_into`]), as the loop takes it.
+    /// them ([`super::compact_cuts::between`]), as the loop takes it; with `reads`, only the
+    /// chunks that hold a weight read are written.
     fn point(&mut self) {
-        let mut w = std::mem::take(&mut self.at);
-        self.weights_into(&mut w);
-        self.at = match self.best.as_ref().filter(|_| self.step < 1.0) {
-            Some(b) => {
-                let mut at = Vec::with_capacity(w.len());
-                between_into(b, &w, self.step, &mut at);
-                at
-            }
-            None => w,
-        };
-    }
-
-    /// `w_j = sum_r (alpha_r f_g(j)) a_r[j]`, as the masters sum it, into `w` (resized).
-    fn weights_into(&self, w: &mut Vec<f64>) {
-        w.clear();
-        w.resize(self.layout.total(), 0.0);
-        for (cut, &a) in self.cuts.iter().zip(&self.alpha) {
-            if a == 0.0 {
-                continue;
-            }
-            let mut g = 0;
-            let mut end = 0;
-            for (j, v) in cut.a.iter() {
-                while j >= end {
-                    end = self.layout.range(g).end;
-                    g += 1;
-                }
-                let f = self.factors[g - 1];
-                if f != 0.0 {
-                    w[j] += a * f * v;
-                }
-            }
-        }
+        let between = self
+            .best
+            .as_deref()
+            .filter(|_| self.step < 1.0)
+            .map(|b| (b, self.step));
+        let at = std::mem::take(&mut self.at);
+        self.at = self.held.point_into(
+            &self.alpha,
+            &self.factors,
+            between,
+            self.chunks.as_deref(),
+            at,
+        );
     }
 
     /// The replica of `state` over `layout`: the same point, bit for bit (the multipliers of
     /// the cuts dropped were 0, so the weights are the same sum).
-    pub(crate) fn from_state(layout: GroupLayout, state: ReplicaState) -> Result<Replica> {
+    /// It holds only the weights `j` with `reads[j]` (`None`: all).
+    pub(crate) fn from_state(
+        layout: GroupLayout,
+        state: ReplicaState,
+        reads: Option<Vec<bool>>,
+    ) -> Result<Replica> {
         let dim = layout.total();
-        if state.alpha.len() != state.cuts.len()
+        if reads.as_ref().is_some_and(|r| r.len() != dim) {
+            return Err(Error::data(
+                "the weights read do not cover the featurizer's weights",
+            ));
+        }
+        if u32::try_from(dim).is_err()
+            || state.alpha.len() != state.cuts.len()
             || state.factors.len() != layout.n_groups()
             || state.best.as_ref().is_some_and(|b| b.len() != dim)
             || state.cuts.iter().any(|c| c.a.iter().any(|(j, _)| j >= dim))
@@ -169,15 +208,22 @@ impl Replica {
                 "a loop state does not fit the featurizer's weights",
             ));
         }
+        let mut held = CompactCuts::new(&layout);
+        for cut in &state.cuts {
+            held.push_where(cut, reads.as_deref());
+        }
+        let chunks = reads.as_deref().map(|r| held.chunks_read(r));
         let mut r = Replica {
             layout,
             step: state.step,
-            cuts: state.cuts,
+            held,
             alpha: state.alpha,
             factors: state.factors,
             best: state.best,
             at: vec![0.0; dim],
             steps: state.steps,
+            reads,
+            chunks,
         };
         if r.steps > 0 {
             r.point();

@@ -381,6 +381,33 @@ pub(crate) fn explicit_scores<T: StructuredTask + ?Sized>(
     Ok(())
 }
 
+/// Marks in `reads` every explicit weight [`explicit_scores`] reads for the examples of
+/// `task`: the parameters that are parts, the explicit rows' entries, and the `n_labels`
+/// weights of each conjoined entry. Scores taken at weights equal to `w` wherever `reads`
+/// holds are `w`'s scores (what a process that decodes these examples needs of the point).
+pub(crate) fn explicit_reads<T: StructuredTask + ?Sized>(task: &T, reads: &mut [bool]) {
+    for i in 0..task.n_examples() {
+        let map = task.part_map(i);
+        reads[map.parameters.clone()].fill(true);
+        if let Some(e) = map.explicit {
+            for r in 0..e.n_rows() {
+                for &(j, _) in e.row(r) {
+                    reads[j] = true;
+                }
+            }
+        }
+        if let Some(c) = map.conjoined {
+            let l = c.n_labels;
+            for r in 0..c.rows.n_rows() {
+                for &(j, _) in c.rows.row(r) {
+                    let from = c.offset + j * l;
+                    reads[from..from + l].fill(true);
+                }
+            }
+        }
+    }
+}
+
 /// Appends the scores of every conjoined part (row-major: row, then label) to `out`;
 /// `weights(j)` gives the `n_labels` consecutive parameters from global index `j`.
 pub(crate) fn conjoined_scores<'w>(

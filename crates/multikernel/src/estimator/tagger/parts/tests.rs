@@ -61,42 +61,100 @@ fn ranges(n: usize) -> Vec<std::ops::Range<usize>> {
 }
 
 /// The model bytes of `fit_parts` over `parts` (each a part's compiled sentences), their
-/// sums returned last part first. The parts separate at the point their own replica
-/// rebuilds from the loop's steps (checked against the loop's point), and a second replica
-/// joins from the loop's state at the fourth separation, as a process that missed steps.
+/// sums returned last part first. The first part separates at the point of a replica that
+/// holds only the weights it reads (widened at the first separation to the second part's
+/// too, and unable to widen later); the others at a replica of all the weights, checked
+/// against the loop's point bit for bit (the reading replica wherever it reads). A second
+/// pair of replicas joins from the loop's state at the fourth separation, as a process that
+/// missed steps.
 fn parts_model(
     featurizer: PartFeaturizer,
     parts: &[CompiledPart],
     n: usize,
     spec: &LearnerSpec,
 ) -> Vec<u8> {
-    let mut replica: Option<PointReplica> = None;
-    let mut late: Option<PointReplica> = None;
+    assert!(parts.len() >= 3);
+    let mut full: Option<PointReplica> = None;
+    let mut reading: Option<PointReplica> = None;
+    let mut late: Option<(PointReplica, PointReplica)> = None;
     let mut dropped = false;
     let f = featurizer.clone();
+    let reads = {
+        let mut r = parts[0].reads();
+        r.iter_mut()
+            .zip(parts[1].reads())
+            .for_each(|(a, b)| *a |= b);
+        r
+    };
+    // Whether the third part reads weights the first two do not (in the feature dicts'
+    // test, its key "rare"): a reading replica of the first two then cannot serve it.
+    let third_outside = parts[2].reads().iter().zip(&reads).any(|(&m, &r)| m && !r);
+    let on_reads = |w: &[f64]| -> Vec<u64> {
+        w.iter()
+            .zip(&reads)
+            .map(|(v, &r)| if r { v.to_bits() } else { 0 })
+            .collect()
+    };
     let mut separate = |p: &Point<'_>| -> Result<Option<Vec<PartSums>>> {
-        let r = replica.get_or_insert_with(|| PointReplica::new(&f, p.separation_step));
+        let r = full.get_or_insert_with(|| PointReplica::new(&f, p.separation_step, None).unwrap());
+        if reading.is_none() {
+            let mut first = PointReplica::new(&f, p.separation_step, Some(&[&parts[0]]))?;
+            assert!(first.widen(&parts[1])?, "no cut held yet");
+            reading = Some(first);
+        }
+        let narrow = reading.as_mut().unwrap();
         if let Some(step) = p.step {
             dropped |= !step.keep.is_empty();
             r.apply(step.clone())?;
-            if let Some(l) = &mut late {
-                l.apply(step.clone())?;
+            narrow.apply(step.clone())?;
+            if let Some((a, b)) = &mut late {
+                a.apply(step.clone())?;
+                b.apply(step.clone())?;
+            }
+            if third_outside {
+                assert!(
+                    !narrow.widen(&parts[2])?,
+                    "a cut dropped the third part's weights"
+                );
             }
         }
         assert_eq!(r.steps(), p.index);
+        assert_eq!(
+            r.hash, p.hash,
+            "the steps' fingerprint, separation {}",
+            p.index
+        );
+        assert_eq!(narrow.hash, p.hash);
         assert_eq!(bits(r.at()), bits(p.at), "separation {}", p.index);
+        assert_eq!(
+            on_reads(narrow.at()),
+            on_reads(p.at),
+            "separation {}",
+            p.index
+        );
         if p.index == 3 {
-            late = Some(PointReplica::from_state(&f, p.state())?);
+            late = Some((
+                PointReplica::from_state(&f, p.state(), None)?,
+                PointReplica::from_state(&f, p.state(), Some(&[&parts[0], &parts[1]]))?,
+            ));
         }
-        if let Some(l) = &late {
-            assert_eq!(bits(l.at()), bits(p.at), "a replica from the state");
+        if let Some((a, b)) = &late {
+            assert_eq!(bits(a.at()), bits(p.at), "a replica from the state");
+            assert_eq!(on_reads(b.at()), on_reads(p.at), "a reading one");
+            assert_eq!((a.hash, b.hash), (p.hash, p.hash));
         }
-        parts
+        // A reading replica refuses a part whose weights it does not hold.
+        if third_outside && p.index > 0 {
+            assert!(parts[2].separate_at(narrow).is_err());
+        }
+        let sums = parts
             .iter()
+            .enumerate()
             .rev()
-            .map(|part| part.separate(r.at()))
-            .collect::<Result<Vec<_>>>()
-            .map(Some)
+            .map(|(k, part)| part.separate_at(if k == 0 { &*narrow } else { &*r }))
+            .collect::<Result<Vec<_>>>()?;
+        assert_eq!(sums[sums.len() - 1], parts[0].separate_at(r)?);
+        Ok(Some(sums))
     };
     let fitted = fit_parts(featurizer, n, spec, &mut separate, &()).unwrap();
     assert!(late.is_some(), "the fit had at least four separations");
@@ -224,7 +282,7 @@ fn sums_that_miss_a_sentence_or_leave_the_weights_are_refused() {
     let compiled = part.compile(&featurizer).unwrap();
     let dim = featurizer.dim();
     // The sums cover 10 sentences of 11.
-    let mut short = |p: &Point<'_>| compiled.separate(p.at).map(|s| Some(vec![s]));
+    let mut short = |p: &Point<'_>| compiled.separate(p.at, p.hash).map(|s| Some(vec![s]));
     let err = fit_parts(featurizer.clone(), 11, &mtl(), &mut short, &()).unwrap_err();
     assert!(
         err.to_string().contains("cover 10 sentences of 11"),
@@ -237,20 +295,17 @@ fn sums_that_miss_a_sentence_or_leave_the_weights_are_refused() {
             values: vec![1.0],
             cost: 1.0,
             examples: 10,
-            hash: point_hash(&vec![0.0; dim]),
+            hash: STEPS_START,
         }]))
     };
     let err = fit_parts(featurizer.clone(), 10, &mtl(), &mut outside, &()).unwrap_err();
     assert!(err.to_string().contains("stay below"), "{err}");
-    // Sums of another point than the loop's.
-    let mut elsewhere = |p: &Point<'_>| {
-        let moved: Vec<f64> = p.at.iter().map(|v| v + 1.0).collect();
-        compiled.separate(&moved).map(|s| Some(vec![s]))
-    };
+    // Sums of another point than the loop's: after other steps.
+    let mut elsewhere = |p: &Point<'_>| compiled.separate(p.at, p.hash ^ 1).map(|s| Some(vec![s]));
     let err = fit_parts(featurizer.clone(), 10, &mtl(), &mut elsewhere, &()).unwrap_err();
     assert!(err.to_string().contains("another point"), "{err}");
     // Weights of the wrong length; another learner.
-    assert!(compiled.separate(&[0.0; 3]).is_err());
+    assert!(compiled.separate(&[0.0; 3], STEPS_START).is_err());
     let online = Settings::new()
         .structured_spec(Task::Sequence, LearnerKind::Online, 1.0, 0)
         .unwrap();

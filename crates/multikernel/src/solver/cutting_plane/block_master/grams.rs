@@ -3,8 +3,8 @@
 //! per cut: nothing is copied or factored when a cut arrives. The working-set solvers read
 //! them through three operations: the combination `sum_j mu_j Q^j` (a dense matrix for the
 //! pairwise QP), the quadratic forms `alpha^T Q^j alpha` over the support of `alpha`, and the
-//! products `Q^j alpha`. The cuts themselves are kept compact for the next rows and for the
-//! weights `w = sum_r alpha_r f_j a_r^(j)`.
+//! products `Q^j alpha`. The cuts themselves are kept compact ([`CompactCuts`]) for the next
+//! rows and for the weights `w = sum_r alpha_r f_j a_r^(j)`.
 //!
 //! A new row is computed chunk by chunk: the parameters are cut into ranges of at most
 //! [`CHUNK`] that each lie in one template; for each chunk (chunks in parallel) the new cut's
@@ -12,79 +12,30 @@
 //! the core's cache while every held cut's entries in the chunk are gathered from it. The
 //! partial products of a template's chunks are summed in order.
 
+use super::super::compact_cuts::{map_items, CompactCut, CompactCuts, CHUNK, PARALLEL_WORK};
 use super::super::Cut;
 use crate::features::GroupLayout;
-use rayon::prelude::*;
 
 /// `Q^j` for every template `j`, packed (module docs).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PackedGrams {
     tri: Vec<Vec<f64>>,
     n: usize,
-    /// The cuts held, compact, for the next rows.
-    cuts: Vec<CompactCut>,
+    /// The cuts held, compact, for the next rows and the weights; chunked by the first
+    /// [`PackedGrams::extend`].
+    held: CompactCuts,
     /// A dense vector over every parameter, all zeros between calls: the new cut is
     /// scattered into it and the held cuts gathered from it. Kept, so that its pages are
     /// not allocated and faulted in again at every cut.
     scratch: Vec<f64>,
-    /// The ends of the chunks (module docs), increasing, the last one the number of
-    /// parameters; set by the first [`PackedGrams::extend`].
-    chunk_ends: Vec<usize>,
-    /// The template of each chunk.
-    chunk_group: Vec<usize>,
-    /// Parameters in a chunk at most.
-    chunk: usize,
 }
 
-/// Parameters in a chunk at most: 256 KiB of the dense vector, which stays in a core's
-/// cache while the held cuts are gathered from it.
-pub(crate) const CHUNK: usize = 1 << 15;
-
-/// A cut's entries as 32-bit indices and values in separate arrays, with the offsets where
-/// each template's entries start: a new Gram row streams every held cut once, and this
-/// layout streams 12 bytes an entry in place of 16, template by template without a search.
-#[derive(Debug, Clone, Default)]
-struct CompactCut {
-    index: Vec<u32>,
-    value: Vec<f64>,
-    /// `starts[k]..starts[k + 1]` are chunk `k`'s entries.
-    starts: Vec<usize>,
+/// The search and the gather of a held cut's chunk against the new cut's.
+trait ChunkDot {
+    fn chunk_dot(&self, k: usize, b: (&[u32], &[f64]), b_dense: &[f64], lo: usize) -> f64;
 }
 
-impl CompactCut {
-    fn new(cut: &Cut, ends: &[usize]) -> CompactCut {
-        let mut index = Vec::with_capacity(cut.a.len());
-        let mut value = Vec::with_capacity(cut.a.len());
-        let mut starts = Vec::with_capacity(ends.len() + 1);
-        starts.push(0);
-        let mut g = 0;
-        for (j, v) in cut.a.iter() {
-            while g < ends.len() && j >= ends[g] {
-                starts.push(index.len());
-                g += 1;
-            }
-            if g == ends.len() {
-                break;
-            }
-            index.push(u32::try_from(j).expect("feature indices fit in 32 bits (checked)"));
-            value.push(v);
-        }
-        while starts.len() <= ends.len() {
-            starts.push(index.len());
-        }
-        CompactCut {
-            index,
-            value,
-            starts,
-        }
-    }
-
-    /// Chunk `k`'s entries: indices and values.
-    fn block(&self, k: usize) -> (&[u32], &[f64]) {
-        let (from, to) = (self.starts[k], self.starts[k + 1]);
-        (&self.index[from..to], &self.value[from..to])
-    }
-
+impl ChunkDot for CompactCut {
     /// `<a^(k), b^(k)>` over chunk `k`, `b`'s entries there given also scattered into
     /// `b_dense` (the chunk's slice of the dense vector, from global index `lo`): gathered from
     /// it over this cut's entries, or, where `b` has far fewer entries, each of `b`'s searched
@@ -145,33 +96,6 @@ fn sorted_dot(ai: &[u32], av: &[f64], bi: &[u32], bv: &[f64]) -> f64 {
     sum
 }
 
-/// Below this many multiply-adds a call runs on the calling thread: on small working sets
-/// (tens of cuts over a few thousand parameters) waking the thread pool costs more than the
-/// work.
-const PARALLEL_WORK: usize = 1 << 16;
-
-/// `f(k, item)` for every item, in order: in parallel when `parallel`, else on the calling
-/// thread (the same results either way).
-fn map_items<T: Send, R: Send>(
-    items: Vec<T>,
-    parallel: bool,
-    f: impl Fn(usize, T) -> R + Sync + Send,
-) -> Vec<R> {
-    if parallel {
-        items
-            .into_par_iter()
-            .enumerate()
-            .map(|(k, t)| f(k, t))
-            .collect()
-    } else {
-        items
-            .into_iter()
-            .enumerate()
-            .map(|(k, t)| f(k, t))
-            .collect()
-    }
-}
-
 /// Offset of row `r` in a packed lower triangle.
 fn row_start(r: usize) -> usize {
     r * (r + 1) / 2
@@ -189,30 +113,8 @@ impl PackedGrams {
         PackedGrams {
             tri: vec![Vec::new(); groups],
             n: 0,
-            cuts: Vec::new(),
+            held: CompactCuts::with_chunk(chunk),
             scratch: Vec::new(),
-            chunk_ends: Vec::new(),
-            chunk_group: Vec::new(),
-            chunk: chunk.max(1),
-        }
-    }
-
-    /// Cuts `layout`'s templates into chunks of at most `self.chunk` parameters.
-    fn set_chunks(&mut self, layout: &GroupLayout) {
-        self.chunk_ends.clear();
-        self.chunk_group.clear();
-        for g in 0..self.tri.len() {
-            let range = layout.range(g);
-            let mut start = range.start;
-            loop {
-                let end = (start + self.chunk).min(range.end);
-                self.chunk_ends.push(end);
-                self.chunk_group.push(g);
-                if end == range.end {
-                    break;
-                }
-                start = end;
-            }
         }
     }
 
@@ -238,21 +140,22 @@ impl PackedGrams {
     /// product with every cut `s <= r`, template by template, computed chunk by chunk in
     /// parallel (module docs). Feature indices must fit in 32 bits (the master checks).
     pub(crate) fn extend(&mut self, cuts: &[Cut], layout: &GroupLayout) {
-        if self.chunk_ends.is_empty() {
-            self.set_chunks(layout);
+        if !self.held.has_layout() {
+            self.held.set_layout(layout);
         }
-        debug_assert_eq!(self.chunk_ends.last().copied().unwrap_or(0), layout.total());
+        debug_assert_eq!(self.held.dim(), layout.total());
         self.scratch.resize(layout.total(), 0.0);
         for cut in &cuts[self.n..] {
-            self.cuts.push(CompactCut::new(cut, &self.chunk_ends));
-            let held = &self.cuts;
+            self.held.push(cut);
+            let held = self.held.cuts();
             let new = &held[held.len() - 1];
             // The dense vector cut into the chunks' slices, each chunk's partial row computed
             // in its own slice.
-            let mut slices = Vec::with_capacity(self.chunk_ends.len());
+            let ends = self.held.chunk_ends();
+            let mut slices = Vec::with_capacity(ends.len());
             let mut rest = self.scratch.as_mut_slice();
             let mut lo = 0;
-            for &end in &self.chunk_ends {
+            for &end in ends {
                 let (slice, tail) = rest.split_at_mut(end - lo);
                 slices.push((lo, slice));
                 rest = tail;
@@ -279,7 +182,7 @@ impl PackedGrams {
             for (tri, &f) in self.tri.iter_mut().zip(&from) {
                 tri.resize(f + width, 0.0);
             }
-            for (row, &g) in partial.iter().zip(&self.chunk_group) {
+            for (row, &g) in partial.iter().zip(self.held.chunk_group()) {
                 if let Some(row) = row {
                     for (t, v) in self.tri[g][from[g]..].iter_mut().zip(row) {
                         *t += v;
@@ -299,43 +202,9 @@ impl PackedGrams {
         self.weights_into(alpha, factors, Vec::new())
     }
 
-    /// [`PackedGrams::weights`] written into `w` (resized first): a buffer kept from one
-    /// solve to the next is not allocated and faulted in again, and each chunk's slice is
-    /// cleared by the thread that fills it, in its cache, not in a pass of its own.
-    pub(crate) fn weights_into(&self, alpha: &[f64], factors: &[f64], mut w: Vec<f64>) -> Vec<f64> {
-        w.resize(self.chunk_ends.last().copied().unwrap_or(0), 0.0);
-        let mut slices = Vec::with_capacity(self.chunk_ends.len());
-        let mut rest = w.as_mut_slice();
-        let mut lo = 0;
-        for (k, &end) in self.chunk_ends.iter().enumerate() {
-            let (slice, tail) = rest.split_at_mut(end - lo);
-            slices.push((k, lo, factors[self.chunk_group[k]], slice));
-            rest = tail;
-            lo = end;
-        }
-        let work: usize = self
-            .cuts
-            .iter()
-            .zip(alpha)
-            .filter(|&(_, &a)| a != 0.0)
-            .map(|(c, _)| c.index.len())
-            .sum();
-        map_items(slices, work >= PARALLEL_WORK, |_, (k, lo, f, out)| {
-            out.fill(0.0);
-            if f == 0.0 {
-                return;
-            }
-            for (cut, &a) in self.cuts.iter().zip(alpha) {
-                if a != 0.0 {
-                    let scale = a * f;
-                    let (idx, val) = cut.block(k);
-                    for (&i, v) in idx.iter().zip(val) {
-                        out[i as usize - lo] += scale * v;
-                    }
-                }
-            }
-        });
-        w
+    /// [`PackedGrams::weights`] written into `w` (resized first; [`CompactCuts::weights_into`]).
+    pub(crate) fn weights_into(&self, alpha: &[f64], factors: &[f64], w: Vec<f64>) -> Vec<f64> {
+        self.held.weights_into(alpha, factors, w)
     }
 
     /// Keeps the cuts `r` with `keep[r]`.
@@ -350,8 +219,7 @@ impl PackedGrams {
             }
             *tri = out;
         }
-        let mut it = keep.iter();
-        self.cuts.retain(|_| *it.next().unwrap_or(&true));
+        self.held.retain(keep);
         self.n = kept.len();
     }
 
@@ -430,23 +298,9 @@ impl PackedGrams {
 
 #[cfg(test)]
 mod tests {
+    use super::super::super::compact_cuts::random_cut;
     use super::*;
-    use crate::features::SparseVector;
-    use rand::{Rng, SeedableRng};
-
-    /// A random cut over `dim` parameters with each entry present with probability `p`.
-    fn random_cut(rng: &mut impl Rng, dim: usize, p: f64) -> Cut {
-        let mut pairs = Vec::new();
-        for j in 0..dim {
-            if rng.gen_bool(p) {
-                pairs.push((j, rng.gen_range(-1.0..1.0)));
-            }
-        }
-        Cut {
-            a: SparseVector::from_pairs(pairs),
-            b: 0.5,
-        }
-    }
+    use rand::SeedableRng;
 
     fn dense(cut: &Cut, dim: usize) -> Vec<f64> {
         let mut d = vec![0.0; dim];
