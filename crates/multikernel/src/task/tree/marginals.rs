@@ -159,6 +159,20 @@ fn matrix_tree_shifted(
         return None;
     }
     let inv = lu.inverse();
+    // The marginals subtract entries of the inverse, whose rounding grows with the
+    // condition number `||L||_1 ||L^-1||_1`: past `MAX_CONDITION`, an arc's marginal may be
+    // off by more than the checks below can see (an arc that shifted scores put e^146 above
+    // the best tree's arc into its token once gave a certain arc 0.996, every column still
+    // summing to 1), so the caller eliminates without subtraction.
+    let norm1 = |f: &dyn Fn(usize, usize) -> f64| {
+        (0..n)
+            .map(|j| (0..n).map(|i| f(i, j).abs()).sum::<f64>())
+            .fold(0.0, f64::max)
+    };
+    let condition = norm1(&|i, j| lap[(i, j)]) * norm1(&|i, j| inv[(i, j)]);
+    if condition.is_nan() || condition > MAX_CONDITION {
+        return None;
+    }
     let mut expected = vec![0.0; n1 * n1];
     for m in 1..n1 {
         let j = m - 1;
@@ -197,6 +211,11 @@ fn matrix_tree_shifted(
         expected,
     })
 }
+
+/// The largest condition number of the shifted Laplacian whose LU answer [`matrix_tree`]
+/// keeps: its rounding then stays below about `1e-10` in the marginals (`MAX_CONDITION`
+/// times the unit roundoff, `2.2e-16`).
+const MAX_CONDITION: f64 = 4.0e5;
 
 /// Whether a permutation (as `perm[i]` = image of `i`) is odd: `n` minus its cycles.
 fn odd_permutation(perm: &[usize]) -> bool {

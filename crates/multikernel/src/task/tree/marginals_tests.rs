@@ -425,3 +425,57 @@ proptest! {
         assert_close(matrix_tree_exact(n, &arc, single_root), &want, n, "elimination", scale);
     }
 }
+
+/// A case the property above once found (n = 4, scores up to 139 apart, single root): the
+/// LU's marginals passed their checks (each in [0, 1], one head per token in expectation)
+/// while an arc of marginal 1 came out 0.996.
+#[test]
+fn matrix_tree_of_an_ill_conditioned_case_matches_enumeration() {
+    let raw = [
+        0.0,
+        -0.8276821751781445,
+        -0.12179697466892095,
+        -0.34324630520291155,
+        0.0,
+        0.0,
+        0.0,
+        0.37354637700297716,
+        0.0,
+        0.5467141082412924,
+        0.0,
+        0.37501126491058795,
+        0.0,
+        0.5991356042928802,
+        0.0,
+        0.0,
+        0.0,
+        0.50912906216385,
+        0.0,
+        0.0,
+        0.0,
+        0.08491162244967086,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+    ];
+    let (n, scale) = (4, 10f64.powf(2.366303586613523));
+    let arc: Vec<f64> = raw[..25].iter().map(|r| scale * r).collect();
+    let want = EnumerationOf {
+        single_root: true,
+        projective: false,
+    }
+    .marginals(n, &arc)
+    .unwrap();
+    assert_close(matrix_tree(n, &arc, true), &want, n, "matrix-tree", scale);
+}
