@@ -428,7 +428,7 @@ impl PointReplica {
         let layout = featurizer.0.layout();
         let replica = match parts {
             None => Replica::new(layout, separation_step),
-            Some(p) => Replica::reading(layout, separation_step, reads_of(featurizer, p))?,
+            Some(p) => Replica::reading(layout, separation_step, reads_of(featurizer, p)?)?,
         };
         Ok(PointReplica {
             replica,
@@ -502,7 +502,7 @@ impl PointReplica {
                 best: state.best,
                 steps: state.steps,
             },
-            parts.map(|p| reads_of(featurizer, p)),
+            parts.map(|p| reads_of(featurizer, p)).transpose()?,
         )?;
         Ok(PointReplica {
             replica,
@@ -512,13 +512,17 @@ impl PointReplica {
     }
 }
 
-/// The weights any of `parts` reads.
-fn reads_of(featurizer: &PartFeaturizer, parts: &[&CompiledPart]) -> Vec<bool> {
+/// The weights any of `parts` reads (an error for a part compiled over other weights
+/// than `featurizer`'s).
+fn reads_of(featurizer: &PartFeaturizer, parts: &[&CompiledPart]) -> Result<Vec<bool>> {
     let mut reads = vec![false; featurizer.dim()];
     for part in parts {
+        if part.dim != reads.len() {
+            return Err(Error::shape("a part's weights", reads.len(), part.dim));
+        }
         crate::task::structured::explicit_reads(&part.task, &mut reads);
     }
-    reads
+    Ok(reads)
 }
 
 /// A point the loop asks the parts to separate: the weights, and what the loop did since

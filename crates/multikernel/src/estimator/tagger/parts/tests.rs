@@ -313,3 +313,33 @@ fn sums_that_miss_a_sentence_or_leave_the_weights_are_refused() {
     let err = fit_parts(featurizer, 10, &online, &mut none, &()).unwrap_err();
     assert!(err.to_string().contains("learner mtl"), "{err}");
 }
+
+#[test]
+fn a_replica_refuses_parts_compiled_over_other_weights() {
+    let (x, y) = noisy();
+    let format = PartFormat::Templates {
+        text: TEMPLATES,
+        origin: "tpl",
+    };
+    let small = TagPart::new(Sentences::Columns(&x[..3]), &y[..3], format).unwrap();
+    let large = TagPart::new(Sentences::Columns(&x), &y, format).unwrap();
+    let small_f = small.counts().unwrap().part_featurizer(1).unwrap();
+    let large_f = large.counts().unwrap().part_featurizer(1).unwrap();
+    assert!(large_f.dim() > small_f.dim());
+    let compiled = large.compile(&large_f).unwrap();
+    let err = PointReplica::new(&small_f, 1.0, Some(&[&compiled])).unwrap_err();
+    assert!(err.to_string().contains("a part's weights"), "{err}");
+    let state = LoopState {
+        separation_step: 1.0,
+        cuts: Vec::new(),
+        alpha: Vec::new(),
+        factors: vec![1.0; small_f.0.layout().n_groups()],
+        best: None,
+        steps: 0,
+        hash: STEPS_START,
+    };
+    let err = PointReplica::from_state(&small_f, state, Some(&[&compiled])).unwrap_err();
+    assert!(err.to_string().contains("a part's weights"), "{err}");
+    // The same part over its own featurizer is served.
+    assert!(PointReplica::new(&large_f, 1.0, Some(&[&compiled])).is_ok());
+}
