@@ -247,6 +247,11 @@ class DependencyParser(BaseEstimator):
             verbose=bool(self.verbose),
             settings=_given_settings(self, _PARSER_SETTINGS),
         )
+        return self._fitted(parser, info)
+
+    def _fitted(self, parser, info):
+        """Sets the fitted attributes from the core's parser and run (``fit``,
+        ``multikernel.dask.fit_dask``) and returns the estimator."""
         self.parser_ = parser
         self.learner_ = info["learner"]
         self.selection_ = info["selection"]

@@ -27,7 +27,8 @@ With one shard the run is exactly ``epochs`` passes of ``partial_fit`` over shuf
 ``fit_dask(SequenceTagger(learner="mtl"), X_bag, y_bag)`` trains a tagger by the cutting plane
 over bags of sentences and label lists that stay on the workers, and gives the model one
 process trains on all the sentences, byte for byte with CRF++ templates or string and
-boolean features (``multikernel._dask_tagger``; docs/scaling.md).
+boolean features; ``fit_dask(DependencyParser(learner="mtl"), bag)`` a parser over a bag of
+sentences with their trees, byte for byte (``multikernel._dask_parts``; docs/scaling.md).
 
 Dask is an optional dependency: ``pip install "dask[distributed]"`` (and ``pyarrow`` for
 dask dataframes).
@@ -144,17 +145,20 @@ def _shards(client, X, y):
     )
 
 
-def fit_dask(estimator, X, y, *, client=None, epochs=None, classes=None):
+def fit_dask(estimator, X, y=None, *, client=None, epochs=None, classes=None):
     """Trains ``estimator`` on Dask and returns it, fitted: an ``MKLClassifier`` or
     ``MKLRegressor`` (the online learner) by iterative parameter mixing, a
-    ``SequenceTagger(learner="mtl")`` exactly (module documentation).
+    ``SequenceTagger(learner="mtl")`` or a ``DependencyParser(learner="mtl")`` exactly
+    (module documentation).
 
     Parameters
     ----------
-    estimator : MKLClassifier, MKLRegressor or SequenceTagger
+    estimator : MKLClassifier, MKLRegressor, SequenceTagger or DependencyParser
         A tagger: ``learner="mtl"`` with any of its settings; ``X`` and ``y`` are then
         ``dask.bag`` bags of sentences (as ``fit`` takes them) and of their label lists,
         partitioned alike; ``epochs`` and ``classes`` do not apply.
+        A parser: ``learner="mtl"`` with any of its settings; ``X`` is a ``dask.bag`` bag
+        of sentences with their trees (CoNLL-U blocks or TokenLists), ``y`` None.
         Its settings are ``partial_fit``'s (``learner`` "online" or "auto", kernels with an
         explicit map, ``kernels="auto"``: ``multikernel.INCREMENTAL_KERNELS``; ``C``: 1 when
         None, with ``lambda = 1 / (C n)`` over all ``n`` rows). Any previous fit is
@@ -176,8 +180,10 @@ def fit_dask(estimator, X, y, *, client=None, epochs=None, classes=None):
     distributed = _require_distributed()
     if client is None:
         client = distributed.get_client()
+    if y is None and _kind(estimator) != "parser":
+        raise ValueError("y: the targets (a tagger's label lists, a table's labels)")
     if _kind(estimator) == "tagger":
-        from ._dask_tagger import fit_tagger_dask
+        from ._dask_parts import fit_tagger_dask
 
         if epochs is not None or classes is not None:
             raise ValueError(
@@ -185,6 +191,15 @@ def fit_dask(estimator, X, y, *, client=None, epochs=None, classes=None):
                 "the cutting plane until it converges (its eps and max_iter)"
             )
         return fit_tagger_dask(estimator, X, y, client)
+    if _kind(estimator) == "parser":
+        from ._dask_parts import fit_parser_dask
+
+        if y is not None or epochs is not None or classes is not None:
+            raise ValueError(
+                "a parser's trees are in its sentences (y=None), and it trains by the "
+                "cutting plane until it converges (its eps and max_iter): no epochs or classes"
+            )
+        return fit_parser_dask(estimator, X, client)
     if not _can_partial_fit(estimator):
         raise ValueError(
             "fit_dask trains the online learner (learner='online' or 'auto') on rows; "

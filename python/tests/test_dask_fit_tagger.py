@@ -15,7 +15,7 @@ from multikernel import SequenceTagger
 db = pytest.importorskip("dask.bag")
 distributed = pytest.importorskip("distributed")
 
-from multikernel import _dask_tagger  # noqa: E402
+from multikernel import _dask_parts  # noqa: E402
 from multikernel.dask import fit_dask  # noqa: E402
 
 TEMPLATES = "U00:%x[0,0]\nU01:%x[-1,0]\nU02:%x[1,0]\nU03:%x[0,1]\nB\n"
@@ -123,7 +123,7 @@ def test_a_worker_killed_mid_fit_leaves_the_same_model(tagging, monkeypatch):
     )
     client = distributed.Client(cluster)
     calls = []
-    gather = _dask_tagger._gather_sums
+    gather = _dask_parts._gather_sums
 
     def killing(c, futures):
         calls.append(len(futures))
@@ -135,11 +135,11 @@ def test_a_worker_killed_mid_fit_leaves_the_same_model(tagging, monkeypatch):
             os.kill(pid, signal.SIGKILL)
         return gather(c, futures)
 
-    monkeypatch.setattr(_dask_tagger, "_gather_sums", killing)
+    monkeypatch.setattr(_dask_parts, "_gather_sums", killing)
     try:
         stats = {}
         Xb, yb = bags(X, y)
-        est = _dask_tagger.fit_tagger_dask(SequenceTagger(**MTL), Xb, yb, client, stats=stats)
+        est = _dask_parts.fit_tagger_dask(SequenceTagger(**MTL), Xb, yb, client, stats=stats)
     finally:
         client.close()
         cluster.close()
@@ -153,16 +153,16 @@ def test_a_worker_that_missed_steps_starts_from_the_loop_s_state(client, tagging
     X = [features(w) for w, _ in tagging]
     y = [t for _, t in tagging]
     one = SequenceTagger(**MTL).fit(X, y)
-    point = _dask_tagger._point
+    point = _dask_parts._point
 
     def forgetful(cache, fit_id, featurizer, separation_step, step, index, state, compiled):
         if index == 2 and state is None:
             cache.pop((fit_id, "point"), None)
         return point(cache, fit_id, featurizer, separation_step, step, index, state, compiled)
 
-    monkeypatch.setattr(_dask_tagger, "_point", forgetful)
+    monkeypatch.setattr(_dask_parts, "_point", forgetful)
     stats = {}
-    est = _dask_tagger.fit_tagger_dask(SequenceTagger(**MTL), *bags(X, y), client, stats=stats)
+    est = _dask_parts.fit_tagger_dask(SequenceTagger(**MTL), *bags(X, y), client, stats=stats)
     assert stats["resyncs"] == 4, stats["resyncs"]
     assert est.tagger_.to_bytes() == one.tagger_.to_bytes()
 
@@ -179,7 +179,7 @@ def test_a_partition_moved_to_another_worker_starts_it_from_the_loop_s_state(
     X = [features(w) for w, _ in tagging]
     y = [t for _, t in tagging]
     one = SequenceTagger(**MTL).fit(X, y)
-    homes = _dask_tagger._homes
+    homes = _dask_parts._homes
     calls = []
 
     def swapped(c, n):
@@ -187,14 +187,14 @@ def test_a_partition_moved_to_another_worker_starts_it_from_the_loop_s_state(
         h = homes(c, n)
         return h if len(calls) < 3 else h[1:] + h[:1]
 
-    monkeypatch.setattr(_dask_tagger, "_homes", swapped)
+    monkeypatch.setattr(_dask_parts, "_homes", swapped)
     stats = {}
-    est = _dask_tagger.fit_tagger_dask(SequenceTagger(**MTL), *bags(X, y), client, stats=stats)
+    est = _dask_parts.fit_tagger_dask(SequenceTagger(**MTL), *bags(X, y), client, stats=stats)
     assert stats["resyncs"] >= 1, stats["resyncs"]
     assert est.tagger_.to_bytes() == one.tagger_.to_bytes()
     # Every partition separated once per cut, counted by the workers that did it.
     tasks = sum(s[2] for s in stats["worker_seconds"].values())
     assert tasks == 4 * len(stats["separate_seconds"]), (tasks, stats["worker_seconds"])
     # The workers forgot the fit: no compiled partition, replica or count left behind.
-    left = client.run(lambda dask_worker: len(_dask_tagger._run_cache(dask_worker)))
+    left = client.run(lambda dask_worker: len(_dask_parts._run_cache(dask_worker)))
     assert set(left.values()) == {0}, left

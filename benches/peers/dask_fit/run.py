@@ -23,10 +23,10 @@ import time
 from pathlib import Path
 
 import dask.bag as db
-import distributed
+from report import cluster, report
 
 from multikernel import SequenceTagger
-from multikernel._dask_tagger import fit_tagger_dask
+from multikernel._dask_parts import fit_tagger_dask
 
 ROOT = Path(__file__).resolve().parents[3]
 TREEBANK = ROOT / "data" / "treebank" / "tr-web.conllu.gz"
@@ -50,10 +50,6 @@ def columns(folds):
     return X, y
 
 
-def mean(v):
-    return sum(v) / max(1, len(v))
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--eps", type=float, default=0.002)
@@ -75,37 +71,15 @@ def main():
         print(f"one process, one thread: {time.perf_counter() - t0:.1f} s, same bytes: "
               f"{single.tagger_.to_bytes() == want}", flush=True)
     for w in a.workers:
-        cluster = distributed.LocalCluster(
-            n_workers=w, threads_per_worker=1, processes=True, protocol="tcp",
-            host="127.0.0.1", dashboard_address="127.0.0.1:0",
-        )
-        client = distributed.Client(cluster)
-        client.wait_for_workers(w)
-        client.run(lambda: __import__("multikernel._dask_tagger") and None)
-        size = -(-len(X) // a.partitions)
-        Xb = db.from_sequence(X, partition_size=size)
-        yb = db.from_sequence(y, partition_size=size)
-        stats = {}
-        t0 = time.perf_counter()
-        est = fit_tagger_dask(SequenceTagger(**settings), Xb, yb, client, stats=stats)
-        total = time.perf_counter() - t0
-        cuts = len(stats["separate_seconds"])
-        print(
-            f"fit_dask workers={w} partitions={stats['partitions']}: {total:.1f} s, "
-            f"separations {sum(stats['separate_seconds']):.1f} s over {cuts}; per cut "
-            f"{mean(stats['step_bytes'][1:]) / 1e3:.0f} kB of loop step out (all workers), "
-            f"{mean(stats['sums_bytes']) / 1e3:.0f} kB of sums in (dense weights would be "
-            f"{stats['dim'] * 8 / 1e6:.1f} MB a worker); resyncs {stats['resyncs']}; "
-            f"setup {stats['setup_seconds']:.1f} s; "
-            f"same bytes: {est.tagger_.to_bytes() == want}; {est.fit_notes_[0]}",
-            flush=True,
-        )
-        for worker, (point, decode, tasks) in sorted(stats["worker_seconds"].items()):
-            print(f"  worker {worker}: {tasks} tasks, {point:.1f} s compiling and moving the "
-                  f"point's replica, {decode:.1f} s decoding", flush=True)
-        client.close()
-        cluster.close()
-
+        with cluster(w) as client:
+            size = -(-len(X) // a.partitions)
+            Xb = db.from_sequence(X, partition_size=size)
+            yb = db.from_sequence(y, partition_size=size)
+            stats = {}
+            t0 = time.perf_counter()
+            est = fit_tagger_dask(SequenceTagger(**settings), Xb, yb, client, stats=stats)
+            report(w, time.perf_counter() - t0, stats, est.tagger_.to_bytes() == want,
+                   est.fit_notes_[0])
 
 if __name__ == "__main__":
     main()

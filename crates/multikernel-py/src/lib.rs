@@ -21,6 +21,8 @@
 //!   sentences held on Dask workers (`multikernel.dask.fit_dask`);
 //! - `fit_parser` (`parser::fit_parser`), `Parser` (`parser::PyParser`): the dependency
 //!   parser on CoNLL-U sentences (`multikernel.DependencyParser`);
+//! - `fit_parser_parts` (`parser_parts`): a parser's cutting-plane fit over parts of its
+//!   sentences held on other processes (`multikernel.dask.fit_dask`);
 //! - `svm_dual` (`smo::svm_dual`): the exact SVM dual solver (SMO) on a precomputed kernel,
 //!   to check it against libsvm;
 //! - `Threads` (`threads::PyThreads`), `current_threads`: `n_jobs`, the rayon pool that the
@@ -41,6 +43,7 @@ mod incremental;
 mod interrupt;
 mod model;
 mod parser;
+mod parser_parts;
 mod precomputed;
 mod registry;
 mod smo;
@@ -69,6 +72,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tagger_parts::fit_tagger_parts, m)?)?;
     m.add_class::<parser::PyParser>()?;
     m.add_function(wrap_pyfunction!(parser::fit_parser, m)?)?;
+    m.add_class::<parser_parts::PyParsePart>()?;
+    m.add_class::<parser_parts::PyParseFeaturizer>()?;
+    m.add_function(wrap_pyfunction!(parser_parts::merge_parse_values, m)?)?;
+    m.add_function(wrap_pyfunction!(parser_parts::merge_parse_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(parser_parts::parse_featurizer, m)?)?;
+    m.add_function(wrap_pyfunction!(parser_parts::fit_parser_parts, m)?)?;
     m.add_function(wrap_pyfunction!(tagger::tag_counts, m)?)?;
     m.add_function(wrap_pyfunction!(fit::fit, m)?)?;
     m.add_function(wrap_pyfunction!(precomputed::fit_precomputed, m)?)?;

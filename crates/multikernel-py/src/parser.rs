@@ -92,7 +92,7 @@ pub fn fit_parser<'py>(
 /// A trained dependency parser. Pickles through its model bytes (a parser's model file).
 #[pyclass(module = "multikernel._core", name = "Parser", frozen)]
 pub struct PyParser {
-    inner: DependencyParser,
+    pub(crate) inner: DependencyParser,
 }
 
 #[pymethods]

@@ -9,9 +9,11 @@ use crate::errors::OrPy;
 use crate::fit::run_info;
 use crate::interrupt::{self, PyObserver};
 use crate::tagger::{sentences, PyTagger};
+use multikernel::estimator::parts::{
+    CompiledPart, LoopCut, LoopState, LoopStep, PartLayout, PartSums, Point, PointReplica,
+};
 use multikernel::estimator::tagger::parts::{
-    fit_parts, CompiledPart, LoopCut, LoopState, LoopStep, PartFeaturizer, PartFormat, PartKeys,
-    PartSums, Point, PointReplica, TagCounts, TagPart,
+    fit_parts, PartFeaturizer, PartFormat, PartKeys, TagCounts, TagPart,
 };
 use multikernel::estimator::{LearnerKind, Task};
 use numpy::{PyArray1, PyReadonlyArray1};
@@ -184,7 +186,7 @@ impl PyTagPart {
 /// A part's featurized sentences, kept on its worker.
 #[pyclass(module = "multikernel._core", name = "CompiledPart", frozen)]
 pub struct PyCompiledPart {
-    inner: CompiledPart,
+    pub(crate) inner: CompiledPart,
 }
 
 /// A part's separation sums as Python sees them: `(indices, values, cost, sentences,
@@ -293,63 +295,81 @@ pub fn fit_tagger_parts<'py>(
     // The callable's own exception, raised in place of the library's error it became.
     let raised: Mutex<Option<PyErr>> = Mutex::new(None);
     let (result, interrupted) = interrupt::run(py, &observer, || {
-        let mut call = |p: &Point<'_>| -> multikernel::Result<Option<Vec<PartSums>>> {
-            Python::attach(|py| {
-                let step = p.step.map(|s| step_out(py, s)).transpose()?;
-                let f = separate.bind(py);
-                let mut out = f.call1((step.clone(), p.index, p.separation_step, py.None()))?;
-                // Parts whose process missed steps (None): again, with the loop's state.
-                let missed = |out: &Bound<'_, PyAny>| -> PyResult<bool> {
-                    Ok(!out.is_none()
-                        && out
-                            .cast::<PyList>()
-                            .map_err(|_| {
-                                PyValueError::new_err(
-                                    "separate must return a list of the parts' sums",
-                                )
-                            })?
-                            .iter()
-                            .any(|item| item.is_none()))
-                };
-                if missed(&out)? {
-                    let state = state_out(p.state());
-                    out = f.call1((step, p.index, p.separation_step, state))?;
-                    if missed(&out)? {
-                        return Err(PyValueError::new_err(
-                            "separate returned no sums for a part given the loop's state",
-                        ));
-                    }
-                }
-                if out.is_none() {
-                    return Ok(None);
-                }
-                let list = out.cast::<PyList>().map_err(|_| {
-                    PyValueError::new_err("separate must return a list of the parts' sums")
-                })?;
-                list.iter()
-                    .map(|item| part_sums(&item))
-                    .collect::<PyResult<Vec<_>>>()
-                    .map(Some)
-            })
-            .map_err(|e: PyErr| {
-                let text = e.to_string();
-                *raised.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                multikernel::Error::data(format!("the separation failed: {text}"))
-            })
-        };
+        let mut call = |p: &Point<'_>| call_separate(&separate, p, &raised);
         fit_parts(featurizer, n, &spec, &mut call, &observer)
     });
+    let fitted = finish(result, interrupted, raised)?;
+    let info = run_info(py, &fitted, LearnerKind::Mtl)?;
+    crate::fit::set_selection(py, &info, fitted.selection.as_ref())?;
+    let attributes = unpack_attributes(&attributes)?;
+    Ok((PyTagger::of_model(fitted.model, &attributes)?, info))
+}
+
+/// The parts' sums at `p` from the Python callable `separate(step, index,
+/// separation_step, state)` (module documentation of `fit_tagger_parts`): called with no
+/// state, then again with the loop's state when some part's replica missed steps. The
+/// callable's exception is kept in `raised` (raised in place of the error it becomes).
+pub(crate) fn call_separate(
+    separate: &Py<PyAny>,
+    p: &Point<'_>,
+    raised: &Mutex<Option<PyErr>>,
+) -> multikernel::Result<Option<Vec<PartSums>>> {
+    Python::attach(|py| {
+        let step = p.step.map(|s| step_out(py, s)).transpose()?;
+        let f = separate.bind(py);
+        let mut out = f.call1((step.clone(), p.index, p.separation_step, py.None()))?;
+        // Parts whose process missed steps (None): again, with the loop's state.
+        let missed = |out: &Bound<'_, PyAny>| -> PyResult<bool> {
+            Ok(!out.is_none()
+                && out
+                    .cast::<PyList>()
+                    .map_err(|_| {
+                        PyValueError::new_err("separate must return a list of the parts' sums")
+                    })?
+                    .iter()
+                    .any(|item| item.is_none()))
+        };
+        if missed(&out)? {
+            let state = state_out(p.state());
+            out = f.call1((step, p.index, p.separation_step, state))?;
+            if missed(&out)? {
+                return Err(PyValueError::new_err(
+                    "separate returned no sums for a part given the loop's state",
+                ));
+            }
+        }
+        if out.is_none() {
+            return Ok(None);
+        }
+        let list = out
+            .cast::<PyList>()
+            .map_err(|_| PyValueError::new_err("separate must return a list of the parts' sums"))?;
+        list.iter()
+            .map(|item| part_sums(&item))
+            .collect::<PyResult<Vec<_>>>()
+            .map(Some)
+    })
+    .map_err(|e: PyErr| {
+        let text = e.to_string();
+        *raised.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+        multikernel::Error::data(format!("the separation failed: {text}"))
+    })
+}
+
+/// A fit over parts as Python sees its end: Ctrl-C, then the callable's own exception,
+/// then the library's error.
+pub(crate) fn finish<T>(
+    result: multikernel::Result<T>,
+    interrupted: Option<PyErr>,
+    raised: Mutex<Option<PyErr>>,
+) -> PyResult<T> {
     if let Some(e) = interrupted {
         return Err(e);
     }
     if let Some(e) = raised.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(e);
     }
-    let fitted = result.or_py()?;
-    let info = run_info(py, &fitted, LearnerKind::Mtl)?;
-    crate::fit::set_selection(py, &info, fitted.selection.as_ref())?;
-    let attributes = unpack_attributes(&attributes)?;
-    Ok((PyTagger::of_model(fitted.model, &attributes)?, info))
+    result.or_py()
 }
 
 /// The parts' attributes (`TagPart.attributes`), one list in the parts' order.
@@ -441,6 +461,19 @@ fn step_in(t: &Bound<'_, PyTuple>) -> PyResult<LoopStep> {
     })
 }
 
+/// The weights of a tagger's or a parser's merged featurizer.
+fn layout_of(featurizer: &Bound<'_, PyAny>) -> PyResult<PartLayout> {
+    if let Ok(f) = featurizer.cast::<PyPartFeaturizer>() {
+        return Ok(f.get().inner.layout());
+    }
+    if let Ok(f) = featurizer.cast::<crate::parser_parts::PyParseFeaturizer>() {
+        return Ok(f.get().inner.layout());
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(
+        "featurizer: a PartFeaturizer (a tagger's) or a ParseFeaturizer (a parser's)",
+    ))
+}
+
 /// The loop's point rebuilt from its steps where the parts are (one per worker and fit).
 #[pyclass(module = "multikernel._core", name = "PointReplica", frozen)]
 pub struct PyPointReplica {
@@ -483,16 +516,17 @@ impl PyPointReplica {
     #[pyo3(signature = (featurizer, separation_step, state=None, parts=None))]
     fn new(
         py: Python<'_>,
-        featurizer: &PyPartFeaturizer,
+        featurizer: &Bound<'_, PyAny>,
         separation_step: f64,
         state: Option<StateOut>,
         parts: Option<Vec<PyRef<'_, PyCompiledPart>>>,
     ) -> PyResult<PyPointReplica> {
         let parts: Option<Vec<&CompiledPart>> =
             parts.as_ref().map(|p| p.iter().map(|c| &c.inner).collect());
+        let layout = layout_of(featurizer)?;
         let inner = py
             .detach(|| {
-                let f = &featurizer.inner;
+                let f = &layout;
                 let state =
                     state.map(
                         |(step, cuts, alpha, factors, best, steps, hash)| LoopState {

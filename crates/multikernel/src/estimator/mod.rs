@@ -138,6 +138,7 @@ mod fitted;
 mod fold_cuts;
 mod kinds;
 pub mod parser;
+pub mod parts;
 mod plan;
 pub mod precomputed;
 pub mod registry;

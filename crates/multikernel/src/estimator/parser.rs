@@ -25,6 +25,8 @@ use crate::task::parse::templates::{Atom, Attribute};
 use crate::task::parse::{score_parses, ParseData, ParseSentence, TemplateSet, TreeKind};
 use std::path::{Path, PathBuf};
 
+pub mod parts;
+
 pub use crate::task::parse::AttachmentScores;
 
 const ARC_TEMPLATES: &str = "the arc templates";

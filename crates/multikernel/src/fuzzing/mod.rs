@@ -20,4 +20,4 @@ pub use stream::table_stream;
 pub use strings::{kernel_spec, regularizer, settings};
 pub use tables::{csv, csv_weights, libsvm, ocr};
 pub use tagging::{columns, crf_templates, tagger_parts};
-pub use treebank::{arc_templates, conllu};
+pub use treebank::{arc_templates, conllu, parser_parts};

@@ -156,9 +156,8 @@ fn train_with(f: TemplateFile, width: usize) {
 /// counts merge and build a featurizer (or an error), and a featurizer starts the loop's
 /// point, never a panic.
 pub fn tagger_parts(data: &[u8]) {
-    use crate::estimator::tagger::parts::{
-        LoopStep, PartFeaturizer, PartKeys, PointReplica, TagCounts,
-    };
+    use crate::estimator::parts::{LoopStep, PointReplica};
+    use crate::estimator::tagger::parts::{PartFeaturizer, PartKeys, TagCounts};
     if let Ok(c) = TagCounts::from_bytes(data) {
         let bytes = c.to_bytes().expect("counts serialize");
         assert_eq!(
@@ -169,7 +168,8 @@ pub fn tagger_parts(data: &[u8]) {
             let bytes = f.to_bytes().expect("a featurizer serializes");
             let back = PartFeaturizer::from_bytes(&bytes).expect("a built featurizer reads");
             assert_eq!(back, f);
-            let mut r = PointReplica::new(&f, 0.5, None).expect("a replica of all weights");
+            let mut r =
+                PointReplica::new(&f.layout(), 0.5, None).expect("a replica of all weights");
             assert!(
                 r.apply(LoopStep::default()).is_err(),
                 "a step without multipliers"
@@ -186,7 +186,7 @@ pub fn tagger_parts(data: &[u8]) {
         let _ = k.clone().merge(k);
     }
     if let Ok(f) = PartFeaturizer::from_bytes(data) {
-        let r = PointReplica::new(&f, 0.1, None).expect("a replica of all weights");
+        let r = PointReplica::new(&f.layout(), 0.1, None).expect("a replica of all weights");
         assert_eq!(r.at().len(), f.dim());
     }
 }

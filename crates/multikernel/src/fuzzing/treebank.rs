@@ -50,3 +50,49 @@ pub fn arc_templates(data: &[u8]) {
         assert_eq!(again, set);
     }
 }
+
+/// The messages of a parser trained over parts of its sentences (attribute values, feature
+/// keys, a featurizer, gold arcs: `estimator::parser::parts`): what reads writes back to
+/// bytes that read to the same value; values and keys merge with themselves and build a
+/// featurizer or an error; a featurizer starts the loop's point; gold arcs merge, never a
+/// panic.
+pub fn parser_parts(data: &[u8]) {
+    use crate::estimator::parser::parts::{ParseFeaturizer, PartArcKeys, PartArcs, PartValues};
+    use crate::estimator::parts::PointReplica;
+    if let Ok(v) = PartValues::from_bytes(data) {
+        let bytes = v.to_bytes().expect("values serialize");
+        assert_eq!(
+            PartValues::from_bytes(&bytes).expect("their own bytes read"),
+            v
+        );
+        let merged = v.clone().merge(v.clone());
+        let keys = PartArcKeys::from_bytes(br#"{"arcs":[],"labels":[]}"#).expect("no keys");
+        if let Ok(f) = ParseFeaturizer::of_parts(None, false, merged, keys) {
+            let back = ParseFeaturizer::from_bytes(&f.to_bytes().expect("serializes"))
+                .expect("a built featurizer reads");
+            assert_eq!(back, f);
+        }
+    }
+    if let Ok(k) = PartArcKeys::from_bytes(data) {
+        let bytes = k.to_bytes().expect("keys serialize");
+        assert_eq!(
+            PartArcKeys::from_bytes(&bytes).expect("their own bytes read"),
+            k
+        );
+        let _ = k.clone().merge(k);
+    }
+    if let Ok(f) = ParseFeaturizer::from_bytes(data) {
+        let r = PointReplica::new(&f.layout(), 0.1, None).expect("a replica of all weights");
+        assert_eq!(r.at().len(), f.dim());
+        let bytes = f.to_bytes().expect("a featurizer serializes");
+        assert_eq!(ParseFeaturizer::from_bytes(&bytes).expect("reads back"), f);
+    }
+    if let Ok(a) = PartArcs::from_bytes(data) {
+        let bytes = a.to_bytes().expect("arcs serialize");
+        assert_eq!(
+            PartArcs::from_bytes(&bytes).expect("their own bytes read"),
+            a
+        );
+        let _ = a.clone().merge(a);
+    }
+}

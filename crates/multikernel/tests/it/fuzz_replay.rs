@@ -111,3 +111,8 @@ fn crf_templates_corpus() {
 fn tagger_parts_corpus() {
     replay("tagger_parts", multikernel::fuzzing::tagger_parts);
 }
+
+#[test]
+fn parser_parts_corpus() {
+    replay("parser_parts", multikernel::fuzzing::parser_parts);
+}

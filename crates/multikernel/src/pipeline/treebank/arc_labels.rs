@@ -101,39 +101,94 @@ pub(crate) fn train_labeler(
     epochs: usize,
     seed: u64,
 ) -> Result<ArcLabeler> {
-    let mut labels: Vec<String> = Vec::new();
-    let mut index = std::collections::HashMap::new();
-    let mut gold = Vec::new(); // (sentence, token, label)
+    let featurizer = ArcFeaturizer::fit(templates, Support::Gold, train)?;
+    let arcs = gold_arcs(train, &featurizer)?;
+    train_on_arcs(featurizer, arcs, epochs, seed)
+}
+
+/// The gold arcs of some training sentences, each with its relation and its features under
+/// the labeler's featurizer, sentence by sentence and token by token.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub(crate) struct GoldArcs {
+    pub relations: Vec<String>,
+    pub features: Vec<Vec<(usize, f64)>>,
+}
+
+impl GoldArcs {
+    /// These arcs followed by `later`'s (two parts of the sentences, in their order).
+    pub(crate) fn extend(&mut self, later: GoldArcs) {
+        self.relations.extend(later.relations);
+        self.features.extend(later.features);
+    }
+}
+
+/// The gold arcs of `train` under `featurizer` (an error for a sentence without relations).
+pub(crate) fn gold_arcs(train: &[ParseSentence], featurizer: &ArcFeaturizer) -> Result<GoldArcs> {
+    let mut arcs = GoldArcs::default();
     for (i, s) in train.iter().enumerate() {
         let rels = s
             .deprels
             .as_ref()
             .ok_or_else(|| Error::data(format!("training sentence {i} has no relations")))?;
+        let heads = s
+            .heads
+            .as_ref()
+            .ok_or_else(|| Error::data(format!("training sentence {i} has no gold heads")))?;
+        let codes = featurizer.code(s);
         for (k, r) in rels.iter().enumerate() {
-            let y = *index.entry(r.clone()).or_insert_with(|| {
-                labels.push(r.clone());
-                labels.len() - 1
-            });
-            gold.push((i, k, y));
+            let mut f = Vec::new();
+            featurizer.arc_features(&codes, heads[k], k + 1, &mut f);
+            arcs.relations.push(r.clone());
+            arcs.features.push(f);
         }
     }
+    Ok(arcs)
+}
+
+/// Trains the labeler over `featurizer`'s features on the gold `arcs` of all the training
+/// sentences, `epochs` passes in a seeded random order.
+pub(crate) fn train_on_arcs(
+    featurizer: ArcFeaturizer,
+    arcs: GoldArcs,
+    epochs: usize,
+    seed: u64,
+) -> Result<ArcLabeler> {
+    let dim_features = featurizer.layout().total();
+    if let Some(&(j, _)) = arcs
+        .features
+        .iter()
+        .flatten()
+        .find(|&&(j, _)| j >= dim_features)
+    {
+        return Err(Error::data(format!(
+            "a gold arc's feature {j} is past the labeler's {dim_features} features"
+        )));
+    }
+    if arcs.relations.len() != arcs.features.len() {
+        return Err(Error::data(format!(
+            "{} relations for {} gold arcs",
+            arcs.relations.len(),
+            arcs.features.len()
+        )));
+    }
+    let mut labels: Vec<String> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    let gold: Vec<usize> = arcs
+        .relations
+        .into_iter()
+        .map(|r| {
+            *index.entry(r).or_insert_with_key(|r| {
+                labels.push(r.clone());
+                labels.len() - 1
+            })
+        })
+        .collect();
     if labels.is_empty() {
         return Err(Error::data("no training token to learn relations from"));
     }
-    let featurizer = ArcFeaturizer::fit(templates, Support::Gold, train)?;
+    let feats = arcs.features;
     let l = labels.len();
-    // Features of every gold arc, computed once.
-    let codes: Vec<_> = train.iter().map(|s| featurizer.code(s)).collect();
-    let feats: Vec<Vec<(usize, f64)>> = gold
-        .iter()
-        .map(|&(i, k, _)| {
-            let heads = train[i].heads.as_ref().expect("fit checked the heads");
-            let mut f = Vec::new();
-            featurizer.arc_features(&codes[i], heads[k], k + 1, &mut f);
-            f
-        })
-        .collect();
-    let dim = featurizer.layout().total() * l;
+    let dim = dim_features * l;
     let mut w = vec![0.0; dim];
     // Averaging (Daume's trick): avg = w - u / c, u accumulating c * update.
     let mut u = vec![0.0; dim];
@@ -146,7 +201,7 @@ pub(crate) fn train_labeler(
     for _ in 0..passes {
         order.shuffle(&mut rng);
         for &a in &order {
-            let y = gold[a].2;
+            let y = gold[a];
             let f = &feats[a];
             scores.iter_mut().for_each(|s| *s = 0.0);
             for &(j, v) in f {

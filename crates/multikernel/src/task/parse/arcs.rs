@@ -283,6 +283,55 @@ fn for_each_key(
     }
 }
 
+/// Adds the keys of sentence `i` (`s`, coded `c`) not yet in `index` to `keys`, template by
+/// template in order of first appearance: its gold arcs' ([`Support::Gold`]) or all its
+/// arcs'.
+fn grow_keys(
+    templates: &TemplateSet,
+    support: Support,
+    c: &CodedSentence,
+    s: &ParseSentence,
+    i: usize,
+    index: &mut [KeyMap],
+    keys: &mut [Vec<u64>],
+) -> Result<()> {
+    let nt = templates.templates.len();
+    let n = s.tokens.len();
+    let mut add = |t: usize, h: usize, d: usize| {
+        for_each_key(templates, t, c, h, d, |k| {
+            index[t].entry(k).or_insert_with(|| {
+                keys[t].push(k);
+                (keys[t].len() - 1) as u32
+            });
+        })
+    };
+    match support {
+        Support::Gold => {
+            let heads = s
+                .heads
+                .as_ref()
+                .ok_or_else(|| Error::data(format!("training sentence {i} has no gold heads")))?;
+            for (m, &h) in heads.iter().enumerate() {
+                for t in 0..nt {
+                    add(t, h, m + 1);
+                }
+            }
+        }
+        Support::All => {
+            for h in 0..=n {
+                for d in 1..=n {
+                    if h != d {
+                        for t in 0..nt {
+                            add(t, h, d);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// How a featurizer is stored (model files): the template file's text, the attribute
 /// alphabets and the keys of each template in index order.
 #[derive(Serialize, Deserialize)]
@@ -338,42 +387,80 @@ impl ArcFeaturizer {
         let mut index: Vec<KeyMap> = vec![KeyMap::default(); nt];
         for (i, s) in train.iter().enumerate() {
             let c = codes.code_growing(&templates, s);
-            let n = s.tokens.len();
-            let mut add = |t: usize, h: usize, d: usize| {
-                for_each_key(&templates, t, &c, h, d, |k| {
-                    index[t].entry(k).or_insert_with(|| {
-                        keys[t].push(k);
-                        (keys[t].len() - 1) as u32
-                    });
-                })
-            };
-            match support {
-                Support::Gold => {
-                    let heads = s.heads.as_ref().ok_or_else(|| {
-                        Error::data(format!("training sentence {i} has no gold heads"))
-                    })?;
-                    for (m, &h) in heads.iter().enumerate() {
-                        for t in 0..nt {
-                            add(t, h, m + 1);
-                        }
-                    }
-                }
-                Support::All => {
-                    for h in 0..=n {
-                        for d in 1..=n {
-                            if h != d {
-                                for t in 0..nt {
-                                    add(t, h, d);
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+            grow_keys(&templates, support, &c, s, i, &mut index, &mut keys)?;
         }
         Ok(ArcFeaturizer::assemble(
             templates, support, codes, keys, index,
         ))
+    }
+
+    /// The attribute values of `train` under `templates`, each attribute's in order of
+    /// first appearance (a part of the training sentences: [`ArcFeaturizer::merge_values`]
+    /// merges the parts' in their order into the alphabets [`ArcFeaturizer::fit`] grows).
+    pub(crate) fn values_of(templates: &TemplateSet, train: &[ParseSentence]) -> Vec<Vec<String>> {
+        let mut codes = AttributeCodes::default();
+        codes
+            .values
+            .resize_with(templates.attributes.len(), HashMap::new);
+        for s in train {
+            codes.code_growing(templates, s);
+        }
+        codes.into()
+    }
+
+    /// `later`'s values appended to `values`' where not there already, attribute by
+    /// attribute (the values of two parts, in their order).
+    pub(crate) fn merge_values(values: &mut Vec<Vec<String>>, later: Vec<Vec<String>>) {
+        if values.len() < later.len() {
+            values.resize_with(later.len(), Vec::new);
+        }
+        for (v, l) in values.iter_mut().zip(later) {
+            let seen: std::collections::HashSet<String> = v.iter().cloned().collect();
+            v.extend(l.into_iter().filter(|x| !seen.contains(x)));
+        }
+    }
+
+    /// The feature keys of `train` (a part of the training sentences) under the alphabets
+    /// of all parts' `values`: per template, in order of first appearance (merged in the
+    /// parts' order by [`ArcFeaturizer::merge_keys`]).
+    pub(crate) fn keys_of(
+        templates: &TemplateSet,
+        support: Support,
+        values: &[Vec<String>],
+        train: &[ParseSentence],
+    ) -> Result<Vec<Vec<u64>>> {
+        let nt = templates.templates.len();
+        let codes = AttributeCodes::from(values.to_vec());
+        let mut keys: Vec<Vec<u64>> = vec![Vec::new(); nt];
+        let mut index: Vec<KeyMap> = vec![KeyMap::default(); nt];
+        for (i, s) in train.iter().enumerate() {
+            let c = codes.code_frozen(templates, s);
+            grow_keys(templates, support, &c, s, i, &mut index, &mut keys)?;
+        }
+        Ok(keys)
+    }
+
+    /// `later`'s keys appended to `keys`' where not there already, template by template.
+    pub(crate) fn merge_keys(keys: &mut Vec<Vec<u64>>, later: Vec<Vec<u64>>) {
+        if keys.len() < later.len() {
+            keys.resize_with(later.len(), Vec::new);
+        }
+        for (k, l) in keys.iter_mut().zip(later) {
+            let seen: std::collections::HashSet<u64> = k.iter().copied().collect();
+            k.extend(l.into_iter().filter(|x| !seen.contains(x)));
+        }
+    }
+
+    /// The featurizer of all the parts from their merged values and keys (the one
+    /// [`ArcFeaturizer::fit`] grows on all the sentences in order).
+    pub(crate) fn of_parts(
+        templates: TemplateSet,
+        support: Support,
+        values: Vec<Vec<String>>,
+        keys: Vec<Vec<u64>>,
+    ) -> Result<Self> {
+        ArcFeaturizer::from_parts(templates, support, AttributeCodes::from(values), keys)
+            .map_err(|e| Error::data(format!("the parts' features: {e}")))
     }
 
     /// The featurizer from consistent parts (the key lists and their lookup tables agree).

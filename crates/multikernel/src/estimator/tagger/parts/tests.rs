@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::estimator::fit;
+use crate::estimator::parts::{LoopState, PartSums, Point, PointReplica, STEPS_START};
 use crate::estimator::spec::LearnerKind;
 use crate::estimator::tagger::tests::{dicts, toy, TEMPLATES};
 use crate::estimator::tagger::{training_data, FeatureValue};
@@ -96,9 +97,11 @@ fn parts_model(
             .collect()
     };
     let mut separate = |p: &Point<'_>| -> Result<Option<Vec<PartSums>>> {
-        let r = full.get_or_insert_with(|| PointReplica::new(&f, p.separation_step, None).unwrap());
+        let r = full.get_or_insert_with(|| {
+            PointReplica::new(&f.layout(), p.separation_step, None).unwrap()
+        });
         if reading.is_none() {
-            let mut first = PointReplica::new(&f, p.separation_step, Some(&[&parts[0]]))?;
+            let mut first = PointReplica::new(&f.layout(), p.separation_step, Some(&[&parts[0]]))?;
             assert!(first.widen(&parts[1])?, "no cut held yet");
             reading = Some(first);
         }
@@ -134,8 +137,8 @@ fn parts_model(
         );
         if p.index == 3 {
             late = Some((
-                PointReplica::from_state(&f, p.state(), None)?,
-                PointReplica::from_state(&f, p.state(), Some(&[&parts[0], &parts[1]]))?,
+                PointReplica::from_state(&f.layout(), p.state(), None)?,
+                PointReplica::from_state(&f.layout(), p.state(), Some(&[&parts[0], &parts[1]]))?,
             ));
         }
         if let Some((a, b)) = &late {
@@ -327,7 +330,7 @@ fn a_replica_refuses_parts_compiled_over_other_weights() {
     let large_f = large.counts().unwrap().part_featurizer(1).unwrap();
     assert!(large_f.dim() > small_f.dim());
     let compiled = large.compile(&large_f).unwrap();
-    let err = PointReplica::new(&small_f, 1.0, Some(&[&compiled])).unwrap_err();
+    let err = PointReplica::new(&small_f.layout(), 1.0, Some(&[&compiled])).unwrap_err();
     assert!(err.to_string().contains("a part's weights"), "{err}");
     let state = LoopState {
         separation_step: 1.0,
@@ -338,8 +341,8 @@ fn a_replica_refuses_parts_compiled_over_other_weights() {
         steps: 0,
         hash: STEPS_START,
     };
-    let err = PointReplica::from_state(&small_f, state, Some(&[&compiled])).unwrap_err();
+    let err = PointReplica::from_state(&small_f.layout(), state, Some(&[&compiled])).unwrap_err();
     assert!(err.to_string().contains("a part's weights"), "{err}");
     // The same part over its own featurizer is served.
-    assert!(PointReplica::new(&large_f, 1.0, Some(&[&compiled])).is_ok());
+    assert!(PointReplica::new(&large_f.layout(), 1.0, Some(&[&compiled])).is_ok());
 }

@@ -1,21 +1,28 @@
-"""``fit_dask`` for a ``SequenceTagger(learner="mtl")``: the cutting plane over a bag of
-sentences that stays on the workers, giving the model one process trains on all of them.
+"""``fit_dask`` for a ``SequenceTagger(learner="mtl")`` or a
+``DependencyParser(learner="mtl")``: the cutting plane over a bag of sentences that stays on
+the workers, giving the model one process trains on all of them.
 
-1. Feature dicts only: each partition's feature keys, merged on the client in partition
-   order (keys in order of first appearance, as over all the sentences).
-2. Each partition's expansion counts, merged on the client into the featurizer (sorted
-   keys merge in any order: the featurizer of one process).
-3. The loop runs on the client (the working-set problem is small); at each point every
+1. The featurizer, from what each partition counts, merged on the client:
+   - a tagger of feature dicts: each partition's feature keys, merged in partition order
+     (keys in order of first appearance, as over all the sentences); then (every tagger)
+     each partition's expansion counts, merged (sorted keys merge in any order);
+   - a parser: each partition's attribute values, merged in partition order (the
+     alphabets one process grows sentence by sentence), then each partition's feature
+     keys under them, merged in partition order.
+2. The loop runs on the client (the working-set problem is small); at each point every
    partition returns its unscaled separation sums (the loss-augmented decode of its
    sentences), added on the client and scaled once. With CRF++ templates or string features
-   every sum is an integer, so the cut is bit for bit that of one process, and so is the
-   model.
-4. The point is not sent (the dense weights are tens of MB): each worker keeps a replica of
+   every sum is an integer (a parser's arc features are counts too), so the cut is bit
+   for bit that of one process, and so is the model.
+3. The point is not sent (the dense weights are tens of MB): each worker keeps a replica of
    it (``_core.PointReplica``) and moves it with the loop's step (the new cut, the master's
    multipliers and template factors, the cuts dropped, whether the last point became the
    best one), broadcast once per cut; each part's sums carry a fingerprint of the steps its
    replica followed, which the client checks. A worker's replica holds only the weights its
    partitions read, so rebuilding the point costs each worker its share of the cuts.
+4. A parser's relation labeler (a perceptron over the gold arcs in one seeded order)
+   trains on the client after the loop, on every partition's gold arcs with their
+   features, gathered once: the only data that comes to the client in full.
 
 Partitions are spread evenly over the workers (partition i on the i-th worker, modulo their
 number, as a preference: Dask may still run a task elsewhere). Each partition is compiled
@@ -37,7 +44,10 @@ import numpy as np
 
 from . import _core
 from ._estimators import _given_settings, _seed, _template_text
+from ._parser import _PARSER_SETTINGS, _source
 from ._tagger import _TAGGER_SETTINGS, _label_table
+
+TAGGER, PARSER = "tagger", "parser"
 
 # Each worker's state per fit: {worker: {(fit id, partition): CompiledPart, (fit id,
 # "point"): PointReplica, (fit id, "featurizer"): PartFeaturizer}}; partitions are the
@@ -77,7 +87,7 @@ def _part_keys(xs):
 
 
 def _tag_part(xs, ys, fmt):
-    text, origin, keys = fmt
+    _, text, origin, keys = fmt
     return _core.TagPart(
         [list(s) for s in xs],
         [[str(label) for label in s] for s in ys],
@@ -91,6 +101,30 @@ def _part_counts(xs, ys, fmt):
     return _tag_part(xs, ys, fmt).counts()
 
 
+def _parse_part(xs, fmt):
+    _, text, origin, projective = fmt
+    blocks, _, _ = _source(list(xs))
+    return _core.ParsePart(
+        blocks, templates=text, templates_origin=origin, projective=projective
+    )
+
+
+def _parse_values(xs, fmt):
+    return _parse_part(xs, fmt).values()
+
+
+def _parse_keys(xs, fmt, values):
+    return _parse_part(xs, fmt).keys(values)
+
+
+def _compile(xs, ys, fmt, featurizer):
+    """A partition's sentences compiled against the fit's featurizer (``fmt``: what the
+    partitions hold, a tagger's or a parser's)."""
+    if fmt[0] == PARSER:
+        return _parse_part(xs, fmt).compile(featurizer)
+    return _tag_part(xs, ys, fmt).compile(featurizer)
+
+
 def _aligned(value):
     """Arrays in ``value`` (a tuple, or an array) contiguous and aligned: an array unpickled
     from the network may not be, and the core reads arrays in place."""
@@ -101,13 +135,14 @@ def _aligned(value):
     return value
 
 
-def _featurizer(cache, fit_id, featurizer):
+def _featurizer(cache, fit_id, featurizer, fmt):
     """The fit's featurizer on this worker, read from its bytes once."""
     key = (fit_id, "featurizer")
     with _CACHE_LOCK:
         f = cache.get(key)
         if f is None:
-            f = cache[key] = _core.PartFeaturizer(featurizer)
+            read = _core.ParseFeaturizer if fmt[0] == PARSER else _core.PartFeaturizer
+            f = cache[key] = read(featurizer)
         return f
 
 
@@ -146,12 +181,12 @@ def _separate(fit_id, part, xs, ys, fmt, featurizer, point, n_jobs, state=None):
     started = time.perf_counter()
     cache = _worker_cache()
     with _core.Threads(n_jobs):
-        f = _featurizer(cache, fit_id, featurizer)
+        f = _featurizer(cache, fit_id, featurizer, fmt)
         key = (fit_id, part)
         with _CACHE_LOCK:
             compiled = cache.get(key)
         if compiled is None:
-            compiled = _tag_part(xs, ys, fmt).compile(f)
+            compiled = _compile(xs, ys, fmt, f)
             with _CACHE_LOCK:
                 cache[key] = compiled
         replica = _point(cache, fit_id, f, separation_step, step, index, state, compiled)
@@ -184,13 +219,79 @@ def _gather_sums(client, futures):
 def _homes(client, n):
     """The worker each of ``n`` partitions prefers (partition i on the i-th worker, modulo
     their number; None when no worker is known): a seam for the tests."""
-    workers = sorted(client.scheduler_info()["workers"])
+    # nthreads asks the scheduler; scheduler_info() is the client's copy, which was seen
+    # listing no worker for a moment between fits.
+    workers = sorted(client.nthreads())
     return [[workers[i % len(workers)]] if workers else None for i in range(n)]
 
 
+def _whole(part):
+    """A partition as a list (a mapped bag's partitions compute to lazy iterators)."""
+    return part if isinstance(part, list) else list(part)
+
+
+def _prefer(workers):
+    """``submit``'s keywords for a task that prefers ``workers`` (None: no preference;
+    Dask refuses ``allow_other_workers`` without ``workers``)."""
+    return {} if workers is None else {"workers": workers, "allow_other_workers": True}
+
+
 def _partitions(client, bag):
-    """The bag's partitions as futures on the cluster (recomputable from the bag's graph)."""
-    return client.compute(bag.to_delayed())
+    """The bag's partitions as futures on the cluster, each a list (recomputable from the
+    bag's graph)."""
+    import dask
+
+    return client.compute([dask.delayed(_whole)(d) for d in bag.to_delayed()])
+
+
+def _separator(client, fit_id, xs, ys, fmt, featurizer, n_jobs, record):
+    """The callable ``fit_tagger_parts`` and ``fit_parser_parts`` call at each point: every
+    partition's sums from its worker (``ys``: the label partitions, or Nones for a
+    parser), the missed partitions again with the loop's state; records what crossed the
+    network in ``record``."""
+    missed = []
+
+    def separate(step, index, separation_step, state):
+        t = time.perf_counter()
+        point = (step, index, separation_step)
+        shipped = client.scatter(point, broadcast=True, hash=False)
+        parts = list(enumerate(zip(xs, ys)))
+        home = _homes(client, len(parts))
+        if state is None:
+            futures = [
+                client.submit(
+                    _separate, fit_id, i, xp, yp, fmt, featurizer, shipped, n_jobs,
+                    pure=False, **_prefer(home[i]),
+                )
+                for i, (xp, yp) in parts
+            ]
+            sums = [_aligned(s) for s in _gather_sums(client, futures)]
+            missed[:] = [k for k, s in enumerate(sums) if s is None]
+            record["last"] = sums
+        else:
+            # Partitions whose worker missed steps start from the loop's state.
+            record["resyncs"] += len(missed)
+            sums = record["last"]
+            again = [
+                client.submit(
+                    _separate, fit_id, k, xs[k], ys[k], fmt, featurizer, shipped, n_jobs,
+                    state, pure=False, **_prefer(home[k]),
+                )
+                for k in missed
+            ]
+            for k, s in zip(missed, _gather_sums(client, again)):
+                sums[k] = _aligned(s)
+        del shipped
+        if any(s is None for s in sums):
+            return sums
+        step_bytes = 0 if step is None else sum(getattr(v, "nbytes", 8) for v in step)
+        workers = len(client.nthreads())
+        record["step_bytes"].append(step_bytes * workers)
+        record["sums_bytes"].append(sum(s[0].nbytes + s[1].nbytes + 24 for s in sums))
+        record["separate_seconds"].append(time.perf_counter() - t)
+        return sums
+
+    return separate
 
 
 def fit_tagger_dask(estimator, X, y, client, *, stats=None):
@@ -240,7 +341,7 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
     keys = None
     if text is None:
         keys = _core.merge_part_keys(client.gather([client.submit(_part_keys, p) for p in xs]))
-    fmt = (text, origin, keys)
+    fmt = (TAGGER, text, origin, keys)
     counts = client.gather(
         [client.submit(_part_counts, xp, yp, fmt) for xp, yp in zip(xs, ys)]
     )
@@ -251,47 +352,8 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
     n_jobs = 1 if estimator.n_jobs is None else estimator.n_jobs
     record = {"dim": dim, "partitions": len(xs), "step_bytes": [], "sums_bytes": [],
               "resyncs": 0, "separate_seconds": []}
-    missed = []
 
-    def separate(step, index, separation_step, state):
-        t = time.perf_counter()
-        point = (step, index, separation_step)
-        shipped = client.scatter(point, broadcast=True, hash=False)
-        parts = list(enumerate(zip(xs, ys)))
-        home = _homes(client, len(parts))
-        if state is None:
-            futures = [
-                client.submit(
-                    _separate, fit_id, i, xp, yp, fmt, featurizer, shipped, n_jobs,
-                    pure=False, workers=home[i], allow_other_workers=True,
-                )
-                for i, (xp, yp) in parts
-            ]
-            sums = [_aligned(s) for s in _gather_sums(client, futures)]
-            missed[:] = [k for k, s in enumerate(sums) if s is None]
-            record["last"] = sums
-        else:
-            # Partitions whose worker missed steps start from the loop's state.
-            record["resyncs"] += len(missed)
-            sums = record["last"]
-            again = [
-                client.submit(
-                    _separate, fit_id, k, xs[k], ys[k], fmt, featurizer, shipped, n_jobs,
-                    state, pure=False, workers=home[k], allow_other_workers=True,
-                )
-                for k in missed
-            ]
-            for k, s in zip(missed, _gather_sums(client, again)):
-                sums[k] = _aligned(s)
-        del shipped
-        if any(s is None for s in sums):
-            return sums
-        step_bytes = 0 if step is None else sum(getattr(v, "nbytes", 8) for v in step)
-        workers = len(client.scheduler_info()["workers"])
-        record["step_bytes"].append(step_bytes * workers)
-        record["sums_bytes"].append(sum(s[0].nbytes + s[1].nbytes + 24 for s in sums))
-        record["separate_seconds"].append(time.perf_counter() - t)
-        return sums
+    separate = _separator(client, fit_id, xs, ys, fmt, featurizer, n_jobs, record)
 
     # The attributes that name the state features, as over all the sentences in order.
     attributes = [
@@ -328,5 +390,81 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
 
 
 def _attributes(fit_id, xs, ys, fmt, featurizer):
-    f = _featurizer(_worker_cache(), fit_id, featurizer)
+    f = _featurizer(_worker_cache(), fit_id, featurizer, fmt)
     return _tag_part(xs, ys, fmt).attributes(f)
+
+
+def _gold_arcs(fit_id, xs, fmt, featurizer):
+    f = _featurizer(_worker_cache(), fit_id, featurizer, fmt)
+    return _parse_part(xs, fmt).gold_arcs(f)
+
+
+def fit_parser_dask(estimator, X, client, *, stats=None):
+    """Trains ``estimator`` (``DependencyParser(learner="mtl")``) on the bag ``X`` of
+    sentences (CoNLL-U blocks or TokenLists, each with its tree) and returns it, fitted: the
+    model one process trains on all the sentences in the bag's order. ``stats`` as
+    ``fit_tagger_dask``'s, and ``arcs_bytes``: the gold arcs gathered for the labeler."""
+    if estimator.learner != "mtl":
+        raise ValueError(
+            "fit_dask trains a parser by the cutting plane, exactly: learner='mtl' (got "
+            f"learner={estimator.learner!r}); the online learner trains in one process"
+        )
+    estimator._validate_params()
+    import dask.bag as db
+
+    if not isinstance(X, db.Bag):
+        raise TypeError(
+            f"X is a {type(X).__name__}: a dask.bag.Bag of sentences (CoNLL-U blocks or "
+            "TokenLists, each with its tree)"
+        )
+    started = time.perf_counter()
+    text, origin = _template_text(estimator.templates)
+    fmt = (PARSER, text, origin, bool(estimator.projective))
+    xs = _partitions(client, X)
+    n = sum(client.gather([client.submit(len, p) for p in xs]))
+    if n == 0:
+        raise ValueError("the training set has no sentences")
+    values = _core.merge_parse_values(
+        client.gather([client.submit(_parse_values, p, fmt) for p in xs])
+    )
+    shipped = client.scatter(values, broadcast=True, hash=False)
+    keys = _core.merge_parse_keys(
+        client.gather([client.submit(_parse_keys, p, fmt, shipped) for p in xs])
+    )
+    del shipped
+    featurizer_bytes, dim = _core.parse_featurizer(
+        values, keys, templates=text, templates_origin=origin, projective=fmt[3]
+    )
+    del values, keys
+    featurizer = client.scatter(featurizer_bytes, broadcast=True, hash=False)
+    fit_id = uuid.uuid4().hex
+    n_jobs = 1 if estimator.n_jobs is None else estimator.n_jobs
+    record = {"dim": dim, "partitions": len(xs), "step_bytes": [], "sums_bytes": [],
+              "resyncs": 0, "separate_seconds": []}
+    separate = _separator(client, fit_id, xs, [None] * len(xs), fmt, featurizer, n_jobs, record)
+    try:
+        arcs = client.gather(
+            [client.submit(_gold_arcs, fit_id, xp, fmt, featurizer) for xp in xs]
+        )
+        arcs = None if any(a is None for a in arcs) else arcs
+        record["arcs_bytes"] = 0 if arcs is None else sum(len(a) for a in arcs)
+        record["setup_seconds"] = time.perf_counter() - started
+        parser, info = _core.fit_parser_parts(
+            featurizer_bytes,
+            n,
+            separate,
+            arcs=arcs,
+            c=None if estimator.C is None else float(estimator.C),
+            seed=_seed(estimator.random_state),
+            verbose=bool(estimator.verbose),
+            settings=_given_settings(estimator, _PARSER_SETTINGS),
+        )
+        record["worker_seconds"] = {
+            w: s for w, s in client.run(_seconds, fit_id).items() if s is not None
+        }
+    finally:
+        client.run(_forget, fit_id)
+    record.pop("last", None)
+    if stats is not None:
+        stats.update(record)
+    return estimator._fitted(parser, info)
