@@ -20,6 +20,10 @@ the workers, giving the model one process trains on all of them.
    best one), broadcast once per cut; each part's sums carry a fingerprint of the steps its
    replica followed, which the client checks. A worker's replica holds only the weights its
    partitions read, so rebuilding the point costs each worker its share of the cuts.
+   When the cuts are nearly dense (a parser's few, frequent features), a step is about as
+   large as the point itself, and the replica's pass over the working set is work for
+   nothing: from the first step that shows the point at most twice a step's bytes, the
+   loop sends the point (and its fingerprint) instead, and no replica is kept.
 4. A parser's relation labeler (a perceptron over the gold arcs in one seeded order)
    trains on the client after the loop, on every partition's gold arcs with their
    features, gathered once: the only data that comes to the client in full.
@@ -48,6 +52,11 @@ from ._parser import _PARSER_SETTINGS, _source
 from ._tagger import _TAGGER_SETTINGS, _label_table
 
 TAGGER, PARSER = "tagger", "parser"
+
+# Whether the loop sends its point to the workers instead of the step their replicas follow:
+# None (the core decides at the first step: the point when it is at most twice a step's
+# bytes), True, False (a seam for the tests).
+_POINTS = None
 
 # Each worker's state per fit: {worker: {(fit id, partition): CompiledPart, (fit id,
 # "point"): PointReplica, (fit id, "featurizer"): PartFeaturizer}}; partitions are the
@@ -173,11 +182,23 @@ def _point(cache, fit_id, featurizer, separation_step, step, index, state, compi
         return replica
 
 
+def _dense_point(cache, fit_id, index, dense):
+    """The loop's point sent for separation ``index`` (weights, fingerprint), made aligned
+    once per worker and separation (the network may hand a misaligned array)."""
+    key = (fit_id, "dense")
+    with _CACHE_LOCK:
+        kept = cache.get(key)
+        if kept is None or kept[0] != index:
+            kept = cache[key] = (index, _aligned(dense))
+        return kept[1]
+
+
 def _separate(fit_id, part, xs, ys, fmt, featurizer, point, n_jobs, state=None):
     """Partition ``part``'s separation sums at the loop's point (``point``: the step since
-    the last separation, the separation's index and the separation step), compiled on first
-    use on this worker; None when this worker's replica of the point cannot serve it."""
-    step, index, separation_step = point
+    the last separation, the separation's index, the separation step, and the point itself
+    with its fingerprint when the loop sends it, else None), compiled on first use on this
+    worker; None when this worker's replica of the point cannot serve it."""
+    step, index, separation_step, dense = point
     started = time.perf_counter()
     cache = _worker_cache()
     with _core.Threads(n_jobs):
@@ -189,11 +210,16 @@ def _separate(fit_id, part, xs, ys, fmt, featurizer, point, n_jobs, state=None):
             compiled = _compile(xs, ys, fmt, f)
             with _CACHE_LOCK:
                 cache[key] = compiled
-        replica = _point(cache, fit_id, f, separation_step, step, index, state, compiled)
-        if replica is None:
-            return None
-        ready = time.perf_counter()
-        sums = compiled.separate_at(replica)
+        if dense is not None:
+            w, hash_ = _dense_point(cache, fit_id, index, dense)
+            ready = time.perf_counter()
+            sums = compiled.separate_point(w, hash_)
+        else:
+            replica = _point(cache, fit_id, f, separation_step, step, index, state, compiled)
+            if replica is None:
+                return None
+            ready = time.perf_counter()
+            sums = compiled.separate_at(replica)
     with _CACHE_LOCK:
         seconds = cache.setdefault((fit_id, "seconds"), [0.0, 0.0, 0])
         seconds[0] += ready - started
@@ -251,9 +277,9 @@ def _separator(client, fit_id, xs, ys, fmt, featurizer, n_jobs, record):
     network in ``record``."""
     missed = []
 
-    def separate(step, index, separation_step, state):
+    def separate(step, index, separation_step, state, dense=None):
         t = time.perf_counter()
-        point = (step, index, separation_step)
+        point = (step, index, separation_step, dense)
         shipped = client.scatter(point, broadcast=True, hash=False)
         parts = list(enumerate(zip(xs, ys)))
         home = _homes(client, len(parts))
@@ -284,8 +310,10 @@ def _separator(client, fit_id, xs, ys, fmt, featurizer, n_jobs, record):
         del shipped
         if any(s is None for s in sums):
             return sums
-        step_bytes = 0 if step is None else sum(getattr(v, "nbytes", 8) for v in step)
-        workers = len(client.nthreads())
+        sent = dense if dense is not None else step
+        step_bytes = 0 if sent is None else sum(getattr(v, "nbytes", 8) for v in sent)
+        record["points"] += dense is not None
+        workers = len({h[0] for h in home if h}) or 1
         record["step_bytes"].append(step_bytes * workers)
         record["sums_bytes"].append(sum(s[0].nbytes + s[1].nbytes + 24 for s in sums))
         record["separate_seconds"].append(time.perf_counter() - t)
@@ -297,9 +325,10 @@ def _separator(client, fit_id, xs, ys, fmt, featurizer, n_jobs, record):
 def fit_tagger_dask(estimator, X, y, client, *, stats=None):
     """Trains ``estimator`` (``SequenceTagger(learner="mtl")``) on the bags ``X`` and ``y``
     (sentences and their label lists, partitioned alike) and returns it, fitted. ``stats``:
-    a dict that receives what crossed the network (bytes of the loop's step broadcast and of
-    the sums gathered, per cut), the seconds of the separations, and each worker's seconds
-    in its tasks (``worker_seconds``: point and compile, decoding, tasks)."""
+    a dict that receives what crossed the network (bytes of the loop's step, or point,
+    broadcast and of the sums gathered, per cut; ``points``: the separations that were sent
+    the point), the seconds of the separations, and each worker's seconds in its tasks
+    (``worker_seconds``: point and compile, decoding, tasks)."""
     if estimator.learner != "mtl":
         raise ValueError(
             "fit_dask trains a tagger by the cutting plane, exactly: learner='mtl' (got "
@@ -351,7 +380,7 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
     fit_id = uuid.uuid4().hex
     n_jobs = 1 if estimator.n_jobs is None else estimator.n_jobs
     record = {"dim": dim, "partitions": len(xs), "step_bytes": [], "sums_bytes": [],
-              "resyncs": 0, "separate_seconds": []}
+              "resyncs": 0, "separate_seconds": [], "points": 0}
 
     separate = _separator(client, fit_id, xs, ys, fmt, featurizer, n_jobs, record)
 
@@ -376,6 +405,7 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
             verbose=bool(estimator.verbose),
             settings=_given_settings(estimator, _TAGGER_SETTINGS),
             attributes=attributes,
+            points=_POINTS,
         )
         record["worker_seconds"] = {
             w: s for w, s in client.run(_seconds, fit_id).items() if s is not None
@@ -440,7 +470,7 @@ def fit_parser_dask(estimator, X, client, *, stats=None):
     fit_id = uuid.uuid4().hex
     n_jobs = 1 if estimator.n_jobs is None else estimator.n_jobs
     record = {"dim": dim, "partitions": len(xs), "step_bytes": [], "sums_bytes": [],
-              "resyncs": 0, "separate_seconds": []}
+              "resyncs": 0, "separate_seconds": [], "points": 0}
     separate = _separator(client, fit_id, xs, [None] * len(xs), fmt, featurizer, n_jobs, record)
     try:
         arcs = client.gather(
@@ -458,6 +488,7 @@ def fit_parser_dask(estimator, X, client, *, stats=None):
             seed=_seed(estimator.random_state),
             verbose=bool(estimator.verbose),
             settings=_given_settings(estimator, _PARSER_SETTINGS),
+            points=_POINTS,
         )
         record["worker_seconds"] = {
             w: s for w, s in client.run(_seconds, fit_id).items() if s is not None

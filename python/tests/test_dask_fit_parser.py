@@ -38,6 +38,9 @@ def test_blocks_on_dask_train_the_one_process_parser(client, treebank):
         assert est.classes_ == one.classes_ and est.classes_
         assert est.template_weights_ == one.template_weights_
         assert len(stats["separate_seconds"]) == est.n_iter_ > 3
+        # A parser's cuts are nearly dense: from the first step on, the loop sends its
+        # point rather than the step.
+        assert stats["points"] == est.n_iter_ - 1
         assert stats["arcs_bytes"] > 0 and stats["dim"] > 0
     # The workers forgot the fit.
     left = client.run(lambda dask_worker: len(_dask_parts._run_cache(dask_worker)))
@@ -66,6 +69,7 @@ def test_a_worker_that_missed_steps_starts_from_the_loop_s_state(client, treeban
         return point(cache, fit_id, featurizer, separation_step, step, index, state, compiled)
 
     monkeypatch.setattr(_dask_parts, "_point", forgetful)
+    monkeypatch.setattr(_dask_parts, "_POINTS", False)
     stats = {}
     est = _dask_parts.fit_parser_dask(
         DependencyParser(**MTL), db.from_sequence(treebank, npartitions=3), client, stats=stats

@@ -161,6 +161,7 @@ def test_a_worker_that_missed_steps_starts_from_the_loop_s_state(client, tagging
         return point(cache, fit_id, featurizer, separation_step, step, index, state, compiled)
 
     monkeypatch.setattr(_dask_parts, "_point", forgetful)
+    monkeypatch.setattr(_dask_parts, "_POINTS", False)
     stats = {}
     est = _dask_parts.fit_tagger_dask(SequenceTagger(**MTL), *bags(X, y), client, stats=stats)
     assert stats["resyncs"] == 4, stats["resyncs"]
@@ -188,6 +189,7 @@ def test_a_partition_moved_to_another_worker_starts_it_from_the_loop_s_state(
         return h if len(calls) < 3 else h[1:] + h[:1]
 
     monkeypatch.setattr(_dask_parts, "_homes", swapped)
+    monkeypatch.setattr(_dask_parts, "_POINTS", False)
     stats = {}
     est = _dask_parts.fit_tagger_dask(SequenceTagger(**MTL), *bags(X, y), client, stats=stats)
     assert stats["resyncs"] >= 1, stats["resyncs"]
@@ -198,3 +200,17 @@ def test_a_partition_moved_to_another_worker_starts_it_from_the_loop_s_state(
     # The workers forgot the fit: no compiled partition, replica or count left behind.
     left = client.run(lambda dask_worker: len(_dask_parts._run_cache(dask_worker)))
     assert set(left.values()) == {0}, left
+
+
+@pytest.mark.parametrize("points", [True, False])
+def test_the_point_sent_or_rebuilt_trains_the_same_model(client, tagging, monkeypatch, points):
+    """The loop's point sent to the workers instead of the step their replicas follow (or
+    never sent), whatever the first step would decide: the same model."""
+    X = [features(w) for w, _ in tagging[:30]]
+    y = [t for _, t in tagging[:30]]
+    one = SequenceTagger(**MTL).fit(X, y)
+    monkeypatch.setattr(_dask_parts, "_POINTS", points)
+    stats = {}
+    est = _dask_parts.fit_tagger_dask(SequenceTagger(**MTL), *bags(X, y), client, stats=stats)
+    assert est.tagger_.to_bytes() == one.tagger_.to_bytes()
+    assert stats["points"] == (len(stats["separate_seconds"]) if points else 0)

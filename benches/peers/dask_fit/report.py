@@ -36,9 +36,10 @@ def report(workers, seconds, stats, same, note, extra=""):
         f"fit_dask workers={workers} partitions={stats['partitions']}: {seconds:.1f} s, "
         f"setup {stats['setup_seconds']:.1f} s, separations "
         f"{sum(stats['separate_seconds']):.1f} s over {cuts}; per cut "
-        f"{mean(stats['step_bytes'][1:]) / 1e3:.0f} kB of loop step out (all workers), "
+        f"{mean(stats['step_bytes'][1:]) / 1e3:.0f} kB of loop step or point out (all workers), "
         f"{mean(stats['sums_bytes']) / 1e3:.0f} kB of sums in (dense weights would be "
-        f"{stats['dim'] * 8 / 1e6:.1f} MB a worker){extra}; resyncs {stats['resyncs']}; "
+        f"{stats['dim'] * 8 / 1e6:.1f} MB a worker); the point itself sent at "
+        f"{stats['points']} separations{extra}; resyncs {stats['resyncs']}; "
         f"same bytes: {same}; {note}",
         flush=True,
     )

@@ -10,7 +10,7 @@ use crate::errors::OrPy;
 use crate::fit::run_info;
 use crate::interrupt::{self, PyObserver};
 use crate::parser::PyParser;
-use crate::tagger_parts::{call_separate, finish, PyCompiledPart};
+use crate::tagger_parts::{call_separate, finish, Points, PyCompiledPart};
 use multikernel::estimator::parser::parts::{
     fit_parser_parts as fit_parts, ParseFeaturizer, ParsePart, PartArcKeys, PartArcs, PartValues,
 };
@@ -199,7 +199,8 @@ impl PyParseFeaturizer {
 /// parser and the run's dict.
 #[pyfunction]
 #[pyo3(signature = (
-    featurizer, n, separate, *, arcs=None, c=None, settings=Vec::new(), seed=0, verbose=false
+    featurizer, n, separate, *, arcs=None, c=None, settings=Vec::new(), seed=0, verbose=false,
+    points=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit_parser_parts<'py>(
@@ -212,6 +213,7 @@ pub fn fit_parser_parts<'py>(
     settings: Vec<(String, String)>,
     seed: u64,
     verbose: bool,
+    points: Option<bool>,
 ) -> PyResult<(PyParser, Bound<'py, PyDict>)> {
     let (spec, _, _) = crate::fit::structured_request(Task::Parsing, "mtl", c, settings, seed)?;
     let (featurizer, arcs) = py
@@ -233,7 +235,8 @@ pub fn fit_parser_parts<'py>(
     let observer = PyObserver::new(verbose);
     let raised: Mutex<Option<PyErr>> = Mutex::new(None);
     let (result, interrupted) = interrupt::run(py, &observer, || {
-        let mut call = |p: &Point<'_>| call_separate(&separate, p, &raised);
+        let mut points = Points::of(points);
+        let mut call = |p: &Point<'_>| call_separate(&separate, p, &raised, &mut points);
         fit_parts(featurizer, n, &spec, &mut call, arcs, &observer)
     });
     let fitted = finish(result, interrupted, raised)?;

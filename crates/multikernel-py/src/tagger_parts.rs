@@ -221,6 +221,23 @@ impl PyCompiledPart {
         .or_py()?;
         sums_out(py, s)
     }
+
+    /// The part's separation sums at the loop's point itself (`point`: the weights and the
+    /// fingerprint `fit_tagger_parts` hands its callable when it sends points).
+    fn separate_point<'py>(
+        &self,
+        py: Python<'py>,
+        w: PyReadonlyArray1<'py, f64>,
+        hash: u64,
+    ) -> PyResult<SumsOut<'py>> {
+        let w = w.as_slice().map_err(|_| {
+            PyValueError::new_err(
+                "the point: a contiguous, aligned array (numpy.require(a, requirements=\"AC\"))",
+            )
+        })?;
+        let s = crate::threads::detach(py, || self.inner.separate_point(w, hash)).or_py()?;
+        sums_out(py, s)
+    }
 }
 
 fn sums_out(py: Python<'_>, s: PartSums) -> PyResult<SumsOut<'_>> {
@@ -259,19 +276,22 @@ fn part_sums(item: &Bound<'_, PyAny>) -> PyResult<PartSums> {
 }
 
 /// Multi-template learning over `n` sentences held in parts: `featurizer` (bytes of
-/// `merge_tag_counts`), and `separate(step, index, separation_step, state)`, a callable
-/// that returns every part's `CompiledPart.separate_at(replica)` (a list, each sentence in
-/// one part), or None to stop, where each part's `PointReplica` has followed the loop's
-/// `step` (a `PointReplica.apply` tuple; None at the first separation, `index` 0). A part
-/// whose replica missed steps is None in the list: the callable is then called again with
-/// the loop's `state` (a `PointReplica(featurizer, step, state)` tuple) for those parts.
-/// `attributes`: every part's `TagPart.attributes`, in the parts' order, which name the
+/// `merge_tag_counts`), and `separate(step, index, separation_step, state, point)`, a
+/// callable that returns every part's `CompiledPart.separate_at(replica)` (a list, each
+/// sentence in one part), or None to stop, where each part's `PointReplica` has followed
+/// the loop's `step` (a `PointReplica.apply` tuple; None at the first separation, `index`
+/// 0). A part whose replica missed steps is None in the list: the callable is then called
+/// again with the loop's `state` (a `PointReplica(featurizer, step, state)` tuple) for
+/// those parts. When the fit sends points (`points`: True always, False never, None when
+/// the first step shows the dense point to be at most twice a step's bytes), `step` is
+/// None and `point` the loop's weights and fingerprint, for
+/// `CompiledPart.separate_point(*point)`. `attributes`: every part's `TagPart.attributes`, in the parts' order, which name the
 /// state features as one process names them over all the sentences. The
 /// settings as `fit_tagger`'s with `learner="mtl"`. Returns the tagger and the run's dict.
 #[pyfunction]
 #[pyo3(signature = (
     featurizer, n, separate, *, attributes=Vec::new(), c=None, settings=Vec::new(), seed=0,
-    verbose=false
+    verbose=false, points=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn fit_tagger_parts<'py>(
@@ -288,6 +308,7 @@ pub fn fit_tagger_parts<'py>(
     settings: Vec<(String, String)>,
     seed: u64,
     verbose: bool,
+    points: Option<bool>,
 ) -> PyResult<(PyTagger, Bound<'py, PyDict>)> {
     let (spec, _, _) = crate::fit::structured_request(Task::Sequence, "mtl", c, settings, seed)?;
     let featurizer = PartFeaturizer::from_bytes(&featurizer).or_py()?;
@@ -295,7 +316,8 @@ pub fn fit_tagger_parts<'py>(
     // The callable's own exception, raised in place of the library's error it became.
     let raised: Mutex<Option<PyErr>> = Mutex::new(None);
     let (result, interrupted) = interrupt::run(py, &observer, || {
-        let mut call = |p: &Point<'_>| call_separate(&separate, p, &raised);
+        let mut points = Points::of(points);
+        let mut call = |p: &Point<'_>| call_separate(&separate, p, &raised, &mut points);
         fit_parts(featurizer, n, &spec, &mut call, &observer)
     });
     let fitted = finish(result, interrupted, raised)?;
@@ -313,11 +335,24 @@ pub(crate) fn call_separate(
     separate: &Py<PyAny>,
     p: &Point<'_>,
     raised: &Mutex<Option<PyErr>>,
+    points: &mut Points,
 ) -> multikernel::Result<Option<Vec<PartSums>>> {
+    let send_point = points.send(p);
     Python::attach(|py| {
-        let step = p.step.map(|s| step_out(py, s)).transpose()?;
         let f = separate.bind(py);
-        let mut out = f.call1((step.clone(), p.index, p.separation_step, py.None()))?;
+        if send_point {
+            let point = (PyArray1::from_slice(py, p.at), p.hash);
+            let out = f.call1((py.None(), p.index, p.separation_step, py.None(), point))?;
+            return sums_of(&out, false);
+        }
+        let step = p.step.map(|s| step_out(py, s)).transpose()?;
+        let mut out = f.call1((
+            step.clone(),
+            p.index,
+            p.separation_step,
+            py.None(),
+            py.None(),
+        ))?;
         // Parts whose process missed steps (None): again, with the loop's state.
         let missed = |out: &Bound<'_, PyAny>| -> PyResult<bool> {
             Ok(!out.is_none()
@@ -331,29 +366,83 @@ pub(crate) fn call_separate(
         };
         if missed(&out)? {
             let state = state_out(p.state());
-            out = f.call1((step, p.index, p.separation_step, state))?;
-            if missed(&out)? {
-                return Err(PyValueError::new_err(
-                    "separate returned no sums for a part given the loop's state",
-                ));
-            }
+            out = f.call1((step, p.index, p.separation_step, state, py.None()))?;
+            return sums_of(&out, true);
         }
-        if out.is_none() {
-            return Ok(None);
-        }
-        let list = out
-            .cast::<PyList>()
-            .map_err(|_| PyValueError::new_err("separate must return a list of the parts' sums"))?;
-        list.iter()
-            .map(|item| part_sums(&item))
-            .collect::<PyResult<Vec<_>>>()
-            .map(Some)
+        sums_of(&out, false)
     })
     .map_err(|e: PyErr| {
         let text = e.to_string();
         *raised.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
         multikernel::Error::data(format!("the separation failed: {text}"))
     })
+}
+
+/// The parts' sums the callable returned (None: stop); `again`: the call that had the
+/// loop's state, which must give every part's.
+fn sums_of(out: &Bound<'_, PyAny>, again: bool) -> PyResult<Option<Vec<PartSums>>> {
+    if out.is_none() {
+        return Ok(None);
+    }
+    let list = out
+        .cast::<PyList>()
+        .map_err(|_| PyValueError::new_err("separate must return a list of the parts' sums"))?;
+    if list.iter().any(|item| item.is_none()) {
+        return Err(PyValueError::new_err(if again {
+            "separate returned no sums for a part given the loop's state"
+        } else {
+            "separate returned no sums for a part given the point"
+        }));
+    }
+    list.iter()
+        .map(|item| part_sums(&item))
+        .collect::<PyResult<Vec<_>>>()
+        .map(Some)
+}
+
+/// Whether the callable gets the loop's point itself or the step that moves the parts'
+/// replicas (`fit_tagger_parts`'s `points`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Points {
+    /// Always the step (the replicas rebuild every point).
+    Never,
+    /// Always the point.
+    Always,
+    /// The step, until the first step shows that the point is not much larger than a
+    /// step (at most twice its bytes: cuts nearly dense, as a parser's): then the point
+    /// for the rest of the fit, which spares the workers the replica's pass over the
+    /// working set. `Some(decision)` once decided.
+    Auto(Option<bool>),
+}
+
+impl Points {
+    pub(crate) fn of(points: Option<bool>) -> Points {
+        match points {
+            None => Points::Auto(None),
+            Some(true) => Points::Always,
+            Some(false) => Points::Never,
+        }
+    }
+
+    /// Whether to send the point at `p`.
+    fn send(&mut self, p: &Point<'_>) -> bool {
+        match self {
+            Points::Never => false,
+            Points::Always => true,
+            Points::Auto(Some(d)) => *d,
+            Points::Auto(decided) => {
+                let Some(step) = p.step else {
+                    return false;
+                };
+                let step_bytes = 16 * step.cut.indices.len()
+                    + 8 * (step.alpha.len() + step.factors.len())
+                    + step.keep.len();
+                let send = 8 * p.at.len() <= 2 * step_bytes;
+                *decided = Some(send);
+                send
+            }
+        }
+    }
 }
 
 /// A fit over parts as Python sees its end: Ctrl-C, then the callable's own exception,

@@ -135,6 +135,12 @@ impl CompiledPart {
         reads
     }
 
+    /// The part's unscaled separation sums at the loop's point `w` itself (sent whole
+    /// instead of rebuilt by a replica), the point of fingerprint `hash` ([`Point::hash`]).
+    pub fn separate_point(&self, w: &[f64], hash: u64) -> Result<PartSums> {
+        self.separate(w, hash)
+    }
+
     /// The part's unscaled separation sums at the weights `w`, reached by the loop's steps
     /// of fingerprint `hash`.
     pub(crate) fn separate(&self, w: &[f64], hash: u64) -> Result<PartSums> {
