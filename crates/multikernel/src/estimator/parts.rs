@@ -36,7 +36,7 @@ pub struct PartLayout(pub(crate) GroupLayout);
 
 impl PartLayout {
     /// The number of weights.
-    pub fn dim(&self) -> usize {
+    pub(crate) fn dim(&self) -> usize {
         self.0.total()
     }
 }
@@ -476,7 +476,8 @@ pub type SeparateParts<'f> = dyn FnMut(&Point<'_>) -> Result<Option<Vec<PartSums
 pub(crate) struct PartsSeparator<'f> {
     separate: &'f mut SeparateParts<'f>,
     n: usize,
-    scratch: Vec<f64>,
+    /// The number of weights.
+    dim: usize,
     /// The loop's step since the last separation.
     pending: Option<LoopStep>,
     /// The fingerprint of the loop's steps so far ([`step_hash`]).
@@ -497,7 +498,7 @@ impl<'f> PartsSeparator<'f> {
         PartsSeparator {
             separate,
             n,
-            scratch: vec![0.0; dim],
+            dim,
             pending: None,
             chain: STEPS_START,
             index: 0,
@@ -557,11 +558,11 @@ impl Separator for PartsSeparator<'_> {
                 self.n
             )));
         }
-        let dim = self.scratch.len();
+        let dim = self.dim;
         let sums = parts
             .into_iter()
             .map(|p| p.checked(dim))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Some(CutSums::cut(&sums, self.n, &mut self.scratch)))
+        Ok(Some(CutSums::cut(&sums, self.n)))
     }
 }

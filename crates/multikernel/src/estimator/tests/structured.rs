@@ -311,11 +311,7 @@ impl cutting_plane::Separator for Sharded<'_> {
             sums.push(s);
         }
         let n = self.task.n_examples();
-        Ok(Some(cutting_plane::CutSums::cut(
-            &sums,
-            n,
-            &mut self.scratch,
-        )))
+        Ok(Some(cutting_plane::CutSums::cut(&sums, n)))
     }
 }
 
@@ -359,10 +355,7 @@ fn a_cutting_plane_separated_in_parts_is_the_one_process_fit_bit_for_bit() {
         scratch.iter().all(|&v| v == 0.0),
         "the accumulator is left zeroed"
     );
-    assert_eq!(
-        CutSums::cut(std::slice::from_ref(&s), n, &mut scratch).b,
-        s.b / n as f64
-    );
+    assert_eq!(CutSums::cut(std::slice::from_ref(&s), n).b, s.b / n as f64);
     // Whole fits: the same weights, bits and all.
     let params = CuttingPlaneParams {
         c: 300.0,
@@ -384,4 +377,59 @@ fn a_cutting_plane_separated_in_parts_is_the_one_process_fit_bit_for_bit() {
     let bits = |w: &[f64]| w.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
     assert_eq!(bits(&split.weights), bits(&one.weights));
     assert_eq!(split.objective.to_bits(), one.objective.to_bits());
+}
+
+/// The parts' sums merged in order (`CutSums::cut`) against their slow twin, a dense
+/// accumulator from zero filled part after part and read back sorted: the same entries and
+/// bits, sums that cancel to zero dropped, over parts with shared, disjoint and cancelling
+/// entries (integers and fractions).
+#[test]
+fn parts_merged_in_order_are_the_dense_accumulator_s_cut() {
+    use crate::solver::cutting_plane::CutSums;
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(17);
+    let dim = 60;
+    for trial in 0..200 {
+        let k = rng.gen_range(2..6);
+        let mut parts: Vec<CutSums> = Vec::new();
+        for _ in 0..k {
+            let mut a = Vec::new();
+            for j in 0..dim {
+                if rng.gen_bool(0.3) {
+                    let v = match rng.gen_range(0..4) {
+                        0 => rng.gen_range(-3..4) as f64,
+                        1 => rng.gen_range(-1.0..1.0),
+                        2 => -0.0,
+                        _ => 1.0,
+                    };
+                    a.push((j, v));
+                }
+            }
+            parts.push(CutSums {
+                a,
+                b: rng.gen_range(0.0..5.0),
+            });
+        }
+        let n = rng.gen_range(1..9);
+        // The twin: a dense accumulator, part after part, then sorted.
+        let mut acc = vec![0.0f64; dim];
+        let mut b = 0.0;
+        for p in &parts {
+            for &(j, v) in &p.a {
+                acc[j] += v;
+            }
+            b += p.b;
+        }
+        let inv = 1.0 / n as f64;
+        let want: Vec<(usize, u64)> = acc
+            .iter()
+            .enumerate()
+            .filter(|&(_, &v)| v != 0.0)
+            .map(|(j, &v)| (j, (v * inv).to_bits()))
+            .collect();
+        let cut = CutSums::cut(&parts, n);
+        let got: Vec<(usize, u64)> = cut.a.iter().map(|(j, v)| (j, v.to_bits())).collect();
+        assert_eq!(got, want, "trial {trial}");
+        assert_eq!(cut.b.to_bits(), (b * inv).to_bits(), "trial {trial}");
+    }
 }

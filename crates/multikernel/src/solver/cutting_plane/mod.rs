@@ -385,9 +385,11 @@ pub(crate) struct CutSums {
 
 impl CutSums {
     /// The cut of `n` examples from the sums of parts that cover them once, added in the
-    /// order given, then scaled by `1/n`. `scratch` is a dense vector over the parameters,
-    /// all zeros on entry, left so.
-    pub(crate) fn cut(parts: &[CutSums], n: usize, scratch: &mut [f64]) -> Cut {
+    /// order given, then scaled by `1/n`. Each part's entries are sorted by parameter, so
+    /// the parts are merged in order (each parameter's values added in the parts' order,
+    /// as into a dense accumulator from zero; the sums that come to zero dropped), a pass
+    /// over the entries with no sort.
+    pub(crate) fn cut(parts: &[CutSums], n: usize) -> Cut {
         let inv = 1.0 / n as f64;
         let (a, b) = match parts {
             [one] => (
@@ -395,14 +397,15 @@ impl CutSums {
                 one.b * inv,
             ),
             _ => {
-                let mut touched = Vec::new();
+                let mut merged: Vec<(usize, f64)> = Vec::new();
                 let mut b = 0.0;
                 for part in parts {
-                    accumulate(scratch, &mut touched, part.a.iter().copied());
+                    merged = merge_sorted(&merged, &part.a);
                     b += part.b;
                 }
-                let entries = drain_sorted(scratch, touched)
+                let entries = merged
                     .into_iter()
+                    .filter(|&(_, v)| v != 0.0)
                     .map(|(j, v)| (j, v * inv))
                     .collect();
                 (entries, b * inv)
@@ -413,6 +416,33 @@ impl CutSums {
             b,
         }
     }
+}
+
+/// The entries of `a` and `b` (each sorted by parameter, each parameter once) in order, a
+/// parameter in both with `a`'s value plus `b`'s (zeros kept).
+fn merge_sorted(a: &[(usize, f64)], b: &[(usize, f64)]) -> Vec<(usize, f64)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut k) = (0, 0);
+    while i < a.len() && k < b.len() {
+        match a[i].0.cmp(&b[k].0) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[k]);
+                k += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push((a[i].0, a[i].1 + b[k].1));
+                i += 1;
+                k += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[k..]);
+    out
 }
 
 /// Adds `(parameter, value)` pairs into the dense `acc`, remembering in `touched` the
@@ -563,7 +593,7 @@ impl<T: StructuredTask + ?Sized> Separator for LocalSeparator<'_, T> {
         let n = self.task.n_examples();
         Ok(
             separation_sums(self.task, at, 0..n, &mut self.scratch, observer)?
-                .map(|s| CutSums::cut(&[s], n, &mut self.scratch)),
+                .map(|s| CutSums::cut(&[s], n)),
         )
     }
 }
