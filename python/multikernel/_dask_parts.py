@@ -242,6 +242,28 @@ def _gather_sums(client, futures):
     return client.gather(futures)
 
 
+# Times a separation's tasks are submitted again when Dask cancels them (a worker lost).
+_ATTEMPTS = 3
+
+
+def _gathered(client, submit, rescatter):
+    """The results of the tasks ``submit()`` submits, submitted again when Dask cancels
+    them: a worker lost mid-task can leave a task forgotten by the scheduler, or without
+    the scattered data it needs (the point, the featurizer), rather than recomputed; the
+    data is scattered again first (``rescatter()``). Every task is idempotent (a replica
+    moves only from the step before)."""
+    from concurrent.futures import CancelledError
+
+    for attempt in range(_ATTEMPTS):
+        try:
+            return _gather_sums(client, submit())
+        except CancelledError:
+            if attempt == _ATTEMPTS - 1:
+                raise
+            rescatter()
+    raise AssertionError("unreachable")
+
+
 def _homes(client, n):
     """The worker each of ``n`` partitions prefers (partition i on the i-th worker, modulo
     their number; None when no worker is known): a seam for the tests."""
@@ -264,50 +286,66 @@ def _prefer(workers):
 
 def _partitions(client, bag):
     """The bag's partitions as futures on the cluster, each a list (recomputable from the
-    bag's graph)."""
-    import dask
+    bag's graph; the lists made in the partitions' own tasks, fused, so that no key of the
+    graph stands between a partition and its future)."""
+    return client.compute(bag.map_partitions(_whole).to_delayed())
 
-    return client.compute([dask.delayed(_whole)(d) for d in bag.to_delayed()])
 
-
-def _separator(client, fit_id, xs, ys, fmt, featurizer, n_jobs, record):
+def _separator(client, fit_id, xs, ys, fmt, featurizer, featurizer_bytes, n_jobs, record):
     """The callable ``fit_tagger_parts`` and ``fit_parser_parts`` call at each point: every
     partition's sums from its worker (``ys``: the label partitions, or Nones for a
     parser), the missed partitions again with the loop's state; records what crossed the
-    network in ``record``."""
+    network in ``record``. ``featurizer`` is scattered from ``featurizer_bytes``, scattered
+    again when a lost worker took the data its tasks need."""
     missed = []
+    held = {"featurizer": featurizer}
 
     def separate(step, index, separation_step, state, dense=None):
         t = time.perf_counter()
         point = (step, index, separation_step, dense)
-        shipped = client.scatter(point, broadcast=True, hash=False)
+        held["point"] = client.scatter(point, broadcast=True, hash=False)
+
+        def rescatter():
+            held["featurizer"] = client.scatter(featurizer_bytes, broadcast=True, hash=False)
+            held["point"] = client.scatter(point, broadcast=True, hash=False)
+
         parts = list(enumerate(zip(xs, ys)))
         home = _homes(client, len(parts))
         if state is None:
-            futures = [
-                client.submit(
-                    _separate, fit_id, i, xp, yp, fmt, featurizer, shipped, n_jobs,
-                    pure=False, **_prefer(home[i]),
+            sums = [
+                _aligned(s)
+                for s in _gathered(
+                    client,
+                    lambda: [
+                        client.submit(
+                            _separate, fit_id, i, xp, yp, fmt, held["featurizer"],
+                            held["point"], n_jobs, pure=False, **_prefer(home[i]),
+                        )
+                        for i, (xp, yp) in parts
+                    ],
+                    rescatter,
                 )
-                for i, (xp, yp) in parts
             ]
-            sums = [_aligned(s) for s in _gather_sums(client, futures)]
             missed[:] = [k for k, s in enumerate(sums) if s is None]
             record["last"] = sums
         else:
             # Partitions whose worker missed steps start from the loop's state.
             record["resyncs"] += len(missed)
             sums = record["last"]
-            again = [
-                client.submit(
-                    _separate, fit_id, k, xs[k], ys[k], fmt, featurizer, shipped, n_jobs,
-                    state, pure=False, **_prefer(home[k]),
-                )
-                for k in missed
-            ]
-            for k, s in zip(missed, _gather_sums(client, again)):
+            again = _gathered(
+                client,
+                lambda: [
+                    client.submit(
+                        _separate, fit_id, k, xs[k], ys[k], fmt, held["featurizer"],
+                        held["point"], n_jobs, state, pure=False, **_prefer(home[k]),
+                    )
+                    for k in missed
+                ],
+                rescatter,
+            )
+            for k, s in zip(missed, again):
                 sums[k] = _aligned(s)
-        del shipped
+        held.pop("point", None)
         if any(s is None for s in sums):
             return sums
         sent = dense if dense is not None else step
@@ -382,7 +420,9 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
     record = {"dim": dim, "partitions": len(xs), "step_bytes": [], "sums_bytes": [],
               "resyncs": 0, "separate_seconds": [], "points": 0}
 
-    separate = _separator(client, fit_id, xs, ys, fmt, featurizer, n_jobs, record)
+    separate = _separator(
+        client, fit_id, xs, ys, fmt, featurizer, featurizer_bytes, n_jobs, record
+    )
 
     # The attributes that name the state features, as over all the sentences in order.
     attributes = [
@@ -471,7 +511,9 @@ def fit_parser_dask(estimator, X, client, *, stats=None):
     n_jobs = 1 if estimator.n_jobs is None else estimator.n_jobs
     record = {"dim": dim, "partitions": len(xs), "step_bytes": [], "sums_bytes": [],
               "resyncs": 0, "separate_seconds": [], "points": 0}
-    separate = _separator(client, fit_id, xs, [None] * len(xs), fmt, featurizer, n_jobs, record)
+    separate = _separator(
+        client, fit_id, xs, [None] * len(xs), fmt, featurizer, featurizer_bytes, n_jobs, record
+    )
     try:
         arcs = client.gather(
             [client.submit(_gold_arcs, fit_id, xp, fmt, featurizer) for xp in xs]

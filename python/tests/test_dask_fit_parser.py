@@ -1,8 +1,8 @@
 """multikernel.dask.fit_dask on a DependencyParser(learner="mtl"): the cutting plane over a
 bag of sentences kept on the workers gives the model one process trains, byte for byte (arc
 features are counts, so the cut sums are integers), with CoNLL-U blocks or TokenLists, any
-trees or projective ones; a worker whose replica missed steps changes nothing; what is
-refused is named."""
+trees or projective ones; a worker killed mid-fit (the point sent, no replica) or whose
+replica missed steps changes nothing; what is refused is named."""
 
 import pytest
 from treebank import blocks
@@ -11,6 +11,8 @@ from multikernel import DependencyParser
 
 db = pytest.importorskip("dask.bag")
 distributed = pytest.importorskip("distributed")
+
+from dask_faults import killing_cluster  # noqa: E402
 
 from multikernel import _dask_parts  # noqa: E402
 from multikernel.dask import fit_dask  # noqa: E402
@@ -93,3 +95,19 @@ def test_fit_dask_refuses_what_it_cannot_train_exactly(client, treebank):
     with pytest.raises(ValueError, match="X\\[0\\]"):
         fit_dask(DependencyParser(**MTL), db.from_sequence(broken, npartitions=2),
                  client=client)
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_fit_leaves_the_same_parser(treebank, monkeypatch):
+    """Process workers: at the fourth separation (the point sent since the second) the
+    worker of partition 0 is killed (SIGKILL; its nanny starts a new one); its tasks run
+    again elsewhere, compile their partitions again and separate at the point sent."""
+    one = DependencyParser(**MTL).fit(treebank)
+    with killing_cluster(monkeypatch, at=4) as (client, calls):
+        stats = {}
+        est = _dask_parts.fit_parser_dask(
+            DependencyParser(**MTL), db.from_sequence(treebank, npartitions=4), client,
+            stats=stats,
+        )
+    assert len(calls) > 4 and stats["points"] > 3
+    assert est.parser_.to_bytes() == one.parser_.to_bytes()

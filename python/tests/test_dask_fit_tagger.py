@@ -3,9 +3,6 @@ bag of sentences kept on the workers gives the model one process trains, byte fo
 string and boolean features or CRF++ templates (integer cut sums), within round-off with
 real-valued features; a worker killed mid-fit changes nothing; what is refused is named."""
 
-import os
-import signal
-
 import numpy as np
 import pytest
 from treebank import blocks
@@ -14,6 +11,8 @@ from multikernel import SequenceTagger
 
 db = pytest.importorskip("dask.bag")
 distributed = pytest.importorskip("distributed")
+
+from dask_faults import killing_cluster  # noqa: E402
 
 from multikernel import _dask_parts  # noqa: E402
 from multikernel.dask import fit_dask  # noqa: E402
@@ -117,32 +116,10 @@ def test_a_worker_killed_mid_fit_leaves_the_same_model(tagging, monkeypatch):
     X = [features(w) for w, _ in tagging]
     y = [t for _, t in tagging]
     one = SequenceTagger(**MTL).fit(X, y)
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, protocol="tcp",
-        host="127.0.0.1", dashboard_address="127.0.0.1:0",
-    )
-    client = distributed.Client(cluster)
-    calls = []
-    gather = _dask_parts._gather_sums
-
-    def killing(c, futures):
-        calls.append(len(futures))
-        if len(calls) == 3:
-            who = c.who_has([futures[0]])
-            victim = next(iter(who.values()))[0] if who and next(iter(who.values())) else None
-            victim = victim or next(iter(c.scheduler_info()["workers"]))
-            pid = c.run(os.getpid, workers=[victim])[victim]
-            os.kill(pid, signal.SIGKILL)
-        return gather(c, futures)
-
-    monkeypatch.setattr(_dask_parts, "_gather_sums", killing)
-    try:
+    with killing_cluster(monkeypatch, at=3) as (client, calls):
         stats = {}
         Xb, yb = bags(X, y)
         est = _dask_parts.fit_tagger_dask(SequenceTagger(**MTL), Xb, yb, client, stats=stats)
-    finally:
-        client.close()
-        cluster.close()
     assert len(calls) > 3
     assert est.tagger_.to_bytes() == one.tagger_.to_bytes()
 
