@@ -435,8 +435,9 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
         )
     ]
     record["setup_seconds"] = time.perf_counter() - started
-    try:
-        tagger, info = _core.fit_tagger_parts(
+
+    def fit():
+        return _core.fit_tagger_parts(
             featurizer_bytes,
             n,
             separate,
@@ -447,16 +448,27 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
             attributes=attributes,
             points=_POINTS,
         )
+
+    tagger, info = _run_fit(client, fit_id, fit, record, stats)
+    del attributes
+    return estimator._fitted(tagger, info, values)
+
+
+def _run_fit(client, fit_id, fit, record, stats):
+    """``fit()`` (the core's loop over the parts), then each worker's seconds in
+    ``record``; the fit forgotten on the workers whatever happens; ``record`` copied into
+    ``stats`` (a dict or None). Returns what ``fit()`` returns."""
+    try:
+        out = fit()
         record["worker_seconds"] = {
             w: s for w, s in client.run(_seconds, fit_id).items() if s is not None
         }
     finally:
         client.run(_forget, fit_id)
     record.pop("last", None)
-    del attributes
     if stats is not None:
         stats.update(record)
-    return estimator._fitted(tagger, info, values)
+    return out
 
 
 def _attributes(fit_id, xs, ys, fmt, featurizer):
@@ -514,14 +526,14 @@ def fit_parser_dask(estimator, X, client, *, stats=None):
     separate = _separator(
         client, fit_id, xs, [None] * len(xs), fmt, featurizer, featurizer_bytes, n_jobs, record
     )
-    try:
+    def fit():
         arcs = client.gather(
             [client.submit(_gold_arcs, fit_id, xp, fmt, featurizer) for xp in xs]
         )
         arcs = None if any(a is None for a in arcs) else arcs
         record["arcs_bytes"] = 0 if arcs is None else sum(len(a) for a in arcs)
         record["setup_seconds"] = time.perf_counter() - started
-        parser, info = _core.fit_parser_parts(
+        return _core.fit_parser_parts(
             featurizer_bytes,
             n,
             separate,
@@ -532,12 +544,6 @@ def fit_parser_dask(estimator, X, client, *, stats=None):
             settings=_given_settings(estimator, _PARSER_SETTINGS),
             points=_POINTS,
         )
-        record["worker_seconds"] = {
-            w: s for w, s in client.run(_seconds, fit_id).items() if s is not None
-        }
-    finally:
-        client.run(_forget, fit_id)
-    record.pop("last", None)
-    if stats is not None:
-        stats.update(record)
+
+    parser, info = _run_fit(client, fit_id, fit, record, stats)
     return estimator._fitted(parser, info)
