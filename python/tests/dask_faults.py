@@ -40,3 +40,18 @@ def killing_cluster(monkeypatch, at):
     finally:
         client.close()
         cluster.close()
+
+
+def forget_replicas_at(monkeypatch, index):
+    """Every worker's replica of the point dropped at separation ``index`` (as a worker that
+    joined mid-fit has none), so that it is sent the loop's state; points never sent, so
+    that the replicas are used."""
+    point = _dask_parts._point
+
+    def forgetful(cache, fit_id, featurizer, separation_step, step, at, state, compiled):
+        if at == index and state is None:
+            cache.pop((fit_id, "point"), None)
+        return point(cache, fit_id, featurizer, separation_step, step, at, state, compiled)
+
+    monkeypatch.setattr(_dask_parts, "_point", forgetful)
+    monkeypatch.setattr(_dask_parts, "_POINTS", False)

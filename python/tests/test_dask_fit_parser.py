@@ -12,7 +12,7 @@ from multikernel import DependencyParser
 db = pytest.importorskip("dask.bag")
 distributed = pytest.importorskip("distributed")
 
-from dask_faults import killing_cluster  # noqa: E402
+from dask_faults import forget_replicas_at, killing_cluster  # noqa: E402
 
 from multikernel import _dask_parts  # noqa: E402
 from multikernel.dask import fit_dask  # noqa: E402
@@ -63,15 +63,7 @@ def test_tokenlists_and_a_partition_with_no_sentence(client, treebank):
 @pytest.mark.slow
 def test_a_worker_that_missed_steps_starts_from_the_loop_s_state(client, treebank, monkeypatch):
     one = DependencyParser(**MTL).fit(treebank)
-    point = _dask_parts._point
-
-    def forgetful(cache, fit_id, featurizer, separation_step, step, index, state, compiled):
-        if index == 2 and state is None:
-            cache.pop((fit_id, "point"), None)
-        return point(cache, fit_id, featurizer, separation_step, step, index, state, compiled)
-
-    monkeypatch.setattr(_dask_parts, "_point", forgetful)
-    monkeypatch.setattr(_dask_parts, "_POINTS", False)
+    forget_replicas_at(monkeypatch, 2)
     stats = {}
     est = _dask_parts.fit_parser_dask(
         DependencyParser(**MTL), db.from_sequence(treebank, npartitions=3), client, stats=stats

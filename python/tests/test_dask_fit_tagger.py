@@ -12,7 +12,7 @@ from multikernel import SequenceTagger
 db = pytest.importorskip("dask.bag")
 distributed = pytest.importorskip("distributed")
 
-from dask_faults import killing_cluster  # noqa: E402
+from dask_faults import forget_replicas_at, killing_cluster  # noqa: E402
 
 from multikernel import _dask_parts  # noqa: E402
 from multikernel.dask import fit_dask  # noqa: E402
@@ -130,15 +130,7 @@ def test_a_worker_that_missed_steps_starts_from_the_loop_s_state(client, tagging
     X = [features(w) for w, _ in tagging]
     y = [t for _, t in tagging]
     one = SequenceTagger(**MTL).fit(X, y)
-    point = _dask_parts._point
-
-    def forgetful(cache, fit_id, featurizer, separation_step, step, index, state, compiled):
-        if index == 2 and state is None:
-            cache.pop((fit_id, "point"), None)
-        return point(cache, fit_id, featurizer, separation_step, step, index, state, compiled)
-
-    monkeypatch.setattr(_dask_parts, "_point", forgetful)
-    monkeypatch.setattr(_dask_parts, "_POINTS", False)
+    forget_replicas_at(monkeypatch, 2)
     stats = {}
     est = _dask_parts.fit_tagger_dask(SequenceTagger(**MTL), *bags(X, y), client, stats=stats)
     assert stats["resyncs"] == 4, stats["resyncs"]
