@@ -10,8 +10,10 @@ the workers, giving the model one process trains on all of them.
      alphabets one process grows sentence by sentence), then each partition's feature
      keys under them, merged in partition order.
 2. The loop runs on the client (the working-set problem is small); at each point every
-   partition returns its unscaled separation sums (the loss-augmented decode of its
-   sentences), added on the client and scaled once. With CRF++ templates or string features
+   partition's unscaled separation sums (the loss-augmented decode of its sentences) come
+   back, added on the client and scaled once: one task a worker over the partitions that
+   prefer it, their sums merged on the worker when they are integers (any grouping adds
+   them exactly), else one a partition. With CRF++ templates or string features
    every sum is an integer (a parser's arc features are counts too), so the cut is bit
    for bit that of one process, and so is the model.
 3. The point is not sent (the dense weights are tens of MB): each worker keeps a replica of
@@ -291,13 +293,67 @@ def _partitions(client, bag):
     return client.compute(bag.map_partitions(_whole).to_delayed())
 
 
+def _separate_group(fit_id, parts, fmt, featurizer, point, n_jobs, state=None):
+    """The separation sums of the partitions one task separates on its worker (``parts``:
+    each partition's index, sentences and labels), as ``[(partition indices, sums)]``: one
+    entry for them all when their sums merge exactly (``_core.merge_part_sums``: integer
+    sums, as a tagger's CRF++ templates, string features and a parser's arcs give), so that
+    fewer bytes come back and the loop's cut is the same to the bit; otherwise one entry a
+    partition (None where the worker's replica cannot serve it)."""
+    out = [
+        (i, _separate(fit_id, i, xs, ys, fmt, featurizer, point, n_jobs, state))
+        for i, xs, ys in parts
+    ]
+    if all(s is not None for _, s in out):
+        merged = _core.merge_part_sums([s for _, s in out])
+        if merged is not None:
+            return [([i for i, _ in out], _narrow(merged, integers=True))]
+    return [([i], None if s is None else _narrow(s, integers=False)) for i, s in out]
+
+
+_U32, _I32 = np.iinfo(np.uint32).max, np.iinfo(np.int32).max
+
+
+def _narrow(sums, integers):
+    """Sums as they cross the network: the indices as 32-bit integers when they fit, the
+    values too when they are integers that fit (``integers``: merged exactly), half the
+    bytes; ``_wide`` restores them, exactly."""
+    indices, values, *rest = sums
+    if len(indices) and indices[-1] <= _U32:
+        indices = indices.astype(np.uint32)
+    if integers and len(values) and np.abs(values).max() <= _I32:
+        values = values.astype(np.int32)
+    return (indices, values, *rest)
+
+
+def _wide(sums):
+    """Sums as the core reads them (64-bit indices and values, contiguous and aligned)."""
+    if sums is None:
+        return None
+    indices, values, *rest = sums
+    return (
+        np.require(indices, dtype=np.uint64, requirements="AC"),
+        np.require(values, dtype=np.float64, requirements="AC"),
+        *rest,
+    )
+
+
+def _groups(home, indices):
+    """The partitions ``indices`` grouped by the worker they prefer (``home``: each
+    partition's ``_homes`` entry), one task a worker: ``[(workers or None, indices)]``."""
+    groups = {}
+    for k in indices:
+        groups.setdefault(None if home[k] is None else tuple(home[k]), []).append(k)
+    return [(None if w is None else list(w), ks) for w, ks in groups.items()]
+
+
 def _separator(client, fit_id, xs, ys, fmt, featurizer, featurizer_bytes, n_jobs, record):
     """The callable ``fit_tagger_parts`` and ``fit_parser_parts`` call at each point: every
     partition's sums from its worker (``ys``: the label partitions, or Nones for a
-    parser), the missed partitions again with the loop's state; records what crossed the
-    network in ``record``. ``featurizer`` is scattered from ``featurizer_bytes``, scattered
-    again when a lost worker took the data its tasks need."""
-    missed = []
+    parser), one task a worker over the partitions that prefer it, the missed partitions
+    again with the loop's state; records what crossed the network in ``record``.
+    ``featurizer`` is scattered from ``featurizer_bytes``, scattered again when a lost
+    worker took the data its tasks need."""
     held = {"featurizer": featurizer}
 
     def separate(step, index, separation_step, state, dense=None):
@@ -309,51 +365,47 @@ def _separator(client, fit_id, xs, ys, fmt, featurizer, featurizer_bytes, n_jobs
             held["featurizer"] = client.scatter(featurizer_bytes, broadcast=True, hash=False)
             held["point"] = client.scatter(point, broadcast=True, hash=False)
 
-        parts = list(enumerate(zip(xs, ys)))
-        home = _homes(client, len(parts))
-        if state is None:
-            sums = [
-                _aligned(s)
-                for s in _gathered(
-                    client,
-                    lambda: [
-                        client.submit(
-                            _separate, fit_id, i, xp, yp, fmt, held["featurizer"],
-                            held["point"], n_jobs, pure=False, **_prefer(home[i]),
-                        )
-                        for i, (xp, yp) in parts
-                    ],
-                    rescatter,
-                )
-            ]
-            missed[:] = [k for k, s in enumerate(sums) if s is None]
-            record["last"] = sums
-        else:
-            # Partitions whose worker missed steps start from the loop's state.
-            record["resyncs"] += len(missed)
-            sums = record["last"]
-            again = _gathered(
+        home = _homes(client, len(xs))
+
+        def run(indices, state):
+            groups = _groups(home, indices)
+            done = _gathered(
                 client,
                 lambda: [
                     client.submit(
-                        _separate, fit_id, k, xs[k], ys[k], fmt, held["featurizer"],
-                        held["point"], n_jobs, state, pure=False, **_prefer(home[k]),
+                        _separate_group, fit_id, [(k, xs[k], ys[k]) for k in ks], fmt,
+                        held["featurizer"], held["point"], n_jobs, state, pure=False,
+                        **_prefer(w),
                     )
-                    for k in missed
+                    for w, ks in groups
                 ],
                 rescatter,
             )
-            for k, s in zip(missed, again):
-                sums[k] = _aligned(s)
+            return [(tuple(ks), s) for entries in done for ks, s in entries]
+
+        if state is None:
+            entries = run(range(len(xs)), None)
+        else:
+            # Partitions whose worker missed steps start from the loop's state.
+            entries = [e for e in record["last"] if e[1] is not None]
+            missed = [k for ks, s in record["last"] if s is None for k in ks]
+            record["resyncs"] += len(missed)
+            entries += run(missed, state)
         held.pop("point", None)
-        if any(s is None for s in sums):
-            return sums
+        # In partition order: the order in which the loop adds sums that do not merge
+        # exactly (real values).
+        entries.sort(key=lambda e: e[0][0])
+        record["last"] = entries
+        if any(s is None for _, s in entries):
+            return [None if s is None else _wide(s) for _, s in entries]
         sent = dense if dense is not None else step
         step_bytes = 0 if sent is None else sum(getattr(v, "nbytes", 8) for v in sent)
         record["points"] += dense is not None
         workers = len({h[0] for h in home if h}) or 1
         record["step_bytes"].append(step_bytes * workers)
-        record["sums_bytes"].append(sum(s[0].nbytes + s[1].nbytes + 24 for s in sums))
+        record["sums_bytes"].append(sum(s[0].nbytes + s[1].nbytes + 24 for _, s in entries))
+        record["sums_count"].append(len(entries))
+        sums = [_wide(s) for _, s in entries]
         record["separate_seconds"].append(time.perf_counter() - t)
         return sums
 
@@ -364,8 +416,9 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
     """Trains ``estimator`` (``SequenceTagger(learner="mtl")``) on the bags ``X`` and ``y``
     (sentences and their label lists, partitioned alike) and returns it, fitted. ``stats``:
     a dict that receives what crossed the network (bytes of the loop's step, or point,
-    broadcast and of the sums gathered, per cut; ``points``: the separations that were sent
-    the point), the seconds of the separations, and each worker's seconds in its tasks
+    broadcast and of the sums gathered, per cut; ``sums_count``: how many sums came back
+    per cut, one a worker when they merge exactly; ``points``: the separations that were
+    sent the point), the seconds of the separations, and each worker's seconds in its tasks
     (``worker_seconds``: point and compile, decoding, tasks)."""
     if estimator.learner != "mtl":
         raise ValueError(
@@ -418,7 +471,7 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
     fit_id = uuid.uuid4().hex
     n_jobs = 1 if estimator.n_jobs is None else estimator.n_jobs
     record = {"dim": dim, "partitions": len(xs), "step_bytes": [], "sums_bytes": [],
-              "resyncs": 0, "separate_seconds": [], "points": 0}
+              "resyncs": 0, "separate_seconds": [], "points": 0, "sums_count": []}
 
     separate = _separator(
         client, fit_id, xs, ys, fmt, featurizer, featurizer_bytes, n_jobs, record
@@ -522,7 +575,7 @@ def fit_parser_dask(estimator, X, client, *, stats=None):
     fit_id = uuid.uuid4().hex
     n_jobs = 1 if estimator.n_jobs is None else estimator.n_jobs
     record = {"dim": dim, "partitions": len(xs), "step_bytes": [], "sums_bytes": [],
-              "resyncs": 0, "separate_seconds": [], "points": 0}
+              "resyncs": 0, "separate_seconds": [], "points": 0, "sums_count": []}
     separate = _separator(
         client, fit_id, xs, [None] * len(xs), fmt, featurizer, featurizer_bytes, n_jobs, record
     )

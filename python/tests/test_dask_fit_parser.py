@@ -44,6 +44,8 @@ def test_blocks_on_dask_train_the_one_process_parser(client, treebank):
         # point rather than the step.
         assert stats["points"] == est.n_iter_ - 1
         assert stats["arcs_bytes"] > 0 and stats["dim"] > 0
+        # Each worker's partitions' sums (counts) come back merged: one a worker.
+        assert set(stats["sums_count"]) == {len(client.nthreads())}, stats["sums_count"]
     # The workers forgot the fit.
     left = client.run(lambda dask_worker: len(_dask_parts._run_cache(dask_worker)))
     assert set(left.values()) == {0}, left

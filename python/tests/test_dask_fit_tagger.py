@@ -84,8 +84,13 @@ def test_real_valued_features_train_a_model_as_good_to_the_tolerance(client, tag
     y = [t for _, t in tagging]
     settings = dict(learner="mtl", C=5.0, eps=0.05)
     one = SequenceTagger(**settings).fit(X, y)
-    est = fit_dask(SequenceTagger(**settings), *bags(X, y, n=5), client=client)
+    stats = {}
+    est = _dask_parts.fit_tagger_dask(
+        SequenceTagger(**settings), *bags(X, y, n=5), client, stats=stats
+    )
     assert est.fit_status_ == one.fit_status_ == "converged"
+    # Real sums do not merge on the workers: every partition's come back, added in order.
+    assert set(stats["sums_count"]) == {5}, stats["sums_count"]
     got, want = est.predict(X), one.predict(X)
     same = sum(a == b for s, t in zip(got, want) for a, b in zip(s, t))
     assert same / sum(map(len, want)) >= 0.99
@@ -183,3 +188,22 @@ def test_the_point_sent_or_rebuilt_trains_the_same_model(client, tagging, monkey
     est = _dask_parts.fit_tagger_dask(SequenceTagger(**MTL), *bags(X, y), client, stats=stats)
     assert est.tagger_.to_bytes() == one.tagger_.to_bytes()
     assert stats["points"] == (len(stats["separate_seconds"]) if points else 0)
+
+
+def test_sums_narrowed_for_the_network_come_back_the_same():
+    """A worker's sums cross the network in 32 bits where they fit (indices; values that
+    are integers) and come back to the core's 64 bits unchanged."""
+    indices = np.array([0, 5, 2**32 - 1], dtype=np.uint64)
+    values = np.array([3.0, -2.0, 7.0])
+    narrow = _dask_parts._narrow((indices, values, 4.0, 3, 11), integers=True)
+    assert narrow[0].dtype == np.uint32 and narrow[1].dtype == np.int32
+    back = _dask_parts._wide(narrow)
+    assert back[0].dtype == np.uint64 and back[1].dtype == np.float64
+    assert back[0].tolist() == indices.tolist() and back[1].tolist() == values.tolist()
+    assert back[2:] == (4.0, 3, 11)
+    # What does not fit, or real values, stays 64-bit.
+    wide = (np.array([1, 2**32], dtype=np.uint64), np.array([0.5, 2.0**40]), 0.0, 1, 0)
+    kept = _dask_parts._narrow(wide, integers=False)
+    assert kept[0].dtype == np.uint64 and kept[1].dtype == np.float64
+    big = _dask_parts._narrow((wide[0][:1], np.array([2.0**40]), 0.0, 1, 0), integers=True)
+    assert big[1].dtype == np.float64 and _dask_parts._wide(big)[1][0] == 2.0**40

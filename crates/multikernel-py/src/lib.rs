@@ -16,7 +16,7 @@
 //!   (`partial_fit`, iterative parameter mixing for `multikernel.dask`); it pickles;
 //! - `fit_tagger` (`tagger::fit_tagger`), `Tagger` (`tagger::PyTagger`): the sequence tagger
 //!   on sentences of feature dicts or columns (`multikernel.SequenceTagger`);
-//! - `TagPart`, `PartFeaturizer`, `CompiledPart`, `PointReplica`, `part_keys`, `merge_part_keys`, `merge_tag_counts`,
+//! - `TagPart`, `PartFeaturizer`, `CompiledPart`, `PointReplica`, `part_keys`, `merge_part_keys`, `merge_tag_counts`, `merge_part_sums`,
 //!   `fit_tagger_parts` (`tagger_parts`): a tagger's cutting-plane fit over parts of its
 //!   sentences held on Dask workers (`multikernel.dask.fit_dask`);
 //! - `fit_parser` (`parser::fit_parser`), `Parser` (`parser::PyParser`): the dependency
@@ -69,6 +69,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tagger_parts::part_keys, m)?)?;
     m.add_function(wrap_pyfunction!(tagger_parts::merge_part_keys, m)?)?;
     m.add_function(wrap_pyfunction!(tagger_parts::merge_tag_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(tagger_parts::merge_part_sums, m)?)?;
     m.add_function(wrap_pyfunction!(tagger_parts::fit_tagger_parts, m)?)?;
     m.add_class::<parser::PyParser>()?;
     m.add_function(wrap_pyfunction!(parser::fit_parser, m)?)?;

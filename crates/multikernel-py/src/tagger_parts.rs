@@ -252,6 +252,21 @@ fn sums_out(py: Python<'_>, s: PartSums) -> PyResult<SumsOut<'_>> {
     }
 }
 
+/// Several parts' sums (`CompiledPart.separate_at`'s tuples) as one part's, when the loop
+/// computes the same cut from it to the bit (`PartSums::merged_exactly`: integer sums, one
+/// fingerprint); None otherwise.
+#[pyfunction]
+pub fn merge_part_sums<'py>(
+    py: Python<'py>,
+    parts: Vec<Bound<'py, PyAny>>,
+) -> PyResult<Option<SumsOut<'py>>> {
+    let parts = parts.iter().map(part_sums).collect::<PyResult<Vec<_>>>()?;
+    match py.detach(|| PartSums::merged_exactly(&parts)) {
+        Some(s) => sums_out(py, s).map(Some),
+        None => Ok(None),
+    }
+}
+
 /// One part's sums from what the callable returned.
 fn part_sums(item: &Bound<'_, PyAny>) -> PyResult<PartSums> {
     let t = item

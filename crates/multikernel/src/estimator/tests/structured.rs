@@ -433,3 +433,93 @@ fn parts_merged_in_order_are_the_dense_accumulator_s_cut() {
         assert_eq!(cut.b.to_bits(), (b * inv).to_bits(), "trial {trial}");
     }
 }
+
+/// Parts' sums merged first by the process that separated them
+/// (`PartSums::merged_exactly`) give the loop the cut of the parts sent one by one, to the
+/// bit, in any grouping, when every sum is an integer; a fraction, or parts at different
+/// points, are not merged.
+#[test]
+fn integer_parts_merged_where_they_were_separated_give_the_same_cut() {
+    use crate::estimator::parts::PartSums;
+    use crate::solver::cutting_plane::CutSums;
+    use rand::{Rng, SeedableRng};
+    let cut_of = |parts: &[PartSums], n: usize| {
+        let sums: Vec<CutSums> = parts
+            .iter()
+            .map(|p| CutSums {
+                a: p.indices
+                    .iter()
+                    .map(|&j| j as usize)
+                    .zip(p.values.iter().copied())
+                    .collect(),
+                b: p.cost,
+            })
+            .collect();
+        let cut = CutSums::cut(&sums, n);
+        let entries: Vec<(usize, u64)> = cut.a.iter().map(|(j, v)| (j, v.to_bits())).collect();
+        (entries, cut.b.to_bits())
+    };
+    let mut rng = rand::rngs::StdRng::seed_from_u64(29);
+    let dim = 50;
+    for trial in 0..200 {
+        let k = rng.gen_range(2..7);
+        let parts: Vec<PartSums> = (0..k)
+            .map(|_| {
+                let mut indices = Vec::new();
+                let mut values = Vec::new();
+                for j in 0..dim as u64 {
+                    let v = rng.gen_range(-3i32..4) as f64;
+                    if rng.gen_bool(0.4) && v != 0.0 {
+                        indices.push(j);
+                        values.push(v);
+                    }
+                }
+                PartSums {
+                    indices,
+                    values,
+                    cost: rng.gen_range(0..20) as f64,
+                    examples: rng.gen_range(0..5),
+                    hash: 7,
+                }
+            })
+            .collect();
+        let n = parts.iter().map(|p| p.examples).sum::<usize>().max(1);
+        let want = cut_of(&parts, n);
+        // Consecutive runs of parts merged (as each process's), the runs in order.
+        let mut grouped = Vec::new();
+        let mut start = 0;
+        while start < k {
+            let end = rng.gen_range(start + 1..=k);
+            let m = PartSums::merged_exactly(&parts[start..end]).expect("integer sums merge");
+            assert_eq!(
+                m.examples,
+                parts[start..end].iter().map(|p| p.examples).sum::<usize>()
+            );
+            assert!(m.values.iter().all(|&v| v != 0.0));
+            assert!(m.indices.windows(2).all(|p| p[0] < p[1]));
+            grouped.push(m);
+            start = end;
+        }
+        assert_eq!(cut_of(&grouped, n), want, "trial {trial}");
+    }
+    let one = PartSums {
+        indices: vec![1, 4],
+        values: vec![1.0, -2.0],
+        cost: 3.0,
+        examples: 2,
+        hash: 7,
+    };
+    let fraction = PartSums {
+        values: vec![1.0, 0.5],
+        ..one.clone()
+    };
+    let elsewhere = PartSums {
+        hash: 8,
+        ..one.clone()
+    };
+    assert!(PartSums::merged_exactly(&[one.clone(), fraction]).is_none());
+    assert!(PartSums::merged_exactly(&[one.clone(), elsewhere]).is_none());
+    assert!(PartSums::merged_exactly(&[]).is_none());
+    let twice = PartSums::merged_exactly(&[one.clone(), one]).unwrap();
+    assert_eq!((twice.indices, twice.values), (vec![1, 4], vec![2.0, -4.0]));
+}
