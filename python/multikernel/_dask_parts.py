@@ -579,6 +579,7 @@ def fit_parser_dask(estimator, X, client, *, stats=None):
     separate = _separator(
         client, fit_id, xs, [None] * len(xs), fmt, featurizer, featurizer_bytes, n_jobs, record
     )
+
     def fit():
         arcs = client.gather(
             [client.submit(_gold_arcs, fit_id, xp, fmt, featurizer) for xp in xs]

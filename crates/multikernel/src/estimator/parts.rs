@@ -179,7 +179,7 @@ impl PartSums {
     /// loop computes: every value and cost an integer (binary features' counts, the Hamming
     /// cost; below 2^53, so that any grouping adds them exactly), every part at the same
     /// point (one fingerprint). The entries merged in order, a weight's values added, the
-    /// sums that come to zero dropped, as the loop's own merge does. `None` otherwise (real
+    /// sums that come to zero dropped, by the loop's own merge. `None` otherwise (real
     /// values: the loop adds the parts in its own order), or for no part.
     ///
     /// A process that separates several parts sends one merged part instead of each:
@@ -196,46 +196,32 @@ impl PartSums {
         }) {
             return None;
         }
-        let mut indices: Vec<u64> = Vec::new();
-        let mut values: Vec<f64> = Vec::new();
-        for p in parts {
-            let (mut a, mut b) = (0, 0);
-            let mut out_i = Vec::with_capacity(indices.len() + p.indices.len());
-            let mut out_v = Vec::with_capacity(out_i.capacity());
-            while a < indices.len() || b < p.indices.len() {
-                let take_a =
-                    b == p.indices.len() || (a < indices.len() && indices[a] <= p.indices[b]);
-                let take_b =
-                    a == indices.len() || (b < p.indices.len() && p.indices[b] <= indices[a]);
-                let (j, v) = match (take_a, take_b) {
-                    (true, true) => (indices[a], values[a] + p.values[b]),
-                    (true, false) => (indices[a], values[a]),
-                    _ => (p.indices[b], p.values[b]),
-                };
-                a += usize::from(take_a);
-                b += usize::from(take_b);
-                out_i.push(j);
-                out_v.push(v);
-            }
-            indices = out_i;
-            values = out_v;
-        }
-        if !values.iter().all(|&v| exact(v)) {
+        let sums: Vec<CutSums> = parts.iter().map(PartSums::cut_sums).collect();
+        let sum = CutSums::sum(&sums);
+        if !exact(sum.b) || !sum.a.iter().all(|&(_, v)| exact(v)) {
             return None;
         }
-        let (indices, values) = indices
-            .into_iter()
-            .zip(values)
-            .filter(|&(_, v)| v != 0.0)
-            .unzip();
-        let cost = parts.iter().map(|p| p.cost).sum::<f64>();
-        exact(cost).then(|| PartSums {
+        let (indices, values) = sum.a.into_iter().map(|(j, v)| (j as u64, v)).unzip();
+        Some(PartSums {
             indices,
             values,
-            cost,
+            cost: sum.b,
             examples: parts.iter().map(|p| p.examples).sum(),
             hash: first.hash,
         })
+    }
+
+    /// The sums as the loop adds them, unchecked.
+    pub(crate) fn cut_sums(&self) -> CutSums {
+        CutSums {
+            a: self
+                .indices
+                .iter()
+                .map(|&j| j as usize)
+                .zip(self.values.iter().copied())
+                .collect(),
+            b: self.cost,
+        }
     }
 
     /// The sums as the loop adds them, checked against `dim` weights.

@@ -444,17 +444,7 @@ fn integer_parts_merged_where_they_were_separated_give_the_same_cut() {
     use crate::solver::cutting_plane::CutSums;
     use rand::{Rng, SeedableRng};
     let cut_of = |parts: &[PartSums], n: usize| {
-        let sums: Vec<CutSums> = parts
-            .iter()
-            .map(|p| CutSums {
-                a: p.indices
-                    .iter()
-                    .map(|&j| j as usize)
-                    .zip(p.values.iter().copied())
-                    .collect(),
-                b: p.cost,
-            })
-            .collect();
+        let sums: Vec<CutSums> = parts.iter().map(PartSums::cut_sums).collect();
         let cut = CutSums::cut(&sums, n);
         let entries: Vec<(usize, u64)> = cut.a.iter().map(|(j, v)| (j, v.to_bits())).collect();
         (entries, cut.b.to_bits())

@@ -384,6 +384,21 @@ pub(crate) struct CutSums {
 }
 
 impl CutSums {
+    /// The parts' sums added in the order given, unscaled: the entries merged in order
+    /// (each parameter's values added in the parts' order), the sums that come to zero
+    /// dropped. What [`CutSums::cut`] scales, and what a process that separated several
+    /// parts may send in their place when their sums are integers.
+    pub(crate) fn sum(parts: &[CutSums]) -> CutSums {
+        let mut merged: Vec<(usize, f64)> = Vec::new();
+        let mut b = 0.0;
+        for part in parts {
+            merged = merge_sorted(&merged, &part.a);
+            b += part.b;
+        }
+        merged.retain(|&(_, v)| v != 0.0);
+        CutSums { a: merged, b }
+    }
+
     /// The cut of `n` examples from the sums of parts that cover them once, added in the
     /// order given, then scaled by `1/n`. Each part's entries are sorted by parameter, so
     /// the parts are merged in order (each parameter's values added in the parts' order,
@@ -397,18 +412,9 @@ impl CutSums {
                 one.b * inv,
             ),
             _ => {
-                let mut merged: Vec<(usize, f64)> = Vec::new();
-                let mut b = 0.0;
-                for part in parts {
-                    merged = merge_sorted(&merged, &part.a);
-                    b += part.b;
-                }
-                let entries = merged
-                    .into_iter()
-                    .filter(|&(_, v)| v != 0.0)
-                    .map(|(j, v)| (j, v * inv))
-                    .collect();
-                (entries, b * inv)
+                let sum = CutSums::sum(parts);
+                let entries = sum.a.into_iter().map(|(j, v)| (j, v * inv)).collect();
+                (entries, sum.b * inv)
             }
         };
         Cut {
