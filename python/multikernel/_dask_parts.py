@@ -1,6 +1,7 @@
-"""``fit_dask`` for a ``SequenceTagger(learner="mtl")`` or a
-``DependencyParser(learner="mtl")``: the cutting plane over a bag of sentences that stays on
-the workers, giving the model one process trains on all of them.
+"""``fit_dask`` for a ``SequenceTagger`` or a ``DependencyParser``: the cutting plane
+(``learner="mtl"``) over a bag of sentences that stays on the workers, giving the model one
+process trains on all of them; or the online learner (``learner="online"``) by iterative
+parameter mixing over the same partitions (at the end of these notes).
 
 1. The featurizer, from what each partition counts, merged on the client:
    - a tagger of feature dicts: each partition's feature keys, merged in partition order
@@ -39,6 +40,16 @@ bag's graph, and a worker whose replica missed steps or does not hold the partit
 weights is sent the loop's state (the working set and the best point). So a worker lost
 mid-fit costs its partitions' compile and the current separation, and the model is the
 same.
+
+The online learner (``learner="online"``; ``multikernel::estimator::parts::online``): the
+features as above; each partition's share of ``L(0)`` summed on the client (the projection's
+radius of one process); then each epoch the loop's state is broadcast (as bytes: its
+nonzero weights and running sums, every number to the bit), every partition runs one pass
+of the learner over its sentences from it on the worker it prefers (its own seeded order,
+the epochs before replayed), and the client mixes the passes in partition order (the mean,
+then one proximal step). A pass depends only on the state, the epoch and the partition: a
+worker lost mid-epoch costs its passes, run again elsewhere to the same bytes. One
+partition gives the model of one process, byte for byte.
 """
 
 import threading
@@ -205,13 +216,7 @@ def _separate(fit_id, part, xs, ys, fmt, featurizer, point, n_jobs, state=None):
     cache = _worker_cache()
     with _core.Threads(n_jobs):
         f = _featurizer(cache, fit_id, featurizer, fmt)
-        key = (fit_id, part)
-        with _CACHE_LOCK:
-            compiled = cache.get(key)
-        if compiled is None:
-            compiled = _compile(xs, ys, fmt, f)
-            with _CACHE_LOCK:
-                cache[key] = compiled
+        compiled = _compiled(cache, fit_id, part, xs, ys, fmt, f)
         if dense is not None:
             w, hash_ = _dense_point(cache, fit_id, index, dense)
             ready = time.perf_counter()
@@ -222,12 +227,117 @@ def _separate(fit_id, part, xs, ys, fmt, featurizer, point, n_jobs, state=None):
                 return None
             ready = time.perf_counter()
             sums = compiled.separate_at(replica)
+    _count_seconds(cache, fit_id, started, ready)
+    return sums
+
+
+def _compiled(cache, fit_id, part, xs, ys, fmt, featurizer):
+    """Partition ``part`` compiled against the featurizer, on first use on this worker."""
+    key = (fit_id, part)
+    with _CACHE_LOCK:
+        compiled = cache.get(key)
+    if compiled is None:
+        compiled = _compile(xs, ys, fmt, featurizer)
+        with _CACHE_LOCK:
+            cache[key] = compiled
+    return compiled
+
+
+def _count_seconds(cache, fit_id, started, ready):
+    """Adds a task's seconds to this worker's: before ``ready`` (featurizer, compile,
+    point), after it (the work), and one task."""
     with _CACHE_LOCK:
         seconds = cache.setdefault((fit_id, "seconds"), [0.0, 0.0, 0])
         seconds[0] += ready - started
         seconds[1] += time.perf_counter() - ready
         seconds[2] += 1
-    return sums
+
+
+def _zero_total(fit_id, part, xs, ys, fmt, featurizer, plan, n_jobs):
+    """Partition ``part``'s share of the online learner's ``L(0)`` (compiled here first)."""
+    cache = _worker_cache()
+    with _core.Threads(n_jobs):
+        f = _featurizer(cache, fit_id, featurizer, fmt)
+        return _compiled(cache, fit_id, part, xs, ys, fmt, f).loss_at_zero_total(plan)
+
+
+def _online_pass(fit_id, part, xs, ys, fmt, featurizer, plan, state, epoch, n_jobs):
+    """Partition ``part``'s pass of the online learner in ``epoch`` from the loop's
+    ``state`` (bytes; None in the first epoch), as bytes. It depends only on its
+    arguments: a pass lost with its worker is run again to the same bytes."""
+    started = time.perf_counter()
+    cache = _worker_cache()
+    with _core.Threads(n_jobs):
+        f = _featurizer(cache, fit_id, featurizer, fmt)
+        compiled = _compiled(cache, fit_id, part, xs, ys, fmt, f)
+        ready = time.perf_counter()
+        out = compiled.online_pass(plan, state, epoch, part)
+    _count_seconds(cache, fit_id, started, ready)
+    return out
+
+
+def _passer(client, fit_id, xs, ys, fmt, featurizer, featurizer_bytes, plan, n_jobs, record):
+    """The callable ``fit_tagger_passes`` and ``fit_parser_passes`` call each epoch:
+    the loop's state broadcast to the workers, every partition's pass on the worker it
+    prefers, the passes' bytes back in partition order; records what crossed the network
+    in ``record``."""
+    held = {"featurizer": featurizer}
+
+    def passes(state, epoch):
+        t = time.perf_counter()
+
+        def scatter_state():
+            held["state"] = (
+                None if state is None else client.scatter(state, broadcast=True, hash=False)
+            )
+
+        def rescatter():
+            held["featurizer"] = client.scatter(featurizer_bytes, broadcast=True, hash=False)
+            scatter_state()
+
+        scatter_state()
+        home = _homes(client, len(xs))
+        out = _gathered(
+            client,
+            lambda: [
+                client.submit(
+                    _online_pass, fit_id, k, xs[k], ys[k], fmt, held["featurizer"], plan,
+                    held["state"], epoch, n_jobs, pure=False, **_prefer(home[k]),
+                )
+                for k in range(len(xs))
+            ],
+            rescatter,
+        )
+        held.pop("state", None)
+        workers = len({h[0] for h in home if h}) or 1
+        record["state_bytes"].append(0 if state is None else len(state) * workers)
+        record["pass_bytes"].append(sum(len(b) for b in out))
+        record["epoch_seconds"].append(time.perf_counter() - t)
+        return out
+
+    return passes
+
+
+def _online_plan(client, fit_id, task, estimator, n, xs, ys, fmt, featurizer, n_jobs, record):
+    """The online learner's plan over ``n`` sentences with every partition's share of
+    ``L(0)`` (each partition compiled on its worker on the way)."""
+    keywords = _fit_keywords(
+        estimator, _TAGGER_SETTINGS if task == "sequence" else _PARSER_SETTINGS
+    )
+    keywords.pop("verbose")
+    plan = _core.online_plan(task, n, **keywords)
+    home = _homes(client, len(xs))
+    totals = client.gather(
+        [
+            client.submit(
+                _zero_total, fit_id, k, xs[k], ys[k], fmt, featurizer, plan, n_jobs,
+                pure=False, **_prefer(home[k]),
+            )
+            for k in range(len(xs))
+        ]
+    )
+    record.update(state_bytes=[], pass_bytes=[], epoch_seconds=[])
+    return _core.online_plan_with_zero(plan, totals)
 
 
 def _seconds(fit_id, dask_worker=None):
@@ -413,18 +523,16 @@ def _separator(client, fit_id, xs, ys, fmt, featurizer, featurizer_bytes, n_jobs
 
 
 def fit_tagger_dask(estimator, X, y, client, *, stats=None):
-    """Trains ``estimator`` (``SequenceTagger(learner="mtl")``) on the bags ``X`` and ``y``
-    (sentences and their label lists, partitioned alike) and returns it, fitted. ``stats``:
-    a dict that receives what crossed the network (bytes of the loop's step, or point,
+    """Trains ``estimator`` (a ``SequenceTagger``, ``learner="mtl"`` or ``"online"``) on the
+    bags ``X`` and ``y`` (sentences and their label lists, partitioned alike) and returns it,
+    fitted. ``stats``: a dict that receives what crossed the network (bytes of the loop's step, or point,
     broadcast and of the sums gathered, per cut; ``sums_count``: how many sums came back
     per cut, one a worker when they merge exactly; ``points``: the separations that were
     sent the point), the seconds of the separations, and each worker's seconds in its tasks
-    (``worker_seconds``: point and compile, decoding, tasks)."""
-    if estimator.learner != "mtl":
-        raise ValueError(
-            "fit_dask trains a tagger by the cutting plane, exactly: learner='mtl' (got "
-            f"learner={estimator.learner!r}); the online learner trains in one process"
-        )
+    (``worker_seconds``: point and compile, decoding, tasks). The online learner's ``stats``:
+    per epoch, ``state_bytes`` (the loop's state out, all workers), ``pass_bytes`` (the
+    passes in) and ``epoch_seconds``."""
+    _check_learner(estimator, "tagger")
     estimator._validate_params()
     import dask.bag as db
 
@@ -487,6 +595,29 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
             ]
         )
     ]
+
+    if estimator.learner == "online":
+        plan = _online_plan(
+            client, fit_id, "sequence", estimator, n, xs, ys, fmt, featurizer, n_jobs, record
+        )
+        record["setup_seconds"] = time.perf_counter() - started
+        passes = _passer(
+            client, fit_id, xs, ys, fmt, featurizer, featurizer_bytes, plan, n_jobs, record
+        )
+
+        def fit():
+            return _core.fit_tagger_passes(
+                featurizer_bytes,
+                plan,
+                passes,
+                **_fit_keywords(estimator, _TAGGER_SETTINGS),
+                attributes=attributes,
+            )
+
+        tagger, info = _run_fit(client, fit_id, fit, record, stats)
+        del attributes
+        return estimator._fitted(tagger, info, values)
+
     record["setup_seconds"] = time.perf_counter() - started
 
     def fit():
@@ -494,10 +625,7 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
             featurizer_bytes,
             n,
             separate,
-            c=None if estimator.C is None else float(estimator.C),
-            seed=_seed(estimator.random_state),
-            verbose=bool(estimator.verbose),
-            settings=_given_settings(estimator, _TAGGER_SETTINGS),
+            **_fit_keywords(estimator, _TAGGER_SETTINGS),
             attributes=attributes,
             points=_POINTS,
         )
@@ -505,6 +633,29 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
     tagger, info = _run_fit(client, fit_id, fit, record, stats)
     del attributes
     return estimator._fitted(tagger, info, values)
+
+
+def _fit_keywords(estimator, settings):
+    """The keywords of the core's fit over parts from the estimator: ``C``, the seed, the
+    verbosity and the settings given (of ``settings``, the tagger's or the parser's)."""
+    return dict(
+        c=None if estimator.C is None else float(estimator.C),
+        seed=_seed(estimator.random_state),
+        verbose=bool(estimator.verbose),
+        settings=_given_settings(estimator, settings),
+    )
+
+
+def _check_learner(estimator, what):
+    """Fails unless ``estimator`` (a tagger or a parser) trains by a learner ``fit_dask``
+    runs over partitions: the cutting plane (``"mtl"``, exactly) or the online learner
+    (``"online"``, by iterative parameter mixing)."""
+    if estimator.learner not in ("mtl", "online"):
+        raise ValueError(
+            f"fit_dask trains a {what} by the cutting plane (learner='mtl': the model of one "
+            "process) or by the online learner's passes over the partitions, mixed each "
+            f"epoch (learner='online'); got learner={estimator.learner!r}: name one"
+        )
 
 
 def _run_fit(client, fit_id, fit, record, stats):
@@ -535,15 +686,12 @@ def _gold_arcs(fit_id, xs, fmt, featurizer):
 
 
 def fit_parser_dask(estimator, X, client, *, stats=None):
-    """Trains ``estimator`` (``DependencyParser(learner="mtl")``) on the bag ``X`` of
-    sentences (CoNLL-U blocks or TokenLists, each with its tree) and returns it, fitted: the
-    model one process trains on all the sentences in the bag's order. ``stats`` as
+    """Trains ``estimator`` (a ``DependencyParser``, ``learner="mtl"`` or ``"online"``) on
+    the bag ``X`` of sentences (CoNLL-U blocks or TokenLists, each with its tree) and
+    returns it, fitted: with the cutting plane, the model one process trains on all the
+    sentences in the bag's order. ``stats`` as
     ``fit_tagger_dask``'s, and ``arcs_bytes``: the gold arcs gathered for the labeler."""
-    if estimator.learner != "mtl":
-        raise ValueError(
-            "fit_dask trains a parser by the cutting plane, exactly: learner='mtl' (got "
-            f"learner={estimator.learner!r}); the online learner trains in one process"
-        )
+    _check_learner(estimator, "parser")
     estimator._validate_params()
     import dask.bag as db
 
@@ -580,22 +728,48 @@ def fit_parser_dask(estimator, X, client, *, stats=None):
         client, fit_id, xs, [None] * len(xs), fmt, featurizer, featurizer_bytes, n_jobs, record
     )
 
-    def fit():
+    def gold_arcs():
         arcs = client.gather(
             [client.submit(_gold_arcs, fit_id, xp, fmt, featurizer) for xp in xs]
         )
         arcs = None if any(a is None for a in arcs) else arcs
         record["arcs_bytes"] = 0 if arcs is None else sum(len(a) for a in arcs)
+        return arcs
+
+    if estimator.learner == "online":
+        nones = [None] * len(xs)
+
+        def fit():
+            plan = _online_plan(
+                client, fit_id, "parsing", estimator, n, xs, nones, fmt, featurizer, n_jobs,
+                record,
+            )
+            arcs = gold_arcs()
+            record["setup_seconds"] = time.perf_counter() - started
+            passes = _passer(
+                client, fit_id, xs, nones, fmt, featurizer, featurizer_bytes, plan, n_jobs,
+                record,
+            )
+            return _core.fit_parser_passes(
+                featurizer_bytes,
+                plan,
+                passes,
+                arcs=arcs,
+                **_fit_keywords(estimator, _PARSER_SETTINGS),
+            )
+
+        parser, info = _run_fit(client, fit_id, fit, record, stats)
+        return estimator._fitted(parser, info)
+
+    def fit():
+        arcs = gold_arcs()
         record["setup_seconds"] = time.perf_counter() - started
         return _core.fit_parser_parts(
             featurizer_bytes,
             n,
             separate,
             arcs=arcs,
-            c=None if estimator.C is None else float(estimator.C),
-            seed=_seed(estimator.random_state),
-            verbose=bool(estimator.verbose),
-            settings=_given_settings(estimator, _PARSER_SETTINGS),
+            **_fit_keywords(estimator, _PARSER_SETTINGS),
             points=_POINTS,
         )
 

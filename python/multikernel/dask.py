@@ -29,6 +29,10 @@ over bags of sentences and label lists that stay on the workers, and gives the m
 process trains on all the sentences, byte for byte with CRF++ templates or string and
 boolean features; ``fit_dask(DependencyParser(learner="mtl"), bag)`` a parser over a bag of
 sentences with their trees, byte for byte (``multikernel._dask_parts``; docs/scaling.md).
+With ``learner="online"`` they train by iterative parameter mixing over the partitions (each
+epoch a pass per partition from the loop's state, the passes mixed on the client): one
+partition gives ``fit``'s model byte for byte, several another model, the same on any number
+of workers.
 
 Dask is an optional dependency: ``pip install "dask[distributed]"`` (and ``pyarrow`` for
 dask dataframes).
@@ -148,17 +152,20 @@ def _shards(client, X, y):
 def fit_dask(estimator, X, y=None, *, client=None, epochs=None, classes=None):
     """Trains ``estimator`` on Dask and returns it, fitted: an ``MKLClassifier`` or
     ``MKLRegressor`` (the online learner) by iterative parameter mixing, a
-    ``SequenceTagger(learner="mtl")`` or a ``DependencyParser(learner="mtl")`` exactly
+    ``SequenceTagger`` or a ``DependencyParser`` by the cutting plane (``learner="mtl"``,
+    exactly) or by the online learner's iterative parameter mixing (``learner="online"``)
     (module documentation).
 
     Parameters
     ----------
     estimator : MKLClassifier, MKLRegressor, SequenceTagger or DependencyParser
-        A tagger: ``learner="mtl"`` with any of its settings; ``X`` and ``y`` are then
-        ``dask.bag`` bags of sentences (as ``fit`` takes them) and of their label lists,
-        partitioned alike; ``epochs`` and ``classes`` do not apply.
-        A parser: ``learner="mtl"`` with any of its settings; ``X`` is a ``dask.bag`` bag
-        of sentences with their trees (CoNLL-U blocks or TokenLists), ``y`` None.
+        A tagger: ``learner="mtl"`` or ``"online"`` with any of its settings (its own
+        ``epochs``); ``X`` and ``y`` are then ``dask.bag`` bags of sentences (as ``fit``
+        takes them) and of their label lists, partitioned alike; the ``epochs`` and
+        ``classes`` arguments do not apply.
+        A parser: ``learner="mtl"`` or ``"online"`` with any of its settings; ``X`` is a
+        ``dask.bag`` bag of sentences with their trees (CoNLL-U blocks or TokenLists),
+        ``y`` None.
         Its settings are ``partial_fit``'s (``learner`` "online" or "auto", kernels with an
         explicit map, ``kernels="auto"``: ``multikernel.INCREMENTAL_KERNELS``; ``C``: 1 when
         None, with ``lambda = 1 / (C n)`` over all ``n`` rows). Any previous fit is
@@ -187,8 +194,9 @@ def fit_dask(estimator, X, y=None, *, client=None, epochs=None, classes=None):
 
         if epochs is not None or classes is not None:
             raise ValueError(
-                "epochs and classes are the online learner's (tables); a tagger trains by "
-                "the cutting plane until it converges (its eps and max_iter)"
+                "the epochs and classes arguments are the table learners'; a tagger's are "
+                "its own settings (SequenceTagger(epochs=...) with learner='online'; the "
+                "cutting plane runs until it converges, by its eps and max_iter)"
             )
         return fit_tagger_dask(estimator, X, y, client)
     if _kind(estimator) == "parser":
@@ -196,8 +204,9 @@ def fit_dask(estimator, X, y=None, *, client=None, epochs=None, classes=None):
 
         if y is not None or epochs is not None or classes is not None:
             raise ValueError(
-                "a parser's trees are in its sentences (y=None), and it trains by the "
-                "cutting plane until it converges (its eps and max_iter): no epochs or classes"
+                "a parser's trees are in its sentences (y=None), and its epochs are its own "
+                "setting (DependencyParser(epochs=...) with learner='online'): no epochs or "
+                "classes arguments"
             )
         return fit_parser_dask(estimator, X, client)
     if not _can_partial_fit(estimator):

@@ -42,6 +42,7 @@ mod fit;
 mod incremental;
 mod interrupt;
 mod model;
+mod online_parts;
 mod parser;
 mod parser_parts;
 mod precomputed;
@@ -79,6 +80,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parser_parts::merge_parse_keys, m)?)?;
     m.add_function(wrap_pyfunction!(parser_parts::parse_featurizer, m)?)?;
     m.add_function(wrap_pyfunction!(parser_parts::fit_parser_parts, m)?)?;
+    m.add_function(wrap_pyfunction!(online_parts::online_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(online_parts::online_plan_with_zero, m)?)?;
+    m.add_function(wrap_pyfunction!(online_parts::fit_tagger_passes, m)?)?;
+    m.add_function(wrap_pyfunction!(online_parts::fit_parser_passes, m)?)?;
     m.add_function(wrap_pyfunction!(tagger::tag_counts, m)?)?;
     m.add_function(wrap_pyfunction!(fit::fit, m)?)?;
     m.add_function(wrap_pyfunction!(precomputed::fit_precomputed, m)?)?;

@@ -218,18 +218,10 @@ pub fn fit_parser_parts<'py>(
     let (spec, _, _) = crate::fit::structured_request(Task::Parsing, "mtl", c, settings, seed)?;
     let (featurizer, arcs) = py
         .detach(|| -> multikernel::Result<_> {
-            let f = ParseFeaturizer::from_bytes(&featurizer)?;
-            let arcs = match arcs {
-                None => None,
-                Some(parts) => Some(
-                    parts
-                        .iter()
-                        .map(|p| PartArcs::from_bytes(p))
-                        .reduce(|a, b| Ok(a?.merge(b?)))
-                        .unwrap_or_else(|| Ok(PartArcs::default()))?,
-                ),
-            };
-            Ok((f, arcs))
+            Ok((
+                ParseFeaturizer::from_bytes(&featurizer)?,
+                merged_arcs(arcs)?,
+            ))
         })
         .or_py()?;
     let observer = PyObserver::new(verbose);
@@ -244,4 +236,16 @@ pub fn fit_parser_parts<'py>(
     crate::fit::set_selection(py, &info, fitted.selection.as_ref())?;
     let inner = DependencyParser::new(fitted.model).or_py()?;
     Ok((PyParser { inner }, info))
+}
+
+/// The parts' gold arcs (each part's bytes, in part order) joined; `None` for none.
+pub(crate) fn merged_arcs(arcs: Option<Vec<Vec<u8>>>) -> multikernel::Result<Option<PartArcs>> {
+    arcs.map(|parts| {
+        parts
+            .iter()
+            .map(|p| PartArcs::from_bytes(p))
+            .reduce(|a, b| Ok(a?.merge(b?)))
+            .unwrap_or_else(|| Ok(PartArcs::default()))
+    })
+    .transpose()
 }

@@ -222,6 +222,27 @@ impl PyCompiledPart {
         sums_out(py, s)
     }
 
+    /// The part's sentences' losses at the zero model, summed (its share of `L(0)` in the
+    /// online learner's `plan`, bytes of `online_plan`).
+    fn loss_at_zero_total(&self, py: Python<'_>, plan: Vec<u8>) -> PyResult<f64> {
+        crate::online_parts::loss_at_zero_total(py, &self.inner, &plan)
+    }
+
+    /// One pass of the online learner over the part's sentences in `epoch` (from 1) from
+    /// `state` (the loop's state as bytes; None: zeros), the part being number `part`: the
+    /// pass's bytes (`fit_tagger_passes`, `fit_parser_passes`).
+    #[pyo3(signature = (plan, state, epoch, part))]
+    fn online_pass<'py>(
+        &self,
+        py: Python<'py>,
+        plan: Vec<u8>,
+        state: Option<Vec<u8>>,
+        epoch: usize,
+        part: usize,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        crate::online_parts::online_pass(py, &self.inner, &plan, state.as_deref(), epoch, part)
+    }
+
     /// The part's separation sums at the loop's point itself (`point`: the weights and the
     /// fingerprint `fit_tagger_parts` hands its callable when it sends points).
     fn separate_point<'py>(
@@ -314,11 +335,7 @@ pub fn fit_tagger_parts<'py>(
     featurizer: Vec<u8>,
     n: usize,
     separate: Py<PyAny>,
-    attributes: Vec<(
-        Vec<u8>,
-        PyReadonlyArray1<'py, u64>,
-        PyReadonlyArray1<'py, u64>,
-    )>,
+    attributes: Attributes<'py>,
     c: Option<f64>,
     settings: Vec<(String, String)>,
     seed: u64,
@@ -476,14 +493,16 @@ pub(crate) fn finish<T>(
     result.or_py()
 }
 
+/// Every part's attributes as `TagPart.attributes` gives them: the attributes' text, their
+/// lengths in bytes, their features' indices.
+pub(crate) type Attributes<'py> = Vec<(
+    Vec<u8>,
+    PyReadonlyArray1<'py, u64>,
+    PyReadonlyArray1<'py, u64>,
+)>;
+
 /// The parts' attributes (`TagPart.attributes`), one list in the parts' order.
-fn unpack_attributes(
-    parts: &[(
-        Vec<u8>,
-        PyReadonlyArray1<'_, u64>,
-        PyReadonlyArray1<'_, u64>,
-    )],
-) -> PyResult<Vec<(String, usize)>> {
+pub(crate) fn unpack_attributes(parts: &Attributes<'_>) -> PyResult<Vec<(String, usize)>> {
     let mut out = Vec::new();
     for (text, lengths, indices) in parts {
         let (lengths, indices) = (aligned(lengths, "lengths")?, aligned(indices, "indices")?);

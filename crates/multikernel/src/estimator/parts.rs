@@ -19,6 +19,8 @@
 //!   fingerprint of the loop's steps its replica followed (`step_hash`), checked against the
 //!   loop's.
 
+pub mod online;
+
 use crate::error::{Error, Result};
 use crate::features::{GroupLayout, SparseVector};
 use crate::run::Observer;

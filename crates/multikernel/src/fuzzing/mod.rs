@@ -7,6 +7,7 @@
 mod checkpoint;
 mod model;
 mod model_stream;
+mod online;
 mod stream;
 mod strings;
 mod tables;
@@ -16,6 +17,7 @@ mod treebank;
 pub use checkpoint::checkpoint_bytes;
 pub use model::model_bytes;
 pub use model_stream::model_stream;
+pub use online::online_parts;
 pub use stream::table_stream;
 pub use strings::{kernel_spec, regularizer, settings};
 pub use tables::{csv, csv_weights, libsvm, ocr};

@@ -219,6 +219,109 @@ impl ScaledVec {
         self.coef.len()
     }
 
+    /// Appends the block as it travels between processes (the online learner's state over
+    /// parts): its length, whether it averages, its scale, squared norm and summed scales,
+    /// then the positions where the coefficients or the running sum's correction are not
+    /// `+0.0` (as bits: a `-0.0` travels), with their values, little-endian; every number
+    /// to the bit, and a block of mostly zeros (a tagger's label-feature weights) small.
+    /// An explicit block only (no image).
+    pub(crate) fn write_sparse(&self, out: &mut Vec<u8>) {
+        debug_assert!(self.image.is_empty());
+        let set = |v: &[f64], j: usize| v.get(j).is_some_and(|x| x.to_bits() != 0);
+        let at: Vec<usize> = (0..self.coef.len())
+            .filter(|&j| set(&self.coef, j) || set(&self.correction, j))
+            .collect();
+        out.extend_from_slice(&(self.coef.len() as u64).to_le_bytes());
+        out.push(u8::from(self.averaging));
+        for v in [self.scale, self.sqnorm, self.cum_scale] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&(at.len() as u64).to_le_bytes());
+        for &j in &at {
+            out.extend_from_slice(&(j as u64).to_le_bytes());
+        }
+        for &j in &at {
+            out.extend_from_slice(&self.coef[j].to_le_bytes());
+        }
+        if self.averaging {
+            for &j in &at {
+                out.extend_from_slice(&self.correction[j].to_le_bytes());
+            }
+        }
+    }
+
+    /// A block of `len` parameters from the front of `input` ([`ScaledVec::write_sparse`]),
+    /// `input` moved past it; `None` when the bytes are not such a block of that length
+    /// (positions not increasing or past the end, bytes missing).
+    pub(crate) fn read_sparse(input: &mut &[u8], len: usize) -> Option<ScaledVec> {
+        fn take<'a>(input: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+            let (head, rest) = input.split_at_checked(n)?;
+            *input = rest;
+            Some(head)
+        }
+        let word = |input: &mut &[u8]| -> Option<[u8; 8]> { take(input, 8)?.try_into().ok() };
+        if u64::from_le_bytes(word(input)?) != len as u64 {
+            return None;
+        }
+        let averaging = match take(input, 1)? {
+            [0] => false,
+            [1] => true,
+            _ => return None,
+        };
+        let [scale, sqnorm, cum_scale] = [(); 3].map(|_| word(input).map(f64::from_le_bytes));
+        let count = usize::try_from(u64::from_le_bytes(word(input)?)).ok()?;
+        let per = if averaging { 24 } else { 16 };
+        if count > len || count.checked_mul(per)? > input.len() {
+            return None;
+        }
+        let at: Vec<usize> = take(input, 8 * count)?
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")) as usize)
+            .collect();
+        if at.windows(2).any(|w| w[0] >= w[1]) || at.last().is_some_and(|&j| j >= len) {
+            return None;
+        }
+        let values = |input: &mut &[u8]| -> Option<Vec<f64>> {
+            let mut v = vec![0.0; len];
+            for (&j, b) in at.iter().zip(take(input, 8 * count)?.chunks_exact(8)) {
+                v[j] = f64::from_le_bytes(b.try_into().expect("8 bytes"));
+            }
+            Some(v)
+        };
+        let coef = values(input)?;
+        let correction = if averaging {
+            values(input)?
+        } else {
+            Vec::new()
+        };
+        Some(ScaledVec {
+            coef,
+            scale: scale?,
+            sqnorm: sqnorm?,
+            cum_scale: cum_scale?,
+            correction,
+            averaging,
+            image: Vec::new(),
+            units: Units::default(),
+        })
+    }
+
+    /// Whether a block read back from bytes holds together: the running sum's correction as
+    /// long as the coefficients exactly when averaging, no image, every number finite and
+    /// the scale not zero (what the learner's steps and [`ScaledVec::mix_into`] index and
+    /// divide by without checking).
+    pub(crate) fn well_formed_explicit(&self) -> bool {
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        self.correction.len() == if self.averaging { self.coef.len() } else { 0 }
+            && self.image.is_empty()
+            && self.scale.is_finite()
+            && self.scale != 0.0
+            && self.sqnorm.is_finite()
+            && self.cum_scale.is_finite()
+            && finite(&self.coef)
+            && finite(&self.correction)
+    }
+
     /// Effective value of coordinate `j`.
     #[inline]
     pub(crate) fn get(&self, j: usize) -> f64 {

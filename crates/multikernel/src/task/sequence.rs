@@ -199,6 +199,14 @@ impl StructuredTask for SequenceTask {
             StructLoss::Crf => avg_len * (self.n_labels as f64).ln(),
         }
     }
+    /// The number of labels times the cost (hinge) or times `log L` (CRF).
+    fn loss_at_zero_total(&self, loss: StructLoss) -> f64 {
+        self.labels.len() as f64
+            * match loss {
+                StructLoss::Hinge => self.cost,
+                StructLoss::Crf => (self.n_labels as f64).ln(),
+            }
+    }
 }
 
 #[cfg(test)]

@@ -116,3 +116,8 @@ fn tagger_parts_corpus() {
 fn parser_parts_corpus() {
     replay("parser_parts", multikernel::fuzzing::parser_parts);
 }
+
+#[test]
+fn online_parts_corpus() {
+    replay("online_parts", multikernel::fuzzing::online_parts);
+}

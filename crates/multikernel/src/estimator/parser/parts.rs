@@ -25,6 +25,7 @@ use super::{training_data, Treebank};
 use crate::data::conllu::Heads;
 use crate::error::{Error, Result};
 use crate::estimator::fitted::Fitted;
+use crate::estimator::parts::online::{run_passes, OnlinePlan, PassParts};
 use crate::estimator::parts::{CompiledPart, PartLayout, PartTask, PartsSeparator, SeparateParts};
 use crate::estimator::spec::{LearnerSpec, Task};
 use crate::model::Model;
@@ -338,6 +339,50 @@ pub fn fit_parser_parts<'f>(
             run.steps, m.decode_seconds, m.master_seconds
         )],
         ..Fitted::new(Model::Parser(model), run, settings.lambda)
+    })
+}
+
+/// The online learner (`online` of `spec`, a parsing spec) over sentences held in parts,
+/// by iterative parameter mixing ([`crate::estimator::parts::online`]): `plan` is
+/// [`OnlinePlan::new`] of `spec` with the parts' `L(0)`, `pass` runs each epoch's passes,
+/// `arcs` as [`fit_parser_parts`]'s (the labeler trains here). The averaged weights of the
+/// last epoch are kept, as one process keeps them without development sentences; with one
+/// part the model is the one [`fit`](crate::estimator::fit()) trains in one process.
+pub fn fit_parser_passes<'f>(
+    featurizer: ParseFeaturizer,
+    spec: &LearnerSpec,
+    plan: &OnlinePlan,
+    pass: &'f mut PassParts<'f>,
+    arcs: Option<PartArcs>,
+    observer: &dyn Observer,
+) -> Result<Fitted> {
+    plan.check_spec(spec, Task::Parsing)?;
+    if arcs.is_some() != featurizer.labeled() {
+        return Err(Error::data(
+            "the gold arcs come with a featurizer that labels arcs, and only with one",
+        ));
+    }
+    let dim = featurizer.dim();
+    let done = run_passes(plan, dim, pass, observer)?;
+    let params = &plan.params;
+    let weights = done.weights(params, dim)?;
+    let labeler = match (featurizer.labels, arcs) {
+        (Some(f), Some(a)) => Some(train_on_arcs(f, a.0, LABELER_EPOCHS, params.seed)?),
+        _ => None,
+    };
+    let model = ParserModel {
+        selection: None,
+        featurizer: featurizer.arcs,
+        weights,
+        trees: featurizer.trees,
+        labeler,
+    };
+    Ok(Fitted {
+        notes: vec![format!(
+            "epoch {} of {} kept; {} parts' passes mixed each epoch",
+            done.epochs, done.run.steps, done.parts
+        )],
+        ..Fitted::new(Model::Parser(model), done.run, params.lambda)
     })
 }
 

@@ -21,9 +21,12 @@ use crate::data::columns::ColumnSentence;
 use crate::error::{Error, Result};
 use crate::estimator::fit::scored_tagging;
 use crate::estimator::fitted::Fitted;
+use crate::estimator::parts::online::{run_passes, OnlinePlan, PassParts};
 use crate::estimator::parts::{CompiledPart, PartLayout, PartTask, PartsSeparator, SeparateParts};
 use crate::estimator::spec::{LearnerSpec, Task};
-use crate::pipeline::columns::tagging::{fit_cutting_plane, TaggerLearner};
+use crate::pipeline::columns::tagging::{
+    fit_cutting_plane, spom_description, TaggerFit, TaggerLearner, TaggerModel,
+};
 use crate::run::Observer;
 use crate::solver::cutting_plane::{self, Examples};
 use crate::task::tagging::{FeatureKeys, TagFeaturizer, TaggingTask, TemplateFile};
@@ -257,5 +260,59 @@ pub fn fit_parts<'f>(
     Ok(scored_tagging(fit, min_count, &spec, lambda).fitted)
 }
 
+/// The online learner (`online` of `spec`, a sequence spec) over sentences held in parts,
+/// by iterative parameter mixing ([`crate::estimator::parts::online`]): `plan` is
+/// [`OnlinePlan::new`] of `spec` with the parts' `L(0)`, `pass` runs each epoch's passes.
+/// The averaged weights of the last epoch are kept, as one process keeps them without
+/// development sentences; with one part the model is the one
+/// [`fit`](crate::estimator::fit()) trains in one process.
+pub fn fit_passes<'f>(
+    featurizer: PartFeaturizer,
+    spec: &LearnerSpec,
+    plan: &OnlinePlan,
+    pass: &'f mut PassParts<'f>,
+    observer: &dyn Observer,
+) -> Result<Fitted> {
+    let checked = spec.check()?;
+    plan.check_spec(spec, Task::Sequence)?;
+    let started = std::time::Instant::now();
+    let dim = featurizer.dim();
+    let min_count = featurizer.0.min_count;
+    let done = run_passes(plan, dim, pass, observer)?;
+    let params = &plan.params;
+    let weights = done.weights(params, dim)?;
+    let mixed = if done.parts > 1 {
+        format!(", {} parts mixed", done.parts)
+    } else {
+        String::new()
+    };
+    let fit = TaggerFit {
+        model: TaggerModel {
+            selection: None,
+            featurizer: featurizer.0,
+            weights,
+            template_weights: Vec::new(),
+            loss: Some(plan.loss),
+            learner: spom_description(plan.loss, params, done.epochs, false, &mixed),
+        },
+        run: done.run,
+        best_epoch: done.epochs,
+        dev_scores: Vec::new(),
+        index_seconds: 0.0,
+        train_seconds: started.elapsed().as_secs_f64(),
+        cuts: 0,
+        objective: f64::NAN,
+        objectives: Vec::new(),
+        decode_seconds: 0.0,
+        master_seconds: 0.0,
+        eta0: params.steps.eta0,
+        calibration: Vec::new(),
+    };
+    Ok(scored_tagging(fit, min_count, &checked, params.lambda).fitted)
+}
+
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod online_tests;

@@ -576,26 +576,12 @@ pub fn fit_tagger(
                     weights,
                     template_weights: Vec::new(),
                     loss: Some(*loss),
-                    learner: format!(
-                        "SPOM, {} loss, reg {}, lambda {:e}, {} eta0 {}{}, averaged epoch \
-                         {best_epoch}{}",
-                        loss,
-                        params.reg,
-                        params.lambda,
-                        params.steps.schedule,
-                        params.steps.eta0,
-                        if calibration.is_empty() {
-                            ""
-                        } else {
-                            " (calibrated)"
-                        },
-                        if params.steps.shards > 1 {
-                            format!(", {} shards", params.steps.shards)
-                        } else if params.steps.batch > 1 {
-                            format!(", batch {}", params.steps.batch)
-                        } else {
-                            String::new()
-                        },
+                    learner: spom_description(
+                        *loss,
+                        &params,
+                        best_epoch,
+                        !calibration.is_empty(),
+                        "",
                     ),
                 },
                 run: run.info,
@@ -664,6 +650,33 @@ pub fn fit_tagger(
             Ok(fit)
         }
     }
+}
+
+/// How an online tagger was trained (the model's `learner`): the loss, the regularizer and
+/// its constant, the steps, the averaged epoch kept, then `more` (e.g. how parts were mixed).
+pub(crate) fn spom_description(
+    loss: StructLoss,
+    params: &OnlineParams,
+    best_epoch: usize,
+    calibrated: bool,
+    more: &str,
+) -> String {
+    format!(
+        "SPOM, {} loss, reg {}, lambda {:e}, {} eta0 {}{}, averaged epoch {best_epoch}{}{more}",
+        loss,
+        params.reg,
+        params.lambda,
+        params.steps.schedule,
+        params.steps.eta0,
+        if calibrated { " (calibrated)" } else { "" },
+        if params.steps.shards > 1 {
+            format!(", {} shards", params.steps.shards)
+        } else if params.steps.batch > 1 {
+            format!(", batch {}", params.steps.batch)
+        } else {
+            String::new()
+        },
+    )
 }
 
 /// Multi-template learning by the cutting plane (mao-tsang Alg. 1 with the squared block

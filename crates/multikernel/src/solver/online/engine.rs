@@ -30,6 +30,10 @@ use rand::SeedableRng;
 mod batch;
 mod shards;
 
+pub(crate) use shards::mix_and_step;
+#[cfg(test)]
+pub(crate) use shards::shard_ranges;
+
 /// The state of the learner: one scaled block per kernel group and per explicit group.
 #[derive(Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OnlineState {
@@ -273,6 +277,21 @@ fn point_scores(kernel: &[ScaledVec], p: usize, n_labels: usize, out: &mut [f64]
     }
 }
 
+/// The order in which a learner seeded with `seed` visits `n` examples in epoch `epoch`
+/// (from 1): the examples in order, shuffled once per epoch so far by one generator, as
+/// [`OnlineLearner::epoch_observed`] shuffles them (in order when `shuffle` is false). A
+/// process that runs a single epoch replays the epochs before it.
+pub(crate) fn epoch_order(n: usize, seed: u64, epoch: usize, shuffle: bool) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    if shuffle {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        for _ in 0..epoch {
+            order.shuffle(&mut rng);
+        }
+    }
+    order
+}
+
 /// Rounds between two polls of the observer inside an epoch.
 pub(crate) const STOP_POLL: usize = 64;
 
@@ -493,6 +512,45 @@ impl<'a, T: OnlineTask> OnlineLearner<'a, T> {
             learner.params.seed ^ state.t.wrapping_mul(0x9E37_79B9_7F4A_7C15),
         );
         learner.state = state;
+        Ok(learner)
+    }
+
+    /// A learner for one pass over the examples in `order` (each once; the pass does not
+    /// shuffle), from `state` (a zero state when `None`), as a part of the data held in
+    /// another process runs an epoch of iterative parameter mixing (`estimator::parts`):
+    /// `epoch_observed`, then [`Self::progressive_loss`] and [`Self::into_state`]. Fails when
+    /// the state does not fit the task or `order` is not an order of its examples.
+    pub(crate) fn for_pass(
+        task: &'a T,
+        grams: &'a [Gram],
+        params: OnlineParams,
+        state: Option<OnlineState>,
+        order: Vec<usize>,
+    ) -> Result<Self> {
+        let mut learner = Self::new(
+            task,
+            grams,
+            OnlineParams {
+                shuffle: false,
+                ..params
+            },
+        )?;
+        if let Some(state) = state {
+            learner.check_state(&state)?;
+            learner.state = state;
+        }
+        let n = task.n_examples();
+        let mut seen = vec![false; n];
+        if order.len() != n
+            || order
+                .iter()
+                .any(|&i| i >= n || std::mem::replace(&mut seen[i], true))
+        {
+            return Err(Error::data(format!(
+                "a pass visits each of the {n} examples once"
+            )));
+        }
+        learner.order = order;
         Ok(learner)
     }
 

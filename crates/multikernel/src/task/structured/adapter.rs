@@ -51,6 +51,13 @@ impl<'a, T: StructuredTask> StructuredOnline<'a, T> {
     /// has marginals.
     pub(crate) fn new(task: &'a T, loss: StructLoss) -> Result<Self> {
         check_parts(task)?;
+        let mut adapter = Self::new_unchecked(task, loss)?;
+        adapter.loss_at_zero = task.loss_at_zero(loss);
+        Ok(adapter)
+    }
+
+    /// [`Self::new`] without the parts' check and with `L(0)` left NaN.
+    fn new_unchecked(task: &'a T, loss: StructLoss) -> Result<Self> {
         if loss == StructLoss::Crf
             && task.n_examples() > 0
             && task.marginals(0, &vec![0.0; task.n_parts(0)]).is_none()
@@ -65,9 +72,22 @@ impl<'a, T: StructuredTask> StructuredOnline<'a, T> {
             loss,
             layout: explicit_layout(task),
             groups,
-            loss_at_zero: task.loss_at_zero(loss),
+            loss_at_zero: f64::NAN,
             skipped: AtomicU64::new(0),
         })
+    }
+
+    /// [`Self::new`] with `L(0)` given (`loss_at_zero`: of all the data, when `task` is a part
+    /// of it; it sets the projection's radius, martins2010 App. E) rather than computed.
+    pub(crate) fn with_loss_at_zero(
+        task: &'a T,
+        loss: StructLoss,
+        loss_at_zero: f64,
+    ) -> Result<Self> {
+        check_parts(task)?;
+        let mut adapter = Self::new_unchecked(task, loss)?;
+        adapter.loss_at_zero = loss_at_zero;
+        Ok(adapter)
     }
 
     /// How many times the loss of an example could not be computed so far (each counted

@@ -285,10 +285,16 @@ pub trait StructuredTask: Sync {
 
     /// `L(0)`, the average loss of the zero model (martins2010 App. E): the average largest
     /// cost (hinge) or the average `log |Y(x_i)|` (CRF); NaN when the CRF loss is not
-    /// available. The default decodes every example at zero scores.
+    /// available. [`Self::loss_at_zero_total`] over the number of examples.
     fn loss_at_zero(&self, loss: StructLoss) -> f64 {
-        let n = self.n_examples();
-        let total: f64 = (0..n)
+        self.loss_at_zero_total(loss) / self.n_examples().max(1) as f64
+    }
+
+    /// The examples' losses at the zero model, summed (the numerator of
+    /// [`Self::loss_at_zero`]; parts of the data held apart add theirs). The default decodes
+    /// every example at zero scores.
+    fn loss_at_zero_total(&self, loss: StructLoss) -> f64 {
+        (0..self.n_examples())
             .map(|i| {
                 let zeros = vec![0.0; self.n_parts(i)];
                 match loss {
@@ -296,8 +302,7 @@ pub trait StructuredTask: Sync {
                     StructLoss::Crf => self.marginals(i, &zeros).map_or(f64::NAN, |m| m.log_z),
                 }
             })
-            .sum();
-        total / n.max(1) as f64
+            .sum()
     }
 }
 

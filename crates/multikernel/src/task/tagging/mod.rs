@@ -773,15 +773,15 @@ impl StructuredTask for TaggingTask {
         let gold = &self.gold[i];
         Counts::new(gold.len() - hamming(y, gold), gold.len())
     }
-    /// The average sentence length times the cost (hinge) or times `log L` (CRF).
-    fn loss_at_zero(&self, loss: StructLoss) -> f64 {
-        let n = self.gold.len().max(1) as f64;
+    /// The number of tokens times the cost (hinge) or times `log L` (CRF): over the number
+    /// of sentences, the average sentence length times it ([`StructuredTask::loss_at_zero`]).
+    fn loss_at_zero_total(&self, loss: StructLoss) -> f64 {
         let tokens: usize = self.gold.iter().map(Vec::len).sum();
         let per = match loss {
             StructLoss::Hinge => self.cost,
             StructLoss::Crf => (self.n_labels as f64).ln(),
         };
-        tokens as f64 * per / n
+        tokens as f64 * per
     }
 }
 

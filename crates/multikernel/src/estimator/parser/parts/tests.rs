@@ -35,15 +35,13 @@ fn mtl(q: &str) -> LearnerSpec {
         .unwrap()
 }
 
-/// The model bytes of `fit_parser_parts` over the parts `ranges` of `blocks`, their values
-/// and keys merged in the parts' order, each part separated at its own replica of the
-/// point that holds only the weights it reads (checked against the loop's point there).
-fn parts_model(
+/// The parts `ranges` of `blocks` compiled against their featurizer (values and keys merged
+/// in the parts' order), with their gold arcs joined; every message through its bytes.
+fn featurized(
     blocks: &[String],
     ranges: &[std::ops::Range<usize>],
     projective: bool,
-    spec: &LearnerSpec,
-) -> Vec<u8> {
+) -> (ParseFeaturizer, Vec<CompiledPart>, Option<PartArcs>) {
     let parts: Vec<ParsePart> = ranges
         .iter()
         .map(|r| ParsePart::new(&blocks[r.clone()], None, projective).unwrap())
@@ -72,6 +70,19 @@ fn parts_model(
         .reduce(|a, b| Some(a?.merge(b?)))
         .unwrap()
         .map(|a| PartArcs::from_bytes(&a.to_bytes().unwrap()).unwrap());
+    (featurizer, compiled, arcs)
+}
+
+/// The model bytes of `fit_parser_parts` over the parts `ranges` of `blocks`, their values
+/// and keys merged in the parts' order, each part separated at its own replica of the
+/// point that holds only the weights it reads (checked against the loop's point there).
+fn parts_model(
+    blocks: &[String],
+    ranges: &[std::ops::Range<usize>],
+    projective: bool,
+    spec: &LearnerSpec,
+) -> Vec<u8> {
+    let (featurizer, compiled, arcs) = featurized(blocks, ranges, projective);
     let layout = featurizer.layout();
     let mut replicas: Vec<PointReplica> = Vec::new();
     let mut separate = |p: &Point<'_>| -> Result<Option<Vec<PartSums>>> {
@@ -154,4 +165,64 @@ fn parts_refuse_what_does_not_fit() {
     let mut bad = b[..2].to_vec();
     bad[1] = bad[1].replacen("\t0\t", "\t_\t", 1);
     assert!(ParsePart::new(&bad, None, false).is_err());
+}
+
+/// The model bytes of `fit_parser_passes` over the parts `ranges` of `blocks` (the online
+/// learner by iterative parameter mixing), every state and pass through its bytes.
+fn passes_model(
+    blocks: &[String],
+    ranges: &[std::ops::Range<usize>],
+    projective: bool,
+    spec: &LearnerSpec,
+) -> Vec<u8> {
+    use crate::estimator::parts::online::OnlinePlan;
+    let (featurizer, compiled, arcs) = featurized(blocks, ranges, projective);
+    let plan = OnlinePlan::new(spec, blocks.len()).unwrap();
+    let totals: Vec<f64> = compiled
+        .iter()
+        .map(|c| c.loss_at_zero_total(&plan))
+        .collect();
+    let plan = plan.with_loss_at_zero(&totals).unwrap();
+    let mut pass = |state: Option<&[u8]>, epoch: usize| -> Result<Option<Vec<Vec<u8>>>> {
+        let out = compiled
+            .iter()
+            .enumerate()
+            .map(|(k, c)| c.online_pass(&plan, state, epoch, k))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Some(out))
+    };
+    let fitted = fit_parser_passes(featurizer, spec, &plan, &mut pass, arcs, &()).unwrap();
+    fitted.model.to_bytes().unwrap()
+}
+
+fn online(loss: &str) -> LearnerSpec {
+    Settings::new()
+        .with("loss", loss)
+        .with("epochs", "3")
+        .structured_spec(Task::Parsing, LearnerKind::Online, 1.0, 3)
+        .unwrap()
+}
+
+#[test]
+fn one_part_of_online_passes_is_the_one_process_parser_and_more_parts_mix() {
+    let b = blocks(30);
+    for (projective, loss) in [(false, "hinge"), (true, "crf")] {
+        let want = one_process(&b, projective, &online(loss));
+        let ours = passes_model(
+            &b,
+            std::slice::from_ref(&(0..30)),
+            projective,
+            &online(loss),
+        );
+        assert!(String::from_utf8_lossy(&want).contains("\"labeler\":{"));
+        assert!(
+            ours == want,
+            "projective {projective}, {loss}: the models differ"
+        );
+    }
+    // Three parts mix into another model, the same whatever runs them.
+    let spec = online("hinge");
+    let mixed = passes_model(&b, &[0..6, 6..19, 19..30], false, &spec);
+    assert!(mixed != one_process(&b, false, &spec));
+    assert!(mixed == passes_model(&b, &[0..6, 6..19, 19..30], false, &spec));
 }

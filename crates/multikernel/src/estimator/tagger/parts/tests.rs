@@ -15,7 +15,7 @@ use rand::{Rng, SeedableRng};
 
 /// The toy's sentences and more, shuffled words with one label in six changed at random,
 /// so that the cutting plane needs many cuts.
-fn noisy() -> (Vec<Vec<Vec<String>>>, Vec<Vec<String>>) {
+pub(super) fn noisy() -> (Vec<Vec<Vec<String>>>, Vec<Vec<String>>) {
     let (x, y) = toy();
     let tokens: Vec<(Vec<String>, String)> = x
         .iter()
@@ -175,7 +175,7 @@ fn bits(w: &[f64]) -> Vec<u64> {
 }
 
 /// Merged counts in the order `order` of the parts.
-fn merged(parts: &[TagPart], order: &[usize]) -> TagCounts {
+pub(super) fn merged(parts: &[TagPart], order: &[usize]) -> TagCounts {
     order
         .iter()
         .map(|&k| parts[k].counts().unwrap())

@@ -90,6 +90,20 @@ pub(crate) fn mix_states(parts: &mut [OnlineState], rounds: &[usize]) {
     first.t = t0 + ((total + k / 2) / k) as u64;
 }
 
+/// The mix of shard states that started from one state and ran `rounds[k]` rounds each
+/// ([`mix_states`], into `parts[0]`), then one proximal step of the regularizer `reg` at
+/// the mixed round's step size (module docs, steps 4 and 5).
+pub(crate) fn mix_and_step(
+    parts: &mut [OnlineState],
+    rounds: &[usize],
+    reg: &dyn crate::prox::Regularizer,
+    params: &crate::solver::online::params::OnlineParams,
+) {
+    mix_states(parts, rounds);
+    let eta = params.steps.eta(parts[0].t.max(1), params.lambda);
+    prox_steps(&mut parts[0], reg, params.lambda, eta);
+}
+
 /// Points a thread takes at least in the squared norm of a mixed kernel group.
 const NORM_MIN_POINTS: usize = 1 << 10;
 
@@ -164,9 +178,7 @@ impl<T: OnlineTask> OnlineLearner<'_, T> {
         let rounds: Vec<usize> = passes.iter().map(|p| p.rounds).collect();
         let mut states: Vec<OnlineState> = passes.into_iter().map(|p| p.state).collect();
         if self.progressive.1 > 0 {
-            mix_states(&mut states, &rounds);
-            let eta = self.eta(states[0].t.max(1));
-            prox_steps(&mut states[0], self.reg.as_ref(), self.params.lambda, eta);
+            mix_and_step(&mut states, &rounds, self.reg.as_ref(), &self.params);
         }
         // With no round done, shard 1's state is still the start state.
         self.shard_copies = states.split_off(1);
