@@ -11,7 +11,10 @@ back), and whether the model's bytes equal the one process's (they must with 1 p
 with more, the mix is another model, the same on any number of workers).
 
     python benches/peers/dask_fit/online.py [--task tagging|parsing] [--epochs 10]
-        [--workers 1 2] [--partitions 4]
+        [--workers 1 2] [--partitions 4] [--corpora web wiki]
+
+`--corpora web wiki` (parsing) trains on folds 0-7 of both shipped Turkish treebanks and
+scores on their folds 8-9.
 
 Needs the package (maturin develop --release), dask[distributed], and for tagging the
 command line (cargo build --release) for the conversion: MULTIKERNEL_BIN, else
@@ -46,6 +49,8 @@ def main():
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument("--corpora", nargs="+", default=["web"], choices=["web", "wiki"],
+                    help="parsing: the treebanks whose folds train and score")
     a = ap.parse_args()
     settings = dict(learner="online", epochs=a.epochs, random_state=0)
     if a.task == "tagging":
@@ -54,8 +59,8 @@ def main():
         make, fit = SequenceTagger, fit_tagger_dask
         n = len(train[0])
     else:
-        train = blocks(set(range(8)))
-        test = blocks({8, 9})
+        train = [b for c in a.corpora for b in blocks(set(range(8)), c)]
+        test = [b for c in a.corpora for b in blocks({8, 9}, c)]
         make, fit = DependencyParser, fit_parser_dask
         n = len(train)
 

@@ -301,12 +301,16 @@ impl PartPass {
     }
 }
 
+/// More rounds than any run takes (so that the rounds a pass adds cannot overflow).
+const MAX_ROUNDS: u64 = 1 << 62;
+
 /// Fails unless `state` is a state of explicit groups only whose blocks hold together
 /// (`ScaledVec::well_formed_explicit`), as many as its groups and each of its group's
 /// length.
 fn check_state(state: &OnlineState) -> Result<()> {
     if !state.kernel.is_empty()
         || state.explicit.len() != state.explicit_groups.len()
+        || state.t > MAX_ROUNDS
         || state.avg_start > state.t
         || state
             .explicit
@@ -347,8 +351,11 @@ impl CompiledPart {
         let l0 = plan
             .loss_at_zero
             .ok_or_else(|| Error::data("the online plan has no L(0) of the parts yet"))?;
-        if epoch == 0 {
-            return Err(Error::data("epochs count from 1"));
+        if epoch == 0 || epoch > plan.epochs() {
+            return Err(Error::data(format!(
+                "epoch {epoch}: the plan's epochs are 1 to {}",
+                plan.epochs()
+            )));
         }
         let state = state.map(|s| state_from_bytes(s, self.dim)).transpose()?;
         let pass = match &self.task {
@@ -462,9 +469,19 @@ pub(crate) fn run_passes(
             )));
         }
         parts = passes.len();
+        let within = passes
+            .iter()
+            .try_fold(0usize, |a, p| a.checked_add(p.rounds))
+            .is_some_and(|r| r <= plan.n);
+        if !within {
+            return Err(Error::data(format!(
+                "epoch {epoch}: the parts' passes took more rounds than the {} sentences",
+                plan.n
+            )));
+        }
         let first = &passes[0].state;
         if let Some(k) = passes.iter().position(|p| {
-            p.state.t != start + p.rounds as u64
+            start.checked_add(p.rounds as u64) != Some(p.state.t)
                 || p.state.explicit_groups != first.explicit_groups
                 || p.state.n_labels != first.n_labels
                 || p.state.avg_start != first.avg_start

@@ -183,6 +183,17 @@ fn malformed_states_plans_and_learners_are_refused() {
     let err = run_passes(&plan, f.dim(), &mut stale, &()).err().unwrap();
     assert!(err.to_string().contains("did not start"), "{err}");
     // Bytes that are not a pass or a state, or a pass whose blocks do not hold together.
+    // More rounds than sentences; an epoch past the plan's.
+    let mut many = PartPass::from_bytes(&p0, f.dim()).unwrap();
+    many.rounds = usize::MAX;
+    let many = many.to_bytes().unwrap();
+    let mut overflow = |_: Option<&[u8]>, _: usize| Ok(Some(vec![many.clone(), many.clone()]));
+    let err = run_passes(&plan, f.dim(), &mut overflow, &())
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("more rounds"), "{err}");
+    let err = parts[0].online_pass(&plan, None, 3, 0).unwrap_err();
+    assert!(err.to_string().contains("1 to 2"), "{err}");
     let mut garbage = |_: Option<&[u8]>, _: usize| Ok(Some(vec![b"not cbor".to_vec()]));
     assert!(run_passes(&plan, f.dim(), &mut garbage, &()).is_err());
     assert!(state_from_bytes(&[], f.dim()).is_err());
