@@ -340,6 +340,72 @@ def _online_plan(client, fit_id, task, estimator, n, xs, ys, fmt, featurizer, n_
     return _core.online_plan_with_zero(plan, totals)
 
 
+def _crf_gradient(fit_id, part, xs, ys, fmt, featurizer, w, n_jobs):
+    """Partition ``part``'s CRF losses summed and their gradients' sum at the weights ``w``
+    (compiled here on first use), the indices narrowed to 32 bits where they fit. It
+    depends only on its arguments: lost with its worker, it is computed again to the same
+    values."""
+    started = time.perf_counter()
+    cache = _worker_cache()
+    with _core.Threads(n_jobs):
+        f = _featurizer(cache, fit_id, featurizer, fmt)
+        compiled = _compiled(cache, fit_id, part, xs, ys, fmt, f)
+        ready = time.perf_counter()
+        loss, indices, values, examples = compiled.crf_gradient(_aligned(w))
+    _count_seconds(cache, fit_id, started, ready)
+    if len(indices) and indices[-1] <= _U32:
+        indices = indices.astype(np.uint32)
+    return loss, indices, values, examples
+
+
+def _evaluator(client, fit_id, xs, ys, fmt, featurizer, featurizer_bytes, n_jobs, record):
+    """The callable ``fit_tagger_lbfgs_parts`` calls at each point L-BFGS evaluates: the
+    weights broadcast to the workers, every partition's losses and gradient sum on the
+    worker it prefers, back in partition order; records what crossed the network in
+    ``record``."""
+    held = {"featurizer": featurizer}
+
+    def evaluate(w):
+        t = time.perf_counter()
+
+        def scatter_w():
+            held["w"] = client.scatter(w, broadcast=True, hash=False)
+
+        def rescatter():
+            held["featurizer"] = client.scatter(featurizer_bytes, broadcast=True, hash=False)
+            scatter_w()
+
+        scatter_w()
+        home = _homes(client, len(xs))
+        out = _gathered(
+            client,
+            lambda: [
+                client.submit(
+                    _crf_gradient, fit_id, k, xs[k], ys[k], fmt, held["featurizer"],
+                    held["w"], n_jobs, pure=False, **_prefer(home[k]),
+                )
+                for k in range(len(xs))
+            ],
+            rescatter,
+        )
+        held.pop("w", None)
+        workers = len({h[0] for h in home if h}) or 1
+        record["point_bytes"].append(w.nbytes * workers)
+        record["gradient_bytes"].append(sum(i.nbytes + v.nbytes + 16 for _, i, v, _ in out))
+        record["evaluation_seconds"].append(time.perf_counter() - t)
+        return [
+            (
+                loss,
+                np.require(indices, dtype=np.uint64, requirements="AC"),
+                np.require(values, dtype=np.float64, requirements="AC"),
+                examples,
+            )
+            for loss, indices, values, examples in out
+        ]
+
+    return evaluate
+
+
 def _seconds(fit_id, dask_worker=None):
     """This worker's seconds in the fit's tasks (``client.run``): compiling partitions and
     moving the point's replica, decoding, and the number of tasks."""
@@ -523,7 +589,8 @@ def _separator(client, fit_id, xs, ys, fmt, featurizer, featurizer_bytes, n_jobs
 
 
 def fit_tagger_dask(estimator, X, y, client, *, stats=None):
-    """Trains ``estimator`` (a ``SequenceTagger``, ``learner="mtl"`` or ``"online"``) on the
+    """Trains ``estimator`` (a ``SequenceTagger``, ``learner="mtl"``, ``"online"`` or
+    ``"lbfgs"``) on the
     bags ``X`` and ``y`` (sentences and their label lists, partitioned alike) and returns it,
     fitted. ``stats``: a dict that receives what crossed the network (bytes of the loop's step, or point,
     broadcast and of the sums gathered, per cut; ``sums_count``: how many sums came back
@@ -531,7 +598,9 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
     sent the point), the seconds of the separations, and each worker's seconds in its tasks
     (``worker_seconds``: point and compile, decoding, tasks). The online learner's ``stats``:
     per epoch, ``state_bytes`` (the loop's state out, all workers), ``pass_bytes`` (the
-    passes in) and ``epoch_seconds``."""
+    passes in) and ``epoch_seconds``. The batch CRF's: per evaluation of the objective,
+    ``point_bytes`` (the weights out, all workers), ``gradient_bytes`` (the partitions'
+    gradient sums in) and ``evaluation_seconds``."""
     _check_learner(estimator, "tagger")
     estimator._validate_params()
     import dask.bag as db
@@ -618,6 +687,26 @@ def fit_tagger_dask(estimator, X, y, client, *, stats=None):
         del attributes
         return estimator._fitted(tagger, info, values)
 
+    if estimator.learner == "lbfgs":
+        record.update(point_bytes=[], gradient_bytes=[], evaluation_seconds=[])
+        record["setup_seconds"] = time.perf_counter() - started
+        evaluate = _evaluator(
+            client, fit_id, xs, ys, fmt, featurizer, featurizer_bytes, n_jobs, record
+        )
+
+        def fit():
+            return _core.fit_tagger_lbfgs_parts(
+                featurizer_bytes,
+                n,
+                evaluate,
+                **_fit_keywords(estimator, _TAGGER_SETTINGS),
+                attributes=attributes,
+            )
+
+        tagger, info = _run_fit(client, fit_id, fit, record, stats)
+        del attributes
+        return estimator._fitted(tagger, info, values)
+
     record["setup_seconds"] = time.perf_counter() - started
 
     def fit():
@@ -648,13 +737,21 @@ def _fit_keywords(estimator, settings):
 
 def _check_learner(estimator, what):
     """Fails unless ``estimator`` (a tagger or a parser) trains by a learner ``fit_dask``
-    runs over partitions: the cutting plane (``"mtl"``, exactly) or the online learner
-    (``"online"``, by iterative parameter mixing)."""
-    if estimator.learner not in ("mtl", "online"):
+    runs over partitions: the cutting plane (``"mtl"``, exactly), the online learner
+    (``"online"``, by iterative parameter mixing), or for a tagger the batch CRF
+    (``"lbfgs"``, the partitions' gradients added)."""
+    learners = ("mtl", "online", "lbfgs") if what == "tagger" else ("mtl", "online")
+    if estimator.learner not in learners:
+        batch = (
+            ", or by the batch CRF with the partitions' gradients added at each point "
+            "(learner='lbfgs')"
+            if what == "tagger"
+            else ""
+        )
         raise ValueError(
             f"fit_dask trains a {what} by the cutting plane (learner='mtl': the model of one "
-            "process) or by the online learner's passes over the partitions, mixed each "
-            f"epoch (learner='online'); got learner={estimator.learner!r}: name one"
+            "process), by the online learner's passes over the partitions, mixed each "
+            f"epoch (learner='online'){batch}; got learner={estimator.learner!r}: name one"
         )
 
 

@@ -26,7 +26,10 @@ back as they were given). The learners are those of the command line:
   compete and drops some), ``epochs``, ``eta0``;
 - ``"mtl"``: multi-template learning (Mao & Tsang), a 1-slack cutting-plane structural SVM
   whose regularizer chooses the groups' weights ``mu`` (``q``: 1 sparse, 2 plain l2; ``eps``;
-  ``max_iter``).
+  ``max_iter``);
+- ``"lbfgs"``: the l2-regularized CRF trained in batch by L-BFGS, the trainer CRFsuite and
+  sklearn-crfsuite run by default (``c2 = 1 / (2 C)``; ``max_iter``; then
+  ``predict_marginals``).
 
 ``C`` weighs the sum of the sentences' losses, as in ``multikernel train --C``. The same
 sentences and settings give the same model as the command line.
@@ -49,7 +52,7 @@ from .metrics import flat_accuracy_score
 # The settings of a tagger's learners, from the library's registry.
 _TAGGER_SETTINGS = tuple(s for s in _core.learner_settings() if s["tagger"])
 
-TAGGER_LEARNERS = ("auto", "online", "mtl")
+TAGGER_LEARNERS = ("auto", "online", "mtl", "lbfgs")
 
 
 def _sentences(X):
@@ -96,7 +99,9 @@ def _label_table(y, values=None):
 def _is_crf(est):
     if hasattr(est, "tagger_"):
         return est.tagger_.is_crf
-    return est.learner == "online" and est.loss in ("crf", "logistic")
+    return est.learner == "lbfgs" or (
+        est.learner == "online" and est.loss in ("crf", "logistic")
+    )
 
 
 class SequenceTagger(BaseEstimator):
@@ -105,7 +110,7 @@ class SequenceTagger(BaseEstimator):
 
     Parameters
     ----------
-    learner : {"auto", "online", "mtl"}
+    learner : {"auto", "online", "mtl", "lbfgs"}
         ``"auto"`` (default) with ``C=None`` and no learner setting: the built-in selection
         chooses the learner, ``C`` and the block norm ``q`` on a seeded 10 % of the
         training sentences held out (20 sentences at least), then refits on all of them
@@ -117,7 +122,8 @@ class SequenceTagger(BaseEstimator):
     templates : str or None
         Tokens as columns: a CRF++ template file's path, or the template text.
     loss, regularizer, epochs, eta0 : the online learner's settings (None: its defaults).
-    q, eps, max_iter : multi-template learning's settings (None: its defaults).
+    q, eps, max_iter : multi-template learning's settings (None: its defaults); ``max_iter``
+        also bounds the batch CRF's L-BFGS iterations (``learner="lbfgs"``, default 500).
     random_state : int, RandomState or None
     verbose : int
         Progress lines on stderr.

@@ -32,7 +32,10 @@ sentences with their trees, byte for byte (``multikernel._dask_parts``; docs/sca
 With ``learner="online"`` they train by iterative parameter mixing over the partitions (each
 epoch a pass per partition from the loop's state, the passes mixed on the client): one
 partition gives ``fit``'s model byte for byte, several another model, the same on any number
-of workers.
+of workers. ``fit_dask(SequenceTagger(learner="lbfgs"), X_bag, y_bag)`` trains the batch CRF:
+at each point L-BFGS evaluates, every partition's losses and gradient sum, added on the
+client in partition order (one partition: ``fit``'s model byte for byte; several: the same
+objective up to the rounding of the sums' grouping, and the same optimum).
 
 Dask is an optional dependency: ``pip install "dask[distributed]"`` (and ``pyarrow`` for
 dask dataframes).
@@ -153,13 +156,14 @@ def fit_dask(estimator, X, y=None, *, client=None, epochs=None, classes=None):
     """Trains ``estimator`` on Dask and returns it, fitted: an ``MKLClassifier`` or
     ``MKLRegressor`` (the online learner) by iterative parameter mixing, a
     ``SequenceTagger`` or a ``DependencyParser`` by the cutting plane (``learner="mtl"``,
-    exactly) or by the online learner's iterative parameter mixing (``learner="online"``)
+    exactly), by the online learner's iterative parameter mixing (``learner="online"``),
+    or a tagger by the batch CRF with the partitions' gradients added (``learner="lbfgs"``)
     (module documentation).
 
     Parameters
     ----------
     estimator : MKLClassifier, MKLRegressor, SequenceTagger or DependencyParser
-        A tagger: ``learner="mtl"`` or ``"online"`` with any of its settings (its own
+        A tagger: ``learner="mtl"``, ``"online"`` or ``"lbfgs"`` with any of its settings (its own
         ``epochs``); ``X`` and ``y`` are then ``dask.bag`` bags of sentences (as ``fit``
         takes them) and of their label lists, partitioned alike; the ``epochs`` and
         ``classes`` arguments do not apply.

@@ -47,9 +47,9 @@ def plan_here(task, n, est, settings, compiled):
     return _core.online_plan_with_zero(plan, [c.loss_at_zero_total(plan) for c in compiled])
 
 
-def tagger_here(X, y, parts, est, templates=None):
-    """The tagger of the online learner's passes over the parts of ``X`` of sizes
-    ``parts``, mixed in their order, with no Dask: the model fit_dask must give."""
+def compiled_here(X, y, parts, templates=None):
+    """The parts of ``X`` of sizes ``parts`` compiled in this process against their merged
+    featurizer, as fit_dask's workers compile them: (featurizer bytes, compiled parts)."""
     bounds, at = [], 0
     for k in parts:
         bounds.append((at, at + k))
@@ -61,7 +61,13 @@ def tagger_here(X, y, parts, est, templates=None):
     tag_parts = [_dask_parts._tag_part(X[a:b], y[a:b], fmt) for a, b in bounds]
     featurizer, _ = _core.merge_tag_counts([p.counts() for p in tag_parts])
     f = _core.PartFeaturizer(featurizer)
-    compiled = [p.compile(f) for p in tag_parts]
+    return featurizer, [p.compile(f) for p in tag_parts]
+
+
+def tagger_here(X, y, parts, est, templates=None):
+    """The tagger of the online learner's passes over the parts of ``X`` of sizes
+    ``parts``, mixed in their order, with no Dask: the model fit_dask must give."""
+    featurizer, compiled = compiled_here(X, y, parts, templates)
     plan = plan_here("sequence", len(X), est, _TAGGER_SETTINGS, compiled)
     tagger, _ = _core.fit_tagger_passes(
         featurizer, plan, passes_here(compiled, plan), c=est.C,

@@ -10,6 +10,7 @@ import pytest
 
 from multikernel import INCREMENTAL_KERNELS, LEARNERS, MKLClassifier, MKLRegressor, _core
 from multikernel._estimators import _NOT_ONLINE, _MKLBase
+from multikernel._tagger import TAGGER_LEARNERS
 
 # Keywords every learner shares (not learner settings).
 SHARED = {
@@ -38,7 +39,8 @@ def test_the_keywords_are_the_registry_settings():
         assert set(cls._parameter_constraints) == params | own
         assert set(inspect.signature(cls.__init__).parameters) - {"self"} == params | own
     learners = {k for s in settings.values() for k in s["learners"]}
-    assert learners <= set(LEARNERS) | {"mtl"}
+    # The table estimators' learners, and those of taggers only (mtl, lbfgs).
+    assert learners <= set(LEARNERS) | set(TAGGER_LEARNERS)
 
 
 def test_partial_fit_refuses_what_the_online_learner_does_not_take():

@@ -83,6 +83,8 @@ SETTINGS = [
     (dict(learner="online", C=10.0, epochs=2, loss="crf", random_state=0),
      ["--C", "10", "--epochs", "2", "--loss", "crf"]),
     (dict(learner="mtl", C=1.0, max_iter=15, random_state=0), ["--algo", "mtl", "--C", "1", "--max-iter", "15"]),
+    (dict(learner="lbfgs", C=10.0, max_iter=30, random_state=0),
+     ["--algo", "lbfgs", "--C", "10", "--max-iter", "30"]),
 ]
 
 
@@ -184,6 +186,8 @@ def test_marginals_only_for_the_crf_loss(twt):
     assert not hasattr(hinge, "predict_marginals")
     assert not hasattr(hinge, "predict_marginals_single")
     crf = SequenceTagger(templates=str(TEMPLATES), epochs=2, loss="crf").fit(X, y)
+    batch = SequenceTagger(templates=str(TEMPLATES), learner="lbfgs", max_iter=20).fit(X, y)
+    assert abs(sum(batch.predict_marginals_single(Xt[0])[0].values()) - 1) < 1e-9
     probs = crf.predict_marginals(Xt[:5])
     assert crf.predict_marginals_single(Xt[3]) == probs[3]
     pred = crf.predict(Xt[:5])

@@ -139,6 +139,7 @@ LEARNERS = [
     dict(learner="online", C=10.0, epochs=3, regularizer="l21sq"),
     dict(learner="mtl", C=1.0, max_iter=20),
     dict(learner="online", C=10.0, epochs=3, loss="crf"),
+    dict(learner="lbfgs", C=10.0, max_iter=50),
 ]
 
 
@@ -171,7 +172,7 @@ def test_feature_weights_decode_as_predict(data, params):
         got, best = viterbi(u, trans, labels)
         assert got == want
         assert path_score(u, trans, labels, want) == pytest.approx(best, abs=1e-9)
-    if params.get("loss") == "crf":
+    if params.get("loss") == "crf" or params["learner"] == "lbfgs":
         for s, probs in zip(sentences, tagger.predict_marginals(sentences)):
             mine = marginals(unary(state, s, labels), trans, labels)
             for p, q in zip(probs, mine):

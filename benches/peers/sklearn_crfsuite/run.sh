@@ -20,6 +20,7 @@ if [ "$which" != theirs ]; then
   (cd "$here" && ../../../target/ci-venv/bin/python run.py "../../../$work" ours-auto)
   (cd "$here" && ../../../target/ci-venv/bin/python run.py "../../../$work" ours)
   (cd "$here" && ../../../target/ci-venv/bin/python run.py "../../../$work" ours-eta)
+  (cd "$here" && ../../../target/ci-venv/bin/python run.py "../../../$work" ours-lbfgs)
 fi
 if [ "$which" != ours ]; then
   if [ ! -x "$venv/bin/python" ]; then

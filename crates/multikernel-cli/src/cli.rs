@@ -124,7 +124,8 @@ pub struct TrainArgs {
     /// the explicit product kernels where they fit the memory limit, mirror descent
     /// otherwise), mtl (multi-template learning: sequences in columns, parsing), simplemkl
     /// or gauss-seidel (wrapper MKL around an SVM: exact SMO on tables, structured PEGASOS
-    /// on sequences). Default: chosen by the built-in selection on a table (lp-mkl up to
+    /// on sequences), lbfgs (the l2 CRF of a template tagger in batch by L-BFGS, CRFsuite's
+    /// default trainer: c2 = 1 / (2 C)). Default: chosen by the built-in selection on a table (lp-mkl up to
     /// 3,000 rows, online above; at the --C given, if any) and, without --C, for a template
     /// tagger or a parser (online or mtl, see --select); with --C, or a learner setting
     /// given: mtl for --task sequence

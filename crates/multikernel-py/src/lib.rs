@@ -18,7 +18,8 @@
 //!   on sentences of feature dicts or columns (`multikernel.SequenceTagger`);
 //! - `TagPart`, `PartFeaturizer`, `CompiledPart`, `PointReplica`, `part_keys`, `merge_part_keys`, `merge_tag_counts`, `merge_part_sums`,
 //!   `fit_tagger_parts` (`tagger_parts`): a tagger's cutting-plane fit over parts of its
-//!   sentences held on Dask workers (`multikernel.dask.fit_dask`);
+//!   sentences held on Dask workers (`multikernel.dask.fit_dask`); `fit_tagger_lbfgs_parts`
+//!   (`batch_parts`): the batch CRF over the same parts;
 //! - `fit_parser` (`parser::fit_parser`), `Parser` (`parser::PyParser`): the dependency
 //!   parser on CoNLL-U sentences (`multikernel.DependencyParser`);
 //! - `fit_parser_parts` (`parser_parts`): a parser's cutting-plane fit over parts of its
@@ -37,6 +38,7 @@
 //! `#[pymodule]` adds).
 
 mod arrays;
+mod batch_parts;
 mod errors;
 mod fit;
 mod incremental;
@@ -80,6 +82,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parser_parts::merge_parse_keys, m)?)?;
     m.add_function(wrap_pyfunction!(parser_parts::parse_featurizer, m)?)?;
     m.add_function(wrap_pyfunction!(parser_parts::fit_parser_parts, m)?)?;
+    m.add_function(wrap_pyfunction!(batch_parts::fit_tagger_lbfgs_parts, m)?)?;
     m.add_function(wrap_pyfunction!(online_parts::online_plan, m)?)?;
     m.add_function(wrap_pyfunction!(online_parts::online_plan_with_zero, m)?)?;
     m.add_function(wrap_pyfunction!(online_parts::fit_tagger_passes, m)?)?;

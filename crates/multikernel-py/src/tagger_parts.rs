@@ -243,6 +243,16 @@ impl PyCompiledPart {
         crate::online_parts::online_pass(py, &self.inner, &plan, state.as_deref(), epoch, part)
     }
 
+    /// The part's CRF losses summed and their gradients' sum at the weights `w`: `(loss,
+    /// indices, values, sentences)`, the non-zero entries (`fit_tagger_lbfgs_parts`).
+    fn crf_gradient<'py>(
+        &self,
+        py: Python<'py>,
+        w: PyReadonlyArray1<'py, f64>,
+    ) -> PyResult<crate::batch_parts::GradientOut<'py>> {
+        crate::batch_parts::crf_gradient(py, &self.inner, w)
+    }
+
     /// The part's separation sums at the loop's point itself (`point`: the weights and the
     /// fingerprint `fit_tagger_parts` hands its callable when it sends points).
     fn separate_point<'py>(

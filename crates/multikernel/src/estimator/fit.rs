@@ -8,7 +8,7 @@ use crate::data::{Dataset, MatrixRef, SequenceData, TableRef, Targets};
 use crate::error::{Error, Result};
 use crate::model::Model;
 use crate::pipeline::treebank::parser::{fit_parser, ParserSpec};
-use crate::run::Observer;
+use crate::run::{Observer, StepUnit};
 use crate::task::parse::ParseData;
 use crate::task::tagging::TagData;
 use crate::task::TaskKind;
@@ -191,6 +191,16 @@ pub(crate) fn scored_tagging(
         fit.index_seconds,
         fit.train_seconds,
         match (fit.best_epoch, fit.dev_scores.is_empty()) {
+            // The batch CRF: its iterations and why it stopped (the model's description).
+            (0, dev) if fit.run.unit == StepUnit::Iteration && fit.cuts == 0 => format!(
+                "; {}{}",
+                fit.model.learner,
+                if dev {
+                    String::new()
+                } else {
+                    format!("; development score {:.2}", fit.dev_scores[0])
+                }
+            ),
             (0, true) => format!(
                 "; {} cuts ({:.2} s decoding, {:.2} s in the working-set problem)",
                 fit.cuts, fit.decode_seconds, fit.master_seconds

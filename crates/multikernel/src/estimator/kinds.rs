@@ -116,10 +116,13 @@ pub enum LearnerKind {
     /// Gauss-Seidel wrapper MKL: SVM and closed-form kernel weights in turn (Kloft et al.
     /// 2011, p = 1).
     GaussSeidel,
+    /// The l2-regularized CRF (martins2011 eq. 2-3) trained in batch by L-BFGS, as CRFsuite's
+    /// and sklearn-crfsuite's `lbfgs` (template taggers).
+    Lbfgs,
 }
 
 impl LearnerKind {
-    pub const ALL: [LearnerKind; 9] = [
+    pub const ALL: [LearnerKind; 10] = [
         LearnerKind::Online,
         LearnerKind::Gomp,
         LearnerKind::LpMkl,
@@ -129,10 +132,11 @@ impl LearnerKind {
         LearnerKind::Mtl,
         LearnerKind::SimpleMkl,
         LearnerKind::GaussSeidel,
+        LearnerKind::Lbfgs,
     ];
 
     /// `online`, `gomp`, `lp-mkl`, `mirror-descent`, `ucd`, `poly`, `mtl`, `simplemkl`,
-    /// `gauss-seidel`.
+    /// `gauss-seidel`, `lbfgs`.
     pub fn name(self) -> &'static str {
         match self {
             LearnerKind::Online => "online",
@@ -144,6 +148,7 @@ impl LearnerKind {
             LearnerKind::Mtl => "mtl",
             LearnerKind::SimpleMkl => "simplemkl",
             LearnerKind::GaussSeidel => "gauss-seidel",
+            LearnerKind::Lbfgs => "lbfgs",
         }
     }
 }
@@ -165,7 +170,7 @@ impl FromStr for LearnerKind {
                     "learner",
                     s,
                     "one of online, gomp, lp-mkl, mirror-descent, ucd, poly, mtl, simplemkl, \
-                     gauss-seidel",
+                     gauss-seidel, lbfgs",
                 )
             })
     }

@@ -188,7 +188,7 @@ pub use request::{fit, FitRequest};
 pub use select::{select_spec, SpecSearch, SpecSelection};
 pub use settings::Settings;
 pub use spec::{
-    Budget, CheckedSpec, GompSpec, Learner, LearnerKind, LearnerSpec, LossKind, LpMklSpec, MtlSpec,
-    OnlineSpec, PolySpec, Strength, Task, WrapperSpec,
+    Budget, CheckedSpec, GompSpec, LbfgsSpec, Learner, LearnerKind, LearnerSpec, LossKind,
+    LpMklSpec, MtlSpec, OnlineSpec, PolySpec, Strength, Task, WrapperSpec,
 };
 pub use structured_auto::StructuredPlan;

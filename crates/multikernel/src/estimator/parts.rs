@@ -18,7 +18,11 @@
 //!   rebuild the point shrinks with the parts it serves. Every part's sums carry a
 //!   fingerprint of the loop's steps its replica followed (`step_hash`), checked against the
 //!   loop's.
+//!
+//! The online learner over parts mixes their passes ([`online`]); the batch CRF adds their
+//! losses and gradients at each point L-BFGS evaluates ([`batch`]).
 
+pub mod batch;
 pub mod online;
 
 use crate::error::{Error, Result};

@@ -117,6 +117,10 @@ pub const LEARNERS: &[LearnerInfo] = &[
         kind: GaussSeidel,
         doc: "Gauss-Seidel wrapper MKL: SVM and closed-form kernel weights in turn",
     },
+    LearnerInfo {
+        kind: Lbfgs,
+        doc: "the l2 CRF trained in batch by L-BFGS (CRFsuite's lbfgs), for template taggers",
+    },
 ];
 
 /// The settings the learners of taggers and parsers take (the online learner's and
@@ -327,10 +331,10 @@ pub const SETTINGS: &[Setting] = &[
         flag: "--max-iter",
         deprecated_flags: &["--iterations"],
         domain: Domain::Count,
-        default: "1000 (mirror descent, ucd, poly from Python), 500 (mtl), 100 (wrappers)",
+        default: "1000 (mirror descent, ucd, poly from Python), 500 (mtl, lbfgs), 100 (wrappers)",
         doc: "iterations at most: mirror descent's and UCD's iterations, the cutting plane's \
-              cuts, the wrappers' outer iterations",
-        learners: &[MirrorDescent, Ucd, Poly, Mtl, SimpleMkl, GaussSeidel],
+              cuts, L-BFGS's iterations, the wrappers' outer iterations",
+        learners: &[MirrorDescent, Ucd, Poly, Mtl, SimpleMkl, GaussSeidel, Lbfgs],
         python: true,
     },
     Setting {

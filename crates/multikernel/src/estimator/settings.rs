@@ -73,7 +73,8 @@ impl Settings {
     }
 
     /// The checked spec of a tagger (`task` sequence) or a parser (`task` parsing) trained
-    /// by `kind` (the online learner or multi-template learning) with `C` and these
+    /// by `kind` (the online learner or multi-template learning; a tagger also by the batch
+    /// CRF, lbfgs) with `C` and these
     /// settings; an error for another learner, a setting of the other learner (naming its
     /// owners), a loss that is not a loss of sequences and trees (hinge, crf), or a value
     /// out of its domain.
@@ -84,16 +85,21 @@ impl Settings {
         c: f64,
         seed: u64,
     ) -> Result<LearnerSpec> {
-        if !matches!(kind, LearnerKind::Online | LearnerKind::Mtl) {
-            let what = if task == Task::Parsing {
-                "parser"
-            } else {
-                "tagger"
-            };
+        let tagger = task != Task::Parsing;
+        let learns = match kind {
+            LearnerKind::Online | LearnerKind::Mtl => true,
+            LearnerKind::Lbfgs => tagger,
+            _ => false,
+        };
+        if !learns {
             return Err(Error::param(
                 "learner",
                 kind.name(),
-                format!("online or mtl (the learners of a {what})"),
+                if tagger {
+                    "online, mtl or lbfgs (the learners of a tagger)"
+                } else {
+                    "online or mtl (the learners of a parser)"
+                },
             ));
         }
         let mut spec = LearnerSpec::new(task, Learner::default_for(kind))
@@ -172,7 +178,7 @@ mod tests {
         for s in registry::SETTINGS {
             for &kind in s.learners {
                 let task = match kind {
-                    LearnerKind::Mtl => Task::Sequence,
+                    LearnerKind::Mtl | LearnerKind::Lbfgs => Task::Sequence,
                     _ => Task::Binary,
                 };
                 let mut spec = LearnerSpec::new(task, Learner::default_for(kind));
@@ -287,7 +293,7 @@ mod tests {
         for s in registry::SETTINGS.iter().chain(registry::STRENGTH) {
             for &kind in s.learners {
                 let task = match kind {
-                    LearnerKind::Mtl => Task::Sequence,
+                    LearnerKind::Mtl | LearnerKind::Lbfgs => Task::Sequence,
                     _ => Task::Binary,
                 };
                 let Some(text) = default_text(s, kind) else {
@@ -312,9 +318,9 @@ mod tests {
                 compared += 1;
             }
         }
-        // Every owner of every setting with a default a user types: 33 pairs, and C for
-        // each of the 9 learners.
-        assert_eq!(compared, 42);
+        // Every owner of every setting with a default a user types: 34 pairs, and C for
+        // each of the 10 learners.
+        assert_eq!(compared, 44);
         let online = LearnerSpec::new(Task::Binary, Learner::default_for(LearnerKind::Online));
         let checked = online.check().unwrap();
         let params = checked.online_params(10).unwrap();

@@ -476,8 +476,8 @@ impl<'a> Loaded<'a> {
         })
     }
 
-    /// What was read, in a few words ("208 rows x 60 features", "40 sentences (10 for
-    /// choosing the epoch), 50 templates", ...).
+    /// What was read, in a few words ("208 rows x 60 features", "40 sentences (10
+    /// development sentences), 50 templates", ...).
     pub fn describe(&self) -> String {
         match &self.data {
             Data::Stream(f, o) => format!(
@@ -492,13 +492,13 @@ impl<'a> Loaded<'a> {
                 }
                 Some(TrainingData::Sequences(d)) => format!("{} sequences", d.n_sequences()),
                 Some(TrainingData::Treebank(d)) => format!(
-                    "{} sentences ({} for choosing the epoch), {} templates",
+                    "{} sentences ({} development sentences), {} templates",
                     d.train.len(),
                     d.dev.len(),
                     d.templates.templates.len()
                 ),
                 Some(TrainingData::Tagged(d)) => format!(
-                    "{} sentences, {} tokens ({} sentences for choosing the epoch), {} templates",
+                    "{} sentences, {} tokens ({} development sentences), {} templates",
                     d.train.len(),
                     d.train.iter().map(|s| s.len()).sum::<usize>(),
                     d.dev.len(),

@@ -19,8 +19,8 @@ use multikernel::data::{Dataset, Matrix, SequenceData, Targets};
 use multikernel::estimator::parser::{self, DependencyParser, Treebank};
 use multikernel::estimator::tagger::{self, FeatureValue, Sentences, SequenceTagger};
 use multikernel::estimator::{
-    fit, Budget, Fitted, GompSpec, Learner, LearnerKind, LearnerSpec, LpMklSpec, MtlSpec,
-    OnlineSpec, OnlineSteps, PolySpec, Task, WrapperSpec,
+    fit, Budget, Fitted, GompSpec, LbfgsSpec, Learner, LearnerKind, LearnerSpec, LpMklSpec,
+    MtlSpec, OnlineSpec, OnlineSteps, PolySpec, Task, WrapperSpec,
 };
 use multikernel::kernel::MemoryLimit;
 use multikernel::model::Model;
@@ -100,6 +100,7 @@ const EXPECTED: &[(&str, &[&str])] = &[
         "gauss-seidel",
         &["binary", "multiclass", "regression", "sequence (ocr)"],
     ),
+    ("lbfgs", &["sequence (tagged)"]),
 ];
 
 /// The learner of `kind` with a small budget: few epochs, iterations or cuts (an iteration
@@ -138,6 +139,7 @@ fn learner(kind: LearnerKind) -> Learner {
         }),
         LearnerKind::SimpleMkl => Learner::SimpleMkl(wrapper),
         LearnerKind::GaussSeidel => Learner::GaussSeidel(wrapper),
+        LearnerKind::Lbfgs => Learner::Lbfgs(LbfgsSpec { max_iter: 20 }),
         other => Learner::default_for(other),
     }
 }

@@ -21,6 +21,7 @@
 //! The default is `C = 1`.
 
 mod gomp;
+mod lbfgs;
 mod lp_mkl;
 mod mtl;
 mod online;
@@ -30,6 +31,7 @@ mod wrapper;
 
 pub use super::kinds::{LearnerKind, Task};
 pub use gomp::GompSpec;
+pub use lbfgs::LbfgsSpec;
 pub use lp_mkl::LpMklSpec;
 pub use mtl::MtlSpec;
 pub use online::OnlineSpec;
@@ -322,6 +324,8 @@ pub enum Learner {
     Mtl(MtlSpec),
     SimpleMkl(WrapperSpec),
     GaussSeidel(WrapperSpec),
+    /// The batch CRF by L-BFGS ([`LearnerKind::Lbfgs`]).
+    Lbfgs(LbfgsSpec),
 }
 
 impl Learner {
@@ -334,6 +338,7 @@ impl Learner {
             Learner::MirrorDescent(p) | Learner::Ucd(p) | Learner::Poly(p) => p,
             Learner::Mtl(m) => m,
             Learner::SimpleMkl(w) | Learner::GaussSeidel(w) => w,
+            Learner::Lbfgs(b) => b,
         }
     }
 
@@ -346,6 +351,7 @@ impl Learner {
             Learner::MirrorDescent(p) | Learner::Ucd(p) | Learner::Poly(p) => p,
             Learner::Mtl(m) => m,
             Learner::SimpleMkl(w) | Learner::GaussSeidel(w) => w,
+            Learner::Lbfgs(b) => b,
         }
     }
 
@@ -360,6 +366,7 @@ impl Learner {
             Learner::Mtl(_) => LearnerKind::Mtl,
             Learner::SimpleMkl(_) => LearnerKind::SimpleMkl,
             Learner::GaussSeidel(_) => LearnerKind::GaussSeidel,
+            Learner::Lbfgs(_) => LearnerKind::Lbfgs,
         }
     }
 
@@ -375,6 +382,7 @@ impl Learner {
             LearnerKind::Mtl => Learner::Mtl(MtlSpec::default()),
             LearnerKind::SimpleMkl => Learner::SimpleMkl(WrapperSpec::default()),
             LearnerKind::GaussSeidel => Learner::GaussSeidel(WrapperSpec::default()),
+            LearnerKind::Lbfgs => Learner::Lbfgs(LbfgsSpec::default()),
         }
     }
 }
@@ -473,11 +481,13 @@ impl LearnerSpec {
         for k in &spec.kernels {
             k.validate()?;
         }
-        if spec.task == Task::Parsing || spec.learner.kind() == LearnerKind::Mtl {
+        if spec.task == Task::Parsing
+            || matches!(spec.learner.kind(), LearnerKind::Mtl | LearnerKind::Lbfgs)
+        {
             if !spec.kernels.is_empty() {
                 return Err(Error::unsupported(
-                    "the groups of a parser or of multi-template learning are its feature \
-                     templates, not kernels: give a template file instead",
+                    "the groups of a parser, of multi-template learning or of the batch CRF \
+                     are its feature templates, not kernels: give a template file instead",
                 ));
             }
         } else if spec.kernels.is_empty() {

@@ -15,17 +15,21 @@
 //!
 //! The loop, the parts' sums and the replicas of the point where the parts are: the
 //! parent module's `parts` ([`crate::estimator::parts`]), shared with the parser's parts.
+//! The other learners over the same compiled parts: the online learner by iterative
+//! parameter mixing ([`fit_passes`]) and the batch CRF by L-BFGS, the parts' losses and
+//! gradients added at each point ([`fit_lbfgs_parts`]).
 
 use super::{check_labels, column_sentences, Sentences};
 use crate::data::columns::ColumnSentence;
 use crate::error::{Error, Result};
 use crate::estimator::fit::scored_tagging;
 use crate::estimator::fitted::Fitted;
+use crate::estimator::parts::batch::{add_parts, EvaluateParts};
 use crate::estimator::parts::online::{run_passes, OnlinePlan, PassParts};
 use crate::estimator::parts::{CompiledPart, PartLayout, PartTask, PartsSeparator, SeparateParts};
-use crate::estimator::spec::{LearnerSpec, Task};
+use crate::estimator::spec::{CheckedSpec, LearnerSpec, Task};
 use crate::pipeline::columns::tagging::{
-    fit_cutting_plane, spom_description, TaggerFit, TaggerLearner, TaggerModel,
+    fit_batch_crf, fit_cutting_plane, spom_description, TaggerFit, TaggerLearner, TaggerModel,
 };
 use crate::run::Observer;
 use crate::solver::cutting_plane::{self, Examples};
@@ -206,18 +210,9 @@ impl PartFeaturizer {
     }
 }
 
-/// Multi-template learning (the `mtl` learner of `spec`, a sequence spec) over `n`
-/// sentences held in parts: `featurizer` is the parts' merged featurizer, `separate` gives
-/// every part's [`PartSums`](crate::estimator::parts::PartSums) at a
-/// [`Point`](crate::estimator::parts::Point) (`None`: stop). The model is the one
-/// [`fit`](crate::estimator::fit()) trains on all the sentences in one process.
-pub fn fit_parts<'f>(
-    featurizer: PartFeaturizer,
-    n: usize,
-    spec: &LearnerSpec,
-    separate: &'f mut SeparateParts<'f>,
-    observer: &dyn Observer,
-) -> Result<Fitted> {
+/// The checked sequence spec of a fit over parts of `n` sentences, its tagger's learner and
+/// lambda; an error for another task or no sentences.
+fn parts_learner(spec: &LearnerSpec, n: usize) -> Result<(CheckedSpec, TaggerLearner, f64)> {
     let spec = spec.check()?;
     if spec.task != Task::Sequence {
         return Err(Error::unsupported(format!(
@@ -232,6 +227,22 @@ pub fn fit_parts<'f>(
         .learner
         .family()
         .tagger(spec.learner.kind(), &spec, n)?;
+    Ok((spec, learner, lambda))
+}
+
+/// Multi-template learning (the `mtl` learner of `spec`, a sequence spec) over `n`
+/// sentences held in parts: `featurizer` is the parts' merged featurizer, `separate` gives
+/// every part's [`PartSums`](crate::estimator::parts::PartSums) at a
+/// [`Point`](crate::estimator::parts::Point) (`None`: stop). The model is the one
+/// [`fit`](crate::estimator::fit()) trains on all the sentences in one process.
+pub fn fit_parts<'f>(
+    featurizer: PartFeaturizer,
+    n: usize,
+    spec: &LearnerSpec,
+    separate: &'f mut SeparateParts<'f>,
+    observer: &dyn Observer,
+) -> Result<Fitted> {
+    let (spec, learner, lambda) = parts_learner(spec, n)?;
     let TaggerLearner::CuttingPlane { params, q } = learner else {
         return Err(Error::unsupported(format!(
             "the {} learner trains on all the sentences in one process; over parts, the \
@@ -257,6 +268,38 @@ pub fn fit_parts<'f>(
         &mut separator,
         observer,
     )?;
+    Ok(scored_tagging(fit, min_count, &spec, lambda).fitted)
+}
+
+/// The batch CRF (the `lbfgs` learner of `spec`, a sequence spec) over `n` sentences held in
+/// parts ([`crate::estimator::parts::batch`]): `featurizer` is the parts' merged featurizer,
+/// `evaluate` gives every part's
+/// [`PartGradient`](crate::estimator::parts::batch::PartGradient) at the weights L-BFGS
+/// evaluates (`None`: stop), added in the parts' order. With one part the model is the one
+/// [`fit`](crate::estimator::fit()) trains in one process, bit for bit; with several, the
+/// same up to the rounding of the sums' grouping.
+pub fn fit_lbfgs_parts<'f>(
+    featurizer: PartFeaturizer,
+    n: usize,
+    spec: &LearnerSpec,
+    evaluate: &'f mut EvaluateParts<'f>,
+    observer: &dyn Observer,
+) -> Result<Fitted> {
+    let (spec, learner, lambda) = parts_learner(spec, n)?;
+    let TaggerLearner::Lbfgs { params } = learner else {
+        return Err(Error::unsupported(format!(
+            "fit_lbfgs_parts trains the batch CRF (learner lbfgs), not {}",
+            spec.learner.kind()
+        )));
+    };
+    params.validate()?;
+    let min_count = featurizer.0.min_count;
+    let dim = featurizer.dim();
+    let mut eval = |w: &[f64], g: &mut [f64]| -> Result<f64> {
+        let parts = evaluate(w)?.ok_or_else(|| Error::data("the evaluation stopped"))?;
+        add_parts(&parts, n, params.lambda, w, g)
+    };
+    let fit = fit_batch_crf(featurizer.0, dim, &mut eval, &params, observer)?;
     Ok(scored_tagging(fit, min_count, &spec, lambda).fitted)
 }
 
@@ -316,3 +359,6 @@ mod tests;
 
 #[cfg(test)]
 mod online_tests;
+
+#[cfg(test)]
+mod batch_tests;

@@ -100,7 +100,112 @@ fn specs() -> Vec<LearnerSpec> {
             LearnerKind::Mtl,
             1.0,
         ),
+        tagging(Settings::new(), LearnerKind::Lbfgs, 10.0),
     ]
+}
+
+/// Stops the run at its `n`-th progress report.
+struct StopAt(u64);
+
+impl Observer for StopAt {
+    fn progress(&self, p: &crate::run::Progress) -> crate::run::Control {
+        if p.step >= self.0 {
+            crate::run::Control::Stop
+        } else {
+            crate::run::Control::Continue
+        }
+    }
+}
+
+/// The batch CRF as a learner: `C` is the l2 CRF's `lambda = 1 / (C n)` (the engine's
+/// L-BFGS run on the same sentences gives the same weights), the weights it returns are the
+/// optimum (the batch objective's gradient there is within the engine's tolerances, and
+/// every weight moved either way raises the objective), `max_iter` bounds it, an observer
+/// stops it with the iterate reached, and what it cannot train is refused.
+#[test]
+fn the_batch_crf_learner_is_the_l2_crf_at_c() {
+    use crate::pipeline::columns::tagging::{fit_tagger, TaggerLearner, TaggerSpec};
+    use crate::run::RunStatus;
+    use crate::solver::batch::{objective, LbfgsParams};
+    use crate::task::structured::StructLoss;
+    use crate::task::tagging::TaggingTask;
+    let (x, y) = toy();
+    let data = training_data(Sentences::Columns(&x), &y, Some((TEMPLATES, "tpl"))).unwrap();
+    let c = 10.0;
+    let spec = Settings::new()
+        .structured_spec(Task::Sequence, LearnerKind::Lbfgs, c, 0)
+        .unwrap();
+    let fitted = fit(&data, &spec, &()).unwrap();
+    assert_eq!(fitted.run.status, RunStatus::Converged);
+    let Model::Tagger(model) = &fitted.model else {
+        panic!("a tagger")
+    };
+    assert_eq!(model.loss, Some(StructLoss::Crf));
+    let lambda = 1.0 / (c * x.len() as f64);
+    let by_hand = TaggerSpec {
+        learner: TaggerLearner::Lbfgs {
+            params: LbfgsParams {
+                lambda,
+                ..LbfgsParams::default()
+            },
+        },
+        min_count: 1,
+        track_objective: false,
+        average_from: 0,
+        calibrate: None,
+        memory: Default::default(),
+    };
+    let engine = fit_tagger(&data.train, None, data.templates.clone(), &by_hand, &()).unwrap();
+    assert_eq!(engine.model.weights, model.weights);
+    // The optimum: no weight moved by 1e-3 either way lowers the objective.
+    let task = TaggingTask::new(&model.featurizer, &data.train).unwrap();
+    let f = |w: &[f64]| objective(&task, StructLoss::Crf, lambda, w).unwrap();
+    let at = f(&model.weights);
+    for j in (0..model.weights.len()).step_by(7) {
+        for h in [-1e-3, 1e-3] {
+            let mut w = model.weights.clone();
+            w[j] += h;
+            assert!(f(&w) > at - 1e-12, "weight {j} moved by {h}");
+        }
+    }
+    // Marginals: a CRF.
+    let tagger = SequenceTagger::new(fitted.model.clone()).unwrap();
+    assert_eq!(tagger.predict(Sentences::Columns(&x)).unwrap(), y);
+    let limited = Settings::new()
+        .with("max_iter", "2")
+        .structured_spec(Task::Sequence, LearnerKind::Lbfgs, c, 0)
+        .unwrap();
+    let two = fit(&data, &limited, &()).unwrap();
+    assert_eq!(
+        (two.run.status, two.run.steps),
+        (RunStatus::IterationLimit, 2)
+    );
+    let stopped = fit(&data, &spec, &StopAt(3)).unwrap();
+    assert_eq!(
+        (stopped.run.status, stopped.run.steps),
+        (RunStatus::Cancelled, 3)
+    );
+    assert_eq!(stopped.run.trace.len(), 3);
+    // What it does not train.
+    let parse = Settings::new()
+        .structured_spec(Task::Parsing, LearnerKind::Lbfgs, 1.0, 0)
+        .unwrap_err()
+        .to_string();
+    assert!(parse.contains("online or mtl"), "{parse}");
+    let epochs = Settings::new()
+        .with("epochs", "3")
+        .structured_spec(Task::Sequence, LearnerKind::Lbfgs, 1.0, 0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        epochs.contains("epochs") && epochs.contains("lbfgs"),
+        "{epochs}"
+    );
+    let table = LearnerSpec::new(
+        Task::Binary,
+        crate::estimator::Learner::default_for(LearnerKind::Lbfgs),
+    );
+    assert!(table.check().is_err());
 }
 
 #[test]

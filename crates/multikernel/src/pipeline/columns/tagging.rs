@@ -599,43 +599,16 @@ pub fn fit_tagger(
             })
         }
         TaggerLearner::Lbfgs { params } => {
-            let fit = batch::fit_lbfgs(&task, StructLoss::Crf, params)?;
-            let train_seconds = t.elapsed().as_secs_f64();
-            let mut rec = RunRecorder::new(StepUnit::Iteration, Some(params.max_iter));
-            for _ in 0..fit.iterations {
-                rec.step(None, &());
+            let dim = crate::task::structured::explicit_layout(&task).total();
+            let mut eval = |w: &[f64], g: &mut [f64]| -> Result<f64> {
+                batch::objective::objective_grad(&task, StructLoss::Crf, params.lambda, w, Some(g))
+            };
+            let mut fit = fit_batch_crf(featurizer, dim, &mut eval, params, observer)?;
+            if let Some(d) = dev {
+                fit.dev_scores = vec![fit.model.dev_score_with(d, &spec.memory)?];
             }
-            let run = rec.finish(RunStatus::Completed);
-            let model = TaggerModel {
-                selection: None,
-                featurizer,
-                weights: fit.weights,
-                template_weights: Vec::new(),
-                loss: Some(StructLoss::Crf),
-                learner: format!(
-                    "L-BFGS l2 CRF, lambda {:e}, {} iterations ({}), gradient norm {:.2e}",
-                    params.lambda, fit.iterations, fit.stop, fit.grad_norm
-                ),
-            };
-            let dev_scores = match dev {
-                Some(d) => vec![model.dev_score_with(d, &spec.memory)?],
-                None => Vec::new(),
-            };
-            Ok(TaggerFit {
-                model,
-                run,
-                best_epoch: 0,
-                dev_scores,
-                index_seconds,
-                train_seconds,
-                cuts: 0,
-                objective: fit.objective,
-                objectives: vec![fit.objective],
-                decode_seconds: 0.0,
-                master_seconds: 0.0,
-                eta0: f64::NAN,
-                calibration: Vec::new(),
-            })
+            fit.index_seconds = index_seconds;
+            Ok(fit)
         }
         TaggerLearner::CuttingPlane { params: p, q } => {
             let examples = cutting_plane::Examples::of(&task)?;
@@ -650,6 +623,51 @@ pub fn fit_tagger(
             Ok(fit)
         }
     }
+}
+
+/// The batch CRF by L-BFGS from zero over the `dim` weights of `featurizer`, the objective
+/// and its gradient evaluated by `eval` (in this process, or summed over parts of the
+/// sentences elsewhere: `estimator::tagger::parts`), each iteration reported to `observer`
+/// with its objective (which may stop the run at the iterate reached). The fit's index
+/// seconds and development scores are left for the caller.
+pub(crate) fn fit_batch_crf(
+    featurizer: TagFeaturizer,
+    dim: usize,
+    eval: &mut batch::Objective<'_>,
+    params: &LbfgsParams,
+    observer: &dyn Observer,
+) -> Result<TaggerFit> {
+    let mut rec = RunRecorder::new(StepUnit::Iteration, Some(params.max_iter));
+    let fit = batch::minimize_from_zero(dim, eval, params, &mut |_, value| {
+        rec.step(Some(value), observer) == Control::Stop
+    })?;
+    let run = rec.finish(fit.status);
+    let model = TaggerModel {
+        selection: None,
+        featurizer,
+        weights: fit.weights,
+        template_weights: Vec::new(),
+        loss: Some(StructLoss::Crf),
+        learner: format!(
+            "L-BFGS l2 CRF, lambda {:e}, {} iterations ({}), gradient norm {:.2e}",
+            params.lambda, fit.iterations, fit.stop, fit.grad_norm
+        ),
+    };
+    Ok(TaggerFit {
+        model,
+        run,
+        best_epoch: 0,
+        dev_scores: Vec::new(),
+        index_seconds: 0.0,
+        train_seconds: fit.seconds,
+        cuts: 0,
+        objective: fit.objective,
+        objectives: vec![fit.objective],
+        decode_seconds: 0.0,
+        master_seconds: 0.0,
+        eta0: f64::NAN,
+        calibration: Vec::new(),
+    })
 }
 
 /// How an online tagger was trained (the model's `learner`): the loss, the regularizer and

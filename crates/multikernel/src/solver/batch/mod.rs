@@ -15,12 +15,16 @@
 pub(crate) mod lbfgs;
 pub mod objective;
 pub(crate) mod quasi_newton;
+mod vector;
 
+#[cfg(test)]
 pub(crate) use lbfgs::fit_lbfgs;
+pub(crate) use lbfgs::minimize_from_zero;
 pub use objective::objective;
 #[cfg(test)]
 pub(crate) use objective::objective_grad;
 pub use quasi_newton::LbfgsParams;
+pub(crate) use quasi_newton::Objective;
 
 #[cfg(test)]
 mod tests;

@@ -38,6 +38,20 @@ pub(crate) fn objective_grad<T: StructuredTask + ?Sized>(
     loss: StructLoss,
     lambda: f64,
     w: &[f64],
+    mut grad: Option<&mut [f64]>,
+) -> Result<f64> {
+    let total = loss_sums(task, loss, w, grad.as_deref_mut())?;
+    Ok(scaled(lambda, task.n_examples(), w, total, grad))
+}
+
+/// The unscaled sums of [`objective_grad`]: `sum_i L(w; x_i, y_i)`, returned, and `sum_i
+/// dL_i/dw` written into `grad` when given (overwritten). What a part of the examples
+/// contributes; [`scaled`] makes the objective of the sums of all of them, and of one part
+/// holding every example the very bits of [`objective_grad`].
+pub(crate) fn loss_sums<T: StructuredTask + ?Sized>(
+    task: &T,
+    loss: StructLoss,
+    w: &[f64],
     grad: Option<&mut [f64]>,
 ) -> Result<f64> {
     let dim = explicit_layout(task).total();
@@ -79,13 +93,10 @@ pub(crate) fn objective_grad<T: StructuredTask + ?Sized>(
             Ok((sum, all))
         })
         .collect::<Result<_>>()?;
-    let inv_n = 1.0 / n as f64;
     let mut total = 0.0;
     for (s, _) in &parts {
         total += s;
     }
-    let sq: f64 = w.iter().map(|v| v * v).sum();
-    let value = 0.5 * lambda * sq + inv_n * total;
     if let Some(out) = grad {
         out.iter_mut().for_each(|o| *o = 0.0);
         // Mapped back to the parameters example by example, in order (deterministic).
@@ -97,11 +108,28 @@ pub(crate) fn objective_grad<T: StructuredTask + ?Sized>(
                 at += np;
             }
         }
+    }
+    Ok(total)
+}
+
+/// The objective `lambda/2 ||w||^2 + (1/n) total` of `n` examples whose losses sum to
+/// `total`, and the gradient `lambda w + (1/n) grad` in place of the gradient sum `grad`.
+pub(crate) fn scaled(
+    lambda: f64,
+    n: usize,
+    w: &[f64],
+    total: f64,
+    grad: Option<&mut [f64]>,
+) -> f64 {
+    let inv_n = 1.0 / n as f64;
+    let sq: f64 = w.iter().map(|v| v * v).sum();
+    let value = 0.5 * lambda * sq + inv_n * total;
+    if let Some(out) = grad {
         for (o, wj) in out.iter_mut().zip(w) {
             *o = lambda * wj + inv_n * *o;
         }
     }
-    Ok(value)
+    value
 }
 
 /// `g += sum_r part_grad[r] d s_r / dw` for example `i` (dense `g`, global indices). The

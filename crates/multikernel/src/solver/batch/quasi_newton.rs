@@ -10,6 +10,7 @@
 //! CRFsuite's relative decrease over the last [`PAST`] iterations (`(f_{k - PAST} - f_k) /
 //! |f_k| < delta`), on the iteration limit, or when the line search finds no decrease.
 
+use super::vector::{axpy, axpy_dot, diff_dot, dot, fill, scale};
 use crate::error::{Error, Result};
 
 /// Iterations the relative-decrease test looks back (CRFsuite's `past`).
@@ -88,6 +89,8 @@ pub(crate) enum Stop {
     Cost,
     Iterations,
     LineSearch,
+    /// The caller's `after` asked to stop.
+    Cancelled,
 }
 
 /// The result of [`minimize`] (the minimizer is left in its `x`).
@@ -102,17 +105,19 @@ pub(crate) struct Minimized {
 /// A function to minimize: the value at `x`, its gradient written into `g`.
 pub(crate) type Objective<'a> = dyn FnMut(&[f64], &mut [f64]) -> Result<f64> + 'a;
 
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
+/// Told after each iteration (iterations so far, the objective reached); `true` stops the
+/// minimization there ([`Stop::Cancelled`]), the iterate kept.
+pub(crate) type AfterIteration<'a> = dyn FnMut(u64, f64) -> bool + 'a;
 
 /// Minimizes `f` from `x` (overwritten by the minimizer); `f(x, g)` returns the value and
-/// writes the gradient into `g`. Uses `params`' memory, iteration limit and tolerances
-/// (`lambda` is not read). Fails when `f` fails or returns a non-finite value at the start.
+/// writes the gradient into `g`; `after` is told each iteration and may stop the run.
+/// Uses `params`' memory, iteration limit and tolerances (`lambda` is not read). Fails when
+/// `f` fails or returns a non-finite value at the start.
 pub(crate) fn minimize(
     x: &mut Vec<f64>,
     f: &mut Objective<'_>,
     params: &LbfgsParams,
+    after: &mut AfterIteration<'_>,
 ) -> Result<Minimized> {
     let dim = x.len();
     let mut g = vec![0.0; dim];
@@ -144,40 +149,44 @@ pub(crate) fn minimize(
         d.copy_from_slice(&g);
         let k = s_mem.len();
         let order: Vec<usize> = (0..k).map(|j| (newest + k - j) % k).collect();
-        for &i in &order {
-            alpha[i] = rho[i] * dot(&s_mem[i], &d);
-            d.iter_mut()
-                .zip(&y_mem[i])
-                .for_each(|(v, yv)| *v -= alpha[i] * yv);
-        }
-        if k > 0 {
+        // Each update of d fused with the next pair's dot product over it (one pass).
+        if let Some(&first) = order.first() {
+            let mut sd = dot(&s_mem[first], &d);
+            for (j, &i) in order.iter().enumerate() {
+                alpha[i] = rho[i] * sd;
+                match order.get(j + 1) {
+                    Some(&next) => sd = axpy_dot(&mut d, -alpha[i], &y_mem[i], &s_mem[next]),
+                    None => axpy(&mut d, -alpha[i], &y_mem[i]),
+                }
+            }
             let yy = dot(&y_mem[newest], &y_mem[newest]);
             let gamma = 1.0 / (rho[newest] * yy);
-            d.iter_mut().for_each(|v| *v *= gamma);
+            scale(&mut d, gamma);
+            let mut yd = dot(&y_mem[order[k - 1]], &d);
+            for j in (0..k).rev() {
+                let i = order[j];
+                let c = alpha[i] - rho[i] * yd;
+                match j.checked_sub(1) {
+                    Some(prev) => yd = axpy_dot(&mut d, c, &s_mem[i], &y_mem[order[prev]]),
+                    None => axpy(&mut d, c, &s_mem[i]),
+                }
+            }
         }
-        for &i in order.iter().rev() {
-            let beta = rho[i] * dot(&y_mem[i], &d);
-            d.iter_mut()
-                .zip(&s_mem[i])
-                .for_each(|(v, sv)| *v += (alpha[i] - beta) * sv);
-        }
-        d.iter_mut().for_each(|v| *v = -*v);
+        scale(&mut d, -1.0);
         let mut gd = dot(&g, &d);
         if gd >= 0.0 || gd.is_nan() {
             // Not a descent direction (rounding): forget the pairs, steepest descent.
             s_mem.clear();
             y_mem.clear();
             rho.clear();
-            d.iter_mut().zip(&g).for_each(|(v, gv)| *v = -gv);
+            fill(&mut d, |j| -g[j]);
             gd = -gnorm * gnorm;
         }
         let mut step = if s_mem.is_empty() { 1.0 / gnorm } else { 1.0 };
         // Backtracking line search (Armijo).
         let mut accepted = None;
         for _ in 0..MAX_TRIALS {
-            xt.iter_mut()
-                .zip(x.iter().zip(&d))
-                .for_each(|(t, (xv, dv))| *t = xv + step * dv);
+            fill(&mut xt, |j| x[j] + step * d[j]);
             let ft = f(&xt, &mut gt)?;
             if ft.is_finite() && ft <= fx + C1 * step * gd {
                 accepted = Some(ft);
@@ -196,12 +205,7 @@ pub(crate) fn minimize(
         iterations += 1;
         // The new pair s = x_t - x, y = g_t - g, kept when s'y > 0 (always for a strictly
         // convex f); the oldest pair makes room.
-        let sy: f64 = xt
-            .iter()
-            .zip(x.iter())
-            .zip(gt.iter().zip(&g))
-            .map(|((a, b), (c, e))| (a - b) * (c - e))
-            .sum();
+        let sy = diff_dot(&xt, x, &gt, &g);
         if sy > 0.0 {
             let slot = if s_mem.len() < m {
                 s_mem.push(vec![0.0; dim]);
@@ -211,14 +215,8 @@ pub(crate) fn minimize(
             } else {
                 (newest + 1) % m
             };
-            s_mem[slot]
-                .iter_mut()
-                .zip(xt.iter().zip(x.iter()))
-                .for_each(|(s, (a, b))| *s = a - b);
-            y_mem[slot]
-                .iter_mut()
-                .zip(gt.iter().zip(&g))
-                .for_each(|(y, (a, b))| *y = a - b);
+            fill(&mut s_mem[slot], |j| xt[j] - x[j]);
+            fill(&mut y_mem[slot], |j| gt[j] - g[j]);
             rho[slot] = 1.0 / sy;
             newest = slot;
         }
@@ -227,6 +225,9 @@ pub(crate) fn minimize(
         let change = fx - ft;
         fx = ft;
         history.push(fx);
+        if after(iterations, fx) {
+            break Stop::Cancelled;
+        }
         if change.abs() < params.tol_cost {
             break Stop::Cost;
         }
@@ -294,7 +295,7 @@ mod tests {
                 tol_grad: 1e-8,
                 ..params()
             };
-            let r = minimize(&mut x, &mut f, &p).unwrap();
+            let r = minimize(&mut x, &mut f, &p, &mut |_, _| false).unwrap();
             assert_eq!(r.stop, Stop::Gradient, "{r:?}");
             for i in 0..n {
                 let ax: f64 = (0..n).map(|j| a[i * n + j] * x[j]).sum();
@@ -313,7 +314,7 @@ mod tests {
             Ok((1.0 - a).powi(2) + 100.0 * (b - a * a).powi(2))
         };
         let mut x = vec![-1.2, 1.0];
-        let r = minimize(&mut x, &mut f, &params()).unwrap();
+        let r = minimize(&mut x, &mut f, &params(), &mut |_, _| false).unwrap();
         assert!(
             (x[0] - 1.0).abs() < 1e-6 && (x[1] - 1.0).abs() < 1e-6,
             "{x:?} {r:?}"
@@ -334,17 +335,29 @@ mod tests {
             delta: 1e-3,
             ..params()
         };
-        let r = minimize(&mut x, &mut f, &loose).unwrap();
+        let r = minimize(&mut x, &mut f, &loose, &mut |_, _| false).unwrap();
         assert_eq!(r.stop, Stop::Cost);
         let mut y = vec![3.0];
         let one = LbfgsParams {
             max_iter: 1,
             ..params()
         };
-        let r1 = minimize(&mut y, &mut f, &one).unwrap();
+        let r1 = minimize(&mut y, &mut f, &one, &mut |_, _| false).unwrap();
         assert_eq!((r1.stop, r1.iterations), (Stop::Iterations, 1));
         assert!(r1.value < 82.0);
         let mut bad = |_: &[f64], _: &mut [f64]| -> Result<f64> { Ok(f64::NAN) };
-        assert!(minimize(&mut vec![0.0], &mut bad, &params()).is_err());
+        assert!(minimize(&mut vec![0.0], &mut bad, &params(), &mut |_, _| false).is_err());
+        // The callback sees each iteration's objective and stops the run where it asks.
+        let mut seen = Vec::new();
+        let mut z = vec![3.0];
+        let r = minimize(&mut z, &mut f, &params(), &mut |k, v| {
+            seen.push((k, v));
+            k == 3
+        })
+        .unwrap();
+        assert_eq!((r.stop, r.iterations), (Stop::Cancelled, 3));
+        assert_eq!(seen.len(), 3);
+        assert_eq!(seen[2], (3, r.value));
+        assert!(seen.windows(2).all(|p| p[1].1 <= p[0].1));
     }
 }

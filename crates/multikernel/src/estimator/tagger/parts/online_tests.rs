@@ -28,7 +28,7 @@ const FORMAT: PartFormat<'static> = PartFormat::Templates {
 };
 
 /// The parts of `x` in `ranges`, compiled against their merged featurizer.
-fn compiled(
+pub(super) fn compiled(
     x: &[Vec<Vec<String>>],
     y: &[Vec<String>],
     ranges: &[std::ops::Range<usize>],
