@@ -179,7 +179,8 @@ class DependencyParser(BaseEstimator):
         The learner trained (the one the selection chose, or the one named).
     selection_ : dict or None
         What the selection scored (``headline``, ``lines``, ``learner_choice``), or None.
-    n_iter_, fit_status_, fit_seconds_ : epochs (or cuts), how the run ended, seconds.
+    n_iter_, fit_status_, fit_seconds_ : epochs (or the cutting plane's separations, one
+        more than its cuts), how the run ended, seconds.
     """
 
     n_jobs = None  # what pickles from before n_jobs read

@@ -117,6 +117,38 @@ impl Observer for StopAt {
     }
 }
 
+/// The progress of the cutting plane at its limit: `max_iter` cuts, one separation more,
+/// and the lines' total counts the separations (no "iteration 4/3").
+#[test]
+fn the_cutting_plane_s_progress_never_passes_its_total() {
+    use crate::run::{Control, Progress, RunStatus};
+    use std::sync::Mutex;
+    struct Seen(Mutex<Vec<(u64, Option<u64>)>>);
+    impl Observer for Seen {
+        fn progress(&self, p: &Progress) -> Control {
+            self.0.lock().unwrap().push((p.step, p.total));
+            Control::Continue
+        }
+    }
+    let (x, y) = toy();
+    let data = training_data(Sentences::Columns(&x), &y, Some((TEMPLATES, "tpl"))).unwrap();
+    let spec = Settings::new()
+        .with("max_iter", "3")
+        .with("eps", "1e-9")
+        .structured_spec(Task::Sequence, LearnerKind::Mtl, 100.0, 0)
+        .unwrap();
+    let seen = Seen(Mutex::new(Vec::new()));
+    let fitted = fit(&data, &spec, &seen).unwrap();
+    assert_eq!(fitted.run.status, RunStatus::IterationLimit);
+    let seen = seen.0.into_inner().unwrap();
+    assert_eq!(seen.len(), 4);
+    assert!(
+        seen.iter()
+            .all(|&(step, total)| total == Some(4) && step <= 4),
+        "{seen:?}"
+    );
+}
+
 /// The batch CRF as a learner: `C` is the l2 CRF's `lambda = 1 / (C n)` (the engine's
 /// L-BFGS run on the same sentences gives the same weights), the weights it returns are the
 /// optimum (the batch objective's gradient there is within the engine's tolerances, and

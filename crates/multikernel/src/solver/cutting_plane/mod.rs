@@ -799,7 +799,10 @@ pub(crate) fn fit_with_separator(
     let mut idle: Vec<usize> = Vec::new();
     let mut w = vec![0.0; dim];
     let mut cuts: Vec<Cut> = Vec::new();
-    let mut rec = RunRecorder::new(StepUnit::Iteration, Some(params.max_iter as u64));
+    // A step is a separation: one at each point, the last at the point of the last cut's
+    // solve, so `max_iter` cuts take at most `max_iter + 1` of them (the progress lines'
+    // total; it read "iteration 6/5" at the limit before).
+    let mut rec = RunRecorder::new(StepUnit::Iteration, Some(params.max_iter as u64 + 1));
     let mut objective = f64::NAN;
     let mut risk = f64::NAN;
     // The best objective seen (an upper bound of the optimum) and the best master value (a
