@@ -276,6 +276,36 @@ def _online_pass(fit_id, part, xs, ys, fmt, featurizer, plan, state, epoch, n_jo
     return out
 
 
+def _round(client, held, featurizer_bytes, payload, submit, n):
+    """One round of a fit over ``n`` partitions: ``payload`` (None: nothing) broadcast to
+    the workers, ``submit(k, featurizer, payload, workers)`` for every partition on the
+    worker it prefers, the results back in partition order (submitted again, the
+    featurizer and the payload scattered again, when Dask cancels them: ``_gathered``).
+    ``held["featurizer"]`` is the featurizer's future, replaced when scattered again.
+    Returns the results and how many workers the payload went to."""
+
+    def scatter():
+        held["payload"] = (
+            None if payload is None else client.scatter(payload, broadcast=True, hash=False)
+        )
+
+    def rescatter():
+        held["featurizer"] = client.scatter(featurizer_bytes, broadcast=True, hash=False)
+        scatter()
+
+    scatter()
+    home = _homes(client, n)
+    out = _gathered(
+        client,
+        lambda: [
+            submit(k, held["featurizer"], held["payload"], home[k]) for k in range(n)
+        ],
+        rescatter,
+    )
+    held.pop("payload", None)
+    return out, len({h[0] for h in home if h}) or 1
+
+
 def _passer(client, fit_id, xs, ys, fmt, featurizer, featurizer_bytes, plan, n_jobs, record):
     """The callable ``fit_tagger_passes`` and ``fit_parser_passes`` call each epoch:
     the loop's state broadcast to the workers, every partition's pass on the worker it
@@ -285,31 +315,14 @@ def _passer(client, fit_id, xs, ys, fmt, featurizer, featurizer_bytes, plan, n_j
 
     def passes(state, epoch):
         t = time.perf_counter()
-
-        def scatter_state():
-            held["state"] = (
-                None if state is None else client.scatter(state, broadcast=True, hash=False)
-            )
-
-        def rescatter():
-            held["featurizer"] = client.scatter(featurizer_bytes, broadcast=True, hash=False)
-            scatter_state()
-
-        scatter_state()
-        home = _homes(client, len(xs))
-        out = _gathered(
-            client,
-            lambda: [
-                client.submit(
-                    _online_pass, fit_id, k, xs[k], ys[k], fmt, held["featurizer"], plan,
-                    held["state"], epoch, n_jobs, pure=False, **_prefer(home[k]),
-                )
-                for k in range(len(xs))
-            ],
-            rescatter,
+        out, workers = _round(
+            client, held, featurizer_bytes, state,
+            lambda k, f, s, home: client.submit(
+                _online_pass, fit_id, k, xs[k], ys[k], fmt, f, plan, s, epoch, n_jobs,
+                pure=False, **_prefer(home),
+            ),
+            len(xs),
         )
-        held.pop("state", None)
-        workers = len({h[0] for h in home if h}) or 1
         record["state_bytes"].append(0 if state is None else len(state) * workers)
         record["pass_bytes"].append(sum(len(b) for b in out))
         record["epoch_seconds"].append(time.perf_counter() - t)
@@ -367,29 +380,14 @@ def _evaluator(client, fit_id, xs, ys, fmt, featurizer, featurizer_bytes, n_jobs
 
     def evaluate(w):
         t = time.perf_counter()
-
-        def scatter_w():
-            held["w"] = client.scatter(w, broadcast=True, hash=False)
-
-        def rescatter():
-            held["featurizer"] = client.scatter(featurizer_bytes, broadcast=True, hash=False)
-            scatter_w()
-
-        scatter_w()
-        home = _homes(client, len(xs))
-        out = _gathered(
-            client,
-            lambda: [
-                client.submit(
-                    _crf_gradient, fit_id, k, xs[k], ys[k], fmt, held["featurizer"],
-                    held["w"], n_jobs, pure=False, **_prefer(home[k]),
-                )
-                for k in range(len(xs))
-            ],
-            rescatter,
+        out, workers = _round(
+            client, held, featurizer_bytes, w,
+            lambda k, f, point, home: client.submit(
+                _crf_gradient, fit_id, k, xs[k], ys[k], fmt, f, point, n_jobs,
+                pure=False, **_prefer(home),
+            ),
+            len(xs),
         )
-        held.pop("w", None)
-        workers = len({h[0] for h in home if h}) or 1
         record["point_bytes"].append(w.nbytes * workers)
         record["gradient_bytes"].append(sum(i.nbytes + v.nbytes + 16 for _, i, v, _ in out))
         record["evaluation_seconds"].append(time.perf_counter() - t)
