@@ -89,6 +89,7 @@ from sklearn.utils.validation import (
 
 from . import _core
 from ._threads import N_JOBS_CONSTRAINT, uses_n_jobs
+from ._convergence import warn_if_unconverged
 from ._calibration import calibrated_proba
 from ._probability import calibrated, init_with
 from . import _sparse
@@ -735,6 +736,7 @@ class _MKLBase(BaseEstimator):
         self.settings_ = {name: value for name, value in summary["settings"]}
         self.n_iter_ = int(info["steps"])
         self.fit_status_ = info["status"]
+        warn_if_unconverged(self, info)
         self.fit_notes_ = list(info["notes"])
         self.fit_seconds_ = float(info["seconds"])
         if self.verbose:

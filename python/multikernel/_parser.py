@@ -42,6 +42,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
+from ._convergence import warn_if_unconverged
 from ._estimators import _constraint, _given_settings, _seed, _template_text
 from ._threads import N_JOBS_CONSTRAINT, uses_n_jobs
 
@@ -261,6 +262,7 @@ class DependencyParser(BaseEstimator):
         self.template_weights_ = dict(zip(self.templates_, parser.template_weights))
         self.n_iter_ = int(info["steps"])
         self.fit_status_ = info["status"]
+        warn_if_unconverged(self, info)
         self.fit_seconds_ = float(info["seconds"])
         self.fit_notes_ = list(info["notes"])
         return self

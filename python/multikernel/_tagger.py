@@ -45,6 +45,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
+from ._convergence import warn_if_unconverged
 from ._estimators import _constraint, _given_settings, _seed, _template_text
 from ._threads import N_JOBS_CONSTRAINT, uses_n_jobs
 from .metrics import flat_accuracy_score
@@ -235,6 +236,7 @@ class SequenceTagger(BaseEstimator):
         self.template_weights_ = dict(zip(self.templates_, tagger.template_weights))
         self.n_iter_ = int(info["steps"])
         self.fit_status_ = info["status"]
+        warn_if_unconverged(self, info)
         self.fit_seconds_ = float(info["seconds"])
         self.fit_notes_ = list(info["notes"])
         return self

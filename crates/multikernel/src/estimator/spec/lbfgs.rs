@@ -57,13 +57,17 @@ impl Family for LbfgsSpec {
         if self.max_iter == 0 {
             return Err(Error::param("max_iter", 0, "at least 1"));
         }
-        if task != Task::Sequence {
-            return Err(Error::unsupported(
-                "the lbfgs learner trains the CRF of a template tagger (sequence task with \
-                 feature dicts or columns and templates); parsers train with online or mtl",
-            ));
-        }
-        Ok(())
+        let instead = match task {
+            Task::Sequence => return Ok(()),
+            Task::Parsing => "parsers train with online or mtl",
+            Task::Binary | Task::Multiclass | Task::Regression => {
+                "tables train with the table learners (no --algo: the built-in selection)"
+            }
+        };
+        Err(Error::unsupported(format!(
+            "the lbfgs learner trains the CRF of a template tagger (sequence task with \
+             feature dicts or columns and templates); {instead}"
+        )))
     }
 
     fn fit_table(
