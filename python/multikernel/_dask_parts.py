@@ -60,7 +60,8 @@ import weakref
 import numpy as np
 
 from . import _core
-from ._estimators import _given_settings, _seed, _template_text
+from ._estimators import _given_settings, _template_text
+from ._inputs import _seed
 from ._parser import _PARSER_SETTINGS, _source
 from ._tagger import _TAGGER_SETTINGS, _label_table
 

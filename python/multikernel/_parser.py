@@ -43,7 +43,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _core
 from ._convergence import warn_if_unconverged
-from ._estimators import _constraint, _given_settings, _seed, _template_text
+from ._estimators import _constraint, _given_settings, _template_text
+from ._inputs import _seed
 from ._threads import N_JOBS_CONSTRAINT, uses_n_jobs
 
 # The settings of a parser's learners, from the library's registry.

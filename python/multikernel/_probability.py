@@ -28,6 +28,7 @@ from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.validation import column_or_1d
 
 from ._calibration import fit_sigmoids
+from ._inputs import _function_names, _gram, _kernel_matrices
 
 N_FOLDS = 5
 
@@ -82,8 +83,6 @@ def _folds(codes, random_state):
 def out_of_fold_decision(est, X, y, fit_params):
     """The out-of-fold decision values of the model the fitted ``est`` chose (``(n,)``
     or ``(n, n_classes)``), and the class codes of ``y``."""
-    from ._estimators import _function_names, _gram, _kernel_matrices
-
     y = column_or_1d(y)
     _, codes = np.unique(y, return_inverse=True)
     base = clone(est).set_params(**chosen_params(est))

@@ -45,6 +45,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.sparsefuncs import mean_variance_axis
 
 from . import _core
+from ._inputs import _kernel_functions, _seed
 
 # The dictionary of kernels="auto" on sparse X: the linear kernel, the usual choice for
 # text and one-hot rows (many more columns than rows, classes nearly separable by a
@@ -282,8 +283,6 @@ def sparse_rows(fit):
 
     @functools.wraps(fit)
     def wrapper(self, X, y, *args, **fit_params):
-        from ._estimators import _kernel_functions, _seed
-
         functions = None
         if issparse(X) and not self._precomputed() and _kernel_functions(self.kernels) is None:
             self._validate_params()

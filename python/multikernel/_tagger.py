@@ -46,7 +46,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _core
 from ._convergence import warn_if_unconverged
-from ._estimators import _constraint, _given_settings, _seed, _template_text
+from ._estimators import _constraint, _given_settings, _template_text
+from ._inputs import _seed
 from ._threads import N_JOBS_CONSTRAINT, uses_n_jobs
 from .metrics import flat_accuracy_score
 

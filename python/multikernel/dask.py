@@ -55,7 +55,8 @@ try:
     import dask.bag as _db
 except ImportError:  # dask is optional: predict_dask and fit_dask say so when called
     _db = None
-from ._estimators import MKLClassifier, _aligned, _can_partial_fit, _class_codes, _seed
+from ._estimators import MKLClassifier, _aligned, _can_partial_fit, _class_codes
+from ._inputs import _seed
 
 # The online learner's default number of passes (the estimators' ``epochs=None``).
 DEFAULT_EPOCHS = 20

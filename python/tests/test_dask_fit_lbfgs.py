@@ -19,7 +19,8 @@ from test_dask_fit_online import compiled_here, sizes  # noqa: E402
 from test_dask_fit_tagger import TEMPLATES, features, words_and_tags  # noqa: E402
 
 from multikernel import _dask_parts  # noqa: E402
-from multikernel._estimators import _given_settings, _seed  # noqa: E402
+from multikernel._estimators import _given_settings  # noqa: E402
+from multikernel._inputs import _seed  # noqa: E402
 from multikernel._tagger import _TAGGER_SETTINGS  # noqa: E402
 from multikernel.dask import fit_dask  # noqa: E402
 

@@ -16,7 +16,8 @@ from dask_faults import killing_cluster  # noqa: E402
 from test_dask_fit_tagger import TEMPLATES, features, words_and_tags  # noqa: E402
 
 from multikernel import _dask_parts  # noqa: E402
-from multikernel._estimators import _given_settings, _seed, _template_text  # noqa: E402
+from multikernel._estimators import _given_settings, _template_text  # noqa: E402
+from multikernel._inputs import _seed  # noqa: E402
 from multikernel._parser import _PARSER_SETTINGS  # noqa: E402
 from multikernel._tagger import _TAGGER_SETTINGS  # noqa: E402
 from multikernel.dask import fit_dask  # noqa: E402

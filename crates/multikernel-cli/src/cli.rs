@@ -4,7 +4,7 @@
 use clap::{Args, Parser, Subcommand};
 use multikernel::estimator::registry::{Domain, Setting, SETTINGS};
 use multikernel::estimator::{LearnerKind, Task};
-use multikernel::kernel::KernelSpec;
+use multikernel::kernel::{KernelSpec, MemoryLimit};
 use multikernel_experiments::options::Reproduction;
 use std::path::PathBuf;
 
@@ -199,7 +199,7 @@ pub struct TrainArgs {
     #[arg(
         long,
         default_value_t = 8.0,
-        value_parser = crate::train::memory_limit_gb,
+        value_parser = memory_limit_gb,
         allow_negative_numbers = true
     )]
     pub memory_limit_gb: f64,
@@ -405,7 +405,7 @@ pub struct EvalArgs {
     #[arg(
         long,
         default_value_t = 8.0,
-        value_parser = crate::train::memory_limit_gb,
+        value_parser = memory_limit_gb,
         allow_negative_numbers = true
     )]
     pub memory_limit_gb: f64,
@@ -435,7 +435,7 @@ pub struct PredictArgs {
     #[arg(
         long,
         default_value_t = 8.0,
-        value_parser = crate::train::memory_limit_gb,
+        value_parser = memory_limit_gb,
         allow_negative_numbers = true
     )]
     pub memory_limit_gb: f64,
@@ -473,4 +473,13 @@ pub struct DemoArgs {
     /// The small vector demo (sparse MKL on ionosphere) instead of OCR.
     #[arg(long)]
     pub uci: bool,
+}
+
+/// The parser of every `--memory-limit-gb`: a positive number of GiB, `inf` for no limit
+/// ([`MemoryLimit::try_gib`]); zero, a negative number or NaN is a usage error, before any
+/// work.
+pub fn memory_limit_gb(s: &str) -> std::result::Result<f64, String> {
+    let expected = || format!("expected {}", MemoryLimit::EXPECTED);
+    let g: f64 = s.trim().parse().map_err(|_| expected())?;
+    MemoryLimit::try_gib(g).map(|_| g).map_err(|_| expected())
 }

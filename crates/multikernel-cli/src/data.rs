@@ -1,6 +1,17 @@
-//! The encoding of the column files `convert` writes.
+//! What `--data` names: the file source the library reads (format and folds), and the
+//! encoding of the column files `convert` writes.
 
+use crate::cli::DataArgs;
 use anyhow::{bail, Result};
+use multikernel::estimator::FileSource;
+
+/// The file `--data` (`--format`), the folds given.
+pub fn file_source(d: &DataArgs, folds: &Option<String>) -> Result<FileSource> {
+    let format = d.format.as_deref().map(str::parse).transpose()?;
+    Ok(FileSource::new(&d.data)
+        .with_format(format)
+        .with_folds(folds.clone()))
+}
 
 /// The encoding named `name` (a WHATWG label: utf-8, euc-jp, shift_jis, gbk, big5,
 /// windows-1252, ...), refused unless ASCII-compatible: column files are split at ASCII

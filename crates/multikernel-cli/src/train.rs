@@ -453,7 +453,7 @@ fn is_columns(a: &TrainArgs) -> bool {
 /// The data, validation and templates the flags name.
 fn train_source(a: &TrainArgs) -> Result<TrainSource<'static>> {
     let o = &a.structured;
-    let file = crate::use_model::file_source(&a.data, &o.train_folds)?;
+    let file = crate::data::file_source(&a.data, &o.train_folds)?;
     let validation = match (a.settings.text("validation"), &o.validation_folds) {
         (Some(path), _) => Some(FileSource::new(path).with_format(file.format)),
         (None, Some(folds)) => Some(file.clone().with_folds(Some(folds.clone()))),
@@ -503,13 +503,4 @@ fn fit_summary(f: &Fitted) -> String {
         out.push_str(&format!("  {n}\n"));
     }
     out
-}
-
-/// The parser of every `--memory-limit-gb`: a positive number of GiB, `inf` for no limit
-/// ([`MemoryLimit::try_gib`]); zero, a negative number or NaN is a usage error, before any
-/// work.
-pub fn memory_limit_gb(s: &str) -> std::result::Result<f64, String> {
-    let expected = || format!("expected {}", MemoryLimit::EXPECTED);
-    let g: f64 = s.trim().parse().map_err(|_| expected())?;
-    MemoryLimit::try_gib(g).map(|_| g).map_err(|_| expected())
 }

@@ -1,21 +1,14 @@
 //! `eval`, `predict`, `inspect`, `score` and `convert`: load a model, let the library read
 //! the data the way the model expects it ([`multikernel::estimator::apply`]), print.
 
-use crate::cli::{ConvertArgs, DataArgs, EvalArgs, InspectArgs, PredictArgs, ScoreArgs};
+use crate::cli::{ConvertArgs, EvalArgs, InspectArgs, PredictArgs, ScoreArgs};
+use crate::data::file_source;
 use anyhow::{bail, Result};
 use multikernel::data::conllu::Heads;
 use multikernel::estimator::{ApplyOptions, FileSource};
 use multikernel::io::AtomicWriter;
 use multikernel::kernel::MemoryLimit;
 use multikernel::model::Model;
-
-/// The file `--data` (`--format`), the folds given.
-pub fn file_source(d: &DataArgs, folds: &Option<String>) -> Result<FileSource> {
-    let format = d.format.as_deref().map(str::parse).transpose()?;
-    Ok(FileSource::new(&d.data)
-        .with_format(format)
-        .with_folds(folds.clone()))
-}
 
 /// `score`: conlleval on the last two columns (gold, predicted).
 pub fn score(a: &ScoreArgs) -> Result<()> {

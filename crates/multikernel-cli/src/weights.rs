@@ -25,7 +25,7 @@ pub fn weighted_table(a: &TrainArgs) -> Result<Option<(Dataset, Vec<f64>)>> {
     if a.settings.text("validation").is_some() || a.structured.validation_folds.is_some() {
         bail!("--weight-column and --class-weight take no validation rows");
     }
-    let file = crate::use_model::file_source(&a.data, &a.structured.train_folds)?;
+    let file = crate::data::file_source(&a.data, &a.structured.train_folds)?;
     Ok(Some(file.read_weighted_table(
         a.task,
         a.weight_column.as_deref(),

@@ -7,8 +7,8 @@
 use crate::errors::OrPy;
 use crate::fit::run_info;
 use crate::interrupt::{self, PyObserver};
+use crate::part_calls::{finish, unpack_attributes, Attributes};
 use crate::tagger::PyTagger;
-use crate::tagger_parts::{finish, unpack_attributes, Attributes};
 use multikernel::estimator::parts::batch::PartGradient;
 use multikernel::estimator::parts::CompiledPart;
 use multikernel::estimator::tagger::parts::{fit_lbfgs_parts, PartFeaturizer};

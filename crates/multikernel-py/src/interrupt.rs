@@ -18,10 +18,6 @@ use std::time::Duration;
 /// How often the waiting thread looks for signals and progress lines.
 pub const POLL: Duration = Duration::from_millis(50);
 
-/// Stack of the worker thread (the library's decoders recurse on long inputs), and of the
-/// threads of an `n_jobs` pool (`crate::threads`).
-pub(crate) const WORKER_STACK: usize = 64 << 20;
-
 /// The observer of a run started from Python: a stop flag and, with `verbose`, a queue of
 /// progress lines.
 #[derive(Debug, Default)]
@@ -155,7 +151,7 @@ pub fn run<T: Send>(
             let (done_tx, done_rx) = channel::<()>();
             let worker = std::thread::Builder::new()
                 .name("multikernel-fit".into())
-                .stack_size(WORKER_STACK)
+                .stack_size(crate::threads::WORKER_STACK)
                 .spawn_scoped(scope, move || {
                     let out = crate::threads::install(pool.as_deref(), work);
                     let _ = done_tx.send(());

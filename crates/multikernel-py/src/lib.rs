@@ -16,10 +16,15 @@
 //!   (`partial_fit`, iterative parameter mixing for `multikernel.dask`); it pickles;
 //! - `fit_tagger` (`tagger::fit_tagger`), `Tagger` (`tagger::PyTagger`): the sequence tagger
 //!   on sentences of feature dicts or columns (`multikernel.SequenceTagger`);
-//! - `TagPart`, `PartFeaturizer`, `CompiledPart`, `PointReplica`, `part_keys`, `merge_part_keys`, `merge_tag_counts`, `merge_part_sums`,
-//!   `fit_tagger_parts` (`tagger_parts`): a tagger's cutting-plane fit over parts of its
-//!   sentences held on Dask workers (`multikernel.dask.fit_dask`); `fit_tagger_lbfgs_parts`
-//!   (`batch_parts`): the batch CRF over the same parts;
+//! - `TagPart`, `part_keys`, `merge_part_keys`, `merge_tag_counts`, `fit_tagger_parts`
+//!   (`tagger_parts`): a tagger's cutting-plane fit over parts of its sentences held on
+//!   Dask workers (`multikernel.dask.fit_dask`); `fit_tagger_lbfgs_parts` (`batch_parts`):
+//!   the batch CRF over the same parts; `online_plan`, `fit_tagger_passes`,
+//!   `fit_parser_passes` (`online_parts`): the online learner's passes over them;
+//! - what every fit over parts shares: `CompiledPart`, `PointReplica` (`compiled_part`: a
+//!   worker's compiled sentences and its replica of the loop's point), `PartFeaturizer`,
+//!   `ParseFeaturizer` (`part_featurizers`), `merge_part_sums` and the sums, steps and
+//!   states that cross to the Python callable (`part_calls`);
 //! - `fit_parser` (`parser::fit_parser`), `Parser` (`parser::PyParser`): the dependency
 //!   parser on CoNLL-U sentences (`multikernel.DependencyParser`);
 //! - `fit_parser_parts` (`parser_parts`): a parser's cutting-plane fit over parts of its
@@ -39,6 +44,7 @@
 
 mod arrays;
 mod batch_parts;
+mod compiled_part;
 mod errors;
 mod fit;
 mod incremental;
@@ -47,6 +53,8 @@ mod model;
 mod online_parts;
 mod parser;
 mod parser_parts;
+mod part_calls;
+mod part_featurizers;
 mod precomputed;
 mod registry;
 mod smo;
@@ -66,18 +74,18 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tagger::PyTagger>()?;
     m.add_function(wrap_pyfunction!(tagger::fit_tagger, m)?)?;
     m.add_class::<tagger_parts::PyTagPart>()?;
-    m.add_class::<tagger_parts::PyCompiledPart>()?;
-    m.add_class::<tagger_parts::PyPointReplica>()?;
-    m.add_class::<tagger_parts::PyPartFeaturizer>()?;
+    m.add_class::<compiled_part::PyCompiledPart>()?;
+    m.add_class::<compiled_part::PyPointReplica>()?;
+    m.add_class::<part_featurizers::PyPartFeaturizer>()?;
     m.add_function(wrap_pyfunction!(tagger_parts::part_keys, m)?)?;
     m.add_function(wrap_pyfunction!(tagger_parts::merge_part_keys, m)?)?;
     m.add_function(wrap_pyfunction!(tagger_parts::merge_tag_counts, m)?)?;
-    m.add_function(wrap_pyfunction!(tagger_parts::merge_part_sums, m)?)?;
+    m.add_function(wrap_pyfunction!(part_calls::merge_part_sums, m)?)?;
     m.add_function(wrap_pyfunction!(tagger_parts::fit_tagger_parts, m)?)?;
     m.add_class::<parser::PyParser>()?;
     m.add_function(wrap_pyfunction!(parser::fit_parser, m)?)?;
     m.add_class::<parser_parts::PyParsePart>()?;
-    m.add_class::<parser_parts::PyParseFeaturizer>()?;
+    m.add_class::<part_featurizers::PyParseFeaturizer>()?;
     m.add_function(wrap_pyfunction!(parser_parts::merge_parse_values, m)?)?;
     m.add_function(wrap_pyfunction!(parser_parts::merge_parse_keys, m)?)?;
     m.add_function(wrap_pyfunction!(parser_parts::parse_featurizer, m)?)?;

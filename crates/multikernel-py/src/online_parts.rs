@@ -11,8 +11,8 @@ use crate::errors::OrPy;
 use crate::fit::run_info;
 use crate::interrupt::{self, PyObserver};
 use crate::parser::PyParser;
+use crate::part_calls::{finish, merged_arcs, unpack_attributes, Attributes};
 use crate::tagger::PyTagger;
-use crate::tagger_parts::{finish, Attributes};
 use multikernel::estimator::parser::parts::{fit_parser_passes as fit_parser, ParseFeaturizer};
 use multikernel::estimator::parser::DependencyParser;
 use multikernel::estimator::parts::online::{OnlinePlan, PassParts};
@@ -181,7 +181,7 @@ pub fn fit_tagger_passes<'py>(
     let (fitted, info) = run_fit(py, &passes, verbose, |call, observer| {
         fit_tagger(featurizer, &spec, &plan, call, observer)
     })?;
-    let attributes = crate::tagger_parts::unpack_attributes(&attributes)?;
+    let attributes = unpack_attributes(&attributes)?;
     Ok((PyTagger::of_model(fitted.model, &attributes)?, info))
 }
 
@@ -208,7 +208,7 @@ pub fn fit_parser_passes<'py>(
         .detach(|| -> multikernel::Result<_> {
             Ok((
                 ParseFeaturizer::from_bytes(&featurizer)?,
-                crate::parser_parts::merged_arcs(arcs)?,
+                merged_arcs(arcs)?,
             ))
         })
         .or_py()?;

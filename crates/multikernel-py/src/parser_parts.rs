@@ -3,16 +3,18 @@
 //! `multikernel::estimator::parser::parts`: the parts' attribute values and feature keys
 //! merged here, each part compiled and kept where it is (`ParsePart`, `CompiledPart`), the
 //! loop run here ([`fit_parser_parts`]) with the Python callable of `fit_tagger_parts`
-//! (`tagger_parts::call_separate`), and the relation labeler trained here on the parts'
+//! (`part_calls::call_separate`), and the relation labeler trained here on the parts'
 //! gold arcs. The model is the one `fit_parser` trains on all the sentences.
 
+use crate::compiled_part::PyCompiledPart;
 use crate::errors::OrPy;
 use crate::fit::run_info;
 use crate::interrupt::{self, PyObserver};
 use crate::parser::PyParser;
-use crate::tagger_parts::{call_separate, finish, Points, PyCompiledPart};
+use crate::part_calls::{call_separate, finish, merged_arcs, Points};
+use crate::part_featurizers::PyParseFeaturizer;
 use multikernel::estimator::parser::parts::{
-    fit_parser_parts as fit_parts, ParseFeaturizer, ParsePart, PartArcKeys, PartArcs, PartValues,
+    fit_parser_parts as fit_parts, ParseFeaturizer, ParsePart, PartArcKeys, PartValues,
 };
 use multikernel::estimator::parser::DependencyParser;
 use multikernel::estimator::parts::Point;
@@ -169,28 +171,6 @@ pub fn parse_featurizer<'py>(
     Ok((PyBytes::new(py, &bytes), dim))
 }
 
-/// A parser's featurizer of all the parts (read once per worker and fit).
-#[pyclass(module = "multikernel._core", name = "ParseFeaturizer", frozen)]
-pub struct PyParseFeaturizer {
-    pub(crate) inner: ParseFeaturizer,
-}
-
-#[pymethods]
-impl PyParseFeaturizer {
-    /// The featurizer from the bytes of `parse_featurizer`.
-    #[new]
-    fn new(py: Python<'_>, data: Vec<u8>) -> PyResult<PyParseFeaturizer> {
-        let inner = py.detach(|| ParseFeaturizer::from_bytes(&data)).or_py()?;
-        Ok(PyParseFeaturizer { inner })
-    }
-
-    /// The number of arc weights.
-    #[getter]
-    fn dim(&self) -> usize {
-        self.inner.dim()
-    }
-}
-
 /// Multi-template learning for a parser over `n` sentences held in parts: `featurizer`
 /// (bytes of `parse_featurizer`), `separate` as `fit_tagger_parts`'s (every part's
 /// `CompiledPart.separate_at(replica)`, with replicas `PointReplica(ParseFeaturizer, ...)`),
@@ -236,16 +216,4 @@ pub fn fit_parser_parts<'py>(
     crate::fit::set_selection(py, &info, fitted.selection.as_ref())?;
     let inner = DependencyParser::new(fitted.model).or_py()?;
     Ok((PyParser { inner }, info))
-}
-
-/// The parts' gold arcs (each part's bytes, in part order) joined; `None` for none.
-pub(crate) fn merged_arcs(arcs: Option<Vec<Vec<u8>>>) -> multikernel::Result<Option<PartArcs>> {
-    arcs.map(|parts| {
-        parts
-            .iter()
-            .map(|p| PartArcs::from_bytes(p))
-            .reduce(|a, b| Ok(a?.merge(b?)))
-            .unwrap_or_else(|| Ok(PartArcs::default()))
-    })
-    .transpose()
 }

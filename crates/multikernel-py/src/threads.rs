@@ -18,6 +18,10 @@ use rayon::{ThreadPool, ThreadPoolBuilder};
 use std::cell::RefCell;
 use std::sync::Arc;
 
+/// Stack of the threads of an `n_jobs` pool and of a fit's worker thread (started by
+/// the interrupt module): the library's decoders recurse on long inputs.
+pub(crate) const WORKER_STACK: usize = 64 << 20;
+
 /// The largest number of threads `n_jobs` may ask for.
 const MAX_THREADS: i64 = 1024;
 
@@ -53,7 +57,7 @@ pub fn thread_count(n_jobs: i64) -> PyResult<usize> {
 fn pool(threads: usize) -> PyResult<ThreadPool> {
     ThreadPoolBuilder::new()
         .num_threads(threads)
-        .stack_size(crate::interrupt::WORKER_STACK)
+        .stack_size(WORKER_STACK)
         .thread_name(|i| format!("multikernel-{i}"))
         .build()
         .map_err(|e| PyRuntimeError::new_err(format!("n_jobs: starting {threads} threads: {e}")))
