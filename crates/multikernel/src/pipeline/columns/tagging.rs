@@ -33,10 +33,6 @@ pub use fit::{fit_tagger, TaggerFit};
 pub use memory::LabelMemory;
 pub use model::{SentenceMarginals, TaggerModel};
 
-/// A template whose weight is below this share of the total is pruned (mao-tsang;
-/// docs/formulas.md, "Multi-template learning").
-pub(crate) const PRUNE_SHARE: f64 = 1e-5;
-
 /// The learner of a tagger.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TaggerLearner {

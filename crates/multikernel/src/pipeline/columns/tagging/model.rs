@@ -1,11 +1,12 @@
 //! The trained tagger ([`TaggerModel`]): Viterbi tags, marginals by forward-backward,
 //! the group norms and summaries, as a [`TrainedModel`].
 
-use super::{LabelMemory, PRUNE_SHARE};
+use super::LabelMemory;
 use crate::data::columns::ColumnSentence;
 use crate::data::MatrixRef;
 use crate::error::{Error, Result};
 use crate::kernel::MemoryLimit;
+use crate::solver::cutting_plane::PRUNE_SHARE;
 use crate::task::chain::{
     forward_backward, forward_backward_at, stable_marginals, viterbi, viterbi_at,
 };
@@ -69,7 +70,7 @@ impl TaggerModel {
     }
 
     /// Templates kept: for multi-template learning those with `mu_j / sum mu >= 1e-5`
-    /// (`PRUNE_SHARE`), otherwise those with a non-zero group norm.
+    /// (the cutting plane's `PRUNE_SHARE`, below which it prunes), otherwise those with a non-zero group norm.
     pub fn templates_kept(&self) -> usize {
         if self.template_weights.is_empty() {
             self.group_norms().iter().filter(|&&n| n > 0.0).count()
